@@ -1,0 +1,2 @@
+// PLACEHOLDER until the UI lands.
+int main() { return 0; }

@@ -1,0 +1,42 @@
+// Reading and writing plan JSON (design.md, "envelope.plan" version 1) and the result JSON
+// ("envelope.result" version 1). Errors name the JSON path and the allowed range.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "estimate.h"
+#include "expected.h"
+#include "presets.h"
+
+namespace envelope {
+
+// Reads a file named in a plan (an hf_config path, already resolved against the plan's folder).
+// Returns the text or an error message. The core itself does no file I/O.
+using FileReader = std::function<Expected<std::string>(const std::string& path)>;
+
+struct ReadOptions {
+    FileReader readFile;      // needed only for {"hf_config": ...}; may be empty
+    std::string baseDir;      // folder of the plan file, for relative hf_config paths
+};
+
+// Parses, resolves against `presets` and validates. Unknown keys, wrong types, out-of-range or
+// non-finite values and newer versions are errors naming the field.
+Expected<Plan> readPlan(std::string_view jsonText, const PresetLibrary& presets,
+                        const ReadOptions& options = {});
+
+// Validates a plan built in code (the UI's edits). Same rules and messages as readPlan.
+std::optional<Error> validatePlan(const Plan& plan);
+
+// Canonical JSON text (2-space indent, every section written); readPlan(writePlan(p)) == p.
+std::string writePlan(const Plan& plan);
+
+// The model object as `envelope-cli import-hf` prints it: a full architecture object.
+std::string writeArchitecture(const ModelArch& arch);
+
+// Result JSON ("envelope.result" v1): every key in design.md, bytes as integers.
+std::string writeResult(const Plan& plan, const Estimate& estimate);
+
+}  // namespace envelope

@@ -1,0 +1,9 @@
+// The preset JSON files, embedded at build time (cmake/EmbedPresets.cmake). Internal to the core.
+#pragma once
+
+namespace envelope::presets_data {
+extern const char* const models;
+extern const char* const gpus;
+extern const char* const recipes;
+extern const char* const default_plan;
+}  // namespace envelope::presets_data

@@ -1,0 +1,10 @@
+# Fails when any file under DIR includes a Qt header: the core must build without Qt.
+file(GLOB_RECURSE files "${DIR}/*.h" "${DIR}/*.cpp")
+foreach(f IN LISTS files)
+  file(STRINGS "${f}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](Q[A-Za-z]+|Qt[A-Za-z]*/)")
+  if(lines)
+    message(FATAL_ERROR "${f} includes Qt: ${lines}")
+  endif()
+endforeach()
+list(LENGTH files n)
+message(STATUS "core/: no Qt includes in ${n} files")
