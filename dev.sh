@@ -11,10 +11,10 @@ cd "$(dirname "$(readlink -f "$0")")"
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 
-packages=(cmake ninja-build g++ pkg-config ccache
+packages=(cmake ninja-build g++ pkg-config ccache dpkg-dev file
           nlohmann-json3-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev)
 gui_packages=(qt6-base-dev libqt6charts6-dev libqt6svg6-dev libgl-dev
-              fonts-dejavu-core dpkg-dev file)
+              fonts-dejavu-core)
 
 deps() {
   local wanted=("${packages[@]}")
