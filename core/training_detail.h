@@ -74,9 +74,16 @@ TrainingSetup trainingSetup(
 StageMemory stageMemory(
     const TrainingSetup& setup, const TrainingConfig& config, int stage, int dataParallel);
 
+// The stages the result's figures come from.
+struct KeyStages {
+    StageMemory worst; // the most-loaded GPU: per_gpu_bytes
+    StageMemory binding; // decides min_gpus (or rules every dp out)
+    StageMemory host; // the most host memory under offload
+};
+
 // Explanations of every training-memory figure (training_explain.cpp).
 void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
-    const TrainingConfig& config, const Cluster& cluster, const StageMemory& worst,
-    const StageMemory& binding, const TrainingMemory& result, Explainer& ex);
+    const TrainingConfig& config, const Cluster& cluster, const KeyStages& stages,
+    const TrainingMemory& result, Explainer& ex);
 
 } // namespace envelope

@@ -22,8 +22,11 @@ constexpr const char* kSeedsSimple
     = "seeds 002/003 (k x L x B x S x h x bytes, k = 12), seed 001 (every k: L/k + k layers), "
       "seed 002 (gradient checkpointing: int(sqrt(L)) layers)";
 
+// GB with two decimals; small figures (token ids, masks) in MB so they do not read as 0.
 std::string gb(double bytes)
 {
+    if (bytes != 0 && std::fabs(bytes) < 1e8)
+        return fmt::format("{:.2f} MB", bytes / kMB);
     return formatBytes(bytes, ByteUnits::GB, 2);
 }
 std::string num(double x)
@@ -197,9 +200,12 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
 } // namespace
 
 void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
-    const TrainingConfig& config, const Cluster& cluster, const StageMemory& worst,
-    const StageMemory& binding, const TrainingMemory& result, Explainer& ex)
+    const TrainingConfig& config, const Cluster& cluster, const KeyStages& stages,
+    const TrainingMemory& result, Explainer& ex)
 {
+    const StageMemory& worst = stages.worst;
+    const StageMemory& binding = stages.binding;
+    const StageMemory& host = stages.host;
     const MemoryBreakdown& m = worst.perGpu;
     ex.add("training.data_parallel",
         fmt::format("gpus / (tp x pp x cp) = {} / ({} x {} x {}) = {}", cluster.gpus, setup.tp,
@@ -260,23 +266,22 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
         "ZeRO (Rajbhandari et al. 2020) sec. 5: sharded states shrink as 1/dp; tp x pp x cp "
         "kept fixed");
 
-    const double perGpuHost
-        = result.hostBytesPerNode / std::clamp(cluster.gpusPerNode, 1, std::max(cluster.gpus, 1));
+    const int gpusPerNode = std::clamp(cluster.gpusPerNode, 1, std::max(cluster.gpus, 1));
     std::string hostText;
     if (!setup.offloadOptimizer && !setup.offloadParams) {
         hostText = "no offload = 0";
     } else {
-        hostText = fmt::format("per GPU ({}{}) = {} x GPUs per node {} = {}",
-            setup.offloadOptimizer ? fmt::format("(master {} + moments {} + fp32 gradients 4) B x "
-                                                 "params / ZeRO-1 shard",
-                num(setup.masterBytes), num(setup.momentBytes))
-                                   : std::string(),
-            setup.offloadParams ? fmt::format("{}weight_bytes {} x params / ZeRO-3 shard",
-                setup.offloadOptimizer ? " + " : "", num(setup.weightBytes))
-                                : std::string(),
-            gb(std::isfinite(perGpuHost) ? perGpuHost : 0.0),
-            std::clamp(cluster.gpusPerNode, 1, std::max(cluster.gpus, 1)),
-            gb(result.hostBytesPerNode));
+        std::string parts;
+        if (setup.offloadOptimizer)
+            parts = fmt::format("(master {} + moments {} + fp32 gradients {}) B x {}",
+                num(setup.masterBytes), num(setup.momentBytes), num(kHostGradientBytes),
+                paramsOver(host.params, host.shards.optimizer, host.shards.expertOptimizer));
+        if (setup.offloadParams)
+            parts += fmt::format("{}weight_bytes {} x {}", parts.empty() ? "" : " + ",
+                num(setup.weightBytes),
+                paramsOver(host.params, host.shards.weights, host.shards.expertWeights));
+        hostText = fmt::format("per GPU of stage {}: {} = {}; x GPUs per node {} = {}", host.stage,
+            parts, gb(host.hostBytes), gpusPerNode, gb(result.hostBytesPerNode));
     }
     ex.add("training.host_bytes_per_node", std::move(hostText), result.hostBytesPerNode, "bytes",
         "ZeRO-Offload (Ren et al. 2021) sec. 4; ZeRO-Infinity (Rajbhandari et al. 2021)");

@@ -185,10 +185,11 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
     // Bytes left for the pre-overhead sum: fixed + (1 + f) x sum <= HBM.
     const double room = (hbm - setup.fixedBytes) / (1.0 + setup.fragmentation);
 
-    StageMemory worst;
-    StageMemory binding; // the stage that decides min_gpus (or rules every dp out)
+    KeyStages key;
+    StageMemory& worst = key.worst;
+    StageMemory& binding = key.binding; // decides min_gpus (or rules every dp out)
     double worstTotal = -1;
-    double maxHostBytes = 0;
+    double maxHostBytes = -1;
     double dpNeeded = 0;
     bool someDpFits = hbm > 0;
     for (int stage = 0; stage < setup.pp; ++stage) {
@@ -197,7 +198,10 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
             worstTotal = m.perGpu.total();
             worst = m;
         }
-        maxHostBytes = std::max(maxHostBytes, m.hostBytes);
+        if (m.hostBytes > maxHostBytes) {
+            maxHostBytes = m.hostBytes;
+            key.host = m;
+        }
         if (!someDpFits)
             continue;
         // This stage fits at dp iff unsharded + sharded / dp <= room.
@@ -258,7 +262,7 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
     }
 
     if (ex)
-        explainTrainingMemory(arch, setup, config, cluster, worst, binding, r, *ex);
+        explainTrainingMemory(arch, setup, config, cluster, key, r, *ex);
     return r;
 }
 
