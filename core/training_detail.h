@@ -27,6 +27,8 @@ struct TrainingSetup {
     double momentBytes = 0; // all optimizer moments together (moments x bytes, or custom)
     bool offloadOptimizer = false;
     bool offloadParams = false;
+    // Optimizer offload takes the gradients off the GPU only when they are partitioned.
+    bool gradientsOffloaded() const { return offloadOptimizer && zeroStage >= 2; }
     double fixedBytes = 0;
     double fragmentation = 0;
     double gpuMemoryBytes = 0;

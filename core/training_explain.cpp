@@ -80,12 +80,15 @@ void explainStates(
         m.weights, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
 
     ex.add("training.per_gpu_bytes.gradients",
-        s.offloadOptimizer
-            ? std::string("offload_optimizer: gradients stream to the host for the CPU "
-                          "optimizer = 0")
-            : fmt::format("gradient_bytes x params / ZeRO-2 shard = {} x {} = {}",
+        s.gradientsOffloaded()
+            ? std::string("offload_optimizer with ZeRO >= 2: each reduced gradient bucket "
+                          "streams to the host for the CPU optimizer = 0")
+            : fmt::format("gradient_bytes x params / ZeRO-2 shard = {} x {} = {}{}",
                 num(s.gradientBytes), paramsOver(p, w.shards.gradients, w.shards.expertGradients),
-                gb(m.gradients)),
+                gb(m.gradients),
+                s.offloadOptimizer ? " (offload below ZeRO-2: the full gradient is reduced on "
+                                     "the GPU before its copy to the host)"
+                                   : ""),
         m.gradients, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
 
     const Recipe& r = config.recipe.recipe;

@@ -143,11 +143,13 @@ StageMemory stageMemory(
     const double optimizerParams = dense / m.shards.optimizer + expert / m.shards.expertOptimizer;
     const double optimizerBytes = s.masterBytes + s.momentBytes;
 
-    // Optimizer offload (ZeRO-Offload, Ren et al. 2021) moves master + moments and the
-    // gradients the CPU optimizer reads to the host; parameter offload (ZeRO-Infinity,
+    // Optimizer offload (ZeRO-Offload, Ren et al. 2021) moves master + moments to the host,
+    // with an fp32 copy of the gradients the CPU optimizer reads. With partitioned gradients
+    // (ZeRO >= 2) each reduced bucket streams out, so the GPU keeps none; below stage 2 the full
+    // gradient is reduced on the GPU before the copy. Parameter offload (ZeRO-Infinity,
     // Rajbhandari et al. 2021) moves the weights. Streaming buffers stay in the fixed overhead.
     m.perGpu.weights = s.offloadParams ? 0.0 : s.weightBytes * weightParams;
-    m.perGpu.gradients = s.offloadOptimizer ? 0.0 : s.gradientBytes * gradientParams;
+    m.perGpu.gradients = s.gradientsOffloaded() ? 0.0 : s.gradientBytes * gradientParams;
     m.perGpu.optimizer = s.offloadOptimizer ? 0.0 : optimizerBytes * optimizerParams;
     m.perGpu.activations = m.activation.total();
     const double beforeOverhead
@@ -168,7 +170,7 @@ StageMemory stageMemory(
             m.unshardedBytes += bytesPerParam * (dense + expert);
     };
     split(s.weightBytes, !s.offloadParams, s.zeroStage >= 3);
-    split(s.gradientBytes, !s.offloadOptimizer, s.zeroStage >= 2);
+    split(s.gradientBytes, !s.gradientsOffloaded(), s.zeroStage >= 2);
     split(optimizerBytes, !s.offloadOptimizer, s.zeroStage >= 1);
     m.unshardedBytes += m.perGpu.activations;
     return m;

@@ -132,7 +132,7 @@ TEST(TrainingParallel, ExpertParallelDividesRoutedExpertsAndTheirStates)
     EXPECT_DOUBLE_EQ(r.perGpu.optimizer, 12 * (6.4e8 / 8 + 8e8 / 2));
 }
 
-TEST(TrainingParallel, OptimizerOffloadMovesMasterMomentsAndGradientsToTheHost)
+TEST(TrainingParallel, OptimizerOffloadMovesMasterMomentsAndPartitionedGradientsToTheHost)
 {
     // 7e9 params, ZeRO-3 over 8 GPUs, optimizer offload: the GPU keeps the 2 B weight shard
     // (1.75 GB); the host keeps (4 master + 8 moments + 4 fp32 grads) x 7e9 / 8 = 14 GB per GPU,
@@ -151,6 +151,14 @@ TEST(TrainingParallel, OptimizerOffloadMovesMasterMomentsAndGradientsToTheHost)
     const TrainingMemory both = estimateFor(m, c, 8, kH100Bytes);
     EXPECT_DOUBLE_EQ(both.perGpu.weights, 0);
     EXPECT_DOUBLE_EQ(both.hostBytesPerNode, 8 * (14e9 + 1.75e9));
+    // Below ZeRO-2 gradients are not partitioned: the full 2 x 7e9 is reduced on the GPU before
+    // its copy to the host; master and moments still leave (ZeRO-1: host 16 x 7e9 / 8 per GPU).
+    c.offloadParams = false;
+    c.zeroStage = 1;
+    const TrainingMemory stage1 = estimateFor(m, c, 8, kH100Bytes);
+    EXPECT_DOUBLE_EQ(stage1.perGpu.gradients, 14e9);
+    EXPECT_DOUBLE_EQ(stage1.perGpu.optimizer, 0);
+    EXPECT_DOUBLE_EQ(stage1.hostBytesPerNode, 8 * 14e9);
     // No offload, no host memory.
     c.offloadOptimizer = c.offloadParams = false;
     EXPECT_DOUBLE_EQ(estimateFor(m, c, 8, kH100Bytes).hostBytesPerNode, 0);
