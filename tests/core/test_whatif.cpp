@@ -102,8 +102,16 @@ TEST(WhatIf, SuggestionsForSeedCaseAOnEightGpusPutFittingShardingFirst)
     EXPECT_EQ(suggestions[0].plan.training.zeroStage, 3);
     EXPECT_NEAR(suggestions[0].savedBytes, 16 * 7e9 - 16 * 7e9 / 8, 1e3);  // 98 GB
     EXPECT_EQ(suggestions[0].description, "ZeRO-3 (FSDP) saves 98.0 GB");
+    // Then, all fitting, by bytes saved: ZeRO-2 saves 16P - (2P + 14P/8) = 85.75 GB; optimizer
+    // offload moves master + moments (4 + 8 = 12 B/param) to the host: 84 GB; ZeRO-1 saves
+    // 16P - (4P + 12P/8) = 73.5 GB.
+    ASSERT_GE(suggestions.size(), 4u);
     EXPECT_EQ(suggestions[1].plan.training.zeroStage, 2);
-    EXPECT_EQ(suggestions[2].plan.training.zeroStage, 1);
+    EXPECT_NEAR(suggestions[1].savedBytes, 85.75e9, 1e3);
+    EXPECT_TRUE(suggestions[2].plan.training.offloadOptimizer);
+    EXPECT_NEAR(suggestions[2].savedBytes, 84e9, 1e3);
+    EXPECT_EQ(suggestions[3].plan.training.zeroStage, 1);
+    EXPECT_NEAR(suggestions[3].savedBytes, 73.5e9, 1e3);
     for (std::size_t i = 1; i < suggestions.size(); ++i)
         if (suggestions[i].makesItFit == suggestions[i - 1].makesItFit)
             EXPECT_LE(suggestions[i].savedBytes, suggestions[i - 1].savedBytes);
