@@ -25,8 +25,11 @@ std::string num(double x)
 {
     return fmt::format("{:.4g}", x);
 }
+// GB with two decimals; a per-message figure below 0.1 GB in MB so it does not read as 0.
 std::string gb(double bytes)
 {
+    if (bytes != 0 && std::fabs(bytes) < 1e8)
+        return fmt::format("{:.2f} MB", bytes / kMB);
     return formatBytes(bytes, ByteUnits::GB, 2);
 }
 std::string duration(double seconds)
@@ -188,16 +191,20 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
             gb(d.ppMessageBytes), linkText(d.pp), duration(c.ppS)),
         c.ppS, "s", "Narayanan et al. 2021 sec. 4.1 (point-to-point between stages)");
     ex.add("training.communication.cp_s",
-        fmt::format("3 x (cp-1) x K,V chunk x layers x m / bandwidth = 3 x {} x {} x {} x {} "
-                    "over {} = {}",
-            s.cp - 1, gb(d.cpChunkBytes), num(d.layersPerStage), s.microBatches, linkText(d.cp),
-            duration(c.cpS)),
+        s.cp <= 1
+            ? std::string("no context parallelism (cp = 1) = 0")
+            : fmt::format("3 x (cp-1) x K,V chunk x layers x m / bandwidth = 3 x {} x {} x {} x {} "
+                          "over {} = {}",
+                s.cp - 1, gb(d.cpChunkBytes), num(d.layersPerStage), s.microBatches, linkText(d.cp),
+                duration(c.cpS)),
         c.cpS, "s", "ring attention (Liu et al. 2023); Megatron-Core context parallelism");
     ex.add("training.communication.ep_s",
-        fmt::format("4 all-to-alls x tokens x top-k x h x bytes x (ep-1)/ep x MoE layers x m "
-                    "/ bandwidth = 4 x {} x {} x {} over {} = {}",
-            gb(d.epMessageBytes), num(d.moeLayersPerStage), s.microBatches, linkText(d.ep),
-            duration(c.epS)),
+        d.epBytes <= 0
+            ? std::string("no expert parallelism (ep = 1 or a dense model) = 0")
+            : fmt::format("4 all-to-alls x tokens x top-k x h x bytes x (ep-1)/ep x MoE layers x m "
+                          "/ bandwidth = 4 x {} x {} x {} over {} = {}",
+                gb(d.epMessageBytes), num(d.moeLayersPerStage), s.microBatches, linkText(d.ep),
+                duration(c.epS)),
         c.epS, "s", "GShard (Lepikhin et al. 2020); DeepSpeed-MoE (Rajbhandari et al. 2022)");
     ex.add("training.communication.exposed_s",
         fmt::format("total - min(overlap x total, compute) = {} - min({} x {}, {}) = {}",
