@@ -61,8 +61,11 @@ struct TrainingCompute {
     double forwardFlopsPerToken = 0;   // inference / reference model forward
     double globalBatchTokens = 0;      // micro_batch x grad_accum x dp x seq_len
     double peakFlopsPerGpu = 0;        // at the recipe's compute dtype
+    int gpus = 0;                      // GPUs the job uses: dp x tp x pp x cp
+    double stepFlops = 0;              // model FLOPs of one step: flopsPerToken x batch tokens
     double computeTimeS = 0;           // step FLOPs / (gpus x peak x mfu)
     double stepTimeS = 0;              // compute + exposed communication + bubble
+    double effectiveMfu = 0;           // step FLOPs / (gpus x peak x step time): mfu after losses
     double tokensPerS = 0;             // whole job
     double tokensPerSPerGpu = 0;
     double trainTimeS = 0;             // trainTokens / tokensPerS
@@ -70,12 +73,16 @@ struct TrainingCompute {
     double cost = 0;                   // USD at the GPU's price
     Communication communication;
     std::string bottleneck;            // "compute", "dp-comm", "tp-comm", "pp-bubble", ...
+    double bottleneckS = 0;            // the step-time component behind `bottleneck`
     std::optional<double> observedMfu;
     std::optional<double> observedHfu;
-    // Budget solver (present when two of budget, deadline, MFU are given).
-    std::optional<int> affordableGpus;
-    std::optional<double> requiredMfu;
-    std::optional<double> achievableDeadlineS;
+    // Budget solver (seed 001 ex. 3; the plan's mfu is always given, so budget and/or deadline
+    // select what is solved for):
+    std::optional<int> affordableGpus;         // budget + deadline: floor(budget / (price x h))
+    std::optional<double> requiredMfu;         // deadline: model FLOPs / (gpus x peak x deadline)
+    std::optional<double> achievableDeadlineS; // budget + mfu: train time, when the budget covers it
+    std::optional<int> gpusForDeadline;   // deadline + mfu: GPUs that finish in time
+    std::optional<double> budgetTokens;   // budget + mfu: tokens the budget buys at this plan
 };
 
 struct ServingEstimate {
