@@ -102,6 +102,17 @@ struct ServingEstimate {
     double computeBoundConcurrency = 0;
     bool fits = false;               // weights + activations + overhead leave a positive KV budget
     MemoryBreakdown perGpu;          // with kvCache = the KV of `concurrency` x `context`
+    // Details behind the figures above (docs/formulas-serving.md).
+    double kvBytesPerTokenPerGpu = 0;   // after TP splits (or replicates) the KV heads
+    int kvHeadsPerGpu = 0;
+    double usableBytes = 0;             // memory x gpu_memory_utilization
+    double weightBytesPerParam = 0;     // quantized linear layers, scales included
+    double contiguousWasteFraction = 0; // 1 - average / context (kept tokens)
+    double contiguousSequences = 0;     // sequences a max-length pre-allocation admits
+    double pagedSequencesAtAverage = 0; // sequences PagedAttention admits at the average length
+    double decodeMemoryS = 0;           // HBM time of one decode step at `concurrency`
+    double decodeComputeS = 0;          // compute time of the same step
+    bool fitsConcurrency = false;       // perGpu.kvCache <= kvBudgetBytes
 };
 
 struct RoleEstimate {
@@ -122,6 +133,13 @@ struct RlEstimate {
     std::string bottleneck;    // "rollout" or "training"
     int suggestedRolloutGpus = 0;  // the split that balances rollout and training
     int suggestedTrainerGpus = 0;
+    // Details (docs/formulas-rl.md).
+    double trainTokens = 0;        // tokens the policy trains on per step
+    int totalGpus = 0;             // GPUs of all pools (colocated: the one shared pool)
+    bool fits = false;             // every role (colocated: the peak phase) fits
+    double rolloutPhaseBytes = 0;  // colocated: per GPU during rollout
+    double trainingPhaseBytes = 0; // colocated: per GPU during training
+    double colocatedPeakBytes = 0; // colocated: max of the phases + overhead
 };
 
 struct Estimate {
