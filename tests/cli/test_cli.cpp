@@ -308,7 +308,8 @@ TEST_F(CliTest, ImportHfPrintsTheModelObjectAndItsParams)
     EXPECT_EQ(j["model"]["layers"], 32);
     EXPECT_EQ(j["model"]["hidden"], 4096);
     EXPECT_EQ(j["params"], 6738415616); // as worked out in EstimatePrintsACompleteResultJson
-    const CliRun only = cli("import-hf " + quote(kPlans + "llama-2-7b-config.json") + " --model-only");
+    const CliRun only
+        = cli("import-hf " + quote(kPlans + "llama-2-7b-config.json") + " --model-only");
     ASSERT_EQ(only.status, 0);
     EXPECT_EQ(nlohmann::json::parse(only.out), j["model"]);
 
