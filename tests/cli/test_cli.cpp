@@ -156,6 +156,14 @@ TEST_F(CliTest, MissingOrUnreadablePlanFileExits1AndNamesIt)
     EXPECT_NE(folder.err.find("is a folder"), std::string::npos) << folder.err;
 }
 
+TEST_F(CliTest, EndlessInputIsCutOffNotReadForever)
+{
+    // /dev/zero never ends: the reader stops at its cap (64 MiB) and says so.
+    const CliRun r = cli("estimate /dev/zero");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("/dev/zero: too large"), std::string::npos) << r.err;
+}
+
 TEST_F(CliTest, FilesThatAreNotPlansExit2WithoutACrash)
 {
     const std::pair<const char*, std::string> files[] = {
