@@ -118,6 +118,7 @@ template <class V> void visitRl(RlConfig& c, V& v)
     v.number("old_policy_bytes_per_param", c.oldPolicyBytesPerParam, Range::closed(0, 4));
     v.boolean("kl", c.kl);
     v.optionalNumber("rollout_tokens_per_s", c.rolloutTokensPerS, Range::above(0, 1e15));
+    v.optionalNumber("train_tokens_per_s", c.trainTokensPerS, Range::above(0, 1e15));
     v.boolean("off_policy_pipeline", c.offPolicyPipeline);
 }
 
