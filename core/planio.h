@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "estimate.h"
 #include "expected.h"
@@ -18,17 +19,24 @@ namespace envelope {
 using FileReader = std::function<Expected<std::string>(const std::string& path)>;
 
 struct ReadOptions {
-    FileReader readFile;      // needed only for {"hf_config": ...}; may be empty
-    std::string baseDir;      // folder of the plan file, for relative hf_config paths
+    FileReader readFile; // needed only for {"hf_config": ...}; may be empty
+    std::string baseDir; // folder of the plan file, for relative hf_config paths
 };
 
 // Parses, resolves against `presets` and validates. Unknown keys, wrong types, out-of-range or
 // non-finite values and newer versions are errors naming the field.
-Expected<Plan> readPlan(std::string_view jsonText, const PresetLibrary& presets,
-                        const ReadOptions& options = {});
+Expected<Plan> readPlan(
+    std::string_view jsonText, const PresetLibrary& presets, const ReadOptions& options = {});
 
-// Validates a plan built in code (the UI's edits). Same rules and messages as readPlan.
+// Validates a plan built in code (the UI's edits). Same rules and messages as readPlan,
+// including the cross-field checks (gpus a multiple of tp x pp x cp, ep divides the
+// data-parallel size and the experts, tp divides the heads, pp <= layers, ...).
 std::optional<Error> validatePlan(const Plan& plan);
+
+// Combinations that are legal but probably not meant (tp splits the KV heads unevenly, the
+// sequence is longer than the model's positions, RL pools exceed the cluster, ...), one
+// sentence each. The CLI prints them with the result; docs/plan-format.md lists them.
+std::vector<std::string> planWarnings(const Plan& plan);
 
 // Canonical JSON text (2-space indent, every section written); readPlan(writePlan(p)) == p.
 std::string writePlan(const Plan& plan);
@@ -39,4 +47,4 @@ std::string writeArchitecture(const ModelArch& arch);
 // Result JSON ("envelope.result" v1): every key in design.md, bytes as integers.
 std::string writeResult(const Plan& plan, const Estimate& estimate);
 
-}  // namespace envelope
+} // namespace envelope

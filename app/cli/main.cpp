@@ -1,2 +1,226 @@
-// PLACEHOLDER until its owner lands the real CLI.
-int main() { return 1; }
+// envelope-cli: the estimator for scripts (design.md, "CLI"). Links the core only.
+//
+//   envelope-cli estimate PLAN.json [--format json|text|markdown] [--units gb|gib]
+//   envelope-cli explain PLAN.json [--units gb|gib]
+//   envelope-cli import-hf CONFIG.json [--model-only]
+//   envelope-cli presets [models|gpus|recipes]
+//
+// Exit status: 0 success, 2 a bad plan (stderr names the JSON path), 1 anything else.
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "estimate.h"
+#include "files.h"
+#include "planio.h"
+#include "presets.h"
+#include "report.h"
+
+namespace envelope::cli {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kFailure = 1;
+constexpr int kBadPlan = 2;
+
+int fail(const std::string& message)
+{
+    std::cerr << "envelope-cli: " << message << "\n";
+    return kFailure;
+}
+
+struct LoadedPlan {
+    PresetLibrary presets;
+    Plan plan;
+};
+
+// Reads and validates a plan; on failure prints the error and sets `status`.
+std::optional<LoadedPlan> loadPlan(const std::string& path, int& status)
+{
+    Expected<PresetLibrary> presets = loadPresets();
+    if (!presets) {
+        status = fail(presets.error().toString());
+        return std::nullopt;
+    }
+    Expected<std::string> text = readTextFile(path);
+    if (!text) {
+        status = fail(text.error().toString());
+        return std::nullopt;
+    }
+    ReadOptions options;
+    options.readFile = readTextFile;
+    options.baseDir = std::filesystem::path(path).parent_path().string();
+    Expected<Plan> plan = readPlan(*text, *presets, options);
+    if (!plan) {
+        std::cerr << path << ": " << plan.error().toString() << "\n";
+        status = kBadPlan;
+        return std::nullopt;
+    }
+    return LoadedPlan { std::move(presets).value(), std::move(plan).value() };
+}
+
+Estimate estimateWithWarnings(const Plan& plan, bool explain)
+{
+    EstimateOptions options;
+    options.explain = explain;
+    Estimate e = estimate(plan, options);
+    for (std::string& w : planWarnings(plan))
+        if (std::find(e.warnings.begin(), e.warnings.end(), w) == e.warnings.end())
+            e.warnings.push_back(std::move(w));
+    return e;
+}
+
+int runEstimate(const std::string& path, const std::string& format, ByteUnits units)
+{
+    int status = kOk;
+    std::optional<LoadedPlan> loaded = loadPlan(path, status);
+    if (!loaded)
+        return status;
+    const bool json = format == "json";
+    const Estimate e = estimateWithWarnings(loaded->plan, json);
+    if (json)
+        std::cout << writeResult(loaded->plan, e);
+    else
+        std::cout << formatReport(loaded->plan, e, units,
+            format == "markdown" ? ReportFormat::Markdown : ReportFormat::Text);
+    return kOk;
+}
+
+int runExplain(const std::string& path, ByteUnits units)
+{
+    int status = kOk;
+    std::optional<LoadedPlan> loaded = loadPlan(path, status);
+    if (!loaded)
+        return status;
+    std::cout << formatExplanations(loaded->plan, estimateWithWarnings(loaded->plan, true), units);
+    return kOk;
+}
+
+int runImportHf(const std::string& path, bool modelOnly)
+{
+    Expected<std::string> text = readTextFile(path);
+    if (!text)
+        return fail(text.error().toString());
+    Expected<ModelArch> arch = importHfConfig(*text);
+    if (!arch)
+        return fail(path + ": " + arch.error().toString());
+    if (modelOnly) {
+        std::cout << writeArchitecture(*arch);
+        return kOk;
+    }
+    const ParamCounts counts = countParameters(*arch);
+    nlohmann::ordered_json out;
+    out["model"] = nlohmann::ordered_json::parse(writeArchitecture(*arch));
+    out["params"] = static_cast<std::int64_t>(std::llround(counts.total));
+    out["active_params"] = static_cast<std::int64_t>(std::llround(counts.active));
+    std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    return kOk;
+}
+
+int runPresets(const std::string& kind)
+{
+    Expected<PresetLibrary> presets = loadPresets();
+    if (!presets)
+        return fail(presets.error().toString());
+    const bool all = kind.empty();
+    const auto section = [&](const char* name) {
+        if (all)
+            std::cout << (std::string(name) == "models" ? "" : "\n") << name << ":\n";
+    };
+    if (all || kind == "models") {
+        section("models");
+        for (const ModelPreset& m : presets->models) {
+            const ParamCounts counts = countParameters(m.arch);
+            std::string params = formatCount(counts.total) + " params";
+            if (counts.active < counts.total)
+                params += ", " + formatCount(counts.active) + " active";
+            std::cout << fmt::format("{:<16} {} ({})\n", m.id, m.arch.name, params);
+        }
+    }
+    if (all || kind == "gpus") {
+        section("gpus");
+        for (const GpuPreset& g : presets->gpus)
+            std::cout << fmt::format("{:<16} {}: {} ({}), {:.0f} TFLOPS dense BF16\n", g.id,
+                g.gpu.name, humanBytes(g.gpu.memoryBytes, ByteUnits::GiB),
+                humanBytes(g.gpu.memoryBytes, ByteUnits::GB), g.gpu.bf16Flops / 1e12);
+    }
+    if (all || kind == "recipes") {
+        section("recipes");
+        for (const RecipePreset& r : presets->recipes)
+            std::cout << fmt::format("{:<20} {}\n", r.id, r.recipe.name);
+    }
+    return kOk;
+}
+
+int run(int argc, char** argv)
+{
+    CLI::App app { "Envelope: memory, throughput and cost of large-model training, RL and "
+                   "serving jobs.\nExit status: 0 success, 2 bad plan, 1 anything else." };
+    app.name("envelope-cli");
+    app.require_subcommand(1);
+
+    std::string planPath, format = "json", unitsText = "gb", configPath, kind;
+    bool modelOnly = false;
+
+    CLI::App* estimateCmd
+        = app.add_subcommand("estimate", "Estimate a plan (result JSON by default)");
+    estimateCmd->add_option("PLAN", planPath, "plan JSON file")->required();
+    estimateCmd->add_option("--format", format, "json, text or markdown")
+        ->check(CLI::IsMember({ "json", "text", "markdown" }));
+    estimateCmd->add_option("--units", unitsText, "byte units of text output: gb or gib");
+
+    CLI::App* explainCmd
+        = app.add_subcommand("explain", "Every figure with its formula and source");
+    explainCmd->add_option("PLAN", planPath, "plan JSON file")->required();
+    explainCmd->add_option("--units", unitsText, "byte units: gb or gib");
+
+    CLI::App* importCmd = app.add_subcommand(
+        "import-hf", "Print the model object (JSON) of a Hugging Face config.json and its params");
+    importCmd->add_option("CONFIG", configPath, "config.json")->required();
+    importCmd->add_flag("--model-only", modelOnly, "print only the model object");
+
+    CLI::App* presetsCmd
+        = app.add_subcommand("presets", "List preset ids with one-line descriptions");
+    presetsCmd->add_option("KIND", kind, "models, gpus or recipes")
+        ->check(CLI::IsMember({ "models", "gpus", "recipes" }));
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? kOk : kFailure;
+    }
+
+    ByteUnits units = ByteUnits::GB;
+    if (!parseByteUnits(unitsText, units))
+        return fail("--units: must be gb or gib, got \"" + unitsText + "\"");
+
+    if (*estimateCmd)
+        return runEstimate(planPath, format, units);
+    if (*explainCmd)
+        return runExplain(planPath, units);
+    if (*importCmd)
+        return runImportHf(configPath, modelOnly);
+    return runPresets(kind);
+}
+
+} // namespace
+} // namespace envelope::cli
+
+int main(int argc, char** argv)
+{
+    // Never a crash: anything unexpected becomes a message and exit status 1.
+    try {
+        return envelope::cli::run(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "envelope-cli: internal error: " << e.what() << "\n";
+    } catch (...) {
+        std::cerr << "envelope-cli: internal error\n";
+    }
+    return 1;
+}

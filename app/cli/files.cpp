@@ -1,0 +1,77 @@
+#include "files.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace envelope::cli {
+namespace {
+
+// Plans, configs and preset files are kilobytes; anything this large is the wrong file.
+constexpr std::uintmax_t kMaxFileBytes = 64ull * 1024 * 1024;
+
+} // namespace
+
+Expected<std::string> readTextFile(const std::string& path)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status))
+        return Error { "", path + ": no such file" };
+    if (fs::is_directory(status))
+        return Error { "", path + ": is a folder, not a file" };
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > kMaxFileBytes)
+        return Error { "",
+            path + ": too large to be a plan or config (" + std::to_string(size) + " bytes)" };
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Error { "", path + ": cannot open: " + std::strerror(errno) };
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad())
+        return Error { "", path + ": read error" };
+    return text.str();
+}
+
+std::string userPresetDir()
+{
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+        return std::string(xdg) + "/envelope/presets";
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return std::string(home) + "/.config/envelope/presets";
+    return {};
+}
+
+Expected<PresetLibrary> loadPresets()
+{
+    namespace fs = std::filesystem;
+    Expected<PresetLibrary> library = builtinPresets();
+    if (!library)
+        return Error { "", "built-in presets: " + library.error().toString() };
+    const std::string dir = userPresetDir();
+    std::error_code ec;
+    if (dir.empty() || !fs::is_directory(dir, ec))
+        return library;
+    std::vector<std::string> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".json")
+            files.push_back(it->path().string());
+    std::sort(files.begin(), files.end());
+    for (const std::string& file : files) {
+        Expected<std::string> text = readTextFile(file);
+        if (!text)
+            return text.error();
+        if (auto e = mergePresetFile(library.value(), *text, file))
+            return *e;
+    }
+    return library;
+}
+
+} // namespace envelope::cli

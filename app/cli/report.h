@@ -1,0 +1,23 @@
+// Human-readable estimate reports for envelope-cli: aligned text tables or Markdown, with every
+// byte figure in the unit the user chose (GB = 1e9 or GiB = 2^30, always labelled).
+#pragma once
+
+#include <string>
+
+#include "estimate.h"
+#include "units.h"
+
+namespace envelope::cli {
+
+enum class ReportFormat { Text, Markdown };
+
+std::string formatReport(
+    const Plan& plan, const Estimate& estimate, ByteUnits units, ReportFormat format);
+
+// Every explained figure: "figure = value unit", its formula and its source.
+std::string formatExplanations(const Plan& plan, const Estimate& estimate, ByteUnits units);
+
+// A byte figure in the chosen family, scaled to TB/GB/MB/KB (or TiB/GiB/MiB/KiB).
+std::string humanBytes(double bytes, ByteUnits units);
+
+} // namespace envelope::cli
