@@ -21,6 +21,8 @@ public:
     // The row of a figure ("training.per_gpu_bytes.weights"), or nullptr.
     QTreeWidgetItem* itemFor(const QString& figure) const;
 
+    QSize sizeHint() const override { return { 600, 170 }; }
+
     static QString valueText(const Explanation& e, ByteUnits units);
 };
 

@@ -175,13 +175,15 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
 
     // Category labels carry each column's total, so the figure reads without hovering.
     QStringList labels;
+    m_totalTexts.clear();
     for (int c = 0; c < columns; ++c) {
         const double bytes
             = c == 0 ? own.perGpu.total() : variants[std::size_t(c - 1)].memory.perGpu.total();
         QString label = m_plainLabels[c];
         if (c == m_highlighted)
             label += QStringLiteral(" ✓");
-        labels.push_back(label + QStringLiteral("\n") + bytesText(bytes, units));
+        labels.push_back(label);
+        m_totalTexts.push_back(bytesText(bytes, units));
     }
     if (m_xAxis->categories() != labels)
         m_xAxis->setCategories(labels);
@@ -217,6 +219,28 @@ void MemoryBarChart::placeOverlays()
     m_hbmLabel->setPos(right - m_hbmLabel->boundingRect().width(),
         hbmAt.y() - m_hbmLabel->boundingRect().height() - 1);
     m_usableLabel->setPos(right - m_usableLabel->boundingRect().width(), usableAt.y() + 1);
+
+    // Each column's total above its bar, so the figure reads without hovering.
+    while (m_totalLabels.size() < m_totalTexts.size()) {
+        auto* item = new QGraphicsSimpleTextItem(m_chart);
+        QFont font = item->font();
+        font.setBold(true);
+        item->setFont(font);
+        item->setZValue(101);
+        m_totalLabels.push_back(item);
+    }
+    for (qsizetype c = 0; c < m_totalLabels.size(); ++c) {
+        QGraphicsSimpleTextItem* item = m_totalLabels[c];
+        item->setVisible(c < m_totalTexts.size());
+        if (c >= m_totalTexts.size())
+            continue;
+        item->setBrush(palette().color(QPalette::Text));
+        item->setText(m_totalTexts[c]);
+        const QPointF top
+            = m_chart->mapToPosition(QPointF(double(c), m_totals[std::size_t(c)]), m_hbmLine);
+        const QRectF box = item->boundingRect();
+        item->setPos(top.x() - box.width() / 2, std::max(plot.top(), top.y() - box.height() - 6));
+    }
 
     if (m_highlighted < 0) {
         m_highlight->setVisible(false);

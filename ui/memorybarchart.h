@@ -79,6 +79,8 @@ private:
     QGraphicsSimpleTextItem* m_usableLabel;
     QGraphicsRectItem* m_highlight;
     QStringList m_plainLabels;
+    QStringList m_totalTexts; // formatted column totals
+    QList<QGraphicsSimpleTextItem*> m_totalLabels; // drawn above the bars
     std::vector<double> m_totals; // display units, per column
     double m_hbm = 0; // display units
     int m_highlighted = -1;

@@ -67,7 +67,7 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     auto* vertical = new QSplitter(Qt::Vertical);
     vertical->addWidget(top);
     vertical->addWidget(m_details);
-    vertical->setStretchFactor(0, 3);
+    vertical->setStretchFactor(0, 4);
     vertical->setStretchFactor(1, 1);
     vertical->setChildrenCollapsible(true);
     connect(vertical, &QSplitter::splitterMoved, this, [this] {
