@@ -95,9 +95,11 @@ ParamCounts countParameters(const ModelArch& arch);
 
 // A standard dense shape for a bare parameter count (Llama-like: SwiGLU, RMSNorm, MHA, head
 // dim 128, vocab 32000), choosing hidden/layers so that the architecture's own count is close
-// to `params`. `layers`/`hidden`/`heads` when given (> 0) are kept as stated.
+// to `params`. `layers`/`hidden`/`heads`/`vocab` when given (> 0) are kept as stated. Without
+// them the depth follows the Llama aspect ratio (layers ~ hidden / 128; 7e9 gives 33 x 4096).
+// The result has declaredParams = params and a name like "7B-parameter model".
 ModelArch standardShapeForParams(double params, int layers = 0, std::int64_t hidden = 0,
-                                 int heads = 0);
+                                 int heads = 0, std::int64_t vocab = 0);
 
 // Imports a Hugging Face config.json (text). Supported model_type: llama, mistral, mixtral,
 // qwen2, gemma, gpt2, gpt_neox, phi3, deepseek_v3. Errors name the missing/invalid field.
