@@ -17,6 +17,7 @@
 #include "plandocument.h"
 #include "planio.h"
 #include "settings.h"
+#include "throughputpanel.h"
 #include "trainingpanel.h"
 
 namespace envelope::ui {
@@ -29,6 +30,7 @@ MainWindow::MainWindow(PresetLibrary presets, Settings* settings, QWidget* paren
 {
     m_document->setUnits(settings->units());
     m_training = new TrainingPanel(m_document, settings);
+    m_training->setSideWidget(new ThroughputPanel(m_document));
     m_tabs->setDocumentMode(true);
     setCentralWidget(m_tabs);
     addPanel(QStringLiteral("training"), tr("&Training"), m_training);

@@ -1,0 +1,76 @@
+#include "throughputpanel.h"
+
+#include <QFrame>
+#include <QLabel>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include "budgetcontrols.h"
+#include "formulatooltips.h"
+#include "plandocument.h"
+#include "stepbreakdownbar.h"
+#include "throughputcontrols.h"
+#include "throughputfigures.h"
+#include "throughputformat.h"
+
+namespace envelope::ui {
+namespace {
+// Wide enough for "Budget + deadline → MFU, GPUs" and a slider with its spin box; narrow
+// enough that at 1280 px the memory and sweep charts keep ~600 px between them.
+constexpr int kPanelWidth = 340;
+} // namespace
+
+ThroughputPanel::ThroughputPanel(PlanDocument* document, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_toolTips(new FormulaToolTips(this))
+    , m_bar(new StepBreakdownBar)
+    , m_figures(new ThroughputFigures(m_toolTips))
+    , m_controls(new ThroughputControls(document))
+    , m_budget(new BudgetControls(document, m_toolTips))
+{
+    const auto formula = [this](const QString& figure) {
+        return explanationToolTip(m_document->explanation(figure));
+    };
+    m_toolTips->setProvider(formula);
+    m_bar->setFormulaProvider(formula);
+
+    auto* content = new QWidget;
+    auto* column = new QVBoxLayout(content);
+    column->setContentsMargins(6, 4, 6, 4);
+    column->setSpacing(8);
+    auto* title = new QLabel(tr("Throughput"));
+    QFont titleFont = title->font();
+    titleFont.setBold(true);
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.1);
+    title->setFont(titleFont);
+    column->addWidget(title);
+    column->addWidget(m_bar);
+    column->addWidget(m_figures);
+    column->addWidget(m_controls);
+    column->addWidget(m_budget);
+    column->addStretch(1);
+
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(scroll);
+    setFixedWidth(kPanelWidth);
+    setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
+
+    connect(document, &PlanDocument::resultsChanged, this, &ThroughputPanel::redraw);
+    redraw();
+}
+
+void ThroughputPanel::redraw()
+{
+    const TrainingCompute& compute = m_document->results().estimate.compute;
+    m_bar->setCompute(compute);
+    m_figures->setCompute(compute, m_document->plan());
+}
+
+} // namespace envelope::ui
