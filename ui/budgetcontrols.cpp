@@ -5,6 +5,7 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QSignalBlocker>
+#include <QSlider>
 
 #include "formulatooltips.h"
 #include "plandocument.h"
@@ -47,6 +48,10 @@ BudgetControls::BudgetControls(PlanDocument* document, FormulaToolTips* toolTips
     m_deadline->setSuffix(tr(" days"));
     m_deadline->setValue(30);
     m_deadline->setToolTip(tr("Wall-clock time to train the token budget"));
+    m_mode->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_mode->setMinimumContentsLength(16);
+    for (SliderSpin* control : { m_budget, m_deadline })
+        control->slider()->setMinimumWidth(40);
     m_hint->setWordWrap(true);
     m_hint->setForegroundRole(QPalette::PlaceholderText);
 

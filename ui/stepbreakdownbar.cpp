@@ -30,11 +30,11 @@ const QColor kBubbleColor(0x99, 0x99, 0x99);
 QString bottleneckName(const QString& coreName)
 {
     if (coreName == QLatin1String("compute"))
-        return StepBreakdownBar::tr("Compute");
+        return StepBreakdownBar::tr("compute");
     if (coreName == QLatin1String("pp-bubble"))
-        return StepBreakdownBar::tr("Pipeline bubble");
+        return StepBreakdownBar::tr("pipeline bubble");
     if (coreName.endsWith(QLatin1String("-comm")))
-        return StepBreakdownBar::tr("%1 communication").arg(coreName.chopped(5).toUpper());
+        return StepBreakdownBar::tr("%1 comm").arg(coreName.chopped(5).toUpper());
     return coreName;
 }
 

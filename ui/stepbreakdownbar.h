@@ -63,7 +63,7 @@ private:
     std::function<QString(const QString&)> m_formula;
 };
 
-// "compute" -> "Compute", "dp-comm" -> "DP communication", "pp-bubble" -> "Pipeline bubble".
+// "compute" -> "compute", "dp-comm" -> "DP comm", "pp-bubble" -> "pipeline bubble".
 QString bottleneckName(const QString& coreName);
 
 } // namespace envelope::ui

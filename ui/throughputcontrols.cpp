@@ -1,6 +1,7 @@
 #include "throughputcontrols.h"
 
 #include <QFormLayout>
+#include <QSlider>
 
 #include "plandocument.h"
 #include "sliderspin.h"
@@ -9,10 +10,11 @@ namespace envelope::ui {
 namespace {
 constexpr double kBillion = 1e9;
 constexpr double kPercent = 100;
+constexpr int kSliderMinimumWidth = 40;
 } // namespace
 
 ThroughputControls::ThroughputControls(PlanDocument* document, QWidget* parent)
-    : PlanControlGroup(tr("Throughput"), document, parent)
+    : PlanControlGroup(tr("Assumptions"), document, parent)
     , m_mfu(new SliderSpin(SliderSpin::Scale::Linear, 5, 90, 1, this))
     , m_trainTokens(new SliderSpin(SliderSpin::Scale::Log, 1, 1e5, 1, this))
     , m_overlap(new SliderSpin(SliderSpin::Scale::Linear, 0, 100, 0, this))
@@ -20,11 +22,14 @@ ThroughputControls::ThroughputControls(PlanDocument* document, QWidget* parent)
     m_mfu->setSuffix(tr(" %"));
     m_mfu->setToolTip(tr("Model FLOPs utilisation while computing: 35-55% is typical of large "
                          "dense training on H100/A100 (PaLM 46%, Megatron-LM 52%)"));
-    m_trainTokens->setSuffix(tr(" B tok"));
-    m_trainTokens->setToolTip(tr("Tokens to train on, for time, GPU-hours and cost"));
+    m_trainTokens->setSuffix(tr(" B"));
+    m_trainTokens->setToolTip(tr("Billions of tokens to train on, for time, GPU-hours and cost"));
     m_overlap->setSuffix(tr(" %"));
     m_overlap->setToolTip(tr("Share of the communication that hides behind compute "
                              "(at most the compute time)"));
+    // The column is narrow: let the sliders give way before the exact values do.
+    for (SliderSpin* control : { m_mfu, m_trainTokens, m_overlap })
+        control->slider()->setMinimumWidth(kSliderMinimumWidth);
     form()->addRow(tr("M&FU:"), m_mfu);
     form()->addRow(tr("To&kens:"), m_trainTokens);
     form()->addRow(tr("O&verlap:"), m_overlap);

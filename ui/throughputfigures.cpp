@@ -18,25 +18,40 @@ ThroughputFigures::ThroughputFigures(FormulaToolTips* toolTips, QWidget* parent)
     m_grid->setHorizontalSpacing(12);
     m_grid->setVerticalSpacing(2);
     m_grid->setColumnStretch(1, 1);
+    addSection(tr("Speed"));
     addRow(tr("Tokens/s"), QStringLiteral("training.tokens_per_s"),
         tr("Whole job: global batch tokens / step time"));
     addRow(tr("  per GPU"), QStringLiteral("training.tokens_per_s_per_gpu"));
     addRow(tr("Global batch"), QStringLiteral("training.global_batch_tokens"));
+    addSection(tr("Work and utilisation"));
     addRow(tr("FLOPs/token"), QStringLiteral("training.flops_per_token"),
         tr("Model FLOPs per token (what MFU counts)"));
     addRow(tr("  hardware"), QStringLiteral("training.hardware_flops_per_token"),
         tr("With the forward that recompute repeats (what HFU counts)"));
     addRow(tr("Peak / GPU"), QStringLiteral("training.peak_flops_per_gpu"));
-    addRow(tr("MFU"), QStringLiteral("training.effective_mfu"),
-        tr("The plan's MFU for compute; after communication and bubble over the whole step"));
+    addRow(tr("MFU plan → step"), QStringLiteral("training.effective_mfu"),
+        tr("The plan's MFU while computing, and what the whole step achieves after exposed "
+           "communication and the pipeline bubble"));
     addRow(tr("HFU"), QStringLiteral("training.hfu"),
         tr("Hardware FLOPs (recompute included) over the whole step"));
     addRow(tr("Observed MFU"), QStringLiteral("training.observed_mfu"),
         tr("From the plan's measured step time or tokens/s"));
     addRow(tr("Observed HFU"), QStringLiteral("training.observed_hfu"));
-    addRow(tr("Time to train"), QStringLiteral("training.train_time_s"));
+    m_trainSection = addSection(QString());
+    addRow(tr("Time"), QStringLiteral("training.train_time_s"));
     addRow(tr("GPU-hours"), QStringLiteral("training.gpu_hours"));
     addRow(tr("Cost"), QStringLiteral("training.cost"), tr("GPU-hours x the GPU's price per hour"));
+}
+
+QLabel* ThroughputFigures::addSection(const QString& title)
+{
+    auto* label = new QLabel(title, this);
+    QFont font = label->font();
+    font.setBold(true);
+    label->setFont(font);
+    label->setContentsMargins(0, m_grid->rowCount() > 0 ? 6 : 0, 0, 0);
+    m_grid->addWidget(label, m_grid->rowCount(), 0, 1, 2);
+    return label;
 }
 
 QLabel* ThroughputFigures::addRow(
@@ -86,6 +101,7 @@ void ThroughputFigures::setCompute(const TrainingCompute& c, const Plan& plan)
     set("training.observed_hfu", c.observedHfu ? percentText(*c.observedHfu) : QString());
     setRowVisible(QStringLiteral("training.observed_mfu"), c.observedMfu.has_value());
     setRowVisible(QStringLiteral("training.observed_hfu"), c.observedHfu.has_value());
+    m_trainSection->setText(tr("To train %1").arg(tokensText(plan.training.trainTokens)));
     set("training.train_time_s", durationText(c.trainTimeS));
     set("training.gpu_hours", gpuHoursText(c.gpuHours));
     set("training.cost", usdText(c.cost));

@@ -33,11 +33,13 @@ public:
     QLabel* valueLabel(const QString& figure) const;
 
 private:
+    QLabel* addSection(const QString& title);
     QLabel* addRow(const QString& caption, const QString& figure, const QString& help = {});
     void setRowVisible(const QString& figure, bool visible);
 
     FormulaToolTips* m_toolTips;
     QGridLayout* m_grid;
+    QLabel* m_trainSection = nullptr; // "To train 2.00T tokens"
     struct Row {
         QLabel* caption;
         QLabel* value;

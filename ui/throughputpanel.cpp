@@ -3,7 +3,10 @@
 #include <QFrame>
 #include <QLabel>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "budgetcontrols.h"
 #include "formulatooltips.h"
@@ -15,9 +18,11 @@
 
 namespace envelope::ui {
 namespace {
-// Wide enough for "Budget + deadline → MFU, GPUs" and a slider with its spin box; narrow
-// enough that at 1280 px the memory and sweep charts keep ~600 px between them.
-constexpr int kPanelWidth = 340;
+// Wide enough for a slider with its spin box and "Budget + deadline → MFU, GPUs"; it takes
+// the training panel's share for the side slot between these bounds, so at 1280 px the memory
+// and sweep charts keep most of the row.
+constexpr int kMinimumWidth = 280;
+constexpr int kMaximumWidth = 340;
 } // namespace
 
 ThroughputPanel::ThroughputPanel(PlanDocument* document, QWidget* parent)
@@ -59,8 +64,10 @@ ThroughputPanel::ThroughputPanel(PlanDocument* document, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(scroll);
-    setFixedWidth(kPanelWidth);
-    setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
+    // Never narrower than the content, which the scroll area would otherwise clip.
+    setMinimumWidth(std::max(kMinimumWidth,
+        content->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width()));
+    setMaximumWidth(kMaximumWidth);
 
     connect(document, &PlanDocument::resultsChanged, this, &ThroughputPanel::redraw);
     redraw();

@@ -2,7 +2,6 @@
 // with the keyboard, typing a budget and a deadline, undoing. Every shown figure is compared
 // with the core's estimate(plan).compute for the plan the edits describe, built independently
 // here, and formatted through the same functions the panel uses.
-#include <QApplication>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
@@ -16,14 +15,13 @@
 #include "estimate.h"
 #include "formulatooltips.h"
 #include "plandocument.h"
-#include "planio.h"
-#include "presets.h"
 #include "sliderspin.h"
 #include "stepbreakdownbar.h"
 #include "throughputcontrols.h"
 #include "throughputfigures.h"
 #include "throughputformat.h"
 #include "throughputpanel.h"
+#include "uitestutil.h"
 
 using namespace envelope;
 using namespace envelope::ui;
@@ -34,7 +32,7 @@ namespace {
 void typeInto(QDoubleSpinBox* spin, const QString& text)
 {
     spin->setFocus();
-    QTest::keyClick(spin, Qt::Key_A, Qt::ControlModifier);
+    spin->selectAll();
     QTest::keyClicks(spin, text);
     QTest::keyClick(spin, Qt::Key_Return);
 }
@@ -58,21 +56,15 @@ private slots:
     void tooltipsCarryTheFormula();
 
 private:
-    PresetLibrary m_presets;
-    Plan m_plan; // presets/default-plan.json
+    Plan m_plan; // Llama-2 7B on 8 x H100 (uitestutil.h)
     PlanDocument* m_document = nullptr;
     ThroughputPanel* m_panel = nullptr;
 };
 
 void TestThroughputPanel::init()
 {
-    auto presets = builtinPresets();
-    QVERIFY(presets.ok());
-    m_presets = presets.value();
-    auto plan = readPlan(m_presets.defaultPlanJson, m_presets);
-    QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().toString().c_str());
-    m_plan = plan.value();
-    m_document = new PlanDocument(m_presets);
+    m_plan = uitest::llama7bPlan();
+    m_document = new PlanDocument(uitest::presets());
     m_document->reset(m_plan);
     m_panel = new ThroughputPanel(m_document);
     m_panel->resize(340, 900);
@@ -225,15 +217,6 @@ void TestThroughputPanel::tooltipsCarryTheFormula()
         QString::fromStdString(e->formula).toHtmlEscaped()));
 }
 
-int main(int argc, char** argv)
-{
-    // Widget tests run headless unless a platform is asked for (KDAB hotspot's testutils.h).
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    QApplication::setStyle(QStringLiteral("Fusion"));
-    TestThroughputPanel test;
-    return QTest::qExec(&test, argc, argv);
-}
+ENVELOPE_UI_TEST_MAIN(TestThroughputPanel)
 
 #include "test_throughputpanel.moc"
