@@ -49,12 +49,14 @@ BudgetControls::BudgetControls(PlanDocument* document, FormulaToolTips* toolTips
     m_deadline->setValue(30);
     m_deadline->setToolTip(tr("Wall-clock time to train the token budget"));
     m_mode->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_mode->setMinimumContentsLength(16);
+    m_mode->setMinimumContentsLength(10);
     for (SliderSpin* control : { m_budget, m_deadline })
         control->slider()->setMinimumWidth(40);
     m_hint->setWordWrap(true);
     m_hint->setForegroundRole(QPalette::PlaceholderText);
 
+    // In a narrow column a label goes above its field rather than clipping it.
+    form()->setRowWrapPolicy(QFormLayout::WrapLongRows);
     form()->addRow(tr("Fi&x:"), m_mode);
     form()->addRow(tr("&Budget:"), m_budget);
     form()->addRow(tr("&Deadline:"), m_deadline);
@@ -87,6 +89,7 @@ QLabel* BudgetControls::addResult(const QString& caption, const QString& figure)
     font.setBold(true);
     label->setFont(font);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setWordWrap(true); // the column may be narrow; "59 GPUs at 45.0%" can wrap
     m_toolTips->attach(label, figure);
     form()->addRow(caption, label);
     m_toolTips->attach(form()->labelForField(label), figure);
@@ -148,9 +151,8 @@ void BudgetControls::refresh()
     setResult(QStringLiteral("training.affordable_gpus"),
         c.affordableGpus ? gpuCountText(*c.affordableGpus) : QString());
     setResult(QStringLiteral("training.gpus_for_deadline"),
-        c.gpusForDeadline
-            ? tr("%1 at %2 MFU").arg(gpuCountText(*c.gpusForDeadline), percentText(t.mfu))
-            : QString());
+        c.gpusForDeadline ? tr("%1 at %2").arg(gpuCountText(*c.gpusForDeadline), percentText(t.mfu))
+                          : QString());
     QString done;
     if (c.achievableDeadlineS)
         done = tr("%1 on %2").arg(durationText(*c.achievableDeadlineS), gpuCountText(c.gpus));

@@ -30,6 +30,8 @@ ThroughputControls::ThroughputControls(PlanDocument* document, QWidget* parent)
     // The column is narrow: let the sliders give way before the exact values do.
     for (SliderSpin* control : { m_mfu, m_trainTokens, m_overlap })
         control->slider()->setMinimumWidth(kSliderMinimumWidth);
+    // In a narrow column a label goes above its field rather than clipping it.
+    form()->setRowWrapPolicy(QFormLayout::WrapLongRows);
     form()->addRow(tr("M&FU:"), m_mfu);
     form()->addRow(tr("To&kens:"), m_trainTokens);
     form()->addRow(tr("O&verlap:"), m_overlap);

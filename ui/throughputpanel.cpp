@@ -3,7 +3,7 @@
 #include <QFrame>
 #include <QLabel>
 #include <QScrollArea>
-#include <QScrollBar>
+#include <QStyle>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -56,6 +56,7 @@ ThroughputPanel::ThroughputPanel(PlanDocument* document, QWidget* parent)
     column->addWidget(m_budget);
     column->addStretch(1);
 
+    m_content = content;
     auto* scroll = new QScrollArea;
     scroll->setWidget(content);
     scroll->setWidgetResizable(true);
@@ -64,13 +65,19 @@ ThroughputPanel::ThroughputPanel(PlanDocument* document, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(scroll);
-    // Never narrower than the content, which the scroll area would otherwise clip.
-    setMinimumWidth(std::max(kMinimumWidth,
-        content->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width()));
     setMaximumWidth(kMaximumWidth);
 
     connect(document, &PlanDocument::resultsChanged, this, &ThroughputPanel::redraw);
     redraw();
+}
+
+void ThroughputPanel::updateMinimumWidth()
+{
+    // Never narrower than the content (its texts change with the plan): the scroll area would
+    // clip it on the right. The vertical scroll bar's room is kept for short windows.
+    const int needed = m_content->minimumSizeHint().width()
+        + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 2;
+    setMinimumWidth(std::clamp(needed, kMinimumWidth, kMaximumWidth));
 }
 
 void ThroughputPanel::redraw()
@@ -78,6 +85,7 @@ void ThroughputPanel::redraw()
     const TrainingCompute& compute = m_document->results().estimate.compute;
     m_bar->setCompute(compute);
     m_figures->setCompute(compute, m_document->plan());
+    updateMinimumWidth();
 }
 
 } // namespace envelope::ui

@@ -29,8 +29,10 @@ public:
 
 private:
     void redraw();
+    void updateMinimumWidth();
 
     PlanDocument* m_document;
+    QWidget* m_content = nullptr; // the scrolled column
     FormulaToolTips* m_toolTips;
     StepBreakdownBar* m_bar;
     ThroughputFigures* m_figures;

@@ -182,7 +182,7 @@ void TestThroughputPanel::deadlineAndMfuShowTheGpusThatFinishInTime()
     const TrainingCompute c = estimate(expected).compute;
     QVERIFY(c.gpusForDeadline);
     QCOMPARE(budget->resultText("training.gpus_for_deadline"),
-        QStringLiteral("%1 at %2 MFU").arg(gpuCountText(*c.gpusForDeadline), percentText(0.45)));
+        QStringLiteral("%1 at %2").arg(gpuCountText(*c.gpusForDeadline), percentText(0.45)));
     QVERIFY(budget->resultText("training.affordable_gpus").isEmpty());
 }
 
