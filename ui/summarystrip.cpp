@@ -74,11 +74,16 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
 
     const QColor badgeColor = m.fits ? fitsColor() : overflowColor();
     m_badge->setText(m.fits ? tr("✔ FITS") : tr("✘ DOES NOT FIT"));
-    m_badge->setStyleSheet(QStringLiteral("QLabel { color: white; background: %1; "
-                                          "border-radius: 6px; padding: 6px 10px; }")
-                               .arg(badgeColor.name()));
-    m_headroom->setStyleSheet(
-        room >= 0 ? QString() : QStringLiteral("color: %1;").arg(overflowColor().name()));
+    // Style sheets re-polish the widget: set them only when the state flips.
+    const QString badgeStyle = (QStringLiteral("QLabel { color: white; background: %1; "
+                                               "border-radius: 6px; padding: 6px 10px; }")
+                                    .arg(badgeColor.name()));
+    if (m_badge->styleSheet() != badgeStyle)
+        m_badge->setStyleSheet(badgeStyle);
+    const QString headroomStyle
+        = room >= 0 ? QString() : QStringLiteral("color: %1;").arg(overflowColor().name());
+    if (m_headroom->styleSheet() != headroomStyle)
+        m_headroom->setStyleSheet(headroomStyle);
 
     if (m.minGpus <= 0)
         m_minGpus->setText(tr("none fits"));
