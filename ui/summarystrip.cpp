@@ -53,6 +53,9 @@ QLabel* SummaryStrip::addCard(const QString& title, int stretch, QLabel** captio
     font.setBold(true);
     value->setFont(font);
     value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Narrow windows clip a card's text rather than forcing the whole window wider.
+    caption->setMinimumWidth(40);
+    value->setMinimumWidth(50);
     if (captionOut)
         *captionOut = caption;
     column->addWidget(caption);
