@@ -105,8 +105,11 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
         m_suggestion->setText(tr("none needed"));
     else if (results.suggestions.empty())
         m_suggestion->setText(tr("no single change fits; try more GPUs or TP/PP"));
-    else
-        m_suggestion->setText(QString::fromStdString(results.suggestions.front().description));
+    else {
+        const FitSuggestion& best = results.suggestions.front();
+        const QString text = QString::fromStdString(best.description);
+        m_suggestion->setText(best.makesItFit ? text : tr("%1 (not enough alone)").arg(text));
+    }
 }
 
 QString SummaryStrip::totalText() const
