@@ -33,6 +33,8 @@ void styleAxis(QAbstractAxis* axis, const QPalette& palette)
     QColor grid = palette.text().color();
     grid.setAlphaF(0.12f);
     axis->setGridLineColor(grid);
+    grid.setAlphaF(0.06f);
+    axis->setMinorGridLineColor(grid);
     QColor line = palette.text().color();
     line.setAlphaF(0.4f);
     axis->setLinePenColor(line);

@@ -82,6 +82,12 @@ MemoryBarChart::MemoryBarChart(QWidget* parent)
     m_yAxis->setLabelFormat(QStringLiteral("%.0f"));
     m_yAxis->setMinorTickCount(1);
 
+    m_hbmBox = new QGraphicsRectItem(m_chart);
+    m_usableBox = new QGraphicsRectItem(m_chart);
+    for (QGraphicsRectItem* box : { m_hbmBox, m_usableBox }) {
+        box->setPen(Qt::NoPen);
+        box->setZValue(100.5);
+    }
     m_hbmLabel = new QGraphicsSimpleTextItem(m_chart);
     m_usableLabel = new QGraphicsSimpleTextItem(m_chart);
     m_hbmLabel->setBrush(capacityLineColor());
@@ -94,7 +100,8 @@ MemoryBarChart::MemoryBarChart(QWidget* parent)
 
     styleChart(m_chart, palette());
     m_view = new QChartView(m_chart, this);
-    m_view->setRenderHint(QPainter::Antialiasing);
+    // Axis-aligned bars and horizontal lines need no antialiasing; skipping it halves the paint.
+    m_view->setRenderHint(QPainter::Antialiasing, false);
     m_view->setFrameShape(QFrame::NoFrame);
     connect(m_chart, &QChart::plotAreaChanged, this, [this] { placeOverlays(); });
 
@@ -226,6 +233,13 @@ void MemoryBarChart::placeOverlays()
     m_hbmLabel->setPos(right - m_hbmLabel->boundingRect().width(),
         hbmAt.y() - m_hbmLabel->boundingRect().height() - 1);
     m_usableLabel->setPos(right - m_usableLabel->boundingRect().width(), usableAt.y() + 1);
+    QColor boxColor = palette().color(QPalette::Base);
+    boxColor.setAlphaF(0.85f);
+    for (auto [box, label] :
+        { std::pair { m_hbmBox, m_hbmLabel }, std::pair { m_usableBox, m_usableLabel } }) {
+        box->setBrush(boxColor);
+        box->setRect(label->mapRectToParent(label->boundingRect()).adjusted(-3, 0, 3, 0));
+    }
 
     // Each column's total above its bar, so the figure reads without hovering.
     while (m_totalLabels.size() < m_totalTexts.size()) {

@@ -77,6 +77,8 @@ private:
     QLineSeries* m_usableLine;
     QGraphicsSimpleTextItem* m_hbmLabel;
     QGraphicsSimpleTextItem* m_usableLabel;
+    QGraphicsRectItem* m_hbmBox; // backgrounds that keep the line labels legible over bars
+    QGraphicsRectItem* m_usableBox;
     QGraphicsRectItem* m_highlight;
     QStringList m_plainLabels;
     QStringList m_totalTexts; // formatted column totals

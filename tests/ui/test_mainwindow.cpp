@@ -6,15 +6,18 @@
 #include <QChart>
 #include <QChartView>
 #include <QClipboard>
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QPainter>
 #include <QProcess>
 #include <QSvgRenderer>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QUndoStack>
+#include <QUrl>
 
 #include "application.h"
 #include "exporter.h"
@@ -218,6 +221,60 @@ private slots:
         QVERIFY(std::abs(m_window->document()->results().estimate.params - 7.24e9) < 0.01e9);
         m_window->document()->undoStack()->undo();
         QCOMPARE(plan.model.arch.kvHeads, 32);
+    }
+
+    void importedConfigIsFoundAfterSavingInAnotherFolder()
+    {
+        QDir(m_dir.path()).mkdir(QStringLiteral("hf"));
+        QDir(m_dir.path()).mkdir(QStringLiteral("plans"));
+        const QString config = path(QStringLiteral("hf/config.json"));
+        writeText(config, R"({"model_type": "llama", "hidden_size": 2048,
+            "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32,
+            "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048,
+            "tie_word_embeddings": false})");
+        QString error;
+        QVERIFY2(m_window->importHfConfigFile(config, &error), qPrintable(error));
+        const ModelArch imported = m_window->document()->plan().model.arch;
+        const QString saved = path(QStringLiteral("plans/tiny.json"));
+        QVERIFY2(m_window->saveFile(saved, &error), qPrintable(error));
+        QFile file(saved);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QVERIFY(file.readAll().contains("../hf/config.json")); // relative to the plan's folder
+        m_window->newPlan();
+        QVERIFY2(m_window->openFile(saved, &error), qPrintable(error));
+        QVERIFY(m_window->document()->plan().model.arch == imported);
+    }
+
+    void droppingAConfigJsonImportsIt()
+    {
+        writeText(path(QStringLiteral("drop-config.json")), R"({"model_type": "llama",
+            "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 22,
+            "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 32000,
+            "max_position_embeddings": 2048, "tie_word_embeddings": false})");
+        QMimeData mime;
+        mime.setUrls({ QUrl::fromLocalFile(path(QStringLiteral("drop-config.json"))) });
+        QDragEnterEvent enter(
+            QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window.get(), &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window.get(), &drop);
+        QCOMPARE(int(m_window->document()->plan().model.form), int(ModelChoice::Form::HfConfig));
+        QCOMPARE(m_window->document()->plan().model.arch.layers, 22);
+        QCOMPARE(m_window->document()->plan().model.arch.kvHeads, 4);
+    }
+
+    void closingSavesTheSessionThatTheNextStartRestores()
+    {
+        Plan p = m_window->document()->plan();
+        p.training.seqLen = 2048;
+        m_window->document()->edit(p, QStringLiteral("Context"));
+        m_window->setSavePrompt([] { return int(QMessageBox::Discard); });
+        QVERIFY(m_window->close());
+        MainWindow next(uitest::presets(), m_settings.get());
+        next.restoreSession();
+        QVERIFY(next.document()->plan() == p);
+        QVERIFY(!next.document()->isModified());
     }
 
     void screenshotModeWritesExactlyWxH()

@@ -1,6 +1,9 @@
 // The training panel driven like a user: typing into spin boxes, keys on sliders, picking combo
 // items. After each interaction the bars are the core's estimate(plan) of the edited plan.
+#include <QAbstractSeries>
 #include <QBarSet>
+#include <QChart>
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -9,6 +12,7 @@
 #include <QScatterSeries>
 #include <QSlider>
 #include <QSpinBox>
+#include <QToolTip>
 #include <QUndoStack>
 
 #include "detailspane.h"
@@ -202,8 +206,26 @@ private slots:
         QVERIFY(m_panel->summary()->badgeText().contains(QStringLiteral("NOT FIT")));
         const auto suggestions = suggestFits(m_doc->plan(), ByteUnits::GB);
         QVERIFY(!suggestions.empty());
+        // The change the core ranks first; at micro-batch 16 it alone makes the plan fit.
+        QVERIFY(suggestions.front().makesItFit);
         QCOMPARE(m_panel->summary()->suggestionText(),
             QString::fromStdString(suggestions.front().description));
+    }
+
+    void hoveringABarShowsItsFormula()
+    {
+        QChartView* view = m_panel->memoryChart()->chartView();
+        QChart* chart = view->chart();
+        QAbstractSeries* bars = chart->series().front();
+        const double weights = m_panel->memoryChart()->barSet(Tenant::Weights)->at(0);
+        const QPointF scene
+            = chart->mapToScene(chart->mapToPosition(QPointF(0, weights / 2), bars));
+        QTest::mouseMove(view->viewport(), view->mapFromScene(scene));
+        QTRY_VERIFY(QToolTip::isVisible());
+        const Explanation* e = m_doc->explanation(QStringLiteral("training.per_gpu_bytes.weights"));
+        QVERIFY(e);
+        QVERIFY2(QToolTip::text().contains(QString::fromStdString(e->formula).toHtmlEscaped()),
+            qPrintable(QToolTip::text()));
     }
 
     void detailsPaneShowsTheCoreFormulas()
