@@ -159,6 +159,10 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     r.tokensPerS = r.globalBatchTokens > 0 ? divideOr(r.globalBatchTokens, r.stepTimeS, 0.0) : 0.0;
     r.tokensPerSPerGpu = r.tokensPerS / s.gpus;
     r.effectiveMfu = divideOr(r.stepFlops, s.gpus * s.peakFlops * r.stepTimeS, 0.0);
+    // HFU counts the FLOPs the hardware runs, the recomputed forward included (Korthikanti et
+    // al. 2022 sec. 6, "hardware FLOPs utilization"), over the same whole step.
+    r.hfu = divideOr(
+        r.hardwareFlopsPerToken * r.globalBatchTokens, s.gpus * s.peakFlops * r.stepTimeS, 0.0);
     const double trainTokens = nonNegative(config.trainTokens);
     r.trainTimeS = trainTokens > 0 ? divideOr(trainTokens, r.tokensPerS, kInf) : 0.0;
     r.gpuHours = r.trainTimeS > 0 ? s.gpus * r.trainTimeS / 3600 : 0.0;

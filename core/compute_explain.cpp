@@ -139,6 +139,13 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
         fmt::format("step FLOPs / (gpus x peak x step time) = {} / ({} x {} x {}) = {}",
             num(r.stepFlops), r.gpus, num(s.peakFlops), duration(r.stepTimeS), pct(r.effectiveMfu)),
         r.effectiveMfu, "", "MFU as defined by PaLM (Chowdhery et al. 2022) sec. 4.1");
+    ex.add("training.hfu",
+        fmt::format(
+            "hardware FLOPs/token x batch / (gpus x peak x step time) = {} x {} / ({} x {} x "
+            "{}) = {}",
+            num(r.hardwareFlopsPerToken), num(r.globalBatchTokens), r.gpus, num(s.peakFlops),
+            duration(r.stepTimeS), pct(r.hfu)),
+        r.hfu, "", "Korthikanti et al. 2022 sec. 6 (hardware FLOPs utilization)");
     ex.add("training.train_time_s",
         fmt::format("train_tokens / tokens/s = {} / {} = {}", num(config.trainTokens),
             num(r.tokensPerS), duration(r.trainTimeS)),

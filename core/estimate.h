@@ -66,6 +66,7 @@ struct TrainingCompute {
     double computeTimeS = 0;           // step FLOPs / (gpus x peak x mfu)
     double stepTimeS = 0;              // compute + exposed communication + bubble
     double effectiveMfu = 0;           // step FLOPs / (gpus x peak x step time): mfu after losses
+    double hfu = 0;                    // the same with hardware FLOPs (recompute included)
     double tokensPerS = 0;             // whole job
     double tokensPerSPerGpu = 0;
     double trainTimeS = 0;             // trainTokens / tokensPerS

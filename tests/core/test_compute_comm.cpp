@@ -187,6 +187,23 @@ TEST(ComputeComm, FewMicroBatchesMakeTheBubbleTheBottleneck)
     EXPECT_NEAR(r.effectiveMfu, 0.45 / 8, 1e-3);
 }
 
+// HFU counts the recomputed forward too (Korthikanti et al. 2022 sec. 6). One GPU, no
+// communication, so the step is the compute time at 45% MFU. A 6P model under full recompute
+// runs 2P + 6P = 8P FLOPs per token on the hardware: HFU = 0.45 x 8 / 6 = 0.60. Without
+// recompute the hardware runs what the model counts: HFU = MFU = 0.45.
+TEST(ComputeUtilisation, FullRecomputeRaisesHfuByTheRepeatedForward)
+{
+    TrainingConfig c = computeConfig();
+    c.recompute = Recompute::Full;
+    TrainingCompute r = computeFor(sixPsiModel(7e9), c, 1);
+    EXPECT_NEAR(r.effectiveMfu, 0.45, 1e-12);
+    EXPECT_NEAR(r.hfu, 0.60, 1e-12);
+
+    c.recompute = Recompute::None;
+    r = computeFor(sixPsiModel(7e9), c, 1);
+    EXPECT_NEAR(r.hfu, 0.45, 1e-12);
+}
+
 // Deadline + MFU give the GPUs; budget + MFU the tokens the money buys and the deadline.
 // 30B, 2T tokens, 45% MFU, 30 days: 3.6e23 / (989e12 x 0.45 x 2,592,000) = 312.07 -> 313.
 TEST(ComputeSolver, DeadlineAndMfuGiveTheGpuCount)
@@ -220,10 +237,10 @@ TEST(ComputeSolver, BudgetAndMfuGiveTokensAndTheDeadline)
 bool allFinite(const TrainingCompute& r)
 {
     const Communication& c = r.communication;
-    for (double x :
-        { r.flopsPerToken, r.hardwareFlopsPerToken, r.forwardFlopsPerToken, r.globalBatchTokens,
-            r.peakFlopsPerGpu, r.stepFlops, r.tokensPerS, r.tokensPerSPerGpu, r.effectiveMfu, c.dpS,
-            c.tpS, c.ppS, c.cpS, c.epS, c.exposedS, c.ppBubbleFraction, c.dpBytes, c.tpBytes })
+    for (double x : { r.flopsPerToken, r.hardwareFlopsPerToken, r.forwardFlopsPerToken,
+             r.globalBatchTokens, r.peakFlopsPerGpu, r.stepFlops, r.tokensPerS, r.tokensPerSPerGpu,
+             r.effectiveMfu, r.hfu, c.dpS, c.tpS, c.ppS, c.cpS, c.epS, c.exposedS,
+             c.ppBubbleFraction, c.dpBytes, c.tpBytes })
         if (!std::isfinite(x))
             return false;
     return true;
@@ -308,6 +325,7 @@ TEST(ComputeExplain, EveryResultKeyIsExplainedWithItsValue)
         { "training.step_time_s", r.stepTimeS },
         { "training.compute_time_s", r.computeTimeS },
         { "training.tokens_per_s", r.tokensPerS },
+        { "training.hfu", r.hfu },
         { "training.train_time_s", r.trainTimeS },
         { "training.gpu_hours", r.gpuHours },
         { "training.cost", r.cost },

@@ -1,4 +1,0 @@
-// PLACEHOLDER until the UI lands.
-namespace envelope::ui {
-int placeholder() { return 0; }
-}

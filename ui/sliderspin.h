@@ -1,0 +1,50 @@
+// A slider paired with a spin box for the exact value. The slider may run on a log scale
+// (model size 0.1B..2T) or on powers of two (context 256..1M); the spin box always holds the
+// exact value. `valueEdited` fires only for the user's changes, never for setValue().
+#pragma once
+
+#include <QWidget>
+
+class QSlider;
+class QDoubleSpinBox;
+
+namespace envelope::ui {
+
+class SliderSpin : public QWidget {
+    Q_OBJECT
+public:
+    enum class Scale {
+        Linear, // slider position == value
+        PowersOfTwo, // slider position == log2(value)
+        Log // continuous log10 scale, 1000 steps
+    };
+
+    SliderSpin(
+        Scale scale, double minimum, double maximum, int decimals = 0, QWidget* parent = nullptr);
+
+    double value() const;
+    void setValue(double value); // no valueEdited
+    void setSuffix(const QString& suffix);
+    void setSingleStep(double step);
+
+    QSlider* slider() const { return m_slider; }
+    QDoubleSpinBox* spinBox() const { return m_spin; }
+
+signals:
+    void valueEdited(double value);
+
+private:
+    int toSlider(double value) const;
+    double fromSlider(int position) const;
+    void onSliderMoved(int position);
+    void onSpinChanged(double value);
+
+    Scale m_scale;
+    double m_minimum;
+    double m_maximum;
+    QSlider* m_slider;
+    QDoubleSpinBox* m_spin;
+    bool m_syncing = false;
+};
+
+} // namespace envelope::ui

@@ -1,0 +1,69 @@
+// The step time as one horizontal stacked bar: compute, the exposed part of each kind of
+// communication (DP, TP, PP, CP, EP) and the pipeline bubble, with the step time and the
+// bottleneck the core names above it and a legend with each part's seconds below.
+// Custom-painted: a Qt Charts bar in a ~340 px column spends most of its height on axes.
+#pragma once
+
+#include <QColor>
+#include <QRect>
+#include <QString>
+#include <QWidget>
+
+#include <functional>
+#include <vector>
+
+namespace envelope {
+struct TrainingCompute;
+}
+
+namespace envelope::ui {
+
+class StepBreakdownBar : public QWidget {
+    Q_OBJECT
+public:
+    struct Segment {
+        QString name; // "Compute", "DP comm", ..., "Pipeline bubble"
+        QString figure; // explanation key of the part ("training.compute_time_s")
+        double seconds = 0; // drawn width: compute, exposed share of a comm kind, or bubble
+        double reportedS = 0; // the core's figure for the tooltip (a comm kind's full time)
+        QColor color;
+    };
+
+    explicit StepBreakdownBar(QWidget* parent = nullptr);
+
+    void setCompute(const TrainingCompute& compute);
+    // Tooltip text (formula) of a figure key; see FormulaToolTips.
+    void setFormulaProvider(std::function<QString(const QString&)> provider);
+
+    const std::vector<Segment>& segments() const { return m_segments; }
+    QString stepText() const { return m_stepText; }
+    QString bottleneckText() const { return m_bottleneckText; }
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    bool event(QEvent* event) override;
+
+private:
+    struct Layout {
+        QRect header;
+        QRect bar;
+        std::vector<QRect> segments; // one per m_segments entry, in the bar
+        std::vector<QRect> legend; // one per m_segments entry, below the bar
+    };
+    Layout layoutFor(int width) const;
+    int legendRows() const;
+    QString segmentToolTip(const Segment& segment) const;
+
+    std::vector<Segment> m_segments;
+    QString m_stepText;
+    QString m_bottleneckText;
+    std::function<QString(const QString&)> m_formula;
+};
+
+// "compute" -> "compute", "dp-comm" -> "DP comm", "pp-bubble" -> "pipeline bubble".
+QString bottleneckName(const QString& coreName);
+
+} // namespace envelope::ui

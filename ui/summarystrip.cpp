@@ -1,0 +1,140 @@
+#include "summarystrip.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include "memoryview.h"
+#include "trainingresults.h"
+
+namespace envelope::ui {
+namespace {
+QString bytesText(double bytes, ByteUnits units)
+{
+    return QString::fromStdString(formatBytes(bytes, units));
+}
+} // namespace
+
+SummaryStrip::SummaryStrip(QWidget* parent)
+    : QFrame(parent)
+{
+    setFrameShape(QFrame::StyledPanel);
+    setAutoFillBackground(true);
+    setBackgroundRole(QPalette::AlternateBase);
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(10, 6, 10, 6);
+    layout->setSpacing(18);
+    m_badge = new QLabel(this);
+    m_badge->setAlignment(Qt::AlignCenter);
+    m_badge->setMinimumWidth(120);
+    QFont badgeFont = m_badge->font();
+    badgeFont.setBold(true);
+    badgeFont.setPointSizeF(badgeFont.pointSizeF() * 1.2);
+    m_badge->setFont(badgeFont);
+    layout->addWidget(m_badge);
+    m_total = addCard(tr("Per GPU"));
+    m_headroom = addCard(tr("Headroom"), 0, &m_headroomCaption);
+    m_minGpus = addCard(tr("Min GPUs"));
+    m_largest = addCard(tr("Largest tenant"));
+    m_suggestion = addCard(tr("Best single change"), 1);
+}
+
+QLabel* SummaryStrip::addCard(const QString& title, int stretch, QLabel** captionOut)
+{
+    auto* card = new QWidget(this);
+    auto* column = new QVBoxLayout(card);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(0);
+    auto* caption = new QLabel(title, card);
+    caption->setForegroundRole(QPalette::PlaceholderText);
+    auto* value = new QLabel(card);
+    QFont font = value->font();
+    font.setPointSizeF(font.pointSizeF() * 1.25);
+    font.setBold(true);
+    value->setFont(font);
+    value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Narrow windows clip a card's text rather than forcing the whole window wider.
+    caption->setMinimumWidth(40);
+    value->setMinimumWidth(50);
+    if (captionOut)
+        *captionOut = caption;
+    column->addWidget(caption);
+    column->addWidget(value);
+    static_cast<QHBoxLayout*>(layout())->addWidget(card, stretch);
+    return value;
+}
+
+void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnits units)
+{
+    const TrainingMemory& m = results.estimate.training;
+    const double total = m.perGpu.total();
+    m_total->setText(
+        tr("%1 of %2").arg(bytesText(total, units), bytesText(m.gpuMemoryBytes, units)));
+
+    const double room = m.gpuMemoryBytes - total;
+    m_headroomCaption->setText(room >= 0 ? tr("Headroom") : tr("Overflow"));
+    m_headroom->setText(bytesText(std::abs(room), units));
+
+    const QColor badgeColor = m.fits ? fitsColor() : overflowColor();
+    m_badge->setText(m.fits ? tr("✔ FITS") : tr("✘ DOES NOT FIT"));
+    // Style sheets re-polish the widget: set them only when the state flips.
+    const QString badgeStyle = (QStringLiteral("QLabel { color: white; background: %1; "
+                                               "border-radius: 6px; padding: 6px 10px; }")
+                                    .arg(badgeColor.name()));
+    if (m_badge->styleSheet() != badgeStyle)
+        m_badge->setStyleSheet(badgeStyle);
+    const QString headroomStyle
+        = room >= 0 ? QString() : QStringLiteral("color: %1;").arg(overflowColor().name());
+    if (m_headroom->styleSheet() != headroomStyle)
+        m_headroom->setStyleSheet(headroomStyle);
+
+    if (m.minGpus <= 0)
+        m_minGpus->setText(tr("none fits"));
+    else
+        m_minGpus->setText(tr("%1 (plan: %2)").arg(m.minGpus).arg(gpus));
+
+    Tenant largest = kTenants.front();
+    for (Tenant t : kTenants)
+        if (tenantBytes(m.perGpu, t) > tenantBytes(m.perGpu, largest))
+            largest = t;
+    m_largest->setText(QStringLiteral("<span style='color:%1'>■</span> %2 %3")
+                           .arg(tenantColor(largest).name(), tenantName(largest),
+                               bytesText(tenantBytes(m.perGpu, largest), units)));
+
+    if (m.fits)
+        m_suggestion->setText(tr("none needed"));
+    else if (results.suggestions.empty())
+        m_suggestion->setText(tr("no single change fits; try more GPUs or TP/PP"));
+    else {
+        const FitSuggestion& best = results.suggestions.front();
+        const QString text = QString::fromStdString(best.description);
+        m_suggestion->setText(best.makesItFit ? text : tr("%1 (not enough alone)").arg(text));
+    }
+}
+
+QString SummaryStrip::totalText() const
+{
+    return m_total->text();
+}
+QString SummaryStrip::headroomText() const
+{
+    return m_headroom->text();
+}
+QString SummaryStrip::badgeText() const
+{
+    return m_badge->text();
+}
+QString SummaryStrip::minGpusText() const
+{
+    return m_minGpus->text();
+}
+QString SummaryStrip::largestText() const
+{
+    return m_largest->text();
+}
+QString SummaryStrip::suggestionText() const
+{
+    return m_suggestion->text();
+}
+
+} // namespace envelope::ui

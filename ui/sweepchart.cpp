@@ -1,0 +1,173 @@
+#include "sweepchart.h"
+
+#include <QCategoryAxis>
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegend>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+#include "chartstyle.h"
+#include "memoryview.h"
+#include "tenantpalette.h"
+#include "trainingresults.h"
+
+namespace envelope::ui {
+
+SweepChart::SweepChart(QWidget* parent)
+    : QWidget(parent)
+    , m_axisCombo(new QComboBox(this))
+    , m_chart(new QChart)
+    , m_total(new QLineSeries)
+    , m_hbmLine(new QLineSeries)
+    , m_usableLine(new QLineSeries)
+    , m_current(new QScatterSeries)
+    , m_xAxis(new QCategoryAxis)
+    , m_yAxis(new QValueAxis)
+{
+    m_axisCombo->addItem(tr("Context length"));
+    m_axisCombo->addItem(tr("Micro-batch"));
+    auto* axisLabel = new QLabel(tr("S&weep:"), this);
+    axisLabel->setBuddy(m_axisCombo);
+    auto* header = new QHBoxLayout;
+    header->addStretch(1);
+    header->addWidget(axisLabel);
+    header->addWidget(m_axisCombo);
+    connect(m_axisCombo, &QComboBox::activated, this,
+        [this](int index) { setAxis(index == 0 ? Axis::Context : Axis::MicroBatch); });
+
+    m_chart->addAxis(m_xAxis, Qt::AlignBottom);
+    m_chart->addAxis(m_yAxis, Qt::AlignLeft);
+    for (QXYSeries* series :
+        std::initializer_list<QXYSeries*> { m_hbmLine, m_usableLine, m_total, m_current }) {
+        m_chart->addSeries(series);
+        series->attachAxis(m_xAxis);
+        series->attachAxis(m_yAxis);
+    }
+    m_total->setName(tr("Total per GPU"));
+    m_total->setPen(QPen(tenantColor(Tenant::Weights), 2.5));
+    m_total->setPointsVisible(true);
+    m_hbmLine->setPen(QPen(capacityLineColor(), 2.0, Qt::DashLine));
+    m_usableLine->setPen(QPen(usableLineColor(), 1.6, Qt::DotLine));
+    m_current->setName(tr("This plan"));
+    m_current->setMarkerSize(13);
+    m_current->setColor(tenantColor(Tenant::Gradients));
+    m_current->setBorderColor(Qt::black);
+    m_xAxis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    m_yAxis->setLabelFormat(QStringLiteral("%.0f"));
+    m_yAxis->setMinorTickCount(1);
+
+    styleChart(m_chart, palette());
+    m_view = new QChartView(m_chart, this);
+    m_view->setRenderHint(QPainter::Antialiasing);
+    m_view->setFrameShape(QFrame::NoFrame);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addLayout(header);
+    layout->addWidget(m_view, 1);
+}
+
+QString SweepChart::shortCount(double value)
+{
+    if (value >= 1 << 20 && std::fmod(value, 1 << 20) == 0)
+        return QStringLiteral("%1M").arg(value / (1 << 20));
+    if (value >= 1024 && std::fmod(value, 1024) == 0)
+        return QStringLiteral("%1K").arg(value / 1024);
+    return QString::number(value);
+}
+
+void SweepChart::setAxis(Axis axis)
+{
+    if (axis == m_axis)
+        return;
+    m_axis = axis;
+    m_axisCombo->setCurrentIndex(axis == Axis::Context ? 0 : 1);
+    emit axisChanged(axis);
+}
+
+void SweepChart::setResults(
+    const TrainingResults& results, int seqLen, int microBatch, ByteUnits units)
+{
+    const bool context = m_axis == Axis::Context;
+    const auto& points = context ? results.seqLenSweep : results.microBatchSweep;
+    const double largest = context ? results.largestSeqLen : results.largestMicroBatch;
+    const double hbmBytes = results.estimate.training.gpuMemoryBytes;
+    const double hbm = toDisplayUnits(hbmBytes, units);
+
+    QList<QPointF> line;
+    line.reserve(points.size());
+    double top = hbm;
+    for (const SweepPoint& p : points) {
+        const double y = toDisplayUnits(p.totalBytes, units);
+        line.append({ std::log2(p.x), y });
+        top = std::max(top, y);
+    }
+    m_total->replace(line);
+    const double own = toDisplayUnits(results.estimate.training.perGpu.total(), units);
+    const double ownX = std::log2(std::max(1, context ? seqLen : microBatch));
+    m_current->replace(QList<QPointF> { { ownX, own } });
+    top = std::max(top, own);
+
+    const double first = line.isEmpty() ? 0 : line.front().x();
+    const double last = line.isEmpty() ? 1 : line.back().x();
+    const double left = std::min(first, ownX) - 0.3;
+    const double right = std::max(last, ownX) + 0.3;
+    m_hbmLine->replace(QList<QPointF> { { left, hbm }, { right, hbm } });
+    m_usableLine->replace(
+        QList<QPointF> { { left, hbm * kUsableFraction }, { right, hbm * kUsableFraction } });
+    m_hbmLine->setName(tr("HBM %1").arg(QString::fromStdString(formatBytes(hbmBytes, units))));
+    m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
+
+    // Labels every other power of two keep the axis legible at any width. Rebuilt only when
+    // they change: each rebuild re-lays out the chart.
+    QStringList wanted;
+    QList<double> positions;
+    const int step = (last - first) > 10 ? 2 : 1;
+    for (int e = int(std::ceil(first)); e <= int(std::floor(last)); e += step) {
+        wanted.push_back(shortCount(std::ldexp(1.0, e)));
+        positions.push_back(e);
+    }
+    if (m_xAxis->categoriesLabels() != wanted) {
+        for (const QString& label : m_xAxis->categoriesLabels())
+            m_xAxis->remove(label);
+        for (qsizetype i = 0; i < wanted.size(); ++i)
+            m_xAxis->append(wanted[i], positions[i]);
+    }
+    m_xAxis->setRange(left, right);
+    m_xAxis->setTitleText(context ? tr("context length (tokens, log2 scale)")
+                                  : tr("micro-batch (sequences, log2 scale)"));
+
+    // Above a few times HBM the curve only says "does not fit"; keep HBM near the middle.
+    const double yMax = std::min(top, std::max(hbm * 2.0, own * 1.15)) * 1.08;
+    m_yAxis->setRange(0, std::isfinite(yMax) && yMax > 0 ? yMax : 1.0);
+    m_yAxis->applyNiceNumbers();
+    m_yAxis->setTitleText(
+        tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
+
+    const QString axisName = context ? tr("context") : tr("micro-batch");
+    const QString title = largest > 0 ? tr("Memory vs %1 — largest that fits: %2")
+                                            .arg(axisName, QLocale().toString(qlonglong(largest)))
+                                      : tr("Memory vs %1 — none fits").arg(axisName);
+    if (m_chart->title() != title)
+        m_chart->setTitle(title);
+}
+
+void SweepChart::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::PaletteChange)
+        styleChart(m_chart, palette());
+    QWidget::changeEvent(event);
+}
+
+} // namespace envelope::ui

@@ -1,0 +1,61 @@
+// Second chart: total per-GPU memory against context length or micro-batch (a toggle), from the
+// core's sweep(), on a log2 axis, with the HBM and usable lines and the plan's own point marked.
+#pragma once
+
+#include <QWidget>
+
+#include "units.h"
+
+QT_BEGIN_NAMESPACE
+class QCategoryAxis;
+class QChart;
+class QChartView;
+class QComboBox;
+class QLineSeries;
+class QScatterSeries;
+class QValueAxis;
+QT_END_NAMESPACE
+
+namespace envelope::ui {
+
+struct TrainingResults;
+
+class SweepChart : public QWidget {
+    Q_OBJECT
+public:
+    enum class Axis { Context, MicroBatch };
+
+    explicit SweepChart(QWidget* parent = nullptr);
+
+    void setResults(const TrainingResults& results, int seqLen, int microBatch, ByteUnits units);
+    void setAxis(Axis axis);
+    Axis axis() const { return m_axis; }
+
+    QChartView* chartView() const { return m_view; }
+    QComboBox* axisCombo() const { return m_axisCombo; }
+    QLineSeries* totalSeries() const { return m_total; }
+    QScatterSeries* currentPoint() const { return m_current; }
+
+    // "256", "4K", "1M": a power-of-two count as axis labels show it.
+    static QString shortCount(double value);
+
+signals:
+    void axisChanged(envelope::ui::SweepChart::Axis axis);
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    Axis m_axis = Axis::Context;
+    QComboBox* m_axisCombo;
+    QChartView* m_view;
+    QChart* m_chart;
+    QLineSeries* m_total;
+    QLineSeries* m_hbmLine;
+    QLineSeries* m_usableLine;
+    QScatterSeries* m_current;
+    QCategoryAxis* m_xAxis;
+    QValueAxis* m_yAxis;
+};
+
+} // namespace envelope::ui

@@ -1,0 +1,30 @@
+// One fixed colour per memory tenant, used by every chart, legend and tooltip.
+//
+// The hues are the Okabe-Ito colour-blind-safe set at mid lightness, so they read on both light
+// and dark window backgrounds; reference lines take their colour from the current QPalette.
+#pragma once
+
+#include <QColor>
+#include <QString>
+
+#include <array>
+
+namespace envelope::ui {
+
+enum class Tenant { Weights, Gradients, Optimizer, Activations, Overhead };
+
+inline constexpr std::array kTenants { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer,
+    Tenant::Activations, Tenant::Overhead };
+
+QColor tenantColor(Tenant tenant);
+QString tenantName(Tenant tenant); // "Weights", "Gradients", ...
+// The explanation key of the tenant's figure ("training.per_gpu_bytes.weights").
+QString tenantFigure(Tenant tenant);
+
+// Colours for the reference lines and the fit badge.
+QColor capacityLineColor(); // HBM capacity
+QColor usableLineColor(); // usable fraction of HBM
+QColor fitsColor();
+QColor overflowColor();
+
+} // namespace envelope::ui
