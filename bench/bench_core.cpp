@@ -41,14 +41,38 @@ void BM_TrainingMemory(benchmark::State& state)
 }
 BENCHMARK(BM_TrainingMemory);
 
-// The compute side alone (FLOPs, step time, communication, bubble, bottleneck).
+// The compute side alone (FLOPs, step time, communication, bubble, bottleneck, solver), on a
+// hand-built Llama-2-70B-like shape so it depends on neither the presets nor the model counter.
 void BM_Compute(benchmark::State& state)
 {
-    const envelope::Plan plan = defaultPlan();
-    const envelope::ParamCounts counts = envelope::countParameters(plan.model.arch);
+    envelope::ModelArch arch;
+    arch.layers = 80;
+    arch.hidden = 8192;
+    arch.ffnHidden = 28672;
+    arch.heads = 64;
+    arch.kvHeads = 8;
+    arch.headDim = 128;
+    arch.vocab = 32000;
+    envelope::ParamCounts counts;
+    counts.embedding = counts.lmHead = 32000.0 * 8192;
+    counts.total = counts.active = 68.45e9 + 2 * 32000.0 * 8192;
+    envelope::TrainingConfig config;
+    config.zeroStage = 1;
+    config.tp = 8;
+    config.pp = 4;
+    config.gradAccum = 16;
+    config.commOverlap = 0.5;
+    config.observedTokensPerS = 3e5;
+    config.budgetUsd = 2e6;
+    config.deadlineS = 30 * 86400.0;
+    envelope::Gpu gpu;
+    gpu.bf16Flops = 989e12;
+    gpu.intraNodeBytesPerS = 450e9;
+    gpu.interNodeBytesPerS = 50e9;
+    gpu.pricePerHour = 4;
+    const envelope::Cluster cluster { 128, 8 };
     for (auto _ : state) {
-        auto compute = envelope::estimateCompute(plan.model.arch, counts, plan.training,
-                                                 plan.cluster, plan.gpu.gpu);
+        auto compute = envelope::estimateCompute(arch, counts, config, cluster, gpu);
         benchmark::DoNotOptimize(compute);
     }
 }

@@ -61,8 +61,11 @@ struct TrainingCompute {
     double forwardFlopsPerToken = 0;   // inference / reference model forward
     double globalBatchTokens = 0;      // micro_batch x grad_accum x dp x seq_len
     double peakFlopsPerGpu = 0;        // at the recipe's compute dtype
+    int gpus = 0;                      // GPUs the job uses: dp x tp x pp x cp
+    double stepFlops = 0;              // model FLOPs of one step: flopsPerToken x batch tokens
     double computeTimeS = 0;           // step FLOPs / (gpus x peak x mfu)
     double stepTimeS = 0;              // compute + exposed communication + bubble
+    double effectiveMfu = 0;           // step FLOPs / (gpus x peak x step time): mfu after losses
     double tokensPerS = 0;             // whole job
     double tokensPerSPerGpu = 0;
     double trainTimeS = 0;             // trainTokens / tokensPerS
@@ -70,12 +73,16 @@ struct TrainingCompute {
     double cost = 0;                   // USD at the GPU's price
     Communication communication;
     std::string bottleneck;            // "compute", "dp-comm", "tp-comm", "pp-bubble", ...
+    double bottleneckS = 0;            // the step-time component behind `bottleneck`
     std::optional<double> observedMfu;
     std::optional<double> observedHfu;
-    // Budget solver (present when two of budget, deadline, MFU are given).
-    std::optional<int> affordableGpus;
-    std::optional<double> requiredMfu;
-    std::optional<double> achievableDeadlineS;
+    // Budget solver (seed 001 ex. 3; the plan's mfu is always given, so budget and/or deadline
+    // select what is solved for):
+    std::optional<int> affordableGpus;         // budget + deadline: floor(budget / (price x h))
+    std::optional<double> requiredMfu;         // deadline: model FLOPs / (gpus x peak x deadline)
+    std::optional<double> achievableDeadlineS; // budget + mfu: train time, when the budget covers it
+    std::optional<int> gpusForDeadline;   // deadline + mfu: GPUs that finish in time
+    std::optional<double> budgetTokens;   // budget + mfu: tokens the budget buys at this plan
 };
 
 struct ServingEstimate {
@@ -95,6 +102,17 @@ struct ServingEstimate {
     double computeBoundConcurrency = 0;
     bool fits = false;               // weights + activations + overhead leave a positive KV budget
     MemoryBreakdown perGpu;          // with kvCache = the KV of `concurrency` x `context`
+    // Details behind the figures above (docs/formulas-serving.md).
+    double kvBytesPerTokenPerGpu = 0;   // after TP splits (or replicates) the KV heads
+    int kvHeadsPerGpu = 0;
+    double usableBytes = 0;             // memory x gpu_memory_utilization
+    double weightBytesPerParam = 0;     // quantized linear layers, scales included
+    double contiguousWasteFraction = 0; // 1 - average / context (kept tokens)
+    double contiguousSequences = 0;     // sequences a max-length pre-allocation admits
+    double pagedSequencesAtAverage = 0; // sequences PagedAttention admits at the average length
+    double decodeMemoryS = 0;           // HBM time of one decode step at `concurrency`
+    double decodeComputeS = 0;          // compute time of the same step
+    bool fitsConcurrency = false;       // perGpu.kvCache <= kvBudgetBytes
 };
 
 struct RoleEstimate {
@@ -115,6 +133,13 @@ struct RlEstimate {
     std::string bottleneck;    // "rollout" or "training"
     int suggestedRolloutGpus = 0;  // the split that balances rollout and training
     int suggestedTrainerGpus = 0;
+    // Details (docs/formulas-rl.md).
+    double trainTokens = 0;        // tokens the policy trains on per step
+    int totalGpus = 0;             // GPUs of all pools (colocated: the one shared pool)
+    bool fits = false;             // every role (colocated: the peak phase) fits
+    double rolloutPhaseBytes = 0;  // colocated: per GPU during rollout
+    double trainingPhaseBytes = 0; // colocated: per GPU during training
+    double colocatedPeakBytes = 0; // colocated: max of the phases + overhead
 };
 
 struct Estimate {

@@ -126,7 +126,7 @@ ModelArch standardArch(int layers, std::int64_t hidden, int heads, std::int64_t 
     if (heads > 0)
         a.heads = heads;
     else if (hidden % kStandardHeadDim == 0)
-        a.heads = static_cast<int>(hidden / kStandardHeadDim);
+        a.heads = static_cast<int>(std::max<std::int64_t>(1, hidden / kStandardHeadDim));
     else
         a.heads = hidden % 64 == 0 ? static_cast<int>(hidden / 64) : 1;
     a.kvHeads = a.heads;
@@ -144,6 +144,8 @@ int layersFor(double params, std::int64_t hidden, int heads, std::int64_t vocab)
     const double perLayer = one.layerTotal();
     const double outside = one.total - perLayer;
     const double layers = std::round((params - outside) / perLayer);
+    if (!std::isfinite(layers))
+        return 1;
     return static_cast<int>(std::clamp(layers, 1.0, 1000.0));
 }
 
@@ -195,6 +197,8 @@ ModelArch standardShapeForParams(
             }
         }
     }
+    if (hidden <= 0) // a count that is not a positive number: validateArch reports it
+        hidden = 4096;
     if (layers <= 0)
         layers = layersFor(params, hidden, heads, v);
     ModelArch a = standardArch(layers, hidden, heads, v);

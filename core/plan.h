@@ -138,6 +138,7 @@ struct RlConfig {
     double oldPolicyBytesPerParam = 0;  // 0, 1 or 2: the old-policy snapshot
     bool kl = true;                     // GRPO/PPO KL to the reference
     std::optional<double> rolloutTokensPerS;  // measured; otherwise the decode roofline
+    std::optional<double> trainTokensPerS;    // measured trainer rate; otherwise 6 P / MFU
     bool offPolicyPipeline = false;     // one-step-off-policy: rollout overlaps training
 
     bool operator==(const RlConfig&) const = default;

@@ -4,7 +4,10 @@
 // Source: seed 000 ("The four copies cost", the 7B GRPO on 8x H100 worked example).
 #pragma once
 
+#include <optional>
+
 #include "estimate.h"
+#include "expected.h"
 
 namespace envelope {
 
@@ -12,4 +15,8 @@ namespace envelope {
 // recipe, ZeRO stage, recompute and MFU, plan.serving for the rollout engine's KV settings.
 RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex = nullptr);
 
-}  // namespace envelope
+// Range checks of the rl section, errors named by JSON path ("rl.group_size: must be >= 1,
+// got 0"). For planio's validation.
+std::optional<Error> validateRl(const RlConfig& config);
+
+} // namespace envelope

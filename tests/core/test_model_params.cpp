@@ -80,18 +80,19 @@ TEST(ModelParams, DenseModelsMatchTheirPublishedTotalsExactly)
         { "llama-2-7b", llamaLike(32, 4096, 11008, 32, 32, 32000), 6'738'415'616,
             "meta-llama/Llama-2-7b-hf safetensors index total_size 13,476,839,424 / 2" },
         { "llama-2-13b", llamaLike(40, 5120, 13824, 40, 40, 32000), 13'015'864'320,
-            "meta-llama/Llama-2-13b-hf safetensors index total_size 26,031,728,640 / 2" },
+            "meta-llama/Llama-2-13b-hf: 13,015,864,320 params (HF safetensors)" },
         { "llama-2-70b", llamaLike(80, 8192, 28672, 64, 8, 32000), 68'976'648'192,
-            "meta-llama/Llama-2-70b-hf safetensors index total_size 137,953,296,384 / 2" },
+            "meta-llama/Llama-2-70b-hf: 68,976,648,192 params (HF safetensors)" },
         { "llama-3-8b", llamaLike(32, 4096, 14336, 32, 8, 128256), 8'030'261'248,
             "meta-llama/Meta-Llama-3-8B safetensors index total_size 16,060,522,496 / 2" },
         { "llama-3-70b", llamaLike(80, 8192, 28672, 64, 8, 128256), 70'553'706'496,
             "meta-llama/Meta-Llama-3-70B safetensors index total_size 141,107,412,992 / 2" },
         { "llama-3.1-405b", llamaLike(126, 16384, 53248, 128, 8, 128256), 405'853'388'800,
-            "meta-llama/Llama-3.1-405B model card: 405,853,388,800 params" },
+            "meta-llama/Llama-3.1-405B: 405,853,388,800 params (HF safetensors)" },
         { "mistral-7b", llamaLike(32, 4096, 14336, 32, 8, 32000), 7'241'732'096,
             "mistralai/Mistral-7B-v0.1 safetensors index total_size 14,483,464,192 / 2" },
-        { "qwen2.5-7b", qwen, 7'615'616'512, "Qwen/Qwen2.5-7B safetensors: 7,615,616,512 params" },
+        { "qwen2.5-7b", qwen, 7'615'616'512,
+            "Qwen/Qwen2.5-7B safetensors index total_size 15,231,233,024 / 2" },
     };
     for (const Published& c : cases) {
         SCOPED_TRACE(c.name);
@@ -292,6 +293,17 @@ TEST(ModelParams, StandardShapesGrowWithTheCount)
         EXPECT_FALSE(validateArch(a).has_value());
         lastLayers = a.layers;
         lastHidden = a.hidden;
+    }
+}
+
+TEST(ModelParams, StandardShapeForANonsenseCountIsReportedNotACrash)
+{
+    for (double params : { 0.0, -5.0, std::nan("") }) {
+        const ModelArch a = standardShapeForParams(params);
+        EXPECT_GT(a.heads, 0);
+        const auto error = validateArch(a);
+        ASSERT_TRUE(error.has_value());
+        EXPECT_EQ(error->path, "params");
     }
 }
 

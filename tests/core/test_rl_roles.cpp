@@ -1,0 +1,235 @@
+// The algorithm presets (which copies each keeps), placement (disjoint pools vs colocated
+// phases), the old-policy snapshot, one-step off-policy overlap, explanations, validation and
+// degenerate inputs. Expectations derived by hand from seed 000's plan (test_rl_fixtures.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "rl.h"
+#include "test_rl_fixtures.h"
+
+namespace envelope {
+namespace {
+
+using namespace envelope::testing;
+
+std::set<std::string> roleNames(const RlEstimate& r)
+{
+    std::set<std::string> names;
+    for (const RoleEstimate& e : r.perRole)
+        names.insert(e.role);
+    return names;
+}
+
+TEST(RlAlgorithms, GrpoKeepsTrainerReferenceRolloutWithoutCritic)
+{
+    const RlEstimate r = estimateRl(seedGrpoPlan(), bareCounts(7e9));
+    EXPECT_EQ(roleNames(r), (std::set<std::string> { "trainer", "reference", "rollout" }));
+    EXPECT_EQ(r.totalGpus, 8); // 4 + 1 + 3
+}
+
+TEST(RlAlgorithms, PpoAddsATrainerSizedCriticAndAForwardOnlyRewardModel)
+{
+    Plan plan = seedGrpoPlan();
+    plan.rl.algorithm = RlAlgorithm::Ppo;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_EQ(roleNames(r),
+        (std::set<std::string> { "trainer", "reference", "rollout", "critic", "reward" }));
+    const RoleEstimate* trainer = findRole(r, "trainer");
+    const RoleEstimate* critic = findRole(r, "critic");
+    const RoleEstimate* reward = findRole(r, "reward");
+    ASSERT_TRUE(trainer && critic && reward);
+    // The critic defaults to the trainer's 4 GPUs and the same 18 B/param states.
+    EXPECT_EQ(critic->gpus, 4);
+    EXPECT_DOUBLE_EQ(critic->perGpu.total(), trainer->perGpu.total());
+    // The reward model defaults to the reference's 1 GPU: 2 x 7e9 bf16 weights, no optimizer.
+    EXPECT_EQ(reward->gpus, 1);
+    EXPECT_DOUBLE_EQ(reward->perGpu.weights, 14e9);
+    EXPECT_DOUBLE_EQ(reward->perGpu.optimizer, 0);
+    EXPECT_EQ(r.totalGpus, 4 + 1 + 3 + 4 + 1);
+    // Disjoint pools: reference, reward and the critic's value pass run side by side; the
+    // critic's update (4 GPUs, 5.24 s at the measured rate) beside the policy's.
+    const double tokens = 256.0 * 4096;
+    EXPECT_NEAR(r.referenceS, tokens / 150000, 1e-9);
+    EXPECT_NEAR(r.trainS, tokens / 200000, 1e-9);
+}
+
+TEST(RlAlgorithms, DpoHasNoRolloutAndTrainsOnChosenAndRejected)
+{
+    Plan plan = seedGrpoPlan();
+    plan.rl.algorithm = RlAlgorithm::Dpo;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_EQ(roleNames(r), (std::set<std::string> { "trainer", "reference" }));
+    EXPECT_EQ(findRole(r, "rollout"), nullptr);
+    EXPECT_EQ(r.rolloutTokens, 0);
+    EXPECT_EQ(r.rolloutS, 0);
+    // 32 prompts x 2 (chosen, rejected) x 4096 tokens = 262,144 at 200k tok/s = 1.31 s.
+    EXPECT_DOUBLE_EQ(r.trainTokens, 32.0 * 2 * 4096);
+    EXPECT_NEAR(r.trainS, 32.0 * 2 * 4096 / 200000, 1e-9);
+    EXPECT_EQ(r.bottleneck, "training");
+    // No rollout to balance: every GPU of the rollout pool goes to training.
+    EXPECT_EQ(r.suggestedRolloutGpus, 0);
+    EXPECT_EQ(r.suggestedTrainerGpus, 4 + 3);
+    // DPO keeps its reference whatever `kl` says; reference_gpus 0 = precomputed log-probs.
+    plan.rl.kl = false;
+    EXPECT_NE(findRole(estimateRl(plan, bareCounts(7e9)), "reference"), nullptr);
+    plan.rl.referenceGpus = 0;
+    EXPECT_EQ(findRole(estimateRl(plan, bareCounts(7e9)), "reference"), nullptr);
+}
+
+TEST(RlRoles, OldPolicySnapshotSitsOnTheTrainerGpusAndCountsTowardTheirFit)
+{
+    Plan plan = seedGrpoPlan();
+    plan.rl.oldPolicyBytesPerParam = 2;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    const RoleEstimate* old = findRole(r, "old-policy");
+    ASSERT_NE(old, nullptr);
+    EXPECT_EQ(old->gpus, 4);
+    EXPECT_DOUBLE_EQ(old->perGpu.weights, 2 * 7e9 / 4); // 3.5 GB
+    EXPECT_TRUE(old->fits);
+    // Shrink the GPU to the trainer's own total + 1 GB: the trainer alone would fit, but the
+    // 3.5 GB snapshot on the same GPUs does not, so both roles report it.
+    const double trainerTotal = findRole(r, "trainer")->perGpu.total();
+    plan.gpu.gpu.memoryBytes = trainerTotal + 1e9; // room for 1 GB, the snapshot needs 3.5
+    const RlEstimate tight = estimateRl(plan, bareCounts(7e9));
+    EXPECT_FALSE(findRole(tight, "trainer")->fits);
+    EXPECT_FALSE(findRole(tight, "old-policy")->fits);
+    EXPECT_FALSE(tight.fits);
+}
+
+TEST(RlPlacement, ColocatedPeakIsTheRolloutPhaseWithTheTrainerStatesResident)
+{
+    Plan plan = seedGrpoPlan();
+    plan.rl.placement = RlPlacement::Colocated;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_EQ(r.totalGpus, 8);
+    for (const RoleEstimate& e : r.perRole)
+        EXPECT_EQ(e.gpus, 8) << e.role;
+    // Every role spread over the same 8 GPUs. Resident in every phase: trainer weights
+    // 2 x 7e9 / 8 = 1.75 GB and optimizer 12 x 7e9 / 8 = 10.5 GB, reference 14e9 / 8 = 1.75 GB.
+    const double resident = 1.75e9 + 10.5e9 + 1.75e9;
+    // Rollout phase: 8 engines at TP 1, 256 / 8 = 32 completions each: weights 14 GB, KV
+    // 32 x 4096 x 131,072 = 17.2 GB, forward peak 8192 x 51200 x 2 + 32 x 128256 x 4, 1.5 GB.
+    const double rollout
+        = 14e9 + 32.0 * 4096 * 131072 + (8192.0 * 51200 * 2 + 32.0 * 128256 * 4) + 1.5e9;
+    EXPECT_NEAR(r.rolloutPhaseBytes, resident + rollout, 1.0); // 47.5 GB
+    // Training phase: resident + gradients 4 x 7e9 / 8 = 3.5 GB + the trainer's activations.
+    const double activations = findRole(r, "trainer")->perGpu.activations;
+    EXPECT_NEAR(r.trainingPhaseBytes, resident + 3.5e9 + activations, 1.0);
+    EXPECT_DOUBLE_EQ(r.colocatedPeakBytes, std::max(r.rolloutPhaseBytes, r.trainingPhaseBytes));
+    EXPECT_TRUE(r.fits);
+    // Disjoint, the rollout GPUs alone carry 14 + 46.2 GB of weights + KV: colocation spreads
+    // the completions over all 8 GPUs and its peak is lower here.
+    const RlEstimate disjoint = estimateRl(seedGrpoPlan(), bareCounts(7e9));
+    EXPECT_LT(r.colocatedPeakBytes, findRole(disjoint, "rollout")->perGpu.total());
+}
+
+TEST(RlPlacement, ColocatedPhasesTakeTurnsSoTheStepIsASum)
+{
+    Plan plan = seedGrpoPlan();
+    plan.rl.placement = RlPlacement::Colocated;
+    plan.rl.offPolicyPipeline = true; // cannot overlap on the same GPUs
+    plan.rl.rolloutTokensPerS.reset();
+    plan.rl.trainTokensPerS.reset();
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    const double tokens = 256.0 * 4096;
+    // Training and the reference forward on all 8 GPUs at MFU 0.45.
+    EXPECT_NEAR(r.trainS, 6 * 7e9 * tokens / (8 * 989e12 * 0.45), 1e-9);
+    EXPECT_NEAR(r.referenceS, 2 * 7e9 * tokens / (8 * 989e12 * 0.45), 1e-9);
+    EXPECT_NEAR(r.stepS, r.rolloutS + r.referenceS + r.trainS, 1e-9);
+}
+
+TEST(RlTiming, OneStepOffPolicyOverlapsRolloutWithTraining)
+{
+    Plan plan = seedGrpoPlan();
+    plan.rl.offPolicyPipeline = true;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    const double tokens = 256.0 * 4096;
+    // max(29.96, 6.99 + 5.24) = 29.96 s: 120 steps/hour.
+    EXPECT_NEAR(r.stepS, tokens / 35000, 1e-9);
+    EXPECT_NEAR(r.stepsPerHour, 3600 / (tokens / 35000), 1e-9);
+}
+
+TEST(RlExplain, EveryResultKeyHasAFormula)
+{
+    Plan plan = seedGrpoPlan();
+    plan.rl.algorithm = RlAlgorithm::Ppo;
+    Explainer ex;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9), &ex);
+    for (const char* key : { "rl.rollout_s", "rl.train_s", "rl.step_s", "rl.steps_per_hour",
+             "rl.bottleneck", "rl.reference_s", "rl.rollout_tokens", "rl.train_tokens",
+             "rl.suggested_rollout_gpus", "rl.suggested_trainer_gpus",
+             "rl.per_role.trainer.per_gpu_bytes", "rl.per_role.reference.per_gpu_bytes",
+             "rl.per_role.rollout.per_gpu_bytes", "rl.per_role.critic.per_gpu_bytes",
+             "rl.per_role.reward.per_gpu_bytes", "rl.per_role.rollout.fits" })
+        EXPECT_NE(ex.find(key), nullptr) << key;
+    ASSERT_NE(ex.find("rl.step_s"), nullptr);
+    EXPECT_DOUBLE_EQ(ex.find("rl.step_s")->value, r.stepS);
+    EXPECT_DOUBLE_EQ(ex.find("rl.per_role.rollout.per_gpu_bytes")->value,
+        findRole(r, "rollout")->perGpu.total());
+    // The fast path records nothing and computes the same figures.
+    const RlEstimate quiet = estimateRl(plan, bareCounts(7e9));
+    EXPECT_DOUBLE_EQ(quiet.stepS, r.stepS);
+}
+
+TEST(RlExplain, ServingKeysOfTheResultContractAreExplained)
+{
+    Explainer ex;
+    const ServingEstimate s
+        = estimateServing(llama3_8b(), bareCounts(8.03e9), ServingConfig {}, h100(), &ex);
+    for (const char* key :
+        { "serving.kv_bytes_per_token", "serving.weights_bytes_per_gpu", "serving.kv_budget_bytes",
+            "serving.max_tokens", "serving.max_sequences", "serving.decode_tokens_per_s",
+            "serving.prefill_time_s", "serving.ttft_s", "serving.itl_s",
+            "serving.compute_bound_concurrency", "serving.contiguous_waste_bytes" })
+        EXPECT_NE(ex.find(key), nullptr) << key;
+    EXPECT_DOUBLE_EQ(ex.find("serving.kv_bytes_per_token")->value, 131072);
+    EXPECT_DOUBLE_EQ(ex.find("serving.max_sequences")->value, s.maxSequences);
+}
+
+TEST(RlEdges, DegenerateInputsStayFinite)
+{
+    for (RlAlgorithm algorithm : { RlAlgorithm::Grpo, RlAlgorithm::Ppo, RlAlgorithm::Dpo })
+        for (RlPlacement placement : { RlPlacement::Disjoint, RlPlacement::Colocated }) {
+            Plan plan = seedGrpoPlan();
+            plan.rl.algorithm = algorithm;
+            plan.rl.placement = placement;
+            plan.rl.trainerGpus = 0;
+            plan.rl.rolloutGpus = 0;
+            plan.rl.prompts = 0;
+            plan.rl.responseLen = 0;
+            plan.rl.rolloutTokensPerS.reset();
+            plan.rl.trainTokensPerS.reset();
+            plan.gpu.gpu = Gpu {};
+            Explainer ex;
+            const RlEstimate r = estimateRl(plan, bareCounts(0), &ex);
+            for (double v : { r.rolloutS, r.referenceS, r.trainS, r.stepS, r.stepsPerHour,
+                     r.rolloutTokens, r.colocatedPeakBytes })
+                EXPECT_TRUE(std::isfinite(v));
+            for (const RoleEstimate& e : r.perRole)
+                EXPECT_TRUE(std::isfinite(e.perGpu.total())) << e.role;
+            for (const Explanation& e : ex.items())
+                EXPECT_TRUE(std::isfinite(e.value)) << e.figure;
+        }
+}
+
+TEST(RlValidation, ErrorsNameTheJsonPathAndTheAllowedRange)
+{
+    RlConfig c;
+    EXPECT_FALSE(validateRl(c).has_value());
+    c.groupSize = 0;
+    EXPECT_EQ(validateRl(c)->toString(), "rl.group_size: must be >= 1, got 0");
+    c = {};
+    c.oldPolicyBytesPerParam = 3;
+    EXPECT_EQ(validateRl(c)->toString(), "rl.old_policy_bytes_per_param: must be 0, 1 or 2, got 3");
+    c = {};
+    c.rolloutGpus = 0; // GRPO needs a rollout engine ...
+    EXPECT_EQ(validateRl(c)->path, "rl.rollout_gpus");
+    c.algorithm = RlAlgorithm::Dpo; // ... DPO does not
+    EXPECT_FALSE(validateRl(c).has_value());
+}
+
+} // namespace
+} // namespace envelope

@@ -1,0 +1,154 @@
+// Seed 000's worked example end to end: "a 7B GRPO run on 8x H100" (trainer 4 GPUs FSDP,
+// reference 1, rollout 3 with vLLM at TP 1; 256 completions of 4096 tokens; 35k tok/s rollout,
+// 200k tok/s training). Every expectation is the seed's arithmetic, written out here; where
+// our model counts something the seed leaves out, the comment says what and by how much.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "rl.h"
+#include "test_rl_fixtures.h"
+#include "training_memory.h"
+
+namespace envelope {
+namespace {
+
+using namespace envelope::testing;
+
+TEST(RlSeed000, TrainerHoldsEighteenBytesPerParamOverFourGpus)
+{
+    const Plan plan = seedGrpoPlan();
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    const RoleEstimate* trainer = findRole(r, "trainer");
+    ASSERT_NE(trainer, nullptr);
+    EXPECT_EQ(trainer->gpus, 4);
+    // "Trainer (4 GPUs, FSDP): 18 x 7e9 / 4 = 31.5 GB/GPU".
+    const MemoryBreakdown& m = trainer->perGpu;
+    EXPECT_DOUBLE_EQ(m.weights + m.gradients + m.optimizer, 18 * 7e9 / 4);
+    EXPECT_DOUBLE_EQ(m.weights, 2 * 7e9 / 4);
+    EXPECT_DOUBLE_EQ(m.gradients, 4 * 7e9 / 4);
+    EXPECT_DOUBLE_EQ(m.optimizer, 12 * 7e9 / 4);
+    // "Plus activations ... ~47 GB/GPU. Fits." With full recompute and one 4k micro-batch ours
+    // are smaller than the seed's B = 8, so the total is under 47 GB and fits.
+    EXPECT_GT(m.activations, 0);
+    EXPECT_LT(m.total(), 47e9);
+    EXPECT_TRUE(trainer->fits);
+}
+
+TEST(RlSeed000, ReferenceIsFourteenGBOfBf16Weights)
+{
+    const RlEstimate r = estimateRl(seedGrpoPlan(), bareCounts(7e9));
+    const RoleEstimate* ref = findRole(r, "reference");
+    ASSERT_NE(ref, nullptr);
+    EXPECT_EQ(ref->gpus, 1);
+    // "Reference (1 GPU): 2 x 7e9 = 14 GB. Fits with room for activations during one forward."
+    EXPECT_DOUBLE_EQ(ref->perGpu.weights, 14e9);
+    // One 4096-token forward: 4096 x (2 x 4096 + 3 x 14336) x 2 B + one row of fp32 logits.
+    EXPECT_DOUBLE_EQ(ref->perGpu.activations, 4096.0 * 51200 * 2 + 128256.0 * 4);
+    EXPECT_TRUE(ref->fits);
+}
+
+TEST(RlSeed000, RolloutHoldsWeightsAndTheKvOfItsShareOfCompletions)
+{
+    const RlEstimate r = estimateRl(seedGrpoPlan(), bareCounts(7e9));
+    const RoleEstimate* rollout = findRole(r, "rollout");
+    ASSERT_NE(rollout, nullptr);
+    EXPECT_EQ(rollout->gpus, 3);
+    // "14 GB weights per GPU + KV cache. At B=256, L=4096, KV per token ~ 131 KB ... ~131 GB KV
+    // total, ~44 GB per GPU." Three engines at TP 1 share 256 completions: the busiest holds
+    // ceil(256 / 3) = 86 x 4096 x 131,072 B = 46.2 GB. (The seed's 131 GB divides 131 KB x 1M
+    // tokens by 1024^2; in bytes the total is 137.4 GB and a third 45.8 GB.)
+    EXPECT_DOUBLE_EQ(rollout->perGpu.weights, 14e9);
+    EXPECT_DOUBLE_EQ(rollout->perGpu.kvCache, 86.0 * 4096 * 131072);
+    EXPECT_NEAR(rollout->perGpu.kvCache / 1e9, 44, 2.5);
+    // "Combined with 14 GB weights -> ~58 GB/GPU. Fits." Ours adds the engine's forward peak
+    // and 1.5 GB runtime overhead: 14 + 46.2 + 0.88 + 1.5 = 62.6 GB <= 0.9 x 85.5 GB.
+    EXPECT_NEAR((rollout->perGpu.weights + rollout->perGpu.kvCache) / 1e9, 58, 2.5);
+    EXPECT_TRUE(rollout->fits);
+    EXPECT_EQ(findRole(r, "old-policy"), nullptr); // 0 B/param by default
+    EXPECT_TRUE(r.fits);
+}
+
+TEST(RlSeed000, StepTimeFromTheSeedRates)
+{
+    const RlEstimate r = estimateRl(seedGrpoPlan(), bareCounts(7e9));
+    // "generate 256 x 4096 = 1M rollout tokens (~30 s at 35k tok/s)".
+    const double tokens = 256.0 * 4096; // 1,048,576
+    EXPECT_DOUBLE_EQ(r.rolloutTokens, tokens);
+    EXPECT_DOUBLE_EQ(r.trainTokens, tokens);
+    EXPECT_NEAR(r.rolloutS, tokens / 35000, 1e-9); // 29.96 s
+    // "Train one step on those tokens (~5 s at 200k tok/s)".
+    EXPECT_NEAR(r.trainS, tokens / 200000, 1e-9); // 5.24 s
+    // "~35 s/step -> ~100 steps/hour": rollout + train = 35.2 s, 3600 / 35.2 = 102.
+    EXPECT_NEAR(r.rolloutS + r.trainS, 35, 0.5);
+    EXPECT_NEAR(3600 / (r.rolloutS + r.trainS), 100, 3);
+    // The seed leaves out the reference's forward over the same tokens. A forward is a third of
+    // forward + backward, so 1 reference GPU runs at 3 x 200k / 4 = 150k tok/s: 6.99 s.
+    EXPECT_NEAR(r.referenceS, tokens / 150000, 1e-9);
+    EXPECT_NEAR(r.stepS, tokens / 35000 + tokens / 150000 + tokens / 200000, 1e-9); // 42.2 s
+    EXPECT_NEAR(r.stepsPerHour, 3600 / r.stepS, 1e-9); // 85
+    // "Rollout-bound."
+    EXPECT_EQ(r.bottleneck, "rollout");
+}
+
+TEST(RlSeed000, WithoutTheKlTermTheStepIsTheSeedsThirtyFiveSeconds)
+{
+    Plan plan = seedGrpoPlan();
+    plan.rl.kl = false;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_EQ(findRole(r, "reference"), nullptr);
+    const double tokens = 256.0 * 4096;
+    EXPECT_DOUBLE_EQ(r.referenceS, 0);
+    EXPECT_NEAR(r.stepS, tokens / 35000 + tokens / 200000, 1e-9); // 35.2 s
+    EXPECT_NEAR(r.stepsPerHour, 3600 / (tokens / 35000 + tokens / 200000), 1e-9); // 102
+    // "a 1000-step run takes ~10 hours"
+    EXPECT_NEAR(1000 / r.stepsPerHour, 10, 0.3);
+}
+
+TEST(RlSeed000, BalancedSplitMovesGpusFromTrainingToRollout)
+{
+    // Of 3 + 4 = 7 GPUs: rollout costs 29.96 x 3 = 89.9 GPU-s, training 5.24 x 4 = 21.0 GPU-s,
+    // the reference forward (6.99 s) stays on its GPU. max(89.9 / r, 6.99 + 21.0 / (7 - r)):
+    //   r = 4: max(22.5, 14.0) = 22.5;  r = 5: max(18.0, 17.5) = 18.0;
+    //   r = 6: the trainer alone would hold 18 x 7e9 = 126 GB: does not fit.
+    // So 5 rollout / 2 trainer GPUs (the seed: "usually 2:1 inference:training").
+    const Plan plan = seedGrpoPlan();
+    const TrainingMemory two = estimateTrainingMemory(
+        plan.model.arch, bareCounts(7e9), plan.training, Cluster { 2, 8 }, plan.gpu.gpu);
+    ASSERT_TRUE(two.fits); // 63 GB of states + activations on two GPUs
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_EQ(r.suggestedRolloutGpus, 5);
+    EXPECT_EQ(r.suggestedTrainerGpus, 2);
+}
+
+TEST(RlSeed000, TrainingTimeFromMfuWhenNoRateIsMeasured)
+{
+    // 6 x 7e9 x 1,048,576 / (4 x 989e12 x 0.45) = 24.7 s: the seed's 200k tok/s on 4 GPUs
+    // would need 6 x 7e9 x 200e3 / (4 x 989e12) = 212% MFU.
+    Plan plan = seedGrpoPlan();
+    plan.rl.trainTokensPerS.reset();
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    const double tokens = 256.0 * 4096;
+    EXPECT_NEAR(r.trainS, 6 * 7e9 * tokens / (4 * 989e12 * 0.45), 1e-9);
+    // The reference forward at the same MFU on one GPU: 2 x 7e9 x tokens / (989e12 x 0.45).
+    EXPECT_NEAR(r.referenceS, 2 * 7e9 * tokens / (989e12 * 0.45), 1e-9);
+}
+
+TEST(RlSeed000, RolloutTimeFromTheDecodeRooflineWhenNoRateIsMeasured)
+{
+    Plan plan = seedGrpoPlan();
+    plan.rl.rolloutTokensPerS.reset();
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    // Busiest engine: 86 completions. Prefill 86 x 512 prompt tokens at 989 TFLOP/s:
+    // 2 P n + 2 x 32 layers x 32 heads x (128 + 128) x n^2 / 2 per prompt.
+    const double prefill = 86 * (2 * 7e9 * 512 + 2.0 * 32 * 32 * 256 * 512 * 512 / 2) / 989e12;
+    // 3584 decode steps at the mean context 512 + 3584 / 2 = 2304 tokens: memory reads of
+    // 14 GB + 86 x 2304 x 131,072 B at 3.35 TB/s x 0.8 (compute: 86 x (2 P + attention) / peak).
+    const double memoryS = (14e9 + 86.0 * 2304 * 131072) / (3.35e12 * 0.8);
+    const double computeS = 86 * (2 * 7e9 + 2.0 * 32 * 32 * 256 * 2304) / 989e12;
+    ASSERT_GT(memoryS, computeS); // bandwidth-bound: 14.9 ms vs 1.3 ms
+    EXPECT_NEAR(r.rolloutS, prefill + 3584 * memoryS, 1e-9); // ~54 s
+}
+
+} // namespace
+} // namespace envelope
