@@ -3,8 +3,11 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QFile>
 #include <QGraphicsLayout>
 #include <QPainter>
+#include <QRegularExpression>
+#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include "memoryview.h"
@@ -27,6 +30,26 @@ template <class Paint> void withChartAt(QChartView* view, const QSize& size, Pai
     chart->setGeometry(old);
     if (chart->layout())
         chart->layout()->activate();
+}
+
+// QSvgGenerator states the size in millimetres, which readers turn back into pixels at their own
+// dpi (QSvgRenderer and Inkscape use 90): state it in pixels so the image is exactly `size`.
+bool setSvgPixelSize(const QString& path, const QSize& size)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return false;
+    QString text = QString::fromUtf8(file.readAll());
+    file.close();
+    static const QRegularExpression header(
+        QStringLiteral(R"(<svg([^>]*?) width="[^"]*" height="[^"]*")"));
+    text.replace(header,
+        QStringLiteral(R"(<svg\1 width="%1" height="%2")").arg(size.width()).arg(size.height()));
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly))
+        return false;
+    out.write(text.toUtf8());
+    return out.commit();
 }
 
 } // namespace
@@ -54,6 +77,7 @@ bool exportChartSvg(QChartView* view, const QSize& size, const QString& path, co
     QSvgGenerator svg;
     svg.setFileName(path);
     svg.setSize(size);
+    svg.setResolution(96);
     svg.setViewBox(QRect(QPoint(0, 0), size));
     svg.setTitle(title.isEmpty() ? view->chart()->title() : title);
     svg.setDescription(QStringLiteral("Envelope chart"));
@@ -66,7 +90,7 @@ bool exportChartSvg(QChartView* view, const QSize& size, const QString& path, co
         scene->render(&painter, rect, rect);
         ok = painter.end();
     });
-    return ok;
+    return ok && setSvgPixelSize(path, size);
 }
 
 QImage grabWidget(QWidget* widget, const QSize& size)

@@ -19,6 +19,7 @@
 #include <QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 
 #include "chartstyle.h"
 #include "memoryview.h"
@@ -150,7 +151,9 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
     for (const Variant& v : variants) {
         if (v.current)
             m_highlighted = columnCount();
-        addColumn(v.memory.perGpu, QString::fromStdString(v.label));
+        // "ZeRO-3 / FSDP" -> "ZeRO-3": category labels must fit under a bar.
+        addColumn(
+            v.memory.perGpu, QString::fromStdString(v.label).section(QStringLiteral(" / "), 0, 0));
     }
 
     m_hbm = toDisplayUnits(own.gpuMemoryBytes, units);
@@ -160,7 +163,9 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
         QList<qreal> values;
         values.reserve(columns);
         for (int c = 0; c < columns; ++c) {
-            const double v = toDisplayUnits(m_columnBytes[std::size_t(c)][t], units);
+            double v = toDisplayUnits(m_columnBytes[std::size_t(c)][t], units);
+            if (!std::isfinite(v))
+                v = 0;
             values.append(v);
             m_totals[std::size_t(c)] += v;
         }
@@ -188,7 +193,9 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
     if (m_xAxis->categories() != labels)
         m_xAxis->setCategories(labels);
 
-    const double top = std::max(*std::max_element(m_totals.begin(), m_totals.end()), m_hbm);
+    // At least 1 unit: an empty plan (all zeros) still gets a valid axis.
+    const double top
+        = std::max({ *std::max_element(m_totals.begin(), m_totals.end()), m_hbm, 1.0 });
     m_yAxis->setRange(0, top * 1.12);
     m_yAxis->applyNiceNumbers();
     m_yAxis->setTitleText(

@@ -141,7 +141,8 @@ void SweepChart::setResults(
                                   : tr("micro-batch (sequences, log2 scale)"));
 
     // Above a few times HBM the curve only says "does not fit"; keep HBM in the upper half.
-    m_yAxis->setRange(0, std::min(top, std::max(hbm * 3.0, own * 1.15)) * 1.08);
+    const double yMax = std::min(top, std::max(hbm * 3.0, own * 1.15)) * 1.08;
+    m_yAxis->setRange(0, std::isfinite(yMax) && yMax > 0 ? yMax : 1.0);
     m_yAxis->applyNiceNumbers();
     m_yAxis->setTitleText(
         tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));

@@ -1,0 +1,240 @@
+// The main window's files and exports: save -> open round trip, a bad file names its field and
+// keeps the plan, exports of the requested size that are not blank, the title, the prompt.
+#include <QAction>
+#include <QApplication>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QClipboard>
+#include <QFile>
+#include <QImage>
+#include <QMessageBox>
+#include <QPainter>
+#include <QProcess>
+#include <QSvgRenderer>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QUndoStack>
+
+#include "application.h"
+#include "exporter.h"
+#include "mainwindow.h"
+#include "memorybarchart.h"
+#include "plandocument.h"
+#include "settings.h"
+#include "trainingpanel.h"
+#include "uitestutil.h"
+
+using namespace envelope;
+using namespace envelope::ui;
+
+namespace {
+
+// Distinct colours in the image: a blank (single-colour) render has one.
+int distinctColours(const QImage& image)
+{
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 7)
+        for (int x = 0; x < image.width(); x += 7)
+            colours.insert(image.pixel(x, y));
+    return int(colours.size());
+}
+
+void writeText(const QString& path, const QByteArray& text)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(text);
+}
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<Settings> m_settings;
+    std::unique_ptr<MainWindow> m_window;
+
+    QString path(const QString& name) const { return m_dir.filePath(name); }
+
+private slots:
+    void init()
+    {
+        m_settings = std::make_unique<Settings>();
+        m_window = std::make_unique<MainWindow>(uitest::presets(), m_settings.get());
+        writeText(path(QStringLiteral("llama.json")), uitest::kLlama7bPlan);
+        QString error;
+        QVERIFY2(m_window->openFile(path(QStringLiteral("llama.json")), &error), qPrintable(error));
+        m_window->resize(1400, 900);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    }
+    void cleanup()
+    {
+        m_window->document()->markSaved(); // no prompt on close
+        m_window.reset();
+        m_settings.reset();
+    }
+
+    void titleShowsNameAndModifiedMarker()
+    {
+        QCOMPARE(m_window->windowTitle(), QStringLiteral("Llama-2 7B SFT[*] — Envelope"));
+        QVERIFY(!m_window->isWindowModified());
+        Plan p = m_window->document()->plan();
+        p.training.zeroStage = 3;
+        m_window->document()->edit(p, QStringLiteral("ZeRO"));
+        QVERIFY(m_window->isWindowModified());
+        m_window->undoAction()->trigger();
+        QVERIFY(!m_window->isWindowModified());
+    }
+
+    void saveThenOpenRoundTrips()
+    {
+        Plan p = m_window->document()->plan();
+        p.training.zeroStage = 3;
+        p.training.seqLen = 8192;
+        p.training.recompute = Recompute::Full;
+        m_window->document()->edit(p, QStringLiteral("edits"));
+        const QString saved = path(QStringLiteral("saved.json"));
+        QString error;
+        QVERIFY2(m_window->saveFile(saved, &error), qPrintable(error));
+        QVERIFY(!m_window->isWindowModified());
+        QCOMPARE(m_settings->recentFiles().front(), QFileInfo(saved).absoluteFilePath());
+
+        m_window->newPlan();
+        QVERIFY(!(m_window->document()->plan() == p));
+        QVERIFY2(m_window->openFile(saved, &error), qPrintable(error));
+        QVERIFY(m_window->document()->plan() == p);
+        QCOMPARE(m_window->trainingPanel()->memoryChart()->barSet(Tenant::Weights)->at(0),
+            toDisplayUnits(estimate(p).training.perGpu.weights, ByteUnits::GB));
+    }
+
+    void badFileNamesTheFieldAndKeepsThePlan()
+    {
+        const Plan before = m_window->document()->plan();
+        QByteArray bad = uitest::kLlama7bPlan;
+        bad.replace("\"zero_stage\": 1", "\"zero_stage\": 5");
+        writeText(path(QStringLiteral("bad.json")), bad);
+        QString error;
+        QVERIFY(!m_window->openFile(path(QStringLiteral("bad.json")), &error));
+        QVERIFY2(error.startsWith(QStringLiteral("training.zero_stage")), qPrintable(error));
+        QVERIFY(m_window->document()->plan() == before);
+
+        writeText(path(QStringLiteral("broken.json")), "{ not json");
+        QVERIFY(!m_window->openFile(path(QStringLiteral("broken.json")), &error));
+        QVERIFY(!error.isEmpty());
+        QVERIFY(m_window->document()->plan() == before);
+        QCOMPARE(m_window->document()->filePath(),
+            QFileInfo(path(QStringLiteral("llama.json"))).absoluteFilePath());
+    }
+
+    void discardPromptGuardsUnsavedChanges()
+    {
+        Plan p = m_window->document()->plan();
+        p.training.tp = 2;
+        m_window->document()->edit(p, QStringLiteral("TP"));
+        int asked = 0;
+        m_window->setSavePrompt([&asked] {
+            ++asked;
+            return int(QMessageBox::Cancel);
+        });
+        QVERIFY(!m_window->maybeSave());
+        QVERIFY(!m_window->close()); // cancelled: the window stays
+        QCOMPARE(asked, 2);
+        m_window->setSavePrompt([] { return int(QMessageBox::Discard); });
+        QVERIFY(m_window->maybeSave());
+    }
+
+    void chartExportsHaveTheRequestedSizeAndContent()
+    {
+        QChartView* view = m_window->trainingPanel()->memoryChart()->chartView();
+        const QString png = path(QStringLiteral("chart.png"));
+        QVERIFY(exportChartPng(view, QSize(1200, 700), png));
+        const QImage image(png);
+        QCOMPARE(image.size(), QSize(1200, 700));
+        QVERIFY(distinctColours(image) > 8);
+        // The on-screen chart keeps its own size.
+        QCOMPARE(view->chart()->size().toSize(), view->viewport()->size());
+
+        const QString svg = path(QStringLiteral("chart.svg"));
+        QVERIFY(exportChartSvg(view, QSize(900, 500), svg));
+        QSvgRenderer renderer(svg);
+        QVERIFY(renderer.isValid());
+        QCOMPARE(renderer.defaultSize(), QSize(900, 500));
+        QImage rendered(900, 500, QImage::Format_ARGB32);
+        rendered.fill(Qt::white);
+        QPainter painter(&rendered);
+        renderer.render(&painter);
+        painter.end();
+        QVERIFY(distinctColours(rendered) > 8);
+    }
+
+    void windowScreenshotIsExactlyTheRequestedSize()
+    {
+        const QString png = path(QStringLiteral("window.png"));
+        QVERIFY(writeScreenshot(m_window.get(), QSize(1000, 700), png));
+        const QImage image(png);
+        QCOMPARE(image.size(), QSize(1000, 700));
+        QVERIFY(distinctColours(image) > 8);
+    }
+
+    void summaryMarkdownGoesToTheClipboard()
+    {
+        m_window->copySummaryMarkdown();
+        const QString md = QGuiApplication::clipboard()->text();
+        const TrainingMemory m = estimate(m_window->document()->plan()).training;
+        QVERIFY(md.contains(
+            QStringLiteral("| **Total** | **%1** |")
+                .arg(QString::fromStdString(formatBytes(m.perGpu.total(), ByteUnits::GB)))));
+        QVERIFY(md.contains(QStringLiteral("Fits")));
+    }
+
+    void panelsAreAddedAndSelectedById()
+    {
+        QCOMPARE(m_window->panelIds(), QStringList { QStringLiteral("training") });
+        auto* serving = new QWidget;
+        m_window->addPanel(QStringLiteral("serving"), QStringLiteral("Serving"), serving);
+        QVERIFY(m_window->selectPanel(QStringLiteral("serving")));
+        QCOMPARE(m_window->tabs()->currentWidget(), serving);
+        QVERIFY(!m_window->selectPanel(QStringLiteral("nope")));
+    }
+
+    void importHfConfigReplacesTheModel()
+    {
+        // A Mistral-7B config.json (mistralai/Mistral-7B-v0.1).
+        writeText(path(QStringLiteral("config.json")), R"({
+            "model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+            "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "vocab_size": 32000, "max_position_embeddings": 32768, "rms_norm_eps": 1e-5,
+            "tie_word_embeddings": false, "sliding_window": 4096})");
+        QString error;
+        QVERIFY2(m_window->importHfConfigFile(path(QStringLiteral("config.json")), &error),
+            qPrintable(error));
+        const Plan& plan = m_window->document()->plan();
+        QCOMPARE(int(plan.model.form), int(ModelChoice::Form::HfConfig));
+        QCOMPARE(plan.model.arch.kvHeads, 8);
+        // Mistral 7B: 7.24B parameters (its model card).
+        QVERIFY(std::abs(m_window->document()->results().estimate.params - 7.24e9) < 0.01e9);
+        m_window->document()->undoStack()->undo();
+        QCOMPARE(plan.model.arch.kvHeads, 32);
+    }
+
+    void screenshotModeWritesExactlyWxH()
+    {
+        const QString png = path(QStringLiteral("shot.png"));
+        QProcess app;
+        app.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        app.start(QStringLiteral(ENVELOPE_APP_PATH),
+            { path(QStringLiteral("llama.json")), QStringLiteral("--screenshot"), png,
+                QStringLiteral("--size"), QStringLiteral("800x600") });
+        QVERIFY(app.waitForFinished(30000));
+        QCOMPARE(app.exitCode(), 0);
+        const QImage image(png);
+        QCOMPARE(image.size(), QSize(800, 600));
+        QVERIFY(distinctColours(image) > 8);
+    }
+};
+
+ENVELOPE_UI_TEST_MAIN(TestMainWindow)
+#include "test_mainwindow.moc"

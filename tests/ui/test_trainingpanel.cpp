@@ -1,0 +1,222 @@
+// The training panel driven like a user: typing into spin boxes, keys on sliders, picking combo
+// items. After each interaction the bars are the core's estimate(plan) of the edited plan.
+#include <QBarSet>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QSlider>
+#include <QSpinBox>
+#include <QUndoStack>
+
+#include "detailspane.h"
+#include "memorybarchart.h"
+#include "memorysavercontrols.h"
+#include "memoryview.h"
+#include "modelcontrols.h"
+#include "parallelismcontrols.h"
+#include "plandocument.h"
+#include "settings.h"
+#include "sliderspin.h"
+#include "summarystrip.h"
+#include "sweepchart.h"
+#include "trainingpanel.h"
+#include "uitestutil.h"
+
+using namespace envelope;
+using namespace envelope::ui;
+
+namespace {
+
+void typeInto(QAbstractSpinBox* spin, const QString& text)
+{
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, text);
+    QTest::keyClick(spin, Qt::Key_Return);
+}
+
+// Every bar of the plan's own column equals the core's figure for the same plan.
+void verifyBarsMatchCore(const TrainingPanel& panel, const Plan& plan, ByteUnits units)
+{
+    const TrainingMemory m = estimate(plan).training;
+    for (Tenant t : kTenants) {
+        const double drawn = panel.memoryChart()->barSet(t)->at(0);
+        const double expected = toDisplayUnits(tenantBytes(m.perGpu, t), units);
+        if (std::abs(drawn - expected) > 1e-9 * std::max(1.0, expected))
+            QFAIL(qPrintable(QStringLiteral("%1: drawn %2, core %3")
+                                 .arg(tenantName(t))
+                                 .arg(drawn)
+                                 .arg(expected)));
+    }
+}
+
+} // namespace
+
+class TestTrainingPanel : public QObject {
+    Q_OBJECT
+private:
+    std::unique_ptr<Settings> m_settings;
+    std::unique_ptr<PlanDocument> m_doc;
+    std::unique_ptr<TrainingPanel> m_panel;
+
+private slots:
+    void init()
+    {
+        m_settings = std::make_unique<Settings>();
+        m_doc = std::make_unique<PlanDocument>(uitest::presets());
+        m_doc->reset(uitest::llama7bPlan());
+        m_panel = std::make_unique<TrainingPanel>(m_doc.get(), m_settings.get());
+        m_panel->resize(1400, 900);
+        m_panel->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_panel.get()));
+    }
+    void cleanup()
+    {
+        m_panel.reset();
+        m_doc.reset();
+        m_settings.reset();
+    }
+
+    void barsStartAsTheCoreEstimate()
+    {
+        verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);
+        // Column 0 is the plan, then ZeRO-0..3; the plan's own stage (1) is outlined.
+        QCOMPARE(m_panel->memoryChart()->columnCount(), 5);
+        QCOMPARE(m_panel->memoryChart()->highlightedColumn(), 2);
+    }
+
+    void typingAContextUpdatesPlanAndBars()
+    {
+        const double before = m_panel->memoryChart()->barSet(Tenant::Activations)->at(0);
+        typeInto(m_panel->modelControls()->contextControl()->spinBox(), QStringLiteral("2048"));
+        QCOMPARE(m_doc->plan().training.seqLen, 2048);
+        verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);
+        // Half the tokens: activations shrink (Korthikanti et al. 2022: linear in s with flash).
+        QVERIFY(m_panel->memoryChart()->barSet(Tenant::Activations)->at(0) < before);
+    }
+
+    void sliderKeysStepMicroBatchByPowersOfTwo()
+    {
+        QSlider* slider = m_panel->modelControls()->microBatchControl()->slider();
+        slider->setFocus();
+        QTest::keyClick(slider, Qt::Key_Right); // 2 -> 4
+        QCOMPARE(m_doc->plan().training.microBatch, 4);
+        QTest::keyClick(slider, Qt::Key_Right); // 4 -> 8
+        QCOMPARE(m_doc->plan().training.microBatch, 8);
+        verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);
+        // A drag (consecutive moves of one control) is one undo step.
+        QCOMPARE(m_doc->undoStack()->count(), 1);
+    }
+
+    void pickingZeroStageMovesTheHighlightAndBars()
+    {
+        QComboBox* zero = m_panel->parallelismControls()->zeroCombo();
+        zero->setFocus();
+        QTest::keyClick(zero, Qt::Key_Down); // 1 -> 2
+        QTest::keyClick(zero, Qt::Key_Down); // 2 -> 3
+        QCOMPARE(m_doc->plan().training.zeroStage, 3);
+        QCOMPARE(m_panel->memoryChart()->highlightedColumn(), 4);
+        verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);
+        // ZeRO-3 shards weights over the 8 data-parallel GPUs: 2 B x 6.74e9 / 8 = 1.68 GB.
+        QVERIFY(std::abs(m_panel->memoryChart()->barSet(Tenant::Weights)->at(0) - 1.685) < 0.01);
+    }
+
+    void undoRestoresThePreviousBars()
+    {
+        const double before = m_panel->memoryChart()->barSet(Tenant::Optimizer)->at(0);
+        QCheckBox* offload = m_panel->memorySaverControls()->offloadOptimizerCheck();
+        QTest::mouseClick(offload, Qt::LeftButton, {}, QPoint(8, offload->height() / 2));
+        QVERIFY(m_doc->plan().training.offloadOptimizer);
+        QVERIFY(m_panel->memoryChart()->barSet(Tenant::Optimizer)->at(0) < before);
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().training.offloadOptimizer);
+        QCOMPARE(m_panel->memoryChart()->barSet(Tenant::Optimizer)->at(0), before);
+        QVERIFY(!offload->isChecked());
+    }
+
+    void modelSizeOffAPresetUsesAStandardShape()
+    {
+        typeInto(m_panel->modelControls()->sizeControl()->spinBox(), QStringLiteral("13"));
+        QCOMPARE(int(m_doc->plan().model.form), int(ModelChoice::Form::Params));
+        QCOMPARE(m_doc->plan().model.arch.declaredParams.value_or(0), 13e9);
+        QVERIFY2(m_panel->modelControls()->shapeNote()->text().contains(
+                     QStringLiteral("standard Llama-like shape"), Qt::CaseInsensitive),
+            qPrintable(m_panel->modelControls()->shapeNote()->text()));
+        verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);
+    }
+
+    void invalidParallelismShowsTheMessageAndKeepsTheBars()
+    {
+        const double before = m_panel->memoryChart()->barSet(Tenant::Weights)->at(0);
+        typeInto(m_panel->parallelismControls()->tpControl(), QStringLiteral("3"));
+        QCOMPARE(m_doc->plan().training.tp, 3);
+        const auto error = validatePlan(m_doc->plan());
+        QVERIFY(error.has_value());
+        QVERIFY(m_panel->statusLine()->isVisible());
+        QVERIFY(m_panel->statusLine()->text().contains(QString::fromStdString(error->message)));
+        QCOMPARE(m_panel->memoryChart()->barSet(Tenant::Weights)->at(0), before);
+        typeInto(m_panel->parallelismControls()->tpControl(), QStringLiteral("2"));
+        QVERIFY(!m_panel->statusLine()->isVisible());
+        verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);
+    }
+
+    void unitsSwitchRedrawsInGiB()
+    {
+        m_settings->setUnits(ByteUnits::GiB);
+        verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GiB);
+    }
+
+    void recomputeToggleComparesModes()
+    {
+        m_panel->memoryChart()->setCompare(MemoryBarChart::Compare::RecomputeModes);
+        QCOMPARE(m_panel->memoryChart()->columnCount(), 4); // plan + none, selective, full
+        QCOMPARE(m_panel->memoryChart()->highlightedColumn(), 2); // the plan's "selective"
+        const auto variants = recomputeVariants(m_doc->plan());
+        QCOMPARE(m_panel->memoryChart()->barSet(Tenant::Activations)->at(3),
+            toDisplayUnits(variants[2].memory.perGpu.activations, ByteUnits::GB));
+    }
+
+    void sweepChartDrawsTheCoreSweepAndThePlansPoint()
+    {
+        const auto points = sweep(m_doc->plan(), SweepAxis::SeqLen);
+        QLineSeries* line = m_panel->sweepChart()->totalSeries();
+        QCOMPARE(line->count(), qsizetype(points.size()));
+        QCOMPARE(line->at(0).x(), std::log2(256.0));
+        QCOMPARE(line->at(0).y(), toDisplayUnits(points[0].totalBytes, ByteUnits::GB));
+        QCOMPARE(m_panel->sweepChart()->currentPoint()->at(0).x(), 12.0); // log2(4096)
+        QCOMPARE(SweepChart::shortCount(1 << 20), QStringLiteral("1M"));
+        QCOMPARE(SweepChart::shortCount(4096), QStringLiteral("4K"));
+    }
+
+    void summaryShowsFitAndTotal()
+    {
+        const TrainingMemory m = estimate(m_doc->plan()).training;
+        QCOMPARE(m_panel->summary()->badgeText().contains(QStringLiteral("FITS")), true);
+        QVERIFY(m_panel->summary()->totalText().startsWith(
+            QString::fromStdString(formatBytes(m.perGpu.total(), ByteUnits::GB))));
+        // Micro-batch 16 at 4K context overflows an 80 GB H100: a best change is offered.
+        typeInto(m_panel->modelControls()->microBatchControl()->spinBox(), QStringLiteral("16"));
+        QVERIFY(m_panel->summary()->badgeText().contains(QStringLiteral("NOT FIT")));
+        const auto suggestions = suggestFits(m_doc->plan(), ByteUnits::GB);
+        QVERIFY(!suggestions.empty());
+        QCOMPARE(m_panel->summary()->suggestionText(),
+            QString::fromStdString(suggestions.front().description));
+    }
+
+    void detailsPaneShowsTheCoreFormulas()
+    {
+        QTreeWidgetItem* item
+            = m_panel->details()->itemFor(QStringLiteral("training.per_gpu_bytes.optimizer"));
+        QVERIFY(item);
+        const Explanation* e
+            = m_doc->explanation(QStringLiteral("training.per_gpu_bytes.optimizer"));
+        QVERIFY(e);
+        QCOMPARE(item->text(2), QString::fromStdString(e->formula));
+    }
+};
+
+ENVELOPE_UI_TEST_MAIN(TestTrainingPanel)
+#include "test_trainingpanel.moc"
