@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -70,9 +71,15 @@ std::string formatNumber(double v)
         return "NaN";
     if (std::isinf(v))
         return v > 0 ? "infinity" : "-infinity";
-    if (v == std::floor(v) && std::fabs(v) < 1e15)
+    if (v == std::floor(v) && std::fabs(v) < 1e7)
         return fmt::format("{:.0f}", v);
-    std::string text = fmt::format("{:g}", v);
+    // The shortest %g text that reads back as v: 85520809984, 2.5e+09, 0.45.
+    std::string text;
+    for (int precision = 1; precision <= 17; ++precision) {
+        text = fmt::format("{:.{}g}", v, precision);
+        if (std::strtod(text.c_str(), nullptr) == v)
+            break;
+    }
     // 2.5e+09 -> 2.5e9, 1e-05 -> 1e-5: the way people write them in JSON.
     const auto e = text.find('e');
     if (e != std::string::npos) {

@@ -39,6 +39,12 @@ std::optional<Error> validatePlan(const Plan& plan);
 std::vector<std::string> planWarnings(const Plan& plan);
 
 // Canonical JSON text (2-space indent, every section written); readPlan(writePlan(p)) == p.
+// Choices are written the way they were made: a GpuChoice or RecipeChoice with a presetId is
+// written as the id alone, a ModelChoice by its form (Preset: the id; PresetOverrides: the id
+// plus overridesJson; HfConfig: the path; Params / Architecture: the resolved arch). So code
+// that edits a resolved figure must also change the choice (clear presetId, switch the model
+// form), or the edit is not saved. ActivationModel::bytesPerSbhPerLayer is written only for the
+// SimpleSbh kind.
 std::string writePlan(const Plan& plan);
 
 // The model object as `envelope-cli import-hf` prints it: a full architecture object.

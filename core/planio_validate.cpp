@@ -19,7 +19,8 @@ std::optional<Error> checkRanges(Plan plan)
 
     // The GPU and recipe figures are checked in their JSON units, through the reader itself.
     {
-        FieldReader f(gpuToJson(plan.gpu.gpu), "gpu");
+        const nlohmann::json gpu = gpuToJson(plan.gpu.gpu); // FieldReader keeps a reference
+        FieldReader f(gpu, "gpu");
         readGpuFields(f, plan.gpu.gpu, true);
         if (auto e = f.finish())
             return e;

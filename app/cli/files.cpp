@@ -6,7 +6,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 namespace envelope::cli {
@@ -30,14 +29,22 @@ Expected<std::string> readTextFile(const std::string& path)
     if (!ec && size > kMaxFileBytes)
         return Error { "",
             path + ": too large to be a plan or config (" + std::to_string(size) + " bytes)" };
+    // Read in chunks with a cap, so that a device (/dev/zero) or a pipe cannot run forever.
     std::ifstream in(path, std::ios::binary);
     if (!in)
         return Error { "", path + ": cannot open: " + std::strerror(errno) };
-    std::ostringstream text;
-    text << in.rdbuf();
+    std::string text;
+    char buffer[65536];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+        text.append(buffer, static_cast<std::size_t>(in.gcount()));
+        if (text.size() > kMaxFileBytes)
+            return Error { "",
+                path + ": too large to be a plan or config (over " + std::to_string(kMaxFileBytes)
+                    + " bytes)" };
+    }
     if (in.bad())
         return Error { "", path + ": read error" };
-    return text.str();
+    return text;
 }
 
 std::string userPresetDir()

@@ -224,7 +224,7 @@ std::string humanBytes(double bytes, ByteUnits units)
         return fmt::format("{:.1f} {}", bytes / (k * k), decimal ? "MB" : "MiB");
     if (a >= k)
         return fmt::format("{:.1f} {}", bytes / k, decimal ? "KB" : "KiB");
-    return fmt::format("{:.0f} B", bytes);
+    return formatBytes(bytes, units, 1); // "0.0 GB": a zero reads best in the table's unit
 }
 
 std::string formatReport(const Plan& plan, const Estimate& e, ByteUnits units, ReportFormat format)
@@ -248,7 +248,9 @@ std::string formatExplanations(const Plan& plan, const Estimate& e, ByteUnits un
 {
     std::string out = plan.name + "\n\n";
     for (const Explanation& x : e.explain) {
-        std::string value = fmt::format("{:.6g}", x.value);
+        const bool whole
+            = std::isfinite(x.value) && x.value == std::floor(x.value) && std::fabs(x.value) < 1e15;
+        std::string value = whole ? fmt::format("{:.0f}", x.value) : fmt::format("{:.6g}", x.value);
         if (x.unit == "bytes")
             value = fmt::format("{} bytes ({})", value, humanBytes(x.value, units));
         else if (!x.unit.empty())

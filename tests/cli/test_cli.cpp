@@ -1,0 +1,357 @@
+// envelope-cli as scripts use it: the real binary, its exit statuses (0 ok, 2 bad plan, 1 anything
+// else), golden text/markdown/json reports of the default plan, and a complete result for every
+// model preset on every GPU preset.
+//
+// Golden files: tests/cli/golden/. After an intended change to the figures or the layout,
+// regenerate them with ENVELOPE_UPDATE_GOLDEN=1 ./build/tests/envelope_cli_tests and review the
+// diff (git diff tests/cli/golden) before committing.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string readFile(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+void writeFile(const fs::path& path, const std::string& text)
+{
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string quote(const std::string& s)
+{
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+class CliTest : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        m_dir = fs::temp_directory_path()
+            / (std::string("envelope-cli-") + info->name() + "-" + std::to_string(::getpid()));
+        fs::remove_all(m_dir);
+        fs::create_directories(m_dir / "config");
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    // Runs envelope-cli with `args` (already quoted where needed). User presets come from an
+    // empty XDG_CONFIG_HOME unless a test puts files there.
+    CliRun cli(const std::string& args) const
+    {
+        const fs::path out = m_dir / "stdout", err = m_dir / "stderr";
+        const std::string command = "XDG_CONFIG_HOME=" + quote((m_dir / "config").string()) + " "
+            + quote(ENVELOPE_CLI_PATH) + " " + args + " >" + quote(out.string()) + " 2>"
+            + quote(err.string()) + " </dev/null";
+        const int raw = std::system(command.c_str());
+        CliRun r;
+        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+        r.out = readFile(out);
+        r.err = readFile(err);
+        return r;
+    }
+
+    fs::path m_dir;
+};
+
+const std::string kPlans = std::string(ENVELOPE_TEST_DATA_DIR) + "/plans/";
+const std::string kDefaultPlan = std::string(ENVELOPE_SOURCE_DIR) + "/presets/default-plan.json";
+
+// design.md's result keys, as JSON pointers.
+const char* const kResultKeys[]
+    = { "/model/params", "/model/active_params", "/training/per_gpu_bytes/weights",
+          "/training/per_gpu_bytes/gradients", "/training/per_gpu_bytes/optimizer",
+          "/training/per_gpu_bytes/activations", "/training/per_gpu_bytes/overhead",
+          "/training/per_gpu_bytes/total", "/training/gpu_memory_bytes", "/training/fits",
+          "/training/min_gpus", "/training/host_bytes_per_node", "/training/flops_per_token",
+          "/training/hardware_flops_per_token", "/training/step_time_s", "/training/tokens_per_s",
+          "/training/train_time_s", "/training/gpu_hours", "/training/cost",
+          "/training/communication/dp_s", "/training/communication/tp_s",
+          "/training/communication/pp_bubble_fraction", "/training/bottleneck",
+          "/serving/kv_bytes_per_token", "/serving/weights_bytes_per_gpu",
+          "/serving/kv_budget_bytes", "/serving/max_tokens", "/serving/max_sequences",
+          "/serving/decode_tokens_per_s", "/rl/per_role", "/rl/rollout_s", "/rl/train_s",
+          "/rl/step_s", "/rl/steps_per_hour", "/rl/bottleneck", "/explain" };
+
+void expectCompleteResult(const std::string& text)
+{
+    const nlohmann::json r = nlohmann::json::parse(text, nullptr, false);
+    ASSERT_FALSE(r.is_discarded()) << text;
+    EXPECT_EQ(r.value("format", ""), "envelope.result");
+    for (const char* key : kResultKeys)
+        EXPECT_TRUE(r.contains(nlohmann::json::json_pointer(key))) << key;
+    for (const char* key : { "weights", "total" })
+        EXPECT_TRUE(r["training"]["per_gpu_bytes"][key].is_number_integer()) << key;
+}
+
+std::vector<std::string> ids(const std::string& listing)
+{
+    std::vector<std::string> out;
+    std::istringstream lines(listing);
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty())
+            out.push_back(line.substr(0, line.find(' ')));
+    return out;
+}
+
+TEST_F(CliTest, NoCommandIsAUsageErrorWithStatus1)
+{
+    const CliRun r = cli("");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_FALSE(r.err.empty());
+}
+
+TEST_F(CliTest, HelpSucceeds)
+{
+    const CliRun r = cli("--help");
+    EXPECT_EQ(r.status, 0);
+    EXPECT_NE(r.out.find("estimate"), std::string::npos);
+}
+
+TEST_F(CliTest, UnknownCommandAndBadOptionsExit1)
+{
+    EXPECT_EQ(cli("frobnicate").status, 1);
+    EXPECT_EQ(cli("estimate " + quote(kDefaultPlan) + " --format yaml").status, 1);
+    const CliRun units = cli("estimate " + quote(kDefaultPlan) + " --units tb");
+    EXPECT_EQ(units.status, 1);
+    EXPECT_NE(units.err.find("--units: must be gb or gib"), std::string::npos) << units.err;
+    EXPECT_EQ(cli("presets planets").status, 1);
+}
+
+TEST_F(CliTest, MissingOrUnreadablePlanFileExits1AndNamesIt)
+{
+    const CliRun missing = cli("estimate /nonexistent/plan.json");
+    EXPECT_EQ(missing.status, 1);
+    EXPECT_NE(missing.err.find("/nonexistent/plan.json: no such file"), std::string::npos)
+        << missing.err;
+    const CliRun folder = cli("estimate " + quote(m_dir.string()));
+    EXPECT_EQ(folder.status, 1);
+    EXPECT_NE(folder.err.find("is a folder"), std::string::npos) << folder.err;
+}
+
+TEST_F(CliTest, EndlessInputIsCutOffNotReadForever)
+{
+    // /dev/zero never ends: the reader stops at its cap (64 MiB) and says so.
+    const CliRun r = cli("estimate /dev/zero");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("/dev/zero: too large"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, FilesThatAreNotPlansExit2WithoutACrash)
+{
+    const std::pair<const char*, std::string> files[] = {
+        { "empty.json", "" },
+        { "truncated.json", "{\"model\": " },
+        { "junk.bin",
+            std::string("\x7f"
+                        "ELF\x02\x01\x01\0\0\xff\xfe",
+                12) },
+        { "array.json", "[1, 2, 3]" },
+    };
+    for (const auto& [name, text] : files) {
+        SCOPED_TRACE(name);
+        writeFile(m_dir / name, text);
+        const CliRun r = cli("estimate " + quote((m_dir / name).string()));
+        EXPECT_EQ(r.status, 2) << r.err;
+        EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
+        EXPECT_TRUE(r.out.empty());
+    }
+}
+
+TEST_F(CliTest, BadPlanExits2AndNamesTheJsonPath)
+{
+    const CliRun r = cli("estimate " + quote(kPlans + "bad-zero-stage.json"));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("training.zero_stage: must be 0..3, got 5"), std::string::npos) << r.err;
+    const CliRun newer = cli("estimate " + quote(kPlans + "newer-version.json"));
+    EXPECT_EQ(newer.status, 2);
+    EXPECT_NE(newer.err.find("version: this plan is envelope.plan version 2; this Envelope reads "
+                             "version 1 — update Envelope"),
+        std::string::npos)
+        << newer.err;
+    EXPECT_EQ(cli("explain " + quote(kPlans + "bad-zero-stage.json")).status, 2);
+}
+
+TEST_F(CliTest, EstimatePrintsACompleteResultJson)
+{
+    const CliRun r = cli("estimate " + quote(kPlans + "inline-architecture.json"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    expectCompleteResult(r.out);
+    const nlohmann::json result = nlohmann::json::parse(r.out);
+    // Llama-2 7B: 32000 x 4096 x 2 embeddings + 32 x (4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096)
+    // + 4096 final norm = 6,738,415,616 parameters (Touvron et al. 2023: "7B").
+    EXPECT_EQ(result["model"]["params"], 6738415616);
+    EXPECT_EQ(result["training"]["gpu_memory_bytes"], 81559LL * 1024 * 1024);
+}
+
+TEST_F(CliTest, TextReportLabelsTheChosenByteUnit)
+{
+    const std::string plan = quote(kPlans + "inline-architecture.json");
+    const CliRun gb = cli("estimate " + plan + " --format text");
+    ASSERT_EQ(gb.status, 0) << gb.err;
+    EXPECT_NE(gb.out.find("85.5 GB"), std::string::npos) << gb.out; // 85,520,809,984 B
+    EXPECT_EQ(gb.out.find("GiB"), std::string::npos);
+    const CliRun gib = cli("estimate " + plan + " --format text --units gib");
+    ASSERT_EQ(gib.status, 0) << gib.err;
+    EXPECT_NE(gib.out.find("79.6 GiB"), std::string::npos) << gib.out; // 81,559 MiB / 1024
+    EXPECT_EQ(gib.out.find(" GB"), std::string::npos);
+    const CliRun md = cli("estimate " + plan + " --format markdown");
+    ASSERT_EQ(md.status, 0) << md.err;
+    EXPECT_NE(md.out.find("| weights |"), std::string::npos) << md.out;
+}
+
+TEST_F(CliTest, ExplainListsFiguresWithFormulas)
+{
+    const CliRun r = cli("explain " + quote(kPlans + "inline-architecture.json"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("model.params = "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  formula: "), std::string::npos);
+}
+
+void compareWithGolden(const std::string& actual, const std::string& name)
+{
+    const fs::path golden = fs::path(ENVELOPE_GOLDEN_DIR) / name;
+    if (std::getenv("ENVELOPE_UPDATE_GOLDEN")) {
+        writeFile(golden, actual);
+        return;
+    }
+    ASSERT_TRUE(fs::exists(golden)) << golden << " is missing: run with ENVELOPE_UPDATE_GOLDEN=1";
+    if (actual != readFile(golden)) {
+        const fs::path actualPath = fs::path(golden).concat(".actual");
+        writeFile(actualPath, actual);
+        ADD_FAILURE() << "output differs from " << golden << "; actual output written to "
+                      << actualPath << " (diff them; ENVELOPE_UPDATE_GOLDEN=1 accepts it)";
+    }
+}
+
+TEST_F(CliTest, DefaultPlanMatchesGoldenReports)
+{
+    const std::pair<const char*, const char*> formats[] = { { "text", "default-plan.txt" },
+        { "markdown", "default-plan.md" }, { "json", "default-plan.json" } };
+    for (const auto& [format, golden] : formats) {
+        SCOPED_TRACE(format);
+        const CliRun r = cli("estimate " + quote(kDefaultPlan) + " --format " + format);
+        ASSERT_EQ(r.status, 0) << r.err;
+        compareWithGolden(r.out, golden);
+    }
+    const CliRun gib = cli("estimate " + quote(kDefaultPlan) + " --format text --units gib");
+    ASSERT_EQ(gib.status, 0) << gib.err;
+    compareWithGolden(gib.out, "default-plan-gib.txt");
+}
+
+TEST_F(CliTest, PresetsListsIdsWithDescriptions)
+{
+    const CliRun gpus = cli("presets gpus");
+    ASSERT_EQ(gpus.status, 0) << gpus.err;
+    const std::vector<std::string> gpuIds = ids(gpus.out);
+    for (const char* id : { "h100-sxm", "h100-pcie", "h200", "a100-40gb", "a100-80gb", "b200",
+             "l40s", "mi300x", "rtx-4090" })
+        EXPECT_NE(std::find(gpuIds.begin(), gpuIds.end(), id), gpuIds.end()) << id;
+    EXPECT_NE(gpus.out.find("h100-sxm         NVIDIA H100 SXM5 80GB"), std::string::npos);
+    const CliRun recipes = cli("presets recipes");
+    ASSERT_EQ(recipes.status, 0);
+    EXPECT_NE(recipes.out.find("bf16-mixed-16"), std::string::npos);
+    const CliRun all = cli("presets");
+    ASSERT_EQ(all.status, 0);
+    for (const char* header : { "models:", "gpus:", "recipes:" })
+        EXPECT_NE(all.out.find(header), std::string::npos) << header;
+}
+
+TEST_F(CliTest, UserPresetsAreMergedOverTheBuiltinsById)
+{
+    writeFile(m_dir / "config/envelope/presets/mine.json", R"({"gpus": [
+        {"id": "my-gpu", "name": "My GPU", "memory_bytes": 1e10, "bf16_tflops": 100,
+         "hbm_gbps": 500, "intra_node_gbps": 32, "inter_node_gbps": 12.5},
+        {"id": "h100-sxm", "name": "H100 at our price", "memory_bytes": 85520809984,
+         "bf16_tflops": 989.4, "hbm_gbps": 3350, "intra_node_gbps": 450, "inter_node_gbps": 50,
+         "price_per_hour": 1.1}]})");
+    const CliRun r = cli("presets gpus");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("my-gpu           My GPU"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("H100 at our price"), std::string::npos) << r.out;
+
+    writeFile(m_dir / "config/envelope/presets/zz-broken.json",
+        R"({"gpus": [{"id": "x", "memory_bytes": 0, "bf16_tflops": 1, "hbm_gbps": 1,
+                            "intra_node_gbps": 1, "inter_node_gbps": 1}]})");
+    const CliRun broken = cli("presets gpus");
+    EXPECT_EQ(broken.status, 1);
+    EXPECT_NE(
+        broken.err.find("zz-broken.json: gpus[0].memory_bytes: must be > 0 and <= 1e13, got 0"),
+        std::string::npos)
+        << broken.err;
+}
+
+TEST_F(CliTest, ImportHfPrintsTheModelObjectAndItsParams)
+{
+    const CliRun r = cli("import-hf " + quote(kPlans + "llama-2-7b-config.json"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["model"]["layers"], 32);
+    EXPECT_EQ(j["model"]["hidden"], 4096);
+    EXPECT_EQ(j["params"], 6738415616); // as worked out in EstimatePrintsACompleteResultJson
+    const CliRun only
+        = cli("import-hf " + quote(kPlans + "llama-2-7b-config.json") + " --model-only");
+    ASSERT_EQ(only.status, 0);
+    EXPECT_EQ(nlohmann::json::parse(only.out), j["model"]);
+
+    EXPECT_EQ(cli("import-hf /nonexistent/config.json").status, 1);
+    writeFile(m_dir / "junk.json", "not json at all");
+    EXPECT_EQ(cli("import-hf " + quote((m_dir / "junk.json").string())).status, 1);
+}
+
+TEST_F(CliTest, PlanWithHfConfigResolvesItBesideThePlan)
+{
+    const CliRun r = cli("estimate " + quote(kPlans + "hf-config-plan.json"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["model"]["params"], 6738415616);
+}
+
+TEST_F(CliTest, EveryModelPresetOnEveryGpuPresetGivesACompleteResult)
+{
+    const CliRun models = cli("presets models");
+    const CliRun gpus = cli("presets gpus");
+    ASSERT_EQ(models.status, 0);
+    ASSERT_EQ(gpus.status, 0);
+    const std::vector<std::string> modelIds = ids(models.out);
+    const std::vector<std::string> gpuIds = ids(gpus.out);
+    EXPECT_GE(modelIds.size(), 12u);
+    EXPECT_GE(gpuIds.size(), 9u);
+    for (const std::string& model : modelIds)
+        for (const std::string& gpu : gpuIds) {
+            SCOPED_TRACE(model + " on " + gpu);
+            const fs::path plan = m_dir / "plan.json";
+            writeFile(plan, nlohmann::json { { "model", model }, { "gpu", gpu } }.dump());
+            const CliRun r = cli("estimate " + quote(plan.string()));
+            ASSERT_EQ(r.status, 0) << r.err;
+            expectCompleteResult(r.out);
+        }
+}
+
+} // namespace
