@@ -162,9 +162,8 @@ void RlPanel::redraw()
 
     std::vector<TenantBarColumn> columns;
     for (const RoleEstimate& role : rl.perRole)
-        columns.push_back(
-            { tr("%1 · %n GPU(s)", nullptr, role.gpus).arg(QString::fromStdString(role.role)),
-                role.perGpu, role.fits });
+        columns.push_back({ tr("%1 · %2").arg(QString::fromStdString(role.role), gpus(role.gpus)),
+            role.perGpu, role.fits });
     if (colocated)
         m_roleChart->setColumns(
             columns, memory, rl.colocatedPeakBytes, tr("colocated peak"), units);

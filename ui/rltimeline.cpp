@@ -58,9 +58,10 @@ void RlTimeline::setStep(const RlEstimate& rl, bool overlapped)
     m_segments.clear();
     m_rows = { tr("Rollout"), tr("Frozen forwards"), tr("Train") };
     m_overlapped = overlapped;
-    m_stepS = rl.stepS;
+    auto finite = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
+    m_stepS = finite(rl.stepS);
     m_bottleneck = QString::fromStdString(rl.bottleneck);
-    const double r = rl.rolloutS, f = rl.referenceS, t = rl.trainS;
+    const double r = finite(rl.rolloutS), f = finite(rl.referenceS), t = finite(rl.trainS);
     if (overlapped) {
         // Step k's rollout runs beside step k-1's forwards and update (one-step off-policy).
         m_segments.push_back({ tr("rollout"), 0, 0, r, kRolloutColor });

@@ -56,7 +56,8 @@ ServingCurveChart::ServingCurveChart(QWidget* parent)
 
     // x is log2(context): a category axis puts "256", "1K", ... "1M" at each power of two.
     m_xAxis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
-    for (int k = kServingSweepMinLog2; k <= kServingSweepMaxLog2; ++k)
+    // Every other power of two is labelled, so "256K" has room at any panel width.
+    for (int k = kServingSweepMinLog2; k <= kServingSweepMaxLog2; k += 2)
         m_xAxis->append(contextLabel(k), k);
     m_xAxis->setRange(kServingSweepMinLog2, kServingSweepMaxLog2);
     m_xAxis->setTitleText(tr("context length (tokens, log2 scale)"));
@@ -102,11 +103,13 @@ ServingCurveChart::ServingCurveChart(QWidget* parent)
 void ServingCurveChart::setPoints(const std::vector<ServingSweepPoint>& points,
     double currentContext, double currentSequences, double concurrency)
 {
+    auto finite = [](double v) { return std::isfinite(v) ? v : 0.0; };
+    currentSequences = finite(currentSequences);
     QList<QPointF> xy;
     double top = std::max({ currentSequences, concurrency, 1.0 });
     for (const ServingSweepPoint& p : points) {
-        xy.append(QPointF(std::log2(p.context), p.maxSequences));
-        top = std::max(top, p.maxSequences);
+        xy.append(QPointF(std::log2(p.context), finite(p.maxSequences)));
+        top = std::max(top, finite(p.maxSequences));
     }
     m_curve->replace(xy);
     m_points->replace(xy);

@@ -15,6 +15,7 @@
 #include <QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 
 #include "chartstyle.h"
 #include "memoryview.h"
@@ -110,8 +111,9 @@ void TenantBarChart::setColumns(const std::vector<TenantBarColumn>& columns, dou
         QList<qreal> values;
         bool any = false;
         for (int c = 0; c < n; ++c) {
-            const double v
+            const double raw
                 = toDisplayUnits(tenantBytes(columns[std::size_t(c)].bytes, m_tenants[t]), units);
+            const double v = std::isfinite(raw) ? raw : 0.0; // an empty plan's 0/0
             values.append(v);
             m_totals[std::size_t(c)] += v;
             any = any || v > 0;
@@ -142,11 +144,12 @@ void TenantBarChart::setColumns(const std::vector<TenantBarColumn>& columns, dou
         m_xAxis->append(labels);
     }
 
-    m_hbm = toDisplayUnits(hbmBytes, units);
-    m_limit = limitBytes ? toDisplayUnits(*limitBytes, units) : 0.0;
+    auto finite = [](double v) { return std::isfinite(v) ? v : 0.0; };
+    m_hbm = finite(toDisplayUnits(hbmBytes, units));
+    m_limit = limitBytes ? finite(toDisplayUnits(*limitBytes, units)) : 0.0;
     const double highest
         = m_totals.empty() ? 0.0 : *std::max_element(m_totals.begin(), m_totals.end());
-    m_yAxis->setRange(0, std::max(highest, m_hbm) * 1.12);
+    m_yAxis->setRange(0, std::max({ highest, m_hbm, 1.0 }) * 1.12);
     m_yAxis->applyNiceNumbers();
     m_yAxis->setTitleText(
         tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
