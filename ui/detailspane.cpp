@@ -40,6 +40,34 @@ QString DetailsPane::valueText(const Explanation& e, ByteUnits units)
 
 void DetailsPane::setExplanations(const std::vector<Explanation>& explanations, ByteUnits units)
 {
+    // The same figures as before (the usual case while dragging): update the rows in place.
+    std::vector<const Explanation*> shown;
+    for (const Explanation& e : explanations)
+        if (e.figure.rfind("model.", 0) == 0 || e.figure.rfind("training.", 0) == 0)
+            shown.push_back(&e);
+    std::vector<QTreeWidgetItem*> rows;
+    for (int i = 0; i < topLevelItemCount(); ++i)
+        for (int j = 0; j < topLevelItem(i)->childCount(); ++j)
+            rows.push_back(topLevelItem(i)->child(j));
+    bool same = rows.size() == shown.size();
+    for (std::size_t i = 0; same && i < rows.size(); ++i)
+        same = rows[i]->data(FigureColumn, Qt::UserRole).toString()
+            == QString::fromStdString(shown[i]->figure);
+    if (same) {
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const Explanation& e = *shown[i];
+            const QString value = valueText(e, units);
+            const QString formula = QString::fromStdString(e.formula);
+            if (rows[i]->text(ValueColumn) != value)
+                rows[i]->setText(ValueColumn, value);
+            if (rows[i]->text(FormulaColumn) != formula) {
+                rows[i]->setText(FormulaColumn, formula);
+                rows[i]->setToolTip(FormulaColumn, formula);
+            }
+        }
+        return;
+    }
+
     setUpdatesEnabled(false);
     // Keep which groups the user folded.
     std::map<QString, bool> expanded;

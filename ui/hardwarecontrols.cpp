@@ -48,6 +48,8 @@ HardwareControls::HardwareControls(PlanDocument* document, QWidget* parent)
         edit(
             tr("%1 GPUs").arg(v), [v](Plan& p) { p.cluster.gpus = v; }, kGpuCountControl);
     });
+    // The HBM note follows the display units, which change the results but not the plan.
+    connect(document, &PlanDocument::resultsChanged, this, &HardwareControls::refresh);
     refresh();
 }
 

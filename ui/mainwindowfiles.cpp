@@ -34,6 +34,19 @@ Expected<std::string> readTextFile(const std::string& path)
 
 const QString kPlanFilter = QObject::tr("Envelope plans (*.json);;All files (*)");
 
+// An imported config.json is written relative to the plan's folder (design.md: "relative to the
+// plan file"), so a plan saved elsewhere must have the path rebased from where it was read.
+Plan planForFolder(Plan plan, const QString& fromFolder, const QString& toFolder)
+{
+    if (plan.model.form != ModelChoice::Form::HfConfig)
+        return plan;
+    const QString written = QString::fromStdString(plan.model.hfConfigPath);
+    const QString absolute
+        = QFileInfo(written).isAbsolute() ? written : QDir(fromFolder).absoluteFilePath(written);
+    plan.model.hfConfigPath = QDir(toFolder).relativeFilePath(absolute).toStdString();
+    return plan;
+}
+
 } // namespace
 
 bool MainWindow::openFile(const QString& path, QString* error)
@@ -68,7 +81,8 @@ bool MainWindow::saveFile(const QString& path, QString* error)
             *error = file.errorString();
         return false;
     }
-    file.write(QByteArray::fromStdString(writePlan(m_document->plan())));
+    file.write(QByteArray::fromStdString(writePlan(planForFolder(m_document->plan(),
+        QFileInfo(m_document->filePath()).absolutePath(), QFileInfo(path).absolutePath()))));
     if (!file.commit()) {
         if (error)
             *error = file.errorString();
@@ -156,11 +170,8 @@ bool MainWindow::importHfConfigFile(const QString& path, QString* error)
     Plan plan = m_document->plan();
     plan.model = ModelChoice {};
     plan.model.form = ModelChoice::Form::HfConfig;
-    // Written relative to the plan's folder when it has one, so the pair can move together.
-    const QString base = QFileInfo(m_document->filePath()).absolutePath();
-    plan.model.hfConfigPath = (m_document->filePath().isEmpty() ? QFileInfo(path).absoluteFilePath()
-                                                                : QDir(base).relativeFilePath(path))
-                                  .toStdString();
+    // Kept absolute in memory; saving writes it relative to the plan's folder.
+    plan.model.hfConfigPath = QFileInfo(path).absoluteFilePath().toStdString();
     plan.model.arch = std::move(*arch);
     if (plan.model.arch.name.empty())
         plan.model.arch.name = QFileInfo(path).dir().dirName().toStdString();

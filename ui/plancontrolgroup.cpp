@@ -13,8 +13,8 @@ PlanControlGroup::PlanControlGroup(const QString& title, PlanDocument* document,
 {
     m_form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     m_form->setLabelAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    // The document recomputes before it emits planChanged, so one signal carries both.
     connect(document, &PlanDocument::planChanged, this, [this] { refresh(); });
-    connect(document, &PlanDocument::resultsChanged, this, [this] { refresh(); });
 }
 
 void PlanControlGroup::edit(

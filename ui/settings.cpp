@@ -42,6 +42,8 @@ ByteUnits Settings::units() const
 
 void Settings::setUnits(ByteUnits units)
 {
+    if (units == this->units())
+        return; // also when unset and asked for the default
     if (setValue(kUnitsKey, units == ByteUnits::GB ? QStringLiteral("gb") : QStringLiteral("gib")))
         emit unitsChanged(units);
 }

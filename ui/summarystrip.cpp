@@ -53,6 +53,9 @@ QLabel* SummaryStrip::addCard(const QString& title, int stretch, QLabel** captio
     font.setBold(true);
     value->setFont(font);
     value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Narrow windows clip a card's text rather than forcing the whole window wider.
+    caption->setMinimumWidth(40);
+    value->setMinimumWidth(50);
     if (captionOut)
         *captionOut = caption;
     column->addWidget(caption);
@@ -74,11 +77,16 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
 
     const QColor badgeColor = m.fits ? fitsColor() : overflowColor();
     m_badge->setText(m.fits ? tr("✔ FITS") : tr("✘ DOES NOT FIT"));
-    m_badge->setStyleSheet(QStringLiteral("QLabel { color: white; background: %1; "
-                                          "border-radius: 6px; padding: 6px 10px; }")
-                               .arg(badgeColor.name()));
-    m_headroom->setStyleSheet(
-        room >= 0 ? QString() : QStringLiteral("color: %1;").arg(overflowColor().name()));
+    // Style sheets re-polish the widget: set them only when the state flips.
+    const QString badgeStyle = (QStringLiteral("QLabel { color: white; background: %1; "
+                                               "border-radius: 6px; padding: 6px 10px; }")
+                                    .arg(badgeColor.name()));
+    if (m_badge->styleSheet() != badgeStyle)
+        m_badge->setStyleSheet(badgeStyle);
+    const QString headroomStyle
+        = room >= 0 ? QString() : QStringLiteral("color: %1;").arg(overflowColor().name());
+    if (m_headroom->styleSheet() != headroomStyle)
+        m_headroom->setStyleSheet(headroomStyle);
 
     if (m.minGpus <= 0)
         m_minGpus->setText(tr("none fits"));

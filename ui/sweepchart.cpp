@@ -129,29 +129,38 @@ void SweepChart::setResults(
     m_hbmLine->setName(tr("HBM %1").arg(QString::fromStdString(formatBytes(hbmBytes, units))));
     m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
 
-    // Labels every other power of two keep the axis legible at any width.
-    const QStringList old = m_xAxis->categoriesLabels();
-    for (const QString& label : old)
-        m_xAxis->remove(label);
+    // Labels every other power of two keep the axis legible at any width. Rebuilt only when
+    // they change: each rebuild re-lays out the chart.
+    QStringList wanted;
+    QList<double> positions;
     const int step = (last - first) > 10 ? 2 : 1;
-    for (int e = int(std::ceil(first)); e <= int(std::floor(last)); e += step)
-        m_xAxis->append(shortCount(std::ldexp(1.0, e)), e);
+    for (int e = int(std::ceil(first)); e <= int(std::floor(last)); e += step) {
+        wanted.push_back(shortCount(std::ldexp(1.0, e)));
+        positions.push_back(e);
+    }
+    if (m_xAxis->categoriesLabels() != wanted) {
+        for (const QString& label : m_xAxis->categoriesLabels())
+            m_xAxis->remove(label);
+        for (qsizetype i = 0; i < wanted.size(); ++i)
+            m_xAxis->append(wanted[i], positions[i]);
+    }
     m_xAxis->setRange(left, right);
     m_xAxis->setTitleText(context ? tr("context length (tokens, log2 scale)")
                                   : tr("micro-batch (sequences, log2 scale)"));
 
-    // Above a few times HBM the curve only says "does not fit"; keep HBM in the upper half.
-    const double yMax = std::min(top, std::max(hbm * 3.0, own * 1.15)) * 1.08;
+    // Above a few times HBM the curve only says "does not fit"; keep HBM near the middle.
+    const double yMax = std::min(top, std::max(hbm * 2.0, own * 1.15)) * 1.08;
     m_yAxis->setRange(0, std::isfinite(yMax) && yMax > 0 ? yMax : 1.0);
     m_yAxis->applyNiceNumbers();
     m_yAxis->setTitleText(
         tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
 
     const QString axisName = context ? tr("context") : tr("micro-batch");
-    m_chart->setTitle(largest > 0 ? tr("Memory vs %1 — largest that fits: %2")
-                                        .arg(axisName, QLocale().toString(qlonglong(largest)))
-                                  : tr("Memory vs %1 — none fits").arg(axisName));
-    styleAxis(m_xAxis, palette());
+    const QString title = largest > 0 ? tr("Memory vs %1 — largest that fits: %2")
+                                            .arg(axisName, QLocale().toString(qlonglong(largest)))
+                                      : tr("Memory vs %1 — none fits").arg(axisName);
+    if (m_chart->title() != title)
+        m_chart->setTitle(title);
 }
 
 void SweepChart::changeEvent(QEvent* event)

@@ -3,6 +3,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QVBoxLayout>
 
@@ -44,8 +45,12 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     scroll->setWidget(controls);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(controls->sizeHint().width() + 18);
+    // As wide as the controls want, but a narrow window may squeeze them (with a scroll bar).
+    const int controlsWidth
+        = controls->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4;
+    scroll->setMinimumWidth(std::min(controlsWidth, 300));
+    scroll->setMaximumWidth(controlsWidth);
+    scroll->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
 
     m_status->setWordWrap(true);
     m_status->setVisible(false);
@@ -77,7 +82,7 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
 
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(scroll);
+    layout->addWidget(scroll, 0);
     layout->addWidget(vertical, 1);
 
     m_memoryChart->setFormulaProvider([this](Tenant tenant) {

@@ -6,6 +6,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QClipboard>
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QMessageBox>
@@ -222,6 +223,28 @@ private slots:
         QVERIFY(std::abs(m_window->document()->results().estimate.params - 7.24e9) < 0.01e9);
         m_window->document()->undoStack()->undo();
         QCOMPARE(plan.model.arch.kvHeads, 32);
+    }
+
+    void importedConfigIsFoundAfterSavingInAnotherFolder()
+    {
+        QDir(m_dir.path()).mkdir(QStringLiteral("hf"));
+        QDir(m_dir.path()).mkdir(QStringLiteral("plans"));
+        const QString config = path(QStringLiteral("hf/config.json"));
+        writeText(config, R"({"model_type": "llama", "hidden_size": 2048,
+            "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32,
+            "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048,
+            "tie_word_embeddings": false})");
+        QString error;
+        QVERIFY2(m_window->importHfConfigFile(config, &error), qPrintable(error));
+        const ModelArch imported = m_window->document()->plan().model.arch;
+        const QString saved = path(QStringLiteral("plans/tiny.json"));
+        QVERIFY2(m_window->saveFile(saved, &error), qPrintable(error));
+        QFile file(saved);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QVERIFY(file.readAll().contains("../hf/config.json")); // relative to the plan's folder
+        m_window->newPlan();
+        QVERIFY2(m_window->openFile(saved, &error), qPrintable(error));
+        QVERIFY(m_window->document()->plan().model.arch == imported);
     }
 
     void screenshotModeWritesExactlyWxH()

@@ -1,0 +1,128 @@
+// UI responsiveness (offscreen): a slider move -> estimate -> charts updated and repainted, and
+// cold start to the first painted window. Targets: p99 < 16 ms (one frame at 60 Hz), < 0.5 s.
+//
+//   QT_QPA_PLATFORM=offscreen build/bench/envelope_bench_ui
+#include <benchmark/benchmark.h>
+
+#include <QApplication>
+#include <QSlider>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "application.h"
+#include "mainwindow.h"
+#include "modelcontrols.h"
+#include "settings.h"
+#include "sliderspin.h"
+#include "trainingpanel.h"
+
+using namespace envelope::ui;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double percentile(std::vector<double> values, double p)
+{
+    std::sort(values.begin(), values.end());
+    const auto index = std::size_t(p * double(values.size() - 1) + 0.5);
+    return values[std::min(index, values.size() - 1)];
+}
+
+void reportLatencies(benchmark::State& state, const std::vector<double>& ms)
+{
+    state.counters["median_ms"] = percentile(ms, 0.5);
+    state.counters["p99_ms"] = percentile(ms, 0.99);
+    state.counters["max_ms"] = *std::max_element(ms.begin(), ms.end());
+}
+
+// One slider step: the edit goes through PlanDocument (undo command, estimate, what-if variants,
+// sweeps), the panel redraws its charts, and the window paints. `fullRepaint` repaints the whole
+// window synchronously (an upper bound); otherwise processEvents() paints what changed, which is
+// what happens on screen.
+void sliderChange(benchmark::State& state, QSlider* (*pick)(TrainingPanel*), bool fullRepaint)
+{
+    Settings settings;
+    MainWindow window(loadPresetLibrary(), &settings);
+    window.restoreSession();
+    window.resize(1600, 1000);
+    window.show();
+    QApplication::processEvents();
+    QSlider* slider = pick(window.trainingPanel());
+    // Steps around the plan's own value, as a user nudging the slider would.
+    const int low = std::max(slider->minimum(), slider->value() - 2);
+    const int high = std::min(slider->maximum(), low + 4);
+    int step = 0;
+    std::vector<double> ms;
+    for (auto _ : state) {
+        const auto start = Clock::now();
+        slider->setValue(low + (step++ % (high - low + 1)));
+        if (fullRepaint)
+            window.repaint();
+        QApplication::processEvents();
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
+    reportLatencies(state, ms);
+}
+
+QSlider* contextSlider(TrainingPanel* panel)
+{
+    return panel->modelControls()->contextControl()->slider();
+}
+QSlider* sizeSlider(TrainingPanel* panel)
+{
+    return panel->modelControls()->sizeControl()->slider();
+}
+
+void BM_ContextSliderToPaint(benchmark::State& state)
+{
+    sliderChange(state, contextSlider, false);
+}
+BENCHMARK(BM_ContextSliderToPaint)->Unit(benchmark::kMillisecond)->Iterations(300);
+
+void BM_ModelSizeSliderToPaint(benchmark::State& state)
+{
+    sliderChange(state, sizeSlider, false);
+}
+BENCHMARK(BM_ModelSizeSliderToPaint)->Unit(benchmark::kMillisecond)->Iterations(300);
+
+void BM_ContextSliderToFullWindowRepaint(benchmark::State& state)
+{
+    sliderChange(state, contextSlider, true);
+}
+BENCHMARK(BM_ContextSliderToFullWindowRepaint)->Unit(benchmark::kMillisecond)->Iterations(300);
+
+// From constructing the window (presets parsed, plan read, every panel built) to its first
+// complete paint. Process start-up and QApplication are measured outside: see the report.
+void BM_ColdStartToFirstPaint(benchmark::State& state)
+{
+    std::vector<double> ms;
+    for (auto _ : state) {
+        const auto start = Clock::now();
+        Settings settings;
+        MainWindow window(loadPresetLibrary(), &settings);
+        window.restoreSession();
+        window.resize(1600, 1000);
+        window.show();
+        QApplication::processEvents();
+        window.repaint();
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
+    reportLatencies(state, ms);
+}
+BENCHMARK(BM_ColdStartToFirstPaint)->Unit(benchmark::kMillisecond)->Iterations(10);
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
