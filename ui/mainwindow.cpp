@@ -16,6 +16,8 @@
 
 #include "plandocument.h"
 #include "planio.h"
+#include "rlpanel.h"
+#include "servingpanel.h"
 #include "settings.h"
 #include "throughputpanel.h"
 #include "trainingpanel.h"
@@ -34,6 +36,8 @@ MainWindow::MainWindow(PresetLibrary presets, Settings* settings, QWidget* paren
     m_tabs->setDocumentMode(true);
     setCentralWidget(m_tabs);
     addPanel(QStringLiteral("training"), tr("&Training"), m_training);
+    addPanel(QStringLiteral("serving"), tr("&Serving"), new ServingPanel(m_document, settings));
+    addPanel(QStringLiteral("rl"), tr("&RL post-training"), new RlPanel(m_document, settings));
     setAcceptDrops(true);
     createMenus();
 

@@ -16,7 +16,9 @@ double tenantBytes(const MemoryBreakdown& breakdown, Tenant tenant)
     case Tenant::Activations:
         return breakdown.activations;
     case Tenant::Overhead:
-        return breakdown.overhead + breakdown.kvCache;
+        return breakdown.overhead;
+    case Tenant::KvCache:
+        return breakdown.kvCache;
     }
     return 0;
 }

@@ -17,6 +17,8 @@ QColor tenantColor(Tenant tenant)
         return QColor(0xCC, 0x79, 0xA7); // reddish purple
     case Tenant::Overhead:
         return QColor(0x99, 0x99, 0x99); // grey
+    case Tenant::KvCache:
+        return QColor(0xE8, 0xD4, 0x3A); // yellow, a touch darker to read on white
     }
     return Qt::gray;
 }
@@ -34,12 +36,16 @@ QString tenantName(Tenant tenant)
         return QStringLiteral("Activations");
     case Tenant::Overhead:
         return QStringLiteral("Overhead");
+    case Tenant::KvCache:
+        return QStringLiteral("KV cache");
     }
     return {};
 }
 
 QString tenantFigure(Tenant tenant)
 {
+    if (tenant == Tenant::KvCache)
+        return QStringLiteral("serving.per_gpu_bytes.kv_cache");
     return QStringLiteral("training.per_gpu_bytes.") + tenantName(tenant).toLower();
 }
 

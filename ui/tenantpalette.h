@@ -11,10 +11,14 @@
 
 namespace envelope::ui {
 
-enum class Tenant { Weights, Gradients, Optimizer, Activations, Overhead };
+enum class Tenant { Weights, Gradients, Optimizer, Activations, Overhead, KvCache };
 
+// The training tenants (a training step holds no KV cache).
 inline constexpr std::array kTenants { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer,
     Tenant::Activations, Tenant::Overhead };
+// Every tenant, in stacking order, for serving and RL roles (the rollout engine's KV cache).
+inline constexpr std::array kAllTenants { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer,
+    Tenant::KvCache, Tenant::Activations, Tenant::Overhead };
 
 QColor tenantColor(Tenant tenant);
 QString tenantName(Tenant tenant); // "Weights", "Gradients", ...

@@ -195,11 +195,15 @@ private slots:
 
     void panelsAreAddedAndSelectedById()
     {
-        QCOMPARE(m_window->panelIds(), QStringList { QStringLiteral("training") });
-        auto* serving = new QWidget;
-        m_window->addPanel(QStringLiteral("serving"), QStringLiteral("Serving"), serving);
-        QVERIFY(m_window->selectPanel(QStringLiteral("serving")));
-        QCOMPARE(m_window->tabs()->currentWidget(), serving);
+        const QStringList builtIn { QStringLiteral("training"), QStringLiteral("serving"),
+            QStringLiteral("rl") };
+        QCOMPARE(m_window->panelIds(), builtIn);
+        QVERIFY(m_window->selectPanel(QStringLiteral("rl")));
+        QCOMPARE(m_window->tabs()->currentIndex(), 2);
+        auto* extra = new QWidget;
+        m_window->addPanel(QStringLiteral("extra"), QStringLiteral("Extra"), extra);
+        QVERIFY(m_window->selectPanel(QStringLiteral("extra")));
+        QCOMPARE(m_window->tabs()->currentWidget(), extra);
         QVERIFY(!m_window->selectPanel(QStringLiteral("nope")));
     }
 

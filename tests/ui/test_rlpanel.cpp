@@ -1,0 +1,252 @@
+// The RL panel driven like a user: picking the algorithm and placement, typing GPU counts,
+// toggling KL and the off-policy pipeline. After each interaction the role bars, the step
+// timeline and the figures are the core's estimate(plan).rl, and undo brings them back.
+#include <QBarSet>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QSpinBox>
+#include <QUndoStack>
+
+#include <cmath>
+
+#include "estimate.h"
+#include "figuregrid.h"
+#include "memoryview.h"
+#include "plandocument.h"
+#include "rlcontrols.h"
+#include "rlpanel.h"
+#include "rltimeline.h"
+#include "settings.h"
+#include "sliderspin.h"
+#include "tenantbarchart.h"
+#include "uitestutil.h"
+
+using namespace envelope;
+using namespace envelope::ui;
+
+namespace {
+
+void typeInto(QAbstractSpinBox* spin, const QString& text)
+{
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, text);
+    QTest::keyClick(spin, Qt::Key_Return);
+}
+
+bool close(double a, double b)
+{
+    return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b));
+}
+
+QStringList roleNames(const RlEstimate& rl)
+{
+    QStringList names;
+    for (const RoleEstimate& r : rl.perRole)
+        names.push_back(QString::fromStdString(r.role));
+    return names;
+}
+
+// One column per role the core reports, its bars, label and fit mark; the timeline's phases;
+// the figures.
+void verifyMatchesCore(const RlPanel& panel, const Plan& plan)
+{
+    const RlEstimate rl = estimate(plan).rl;
+    const TenantBarChart* chart = panel.roleChart();
+    QCOMPARE(chart->columnCount(), int(rl.perRole.size()));
+    for (int c = 0; c < chart->columnCount(); ++c) {
+        const RoleEstimate& role = rl.perRole[std::size_t(c)];
+        const QString label = chart->columnLabel(c);
+        QVERIFY2(label.startsWith(QString::fromStdString(role.role)), qPrintable(label));
+        QVERIFY2(label.endsWith(role.gpus == 1 ? QStringLiteral("1 GPU")
+                                               : QStringLiteral("%1 GPUs").arg(role.gpus)),
+            qPrintable(label));
+        for (Tenant t : kAllTenants) {
+            const double expected = toDisplayUnits(tenantBytes(role.perGpu, t), ByteUnits::GB);
+            QVERIFY2(close(chart->barSet(t)->at(c), expected),
+                qPrintable(QStringLiteral("%1 / %2: drawn %3, core %4")
+                               .arg(label, tenantName(t))
+                               .arg(chart->barSet(t)->at(c))
+                               .arg(expected)));
+        }
+        QVERIFY(
+            chart->totalText(c).endsWith(role.fits ? QStringLiteral("✓") : QStringLiteral("✗")));
+    }
+    QVERIFY(close(chart->hbmLineValue(), toDisplayUnits(plan.gpu.gpu.memoryBytes, ByteUnits::GB)));
+
+    const RlTimeline* timeline = panel.timeline();
+    QCOMPARE(timeline->stepS(), rl.stepS);
+    const auto& seg = timeline->segments();
+    QCOMPARE(int(seg.size()), 3);
+    QVERIFY(close(seg[0].endS - seg[0].startS, rl.rolloutS));
+    QVERIFY(close(seg[1].endS - seg[1].startS, rl.referenceS));
+    QVERIFY(close(seg[2].endS - seg[2].startS, rl.trainS));
+    // The last phase ends where the step ends: serial, or max(rollout, forwards + train).
+    QVERIFY(close(std::max(seg[0].endS, seg[2].endS), rl.stepS));
+
+    const FigureGrid* f = panel.figures();
+    QCOMPARE(f->figureText(QStringLiteral("rl.steps_per_hour")),
+        QString::number(rl.stepsPerHour, 'f', 1));
+    QCOMPARE(f->figureText(QStringLiteral("rl.bottleneck")), QString::fromStdString(rl.bottleneck));
+    QCOMPARE(f->figureText(QStringLiteral("rl.step_s")),
+        QString::fromStdString(formatDuration(rl.stepS)));
+    QCOMPARE(panel.suggestionLabel()->text(),
+        QStringLiteral("Suggested split: ") + RlPanel::suggestionText(plan, rl));
+}
+
+} // namespace
+
+class TestRlPanel : public QObject {
+    Q_OBJECT
+private:
+    std::unique_ptr<Settings> m_settings;
+    std::unique_ptr<PlanDocument> m_doc;
+    std::unique_ptr<RlPanel> m_panel;
+
+private slots:
+    void init()
+    {
+        m_settings = std::make_unique<Settings>();
+        m_doc = std::make_unique<PlanDocument>(uitest::presets());
+        m_doc->reset(uitest::llama7bPlan());
+        m_panel = std::make_unique<RlPanel>(m_doc.get(), m_settings.get());
+        m_panel->resize(1400, 900);
+        m_panel->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_panel.get()));
+    }
+    void cleanup()
+    {
+        m_panel.reset();
+        m_doc.reset();
+        m_settings.reset();
+    }
+
+    void grpoStartsWithTrainerReferenceAndRollout()
+    {
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QCOMPARE(roleNames(estimate(m_doc->plan()).rl).mid(0, 3),
+            (QStringList { QStringLiteral("trainer"), QStringLiteral("reference"),
+                QStringLiteral("rollout") }));
+        QCOMPARE(m_panel->roleChart()->columnLabel(0), QStringLiteral("trainer · 4 GPUs"));
+        // Synchronous: the phases follow one another.
+        const auto& seg = m_panel->timeline()->segments();
+        QCOMPARE(seg[1].startS, seg[0].endS);
+        QCOMPARE(seg[2].startS, seg[1].endS);
+    }
+
+    void pickingPpoAddsCriticAndReward()
+    {
+        QComboBox* algorithm = m_panel->controls()->algorithmCombo();
+        algorithm->setFocus();
+        QTest::keyClick(algorithm, Qt::Key_Up); // GRPO -> PPO
+        QCOMPARE(m_doc->plan().rl.algorithm, RlAlgorithm::Ppo);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        const QStringList roles = roleNames(estimate(m_doc->plan()).rl);
+        QVERIFY(roles.contains(QStringLiteral("critic")));
+        QVERIFY(roles.contains(QStringLiteral("reward")));
+        QVERIFY(m_panel->controls()->criticGpusControl()->isEnabled());
+    }
+
+    void typingRolloutGpusRelabelsItsBarAndRebalances()
+    {
+        typeInto(m_panel->controls()->rolloutGpusControl(), QStringLiteral("5"));
+        QCOMPARE(m_doc->plan().rl.rolloutGpus, 5);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QCOMPARE(m_panel->roleChart()->columnLabel(2), QStringLiteral("rollout · 5 GPUs"));
+    }
+
+    void colocatedDrawsThePeakLine()
+    {
+        QComboBox* placement = m_panel->controls()->placementCombo();
+        placement->setFocus();
+        QTest::keyClick(placement, Qt::Key_Down); // disjoint -> colocated
+        QCOMPARE(m_doc->plan().rl.placement, RlPlacement::Colocated);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        const RlEstimate rl = estimate(m_doc->plan()).rl;
+        QVERIFY(close(m_panel->roleChart()->limitLineValue(),
+            toDisplayUnits(rl.colocatedPeakBytes, ByteUnits::GB)));
+        // Every role sits on all 8 GPUs of the shared pool.
+        QCOMPARE(m_panel->roleChart()->columnLabel(0), QStringLiteral("trainer · 8 GPUs"));
+    }
+
+    void offPolicyPipelineOverlapsRolloutWithTraining()
+    {
+        QTest::mouseClick(m_panel->controls()->offPolicyCheck(), Qt::LeftButton);
+        QVERIFY(m_doc->plan().rl.offPolicyPipeline);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QVERIFY(m_panel->timeline()->overlapped());
+        const auto& seg = m_panel->timeline()->segments();
+        QCOMPARE(seg[0].startS, 0.0);
+        QCOMPARE(seg[1].startS, 0.0);
+        QCOMPARE(seg[2].startS, seg[1].endS);
+    }
+
+    void klOffDropsTheReference()
+    {
+        QTest::mouseClick(m_panel->controls()->klCheck(), Qt::LeftButton);
+        QVERIFY(!m_doc->plan().rl.kl);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QVERIFY(!roleNames(estimate(m_doc->plan()).rl).contains(QStringLiteral("reference")));
+    }
+
+    void typingBatchShapeChangesTheStep()
+    {
+        const double before = estimate(m_doc->plan()).rl.stepS;
+        typeInto(m_panel->controls()->promptsControl()->spinBox(), QStringLiteral("64"));
+        typeInto(m_panel->controls()->groupSizeControl(), QStringLiteral("16"));
+        typeInto(m_panel->controls()->responseLenControl()->spinBox(), QStringLiteral("1024"));
+        QCOMPARE(m_doc->plan().rl.prompts, 64);
+        QCOMPARE(m_doc->plan().rl.groupSize, 16);
+        QCOMPARE(m_doc->plan().rl.responseLen, 1024);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QVERIFY(estimate(m_doc->plan()).rl.stepS != before);
+    }
+
+    void suggestionNamesTheMove()
+    {
+        // A lone rollout GPU against 7 trainers: the rollout is the bottleneck and the split
+        // moves trainer GPUs over (ZeRO-3, so a smaller trainer pool still fits).
+        Plan plan = m_doc->plan();
+        plan.training.zeroStage = 3;
+        plan.rl.trainerGpus = 7;
+        plan.rl.rolloutGpus = 1;
+        m_doc->edit(plan, QStringLiteral("7 + 1"));
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        const RlEstimate rl = estimate(m_doc->plan()).rl;
+        QCOMPARE(QString::fromStdString(rl.bottleneck), QStringLiteral("rollout"));
+        QVERIFY(rl.suggestedRolloutGpus > 1);
+        const int move = rl.suggestedRolloutGpus - 1;
+        QVERIFY2(
+            m_panel->suggestionLabel()->text().contains(
+                QStringLiteral("move %1 GPU%2 from training to rollout: %3 training + %4 rollout")
+                    .arg(move)
+                    .arg(move == 1 ? QString() : QStringLiteral("s"))
+                    .arg(rl.suggestedTrainerGpus)
+                    .arg(rl.suggestedRolloutGpus)),
+            qPrintable(m_panel->suggestionLabel()->text()));
+    }
+
+    void undoRestoresThePlanAndItsFigures()
+    {
+        const Plan original = m_doc->plan();
+        const QString steps = m_panel->figures()->figureText(QStringLiteral("rl.steps_per_hour"));
+        QComboBox* algorithm = m_panel->controls()->algorithmCombo();
+        algorithm->setFocus();
+        QTest::keyClick(algorithm, Qt::Key_Up); // PPO
+        typeInto(m_panel->controls()->trainerGpusControl(), QStringLiteral("6"));
+        QCOMPARE(m_doc->undoStack()->count(), 2);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        m_doc->undoStack()->undo();
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan() == original);
+        verifyMatchesCore(*m_panel, original);
+        QCOMPARE(m_panel->figures()->figureText(QStringLiteral("rl.steps_per_hour")), steps);
+        QCOMPARE(m_panel->controls()->algorithmCombo()->currentIndex(), 1);
+        QCOMPARE(m_panel->controls()->trainerGpusControl()->value(), 4);
+    }
+};
+
+ENVELOPE_UI_TEST_MAIN(TestRlPanel)
+#include "test_rlpanel.moc"

@@ -1,0 +1,214 @@
+// The serving panel driven like a user: typing into spin boxes, picking combo items. After each
+// interaction the bars, the curve and the figures are the core's estimate(plan).serving for the
+// edited plan, and undo brings the previous figures back.
+#include <QBarSet>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QSpinBox>
+#include <QUndoStack>
+
+#include <cmath>
+
+#include "estimate.h"
+#include "figuregrid.h"
+#include "memoryview.h"
+#include "plandocument.h"
+#include "servingcontrols.h"
+#include "servingcurvechart.h"
+#include "servingpanel.h"
+#include "settings.h"
+#include "sliderspin.h"
+#include "tenantbarchart.h"
+#include "uitestutil.h"
+
+using namespace envelope;
+using namespace envelope::ui;
+
+namespace {
+
+void typeInto(QAbstractSpinBox* spin, const QString& text)
+{
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, text);
+    QTest::keyClick(spin, Qt::Key_Return);
+}
+
+bool close(double a, double b)
+{
+    return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b));
+}
+
+// Bars, curve marker and figures equal the core's serving estimate of `plan`.
+void verifyMatchesCore(const ServingPanel& panel, const Plan& plan)
+{
+    const ServingEstimate s = estimate(plan).serving;
+    const TenantBarChart* chart = panel.memoryChart();
+    QCOMPARE(chart->columnCount(), std::clamp(plan.serving.tp, 1, ServingPanel::kMaxGpuBars));
+    for (Tenant t : { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }) {
+        const double expected = toDisplayUnits(tenantBytes(s.perGpu, t), ByteUnits::GB);
+        for (int c = 0; c < chart->columnCount(); ++c)
+            QVERIFY2(close(chart->barSet(t)->at(c), expected),
+                qPrintable(QStringLiteral("%1 column %2: drawn %3, core %4")
+                               .arg(tenantName(t))
+                               .arg(c)
+                               .arg(chart->barSet(t)->at(c))
+                               .arg(expected)));
+    }
+    QVERIFY(close(chart->hbmLineValue(), toDisplayUnits(plan.gpu.gpu.memoryBytes, ByteUnits::GB)));
+    QVERIFY(close(chart->limitLineValue(), toDisplayUnits(s.usableBytes, ByteUnits::GB)));
+    QVERIFY(chart->totalText(0).endsWith(
+        s.fitsConcurrency ? QStringLiteral("✓") : QStringLiteral("✗")));
+
+    // The curve's marker sits at the plan's context and the estimate's max sequences.
+    const QScatterSeries* marker = panel.curveChart()->marker();
+    QCOMPARE(marker->count(), 1);
+    QCOMPARE(marker->at(0).x(), std::log2(plan.serving.context));
+    QCOMPARE(marker->at(0).y(), s.maxSequences);
+
+    const FigureGrid* f = panel.figures();
+    QCOMPARE(f->figureText(QStringLiteral("serving.kv_budget_bytes")),
+        QString::fromStdString(formatBytes(s.kvBudgetBytes, ByteUnits::GB)));
+    QCOMPARE(f->figureText(QStringLiteral("serving.max_sequences")),
+        QStringLiteral("%L1 at %L2 tok").arg(qlonglong(s.maxSequences)).arg(plan.serving.context));
+    QCOMPARE(f->figureText(QStringLiteral("serving.max_tokens")),
+        QStringLiteral("%L1 tokens").arg(qlonglong(s.maxTokens)));
+    QCOMPARE(f->figureText(QStringLiteral("serving.decode_tokens_per_s")),
+        QStringLiteral("%L1 tok/s").arg(qlonglong(std::llround(s.decodeTokensPerS))));
+    QCOMPARE(f->figureText(QStringLiteral("serving.ttft_s")),
+        QString::fromStdString(formatDuration(s.ttftS)));
+    QCOMPARE(f->figureText(QStringLiteral("serving.itl_s")),
+        QString::fromStdString(formatDuration(s.itlS)));
+}
+
+} // namespace
+
+class TestServingPanel : public QObject {
+    Q_OBJECT
+private:
+    std::unique_ptr<Settings> m_settings;
+    std::unique_ptr<PlanDocument> m_doc;
+    std::unique_ptr<ServingPanel> m_panel;
+
+private slots:
+    void init()
+    {
+        m_settings = std::make_unique<Settings>();
+        m_doc = std::make_unique<PlanDocument>(uitest::presets());
+        m_doc->reset(uitest::llama7bPlan());
+        m_panel = std::make_unique<ServingPanel>(m_doc.get(), m_settings.get());
+        m_panel->resize(1400, 900);
+        m_panel->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_panel.get()));
+    }
+    void cleanup()
+    {
+        m_panel.reset();
+        m_doc.reset();
+        m_settings.reset();
+    }
+
+    void startsAsTheCoreEstimate()
+    {
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        // Llama-2 7B, MHA: 2 x 32 layers x 32 heads x 128 x 2 B = 512 KiB = 524,288 B a token.
+        QCOMPARE(estimate(m_doc->plan()).serving.kvBytesPerToken, 524288.0);
+        QVERIFY(m_panel->figures()
+                    ->figureText(QStringLiteral("serving.kv_bytes_per_token"))
+                    .startsWith(QStringLiteral("524.3 KB")));
+    }
+
+    void curvePointsAreTheCoreEstimateAtEachContext()
+    {
+        const QLineSeries* curve = m_panel->curveChart()->curve();
+        QCOMPARE(curve->count(), 13); // 256 .. 1M
+        for (int i = 0; i < curve->count(); ++i) {
+            Plan plan = m_doc->plan();
+            plan.serving.context = 256 << i;
+            QCOMPARE(curve->at(i).x(), 8.0 + i);
+            QCOMPARE(curve->at(i).y(), estimate(plan).serving.maxSequences);
+        }
+    }
+
+    void typingAContextMovesTheMarkerAndFigures()
+    {
+        const double kvBefore = m_panel->memoryChart()->barSet(Tenant::KvCache)->at(0);
+        typeInto(m_panel->controls()->contextControl()->spinBox(), QStringLiteral("32768"));
+        QCOMPARE(m_doc->plan().serving.context, 32768);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        // Four times the context, four times the KV of the same 64 sequences.
+        QVERIFY(close(m_panel->memoryChart()->barSet(Tenant::KvCache)->at(0), 4 * kvBefore));
+    }
+
+    void pickingKvAndWeightBitsShrinksTheirBars()
+    {
+        const double kv16 = m_panel->memoryChart()->barSet(Tenant::KvCache)->at(0);
+        const double w16 = m_panel->memoryChart()->barSet(Tenant::Weights)->at(0);
+        QComboBox* kv = m_panel->controls()->kvBitsCombo();
+        kv->setFocus();
+        QTest::keyClick(kv, Qt::Key_Down); // 16 -> 8
+        QCOMPARE(m_doc->plan().serving.kvBits, 8);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        // int8 KV: 128 B a vector + a 4 B scale/zero pair, of 256 B in bf16.
+        QVERIFY(close(m_panel->memoryChart()->barSet(Tenant::KvCache)->at(0), kv16 * 132 / 256));
+
+        QComboBox* weights = m_panel->controls()->weightBitsCombo();
+        weights->setFocus();
+        QTest::keyClick(weights, Qt::Key_Down);
+        QTest::keyClick(weights, Qt::Key_Down); // 16 -> 8 -> 4
+        QCOMPARE(m_doc->plan().serving.weightBits, 4);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QVERIFY(m_panel->memoryChart()->barSet(Tenant::Weights)->at(0) < 0.35 * w16);
+    }
+
+    void typingTpAddsAGpuBarAndUtilizationMovesItsLine()
+    {
+        typeInto(m_panel->controls()->tpControl(), QStringLiteral("2"));
+        QCOMPARE(m_doc->plan().serving.tp, 2);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QCOMPARE(m_panel->memoryChart()->columnLabel(1), QStringLiteral("GPU 1"));
+
+        typeInto(m_panel->controls()->utilizationControl()->spinBox(), QStringLiteral("80"));
+        QCOMPARE(m_doc->plan().serving.gpuMemoryUtilization, 0.8);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QVERIFY(close(m_panel->memoryChart()->limitLineValue(),
+            0.8 * toDisplayUnits(m_doc->plan().gpu.gpu.memoryBytes, ByteUnits::GB)));
+    }
+
+    void undoRestoresThePlanAndItsFigures()
+    {
+        const Plan original = m_doc->plan();
+        const QString budget
+            = m_panel->figures()->figureText(QStringLiteral("serving.kv_budget_bytes"));
+        typeInto(m_panel->controls()->tpControl(), QStringLiteral("4"));
+        typeInto(m_panel->controls()->concurrencyControl()->spinBox(), QStringLiteral("200"));
+        QCOMPARE(m_doc->plan().serving.concurrency, 200);
+        QCOMPARE(m_doc->undoStack()->count(), 2);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        m_doc->undoStack()->undo();
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan() == original);
+        verifyMatchesCore(*m_panel, original);
+        QCOMPARE(m_panel->figures()->figureText(QStringLiteral("serving.kv_budget_bytes")), budget);
+        QCOMPARE(m_panel->controls()->tpControl()->value(), 1);
+    }
+
+    void figureTooltipsCarryTheCoreFormula()
+    {
+        const Estimate e = estimate(m_doc->plan(), { .explain = true });
+        for (const char* key :
+            { "serving.kv_budget_bytes", "serving.max_sequences", "serving.ttft_s" }) {
+            const auto it = std::find_if(e.explain.begin(), e.explain.end(),
+                [&](const Explanation& x) { return x.figure == key; });
+            QVERIFY(it != e.explain.end());
+            const QString tip = m_panel->figures()->figureToolTip(QLatin1String(key));
+            QVERIFY2(tip.contains(QString::fromStdString(it->formula).toHtmlEscaped()), key);
+        }
+    }
+};
+
+ENVELOPE_UI_TEST_MAIN(TestServingPanel)
+#include "test_servingpanel.moc"

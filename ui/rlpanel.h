@@ -1,0 +1,53 @@
+// The RL post-training panel: per-GPU memory of each role the core reports (trainer,
+// reference, rollout, old-policy, critic, reward) against HBM, one step on a timeline, the
+// throughput, the bottleneck and the split of GPUs that balances the step.
+#pragma once
+
+#include <QWidget>
+
+class QLabel;
+
+namespace envelope {
+struct RlEstimate;
+struct Plan;
+} // namespace envelope
+
+namespace envelope::ui {
+
+class FigureGrid;
+class PlanDocument;
+class RlControls;
+class RlTimeline;
+class Settings;
+class TenantBarChart;
+
+class RlPanel : public QWidget {
+    Q_OBJECT
+public:
+    RlPanel(PlanDocument* document, Settings* settings, QWidget* parent = nullptr);
+
+    RlControls* controls() const { return m_controls; }
+    TenantBarChart* roleChart() const { return m_roleChart; }
+    RlTimeline* timeline() const { return m_timeline; }
+    FigureGrid* figures() const { return m_figures; }
+    QLabel* suggestionLabel() const { return m_suggestion; }
+
+    // "move 2 GPUs from training to rollout: 2 training + 6 rollout balance the step".
+    static QString suggestionText(const Plan& plan, const RlEstimate& rl);
+
+private:
+    void redraw();
+    QString tooltipFor(const QString& figure);
+
+    PlanDocument* m_document;
+    Settings* m_settings;
+    RlControls* m_controls;
+    QLabel* m_header;
+    QLabel* m_status;
+    FigureGrid* m_figures;
+    QLabel* m_suggestion;
+    TenantBarChart* m_roleChart;
+    RlTimeline* m_timeline;
+};
+
+} // namespace envelope::ui

@@ -1,0 +1,49 @@
+// The serving panel: the per-GPU budget of an inference replica (weights, KV cache,
+// activations, overhead) against HBM and gpu_memory_utilization, the capacity curve against
+// context, and the serving figures, each with the core's formula as its tooltip.
+#pragma once
+
+#include <QWidget>
+
+class QLabel;
+
+namespace envelope::ui {
+
+class FigureGrid;
+class PlanDocument;
+class ServingControls;
+class ServingCurveChart;
+class Settings;
+class TenantBarChart;
+
+class ServingPanel : public QWidget {
+    Q_OBJECT
+public:
+    ServingPanel(PlanDocument* document, Settings* settings, QWidget* parent = nullptr);
+
+    ServingControls* controls() const { return m_controls; }
+    TenantBarChart* memoryChart() const { return m_memoryChart; }
+    ServingCurveChart* curveChart() const { return m_curveChart; }
+    FigureGrid* figures() const { return m_figures; }
+
+    // The bars show at most this many GPUs of a tensor-parallel group (all are alike).
+    static constexpr int kMaxGpuBars = 8;
+
+private:
+    void redraw();
+    QString tooltipFor(const QString& figure);
+
+    PlanDocument* m_document;
+    Settings* m_settings;
+    ServingControls* m_controls;
+    QLabel* m_header;
+    QLabel* m_status;
+    FigureGrid* m_figures;
+    TenantBarChart* m_memoryChart;
+    ServingCurveChart* m_curveChart;
+};
+
+// Small byte counts for per-token figures: "128.0 KB" (or KiB), larger ones as formatBytes.
+QString smallBytesText(double bytes, bool binary);
+
+} // namespace envelope::ui
