@@ -31,7 +31,7 @@ MainWindow::MainWindow(PresetLibrary presets, Settings* settings, QWidget* paren
     m_training = new TrainingPanel(m_document, settings);
     m_tabs->setDocumentMode(true);
     setCentralWidget(m_tabs);
-    addPanel(QStringLiteral("training"), tr("&Training"), m_training);
+    addPanel(QStringLiteral("training"), tr("Training"), m_training);
     setAcceptDrops(true);
     createMenus();
 

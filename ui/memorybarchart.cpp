@@ -45,7 +45,7 @@ MemoryBarChart::MemoryBarChart(QWidget* parent)
 {
     m_compareCombo->addItem(tr("ZeRO stages"));
     m_compareCombo->addItem(tr("Recompute modes"));
-    auto* compareLabel = new QLabel(tr("Com&pare with:"), this);
+    auto* compareLabel = new QLabel(tr("Compare &bars with:"), this);
     compareLabel->setBuddy(m_compareCombo);
     auto* header = new QHBoxLayout;
     header->addStretch(1);
