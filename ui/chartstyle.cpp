@@ -4,6 +4,10 @@
 #include <QChart>
 #include <QLegend>
 #include <QPalette>
+#include <QValueAxis>
+#include <QXYSeries>
+
+#include <cmath>
 
 namespace envelope::ui {
 
@@ -39,6 +43,32 @@ void styleAxis(QAbstractAxis* axis, const QPalette& palette)
     line.setAlphaF(0.4f);
     axis->setLinePenColor(line);
     axis->setShadesVisible(false);
+}
+
+void setNiceRange(QValueAxis* axis, double top)
+{
+    if (!std::isfinite(top) || top <= 0)
+        top = 1;
+    const double rough = top / 4;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(rough)));
+    double step = magnitude * 10;
+    for (double m : { 1.0, 2.0, 2.5, 5.0, 10.0 })
+        if (m * magnitude >= rough) {
+            step = m * magnitude;
+            break;
+        }
+    const double max = std::ceil(top / step - 1e-9) * step;
+    const int ticks = int(std::lround(max / step)) + 1;
+    if (axis->min() != 0 || std::abs(axis->max() - max) > 1e-9 * max)
+        axis->setRange(0, max);
+    if (axis->tickCount() != ticks)
+        axis->setTickCount(ticks);
+}
+
+void replaceIfChanged(QXYSeries* series, const QList<QPointF>& points)
+{
+    if (series->points() != points)
+        series->replace(points);
 }
 
 } // namespace envelope::ui

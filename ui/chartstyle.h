@@ -11,11 +11,22 @@ class QString;
 QT_BEGIN_NAMESPACE
 class QChart;
 class QAbstractAxis;
+class QValueAxis;
+class QXYSeries;
+class QPointF;
+template <typename T> class QList;
 QT_END_NAMESPACE
 
 namespace envelope::ui {
 
 void styleChart(QChart* chart, const QPalette& palette);
 void styleAxis(QAbstractAxis* axis, const QPalette& palette);
+
+// Sets 0..top rounded up to a 1-2-2.5-5 step (about five ticks), touching the axis only when
+// the range or ticks change: every change re-lays out the chart, which dominates a redraw.
+void setNiceRange(QValueAxis* axis, double top);
+
+// Replaces the series' points only when they differ (a replace repaints the whole series).
+void replaceIfChanged(QXYSeries* series, const QList<QPointF>& points);
 
 } // namespace envelope::ui

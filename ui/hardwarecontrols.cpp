@@ -28,9 +28,9 @@ HardwareControls::HardwareControls(PlanDocument* document, QWidget* parent)
     m_gpus->setGroupSeparatorShown(true);
     m_gpus->setToolTip(tr("GPUs in the job (tp x pp x cp x data-parallel)"));
 
-    form()->addRow(tr("G&PU:"), m_gpu);
+    form()->addRow(tr("GP&U:"), m_gpu);
     form()->addRow(QString(), m_gpuNote);
-    form()->addRow(tr("GPU co&unt:"), m_gpus);
+    form()->addRow(tr("GPU cou&nt:"), m_gpus);
 
     connect(m_gpu, &QComboBox::activated, this, [this](int index) {
         const GpuPreset* preset

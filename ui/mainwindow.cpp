@@ -35,9 +35,9 @@ MainWindow::MainWindow(PresetLibrary presets, Settings* settings, QWidget* paren
     m_training->setSideWidget(new ThroughputPanel(m_document));
     m_tabs->setDocumentMode(true);
     setCentralWidget(m_tabs);
-    addPanel(QStringLiteral("training"), tr("&Training"), m_training);
-    addPanel(QStringLiteral("serving"), tr("&Serving"), new ServingPanel(m_document, settings));
-    addPanel(QStringLiteral("rl"), tr("&RL post-training"), new RlPanel(m_document, settings));
+    addPanel(QStringLiteral("training"), tr("Training"), m_training);
+    addPanel(QStringLiteral("serving"), tr("Serving"), new ServingPanel(m_document, settings));
+    addPanel(QStringLiteral("rl"), tr("RL post-training"), new RlPanel(m_document, settings));
     setAcceptDrops(true);
     createMenus();
 

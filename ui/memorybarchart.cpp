@@ -45,7 +45,7 @@ MemoryBarChart::MemoryBarChart(QWidget* parent)
 {
     m_compareCombo->addItem(tr("ZeRO stages"));
     m_compareCombo->addItem(tr("Recompute modes"));
-    auto* compareLabel = new QLabel(tr("Com&pare with:"), this);
+    auto* compareLabel = new QLabel(tr("Compare &bars with:"), this);
     compareLabel->setBuddy(m_compareCombo);
     auto* header = new QHBoxLayout;
     header->addStretch(1);
@@ -203,16 +203,15 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
     // At least 1 unit: an empty plan (all zeros) still gets a valid axis.
     const double top
         = std::max({ *std::max_element(m_totals.begin(), m_totals.end()), m_hbm, 1.0 });
-    m_yAxis->setRange(0, top * 1.12);
-    m_yAxis->applyNiceNumbers();
+    setNiceRange(m_yAxis, top * 1.12);
     m_yAxis->setTitleText(
         tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
 
     const double left = -0.5;
     const double right = columns - 0.5;
     const double usable = m_hbm * kUsableFraction;
-    m_hbmLine->replace(QList<QPointF> { { left, m_hbm }, { right, m_hbm } });
-    m_usableLine->replace(QList<QPointF> { { left, usable }, { right, usable } });
+    replaceIfChanged(m_hbmLine, QList<QPointF> { { left, m_hbm }, { right, m_hbm } });
+    replaceIfChanged(m_usableLine, QList<QPointF> { { left, usable }, { right, usable } });
     m_hbmLine->setName(tr("HBM %1").arg(bytesText(own.gpuMemoryBytes, units)));
     m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
     m_hbmLabel->setText(tr("HBM %1").arg(bytesText(own.gpuMemoryBytes, units)));

@@ -53,9 +53,9 @@ MemorySaverControls::MemorySaverControls(PlanDocument* document, QWidget* parent
     recomputeLayout->addWidget(m_every);
     recomputeRow->setFocusProxy(m_recompute);
 
-    form()->addRow(tr("P&recision:"), m_recipe);
-    form()->addRow(tr("&Optimizer:"), m_optimizer);
-    form()->addRow(tr("Re&compute:"), recomputeRow);
+    form()->addRow(tr("Precisi&on:"), m_recipe);
+    form()->addRow(tr("Optimi&zer:"), m_optimizer);
+    form()->addRow(tr("Rec&ompute:"), recomputeRow);
 
     connect(m_recipe, &QComboBox::activated, this, [this](int index) {
         const RecipePreset* preset = this->document()->presets().findRecipe(
@@ -84,11 +84,11 @@ MemorySaverControls::MemorySaverControls(PlanDocument* document, QWidget* parent
             kRecomputeEveryControl);
     });
 
-    m_flash = addSwitch(tr("&Flash attention"),
+    m_flash = addSwitch(tr("Flas&h attention"),
         tr("No s x s attention scores kept (Dao et al. 2022)"), &TrainingConfig::flashAttention);
-    m_offloadOptimizer = addSwitch(tr("Offload optimi&zer to CPU"),
+    m_offloadOptimizer = addSwitch(tr("Offloa&d optimizer to CPU"),
         tr("Optimizer state in host memory (ZeRO-Offload)"), &TrainingConfig::offloadOptimizer);
-    m_offloadParams = addSwitch(tr("Offload p&arameters to CPU"),
+    m_offloadParams = addSwitch(tr("Offload parameters to CPU"),
         tr("Weights in host memory between uses (ZeRO-Infinity)"), &TrainingConfig::offloadParams);
     refresh();
 }

@@ -46,7 +46,7 @@ ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
 
     form()->addRow(tr("&Preset:"), m_preset);
     form()->addRow(QString(), m_import);
-    form()->addRow(tr("Si&ze:"), m_size);
+    form()->addRow(tr("Mode&l size:"), m_size);
     form()->addRow(QString(), m_shapeNote);
     form()->addRow(tr("&Context:"), m_context);
     form()->addRow(tr("&Micro-batch:"), m_microBatch);

@@ -19,21 +19,21 @@ ParallelismControls::ParallelismControls(PlanDocument* document, QWidget* parent
     m_zero->addItem(tr("1 — optimizer state sharded"));
     m_zero->addItem(tr("2 — + gradients sharded"));
     m_zero->addItem(tr("3 — + weights sharded (FSDP)"));
-    form()->addRow(tr("&ZeRO stage:"), m_zero);
+    form()->addRow(tr("ZeRO &stage:"), m_zero);
     connect(m_zero, &QComboBox::activated, this, [this](int stage) {
         edit(tr("ZeRO stage %1").arg(stage), [stage](Plan& p) { p.training.zeroStage = stage; });
     });
 
     m_tp = addDegree(tr("&Tensor parallel:"), tr("TP: splits every matrix across GPUs in a node"),
         kTpControl, &TrainingConfig::tp);
-    m_pp = addDegree(tr("P&ipeline parallel:"), tr("PP: splits the layers into stages"), kPpControl,
+    m_pp = addDegree(tr("Pipeline p&arallel:"), tr("PP: splits the layers into stages"), kPpControl,
         &TrainingConfig::pp);
     m_cp = addDegree(tr("Conte&xt parallel:"), tr("CP: splits each sequence across GPUs"),
         kCpControl, &TrainingConfig::cp);
-    m_ep = addDegree(tr("&Expert parallel:"), tr("EP: spreads MoE experts across GPUs"), kEpControl,
+    m_ep = addDegree(tr("Expe&rt parallel:"), tr("EP: spreads MoE experts across GPUs"), kEpControl,
         &TrainingConfig::ep);
 
-    m_sequenceParallel = new QCheckBox(tr("&Sequence parallel (with TP)"), this);
+    m_sequenceParallel = new QCheckBox(tr("Se&quence parallel (with TP)"), this);
     m_sequenceParallel->setToolTip(
         tr("Shards norm and dropout activations over the TP group (Korthikanti et al. 2022)"));
     form()->addRow(QString(), m_sequenceParallel);

@@ -113,17 +113,17 @@ void SweepChart::setResults(
         line.append({ std::log2(p.x), y });
         top = std::max(top, y);
     }
-    m_total->replace(line);
+    replaceIfChanged(m_total, line);
     const double own = toDisplayUnits(results.estimate.training.perGpu.total(), units);
     const double ownX = std::log2(std::max(1, context ? seqLen : microBatch));
-    m_current->replace(QList<QPointF> { { ownX, own } });
+    replaceIfChanged(m_current, QList<QPointF> { { ownX, own } });
     top = std::max(top, own);
 
     const double first = line.isEmpty() ? 0 : line.front().x();
     const double last = line.isEmpty() ? 1 : line.back().x();
     const double left = std::min(first, ownX) - 0.3;
     const double right = std::max(last, ownX) + 0.3;
-    m_hbmLine->replace(QList<QPointF> { { left, hbm }, { right, hbm } });
+    replaceIfChanged(m_hbmLine, QList<QPointF> { { left, hbm }, { right, hbm } });
     m_usableLine->replace(
         QList<QPointF> { { left, hbm * kUsableFraction }, { right, hbm * kUsableFraction } });
     m_hbmLine->setName(tr("HBM %1").arg(QString::fromStdString(formatBytes(hbmBytes, units))));
@@ -144,14 +144,14 @@ void SweepChart::setResults(
         for (qsizetype i = 0; i < wanted.size(); ++i)
             m_xAxis->append(wanted[i], positions[i]);
     }
-    m_xAxis->setRange(left, right);
+    if (m_xAxis->min() != left || m_xAxis->max() != right)
+        m_xAxis->setRange(left, right);
     m_xAxis->setTitleText(context ? tr("context length (tokens, log2 scale)")
                                   : tr("micro-batch (sequences, log2 scale)"));
 
     // Above a few times HBM the curve only says "does not fit"; keep HBM near the middle.
     const double yMax = std::min(top, std::max(hbm * 2.0, own * 1.15)) * 1.08;
-    m_yAxis->setRange(0, std::isfinite(yMax) && yMax > 0 ? yMax : 1.0);
-    m_yAxis->applyNiceNumbers();
+    setNiceRange(m_yAxis, yMax);
     m_yAxis->setTitleText(
         tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
 

@@ -45,6 +45,7 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     scroll->setWidget(controls);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setFocusPolicy(Qt::NoFocus); // Tab goes straight to the first control
     // As wide as the controls want, but a narrow window may squeeze them (with a scroll bar).
     const int controlsWidth
         = controls->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4;

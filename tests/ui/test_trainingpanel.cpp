@@ -212,6 +212,30 @@ private slots:
             QString::fromStdString(suggestions.front().description));
     }
 
+    void everyLabelledControlHasAMnemonicBuddy()
+    {
+        // Alt+letter reaches each control through its label; none takes File/Edit/View's letter.
+        int labelled = 0;
+        for (QLabel* label : m_panel->findChildren<QLabel*>()) {
+            const QString text = label->text();
+            const qsizetype amp = text.indexOf(QLatin1Char('&'));
+            if (amp < 0 || amp + 1 >= text.size())
+                continue;
+            ++labelled;
+            QVERIFY2(label->buddy(), qPrintable(text));
+            QVERIFY2(label->buddy()->focusPolicy() != Qt::NoFocus || label->buddy()->focusProxy(),
+                qPrintable(text));
+            const QChar key = text.at(amp + 1).toUpper();
+            QVERIFY2(key != QLatin1Char('F') && key != QLatin1Char('E') && key != QLatin1Char('V'),
+                qPrintable(text));
+        }
+        QVERIFY(labelled >= 15);
+        // The keyboard alone edits the plan: focus the ZeRO combo, Down picks ZeRO-2.
+        m_panel->parallelismControls()->zeroCombo()->setFocus();
+        QTest::keyClick(m_panel->parallelismControls()->zeroCombo(), Qt::Key_Down);
+        QCOMPARE(m_doc->plan().training.zeroStage, 2);
+    }
+
     void hoveringABarShowsItsFormula()
     {
         QChartView* view = m_panel->memoryChart()->chartView();
