@@ -93,6 +93,9 @@ ordered_json training(const Estimate& e)
     j["train_time_s"] = real(c.trainTimeS);
     j["gpu_hours"] = real(c.gpuHours);
     j["cost"] = real(c.cost);
+    j["mfu"] = real(c.effectiveMfu); // over the whole step, communication and bubble included
+    j["hfu"] = real(c.hfu);
+    j["step_flops"] = real(c.stepFlops);
     j["communication"] = communication(c.communication);
     j["bottleneck"] = c.bottleneck;
     if (c.observedMfu)
