@@ -232,7 +232,7 @@ void MemoryBarChart::placeOverlays()
 {
     if (m_columnBytes.empty())
         return;
-    const QRectF plot = m_chart->plotArea();
+    QRectF plot = m_chart->plotArea();
     // Category labels Qt would elide ("ZeR...") break onto two lines instead ("ZeRO-" / "3").
     // The margins differ so that the small change of plot size a break brings cannot flip it.
     const QFontMetricsF metrics(m_xAxis->labelsFont());
@@ -257,8 +257,10 @@ void MemoryBarChart::placeOverlays()
         }
         labels.push_back(text);
     }
-    if (m_xAxis->categories() != labels)
+    if (m_xAxis->categories() != labels) {
         m_xAxis->setCategories(labels);
+        plot = m_chart->plotArea(); // the labels' height may have moved the plot
+    }
     const QPointF hbmAt = m_chart->mapToPosition(QPointF(0, m_hbm), m_hbmLine);
     const QPointF usableAt = m_chart->mapToPosition(QPointF(0, m_hbm * kUsableFraction), m_hbmLine);
     const qreal right = plot.right() - 4;
