@@ -134,6 +134,9 @@ struct RlEstimate {
     std::string bottleneck;    // "rollout" or "training"
     int suggestedRolloutGpus = 0;  // the split that balances rollout and training
     int suggestedTrainerGpus = 0;
+    // False when no split of the rollout + trainer GPUs lets the trainer fit (the suggestion is
+    // then the current split, kept only so the numbers stay defined).
+    bool suggestionFits = true;
     // Details (docs/formulas-rl.md).
     double trainTokens = 0;        // tokens the policy trains on per step
     int totalGpus = 0;             // GPUs of all pools (colocated: the one shared pool)

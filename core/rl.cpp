@@ -276,6 +276,12 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     const int total = s.rollout ? s.rolloutGpus + s.trainerGpus : s.trainerGpus;
     r.suggestedRolloutGpus = s.rolloutGpus;
     r.suggestedTrainerGpus = s.trainerGpus;
+    auto trainerFits = [&](int trainerGpus) {
+        trainerGpus = std::max(trainerGpus, 1);
+        const TrainingMemory t = trainerMemory(plan, counts, trainerGpus);
+        const double snapshot = oldPolicyParamBytes * positive(counts.total) / trainerGpus;
+        return t.perGpu.total() + snapshot <= memory;
+    };
     if (s.rollout && total >= 2) {
         RlSetup d = s;
         d.colocated = false;
@@ -287,9 +293,7 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
             const int trainerGpus = total - rollout;
             if (rollout % rolloutUnit != 0 || trainerGpus % trainerUnit != 0)
                 continue;
-            const TrainingMemory t = trainerMemory(plan, counts, trainerGpus);
-            const double snapshot = oldPolicyParamBytes * positive(counts.total) / trainerGpus;
-            if (t.perGpu.total() + snapshot > memory)
+            if (!trainerFits(trainerGpus))
                 continue;
             const double rolloutS = rlRolloutS(plan, counts, d, rollout);
             const double trainS = std::max(rlPolicyTrainS(plan, counts, d, trainerGpus),
@@ -304,9 +308,14 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
                 r.suggestedTrainerGpus = trainerGpus;
             }
         }
+        // No candidate: the trainer overflows on every split, and the current split stands in.
+        r.suggestionFits = std::isfinite(best);
     } else if (!s.rollout) {
         r.suggestedRolloutGpus = 0;
         r.suggestedTrainerGpus = s.trainerGpus + std::max(plan.rl.rolloutGpus, 0);
+        r.suggestionFits = trainerFits(r.suggestedTrainerGpus);
+    } else {
+        r.suggestionFits = trainerFits(r.suggestedTrainerGpus);
     }
 
     if (ex)

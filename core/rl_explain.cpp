@@ -165,13 +165,29 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
         fmt::format("{}: rollout {} vs forwards + train {}", r.bottleneck,
             formatDuration(r.rolloutS), formatDuration(r.referenceS + r.trainS)),
         r.bottleneck == "rollout" ? 1 : 0, "", "seed 000 ('find the bottleneck, scale that side')");
-    ex.add("rl.suggested_rollout_gpus",
-        s.rollout ? fmt::format("of {} rollout + trainer GPUs, the split minimising max(rollout, "
-                                "forwards + train) with the trainer fitting: {} rollout / {} "
-                                "trainer",
-            s.rolloutGpus + s.trainerGpus, r.suggestedRolloutGpus, r.suggestedTrainerGpus)
-                  : std::string("DPO has no rollout: every GPU trains"),
-        r.suggestedRolloutGpus, "GPUs", "seed 000 ('usually 2:1 inference:training')");
+    // When no split lets the trainer fit, the figure is the current split and the formula says
+    // why; a trainer whose per-GPU states exceed HBM at every count needs more GPUs or ZeRO-3.
+    const int splitGpus = s.rolloutGpus + s.trainerGpus;
+    std::string suggestion;
+    if (!s.rollout)
+        suggestion = r.suggestionFits
+            ? std::string("DPO has no rollout: every GPU trains")
+            : fmt::format("DPO has no rollout: every GPU trains, but the trainer does not fit on "
+                          "{} GPUs of {}",
+                r.suggestedTrainerGpus, bytes(plan.gpu.gpu.memoryBytes));
+    else if (r.suggestionFits)
+        suggestion = fmt::format("of {} rollout + trainer GPUs, the split minimising max(rollout, "
+                                 "forwards + train) with the trainer fitting: {} rollout / {} "
+                                 "trainer",
+            splitGpus, r.suggestedRolloutGpus, r.suggestedTrainerGpus);
+    else
+        suggestion = fmt::format("no split of these {} rollout + trainer GPUs lets the trainer "
+                                 "(ZeRO-{}) fit in {} per GPU; the current {} rollout / {} trainer "
+                                 "stands: add GPUs or shard the trainer (ZeRO-3)",
+            splitGpus, plan.training.zeroStage, bytes(plan.gpu.gpu.memoryBytes),
+            r.suggestedRolloutGpus, r.suggestedTrainerGpus);
+    ex.add("rl.suggested_rollout_gpus", suggestion, r.suggestedRolloutGpus, "GPUs",
+        "seed 000 ('usually 2:1 inference:training')");
     ex.add("rl.suggested_trainer_gpus", fmt::format("{} trainer GPUs", r.suggestedTrainerGpus),
         r.suggestedTrainerGpus, "GPUs", "seed 000");
 }

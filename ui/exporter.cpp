@@ -5,6 +5,7 @@
 #include <QChartView>
 #include <QFile>
 #include <QGraphicsLayout>
+#include <QLegend>
 #include <QPainter>
 #include <QRegularExpression>
 #include <QSaveFile>
@@ -18,15 +19,20 @@ namespace envelope::ui {
 namespace {
 
 // Lays the chart out at `size`, lets `paint` draw the scene, and restores the on-screen layout.
+// On screen a wrapping ChartLegend widget stands in for the chart's own legend; an exported
+// image has no widgets around it, so the chart's legend is drawn for the export.
 template <class Paint> void withChartAt(QChartView* view, const QSize& size, Paint paint)
 {
     QChart* chart = view->chart();
     const QRectF old = chart->geometry();
+    const bool legendShown = chart->legend()->isVisible();
+    chart->legend()->setVisible(true);
     chart->setGeometry(QRectF(QPointF(0, 0), QSizeF(size)));
     if (chart->layout())
         chart->layout()->activate();
     QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
     paint(view->scene(), QRectF(QPointF(0, 0), QSizeF(size)));
+    chart->legend()->setVisible(legendShown);
     chart->setGeometry(old);
     if (chart->layout())
         chart->layout()->activate();

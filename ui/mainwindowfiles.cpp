@@ -226,6 +226,7 @@ void MainWindow::exportChartPng()
     if (dialog.exec() != QDialog::Accepted)
         return;
     const QString path = exportPath(tr("PNG image (*.png)"), QStringLiteral("png"));
+    m_training->drawIfStale();
     if (!path.isEmpty()
         && !ui::exportChartPng(m_training->memoryChart()->chartView(), dialog.chosenSize(), path))
         showError(tr("Export failed"), tr("Could not write %1").arg(path));
@@ -237,6 +238,7 @@ void MainWindow::exportChartSvg()
     if (dialog.exec() != QDialog::Accepted)
         return;
     const QString path = exportPath(tr("SVG image (*.svg)"), QStringLiteral("svg"));
+    m_training->drawIfStale();
     if (!path.isEmpty()
         && !ui::exportChartSvg(m_training->memoryChart()->chartView(), dialog.chosenSize(), path))
         showError(tr("Export failed"), tr("Could not write %1").arg(path));

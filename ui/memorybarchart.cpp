@@ -6,6 +6,7 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QEvent>
+#include <QFontMetricsF>
 #include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
 #include <QHBoxLayout>
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chartlegend.h"
 #include "chartstyle.h"
 #include "memoryview.h"
 #include "trainingresults.h"
@@ -99,6 +101,11 @@ MemoryBarChart::MemoryBarChart(QWidget* parent)
         item->setZValue(101);
 
     styleChart(m_chart, palette());
+    // The wrapping legend under the plot replaces Qt's one-row legend, which elides labels.
+    m_chart->legend()->setVisible(false);
+    m_legend = new ChartLegend(this);
+    m_legend->setBackgroundRole(QPalette::Base);
+    m_legend->setAutoFillBackground(true);
     m_view = new QChartView(m_chart, this);
     // Axis-aligned bars and horizontal lines need no antialiasing; skipping it halves the paint.
     m_view->setRenderHint(QPainter::Antialiasing, false);
@@ -110,6 +117,7 @@ MemoryBarChart::MemoryBarChart(QWidget* parent)
     layout->setSpacing(2);
     layout->addLayout(header);
     layout->addWidget(m_view, 1);
+    layout->addWidget(m_legend);
 }
 
 QBarSet* MemoryBarChart::barSet(Tenant tenant) const
@@ -185,20 +193,13 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
         }
     }
 
-    // Category labels carry each column's total, so the figure reads without hovering.
-    QStringList labels;
     m_totalTexts.clear();
     for (int c = 0; c < columns; ++c) {
         const double bytes
             = c == 0 ? own.perGpu.total() : variants[std::size_t(c - 1)].memory.perGpu.total();
-        QString label = m_plainLabels[c];
-        if (c == m_highlighted)
-            label += QStringLiteral(" ✓");
-        labels.push_back(label);
         m_totalTexts.push_back(bytesText(bytes, units));
     }
-    if (m_xAxis->categories() != labels)
-        m_xAxis->setCategories(labels);
+    // The category labels are set in placeOverlays(), which knows the plot's width.
 
     // At least 1 unit: an empty plan (all zeros) still gets a valid axis.
     const double top
@@ -214,6 +215,12 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
     replaceIfChanged(m_usableLine, QList<QPointF> { { left, usable }, { right, usable } });
     m_hbmLine->setName(tr("HBM %1").arg(bytesText(own.gpuMemoryBytes, units)));
     m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
+    QList<ChartLegend::Entry> legend;
+    for (Tenant tenant : kTenants)
+        legend.push_back({ tenantName(tenant), tenantColor(tenant), ChartLegend::Marker::Box });
+    legend.push_back({ tr("HBM"), capacityLineColor(), ChartLegend::Marker::DashLine });
+    legend.push_back({ m_usableLine->name(), usableLineColor(), ChartLegend::Marker::DotLine });
+    m_legend->setEntries(legend);
     m_hbmLabel->setText(tr("HBM %1").arg(bytesText(own.gpuMemoryBytes, units)));
     m_usableLabel->setText(tr("%1% usable: %2")
                                .arg(kUsableFraction * 100, 0, 'f', 0)
@@ -225,7 +232,35 @@ void MemoryBarChart::placeOverlays()
 {
     if (m_columnBytes.empty())
         return;
-    const QRectF plot = m_chart->plotArea();
+    QRectF plot = m_chart->plotArea();
+    // Category labels Qt would elide ("ZeR...") break onto two lines instead ("ZeRO-" / "3").
+    // The margins differ so that the small change of plot size a break brings cannot flip it.
+    const QFontMetricsF metrics(m_xAxis->labelsFont());
+    double widest = 0;
+    for (const QString& label : m_plainLabels)
+        widest = std::max(widest, metrics.horizontalAdvance(label));
+    const double category = plot.width() / std::max(1, columnCount());
+    if (!m_twoLineLabels && widest + 8 > category)
+        m_twoLineLabels = true;
+    else if (m_twoLineLabels && widest + 20 < category)
+        m_twoLineLabels = false;
+    QStringList labels;
+    for (const QString& label : m_plainLabels) {
+        QString text = label.toHtmlEscaped();
+        if (m_twoLineLabels) {
+            const qsizetype space = text.indexOf(QLatin1Char(' '));
+            const qsizetype dash = text.indexOf(QLatin1Char('-'));
+            if (space > 0)
+                text.replace(space, 1, QStringLiteral("<br>"));
+            else if (dash > 0)
+                text.insert(dash + 1, QStringLiteral("<br>"));
+        }
+        labels.push_back(text);
+    }
+    if (m_xAxis->categories() != labels) {
+        m_xAxis->setCategories(labels);
+        plot = m_chart->plotArea(); // the labels' height may have moved the plot
+    }
     const QPointF hbmAt = m_chart->mapToPosition(QPointF(0, m_hbm), m_hbmLine);
     const QPointF usableAt = m_chart->mapToPosition(QPointF(0, m_hbm * kUsableFraction), m_hbmLine);
     const qreal right = plot.right() - 4;

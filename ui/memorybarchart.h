@@ -28,6 +28,7 @@ QT_END_NAMESPACE
 
 namespace envelope::ui {
 
+class ChartLegend;
 struct TrainingResults;
 
 class MemoryBarChart : public QWidget {
@@ -46,6 +47,7 @@ public:
     void setFormulaProvider(FormulaProvider provider) { m_formulaProvider = std::move(provider); }
 
     QChartView* chartView() const { return m_view; }
+    ChartLegend* legend() const { return m_legend; }
     QComboBox* compareCombo() const { return m_compareCombo; }
     // The bar segment values as drawn, in display units (column 0 is this plan).
     QBarSet* barSet(Tenant tenant) const;
@@ -68,6 +70,7 @@ private:
     std::vector<std::array<double, kTenants.size()>> m_columnBytes; // per column, bytes
     QComboBox* m_compareCombo;
     QChartView* m_view;
+    ChartLegend* m_legend;
     QChart* m_chart;
     QStackedBarSeries* m_series;
     QBarSet* m_sets[kTenants.size()];
@@ -86,6 +89,7 @@ private:
     std::vector<double> m_totals; // display units, per column
     double m_hbm = 0; // display units
     int m_highlighted = -1;
+    bool m_twoLineLabels = false; // category labels broken onto two lines (narrow plot)
     FormulaProvider m_formulaProvider;
 };
 

@@ -20,7 +20,7 @@ constexpr double kBillion = 1e9;
 ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("Model"), document, parent)
     , m_preset(new QComboBox(this))
-    , m_import(new QPushButton(tr("&Import Hugging Face config.json…"), this))
+    , m_import(new QPushButton(tr("&Import config.json…"), this))
     , m_size(new SliderSpin(SliderSpin::Scale::Log, 0.1, 2000, 1, this))
     , m_shapeNote(new QLabel(this))
     , m_context(new SliderSpin(SliderSpin::Scale::PowersOfTwo, 256, 1 << 20, 0, this))
@@ -32,6 +32,7 @@ ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
         m_preset->addItem(
             QString::fromStdString(preset.arch.name.empty() ? preset.id : preset.arch.name),
             QString::fromStdString(preset.id));
+    m_import->setToolTip(tr("Import a model's Hugging Face config.json"));
     m_preset->setToolTip(tr("Architecture presets; each follows its model card / config.json"));
     m_size->setSuffix(tr(" B params"));
     m_size->setToolTip(tr("Moving off a preset uses a standard Llama-like shape of this size"));

@@ -100,6 +100,10 @@ RlPanel::RlPanel(PlanDocument* document, Settings* settings, QWidget* parent)
     layout->addWidget(scroll);
     layout->addLayout(right, 1);
 
+    // A role's segments all carry the core's formula of that role's per-GPU bytes.
+    m_roleChart->setFormulaProvider(
+        [this](int column, Tenant) { return tooltipFor(m_roleFigures.value(column)); });
+
     connect(document, &PlanDocument::resultsChanged, this, &RlPanel::redraw);
     connect(document, &PlanDocument::validationChanged, this, [this](const QString& message) {
         m_status->setText(message.isEmpty()
@@ -126,6 +130,15 @@ QString RlPanel::suggestionText(const Plan& plan, const RlEstimate& rl)
     const RlConfig& c = plan.rl;
     if (c.algorithm == RlAlgorithm::Dpo)
         return tr("DPO has no rollout: all %1 GPUs train").arg(rl.suggestedTrainerGpus);
+    if (!rl.suggestionFits) {
+        // The core kept the current split only to stay defined: it balances nothing.
+        const int total = rl.suggestedRolloutGpus + rl.suggestedTrainerGpus;
+        return plan.training.zeroStage < 3
+            ? tr("no split of these %1 GPUs lets the trainer fit — add GPUs or shard the trainer "
+                 "(ZeRO-3)")
+                  .arg(total)
+            : tr("no split of these %1 GPUs lets the trainer fit — add GPUs").arg(total);
+    }
     const int move = rl.suggestedRolloutGpus - c.rolloutGpus;
     const QString split
         = tr("%1 training + %2 rollout").arg(rl.suggestedTrainerGpus).arg(rl.suggestedRolloutGpus);
@@ -142,6 +155,13 @@ QString RlPanel::suggestionText(const Plan& plan, const RlEstimate& rl)
 
 void RlPanel::redraw()
 {
+    // Hidden behind another tab: mark stale and draw once when shown (showEvent), instead of
+    // redrawing on every edit made elsewhere.
+    if (!isVisible()) {
+        m_stale = true;
+        return;
+    }
+    m_stale = false;
     const ByteUnits units = m_settings->units();
     const Plan& plan = m_document->plan();
     const RlEstimate& rl = m_document->results().estimate.rl;
@@ -161,6 +181,10 @@ void RlPanel::redraw()
     m_header->setPalette(headerPalette);
 
     std::vector<TenantBarColumn> columns;
+    m_roleFigures.clear();
+    for (const RoleEstimate& role : rl.perRole)
+        m_roleFigures.push_back(
+            QStringLiteral("rl.per_role.%1.per_gpu_bytes").arg(QString::fromStdString(role.role)));
     for (const RoleEstimate& role : rl.perRole)
         columns.push_back({ tr("%1 · %2").arg(QString::fromStdString(role.role), gpus(role.gpus)),
             role.perGpu, role.fits });
@@ -197,7 +221,18 @@ void RlPanel::redraw()
         QStringLiteral("rl.colocated_peak_bytes"), rl.fits ? fitsColor() : overflowColor());
 
     m_suggestion->setText(tr("Suggested split: %1").arg(suggestionText(plan, rl)));
+    QPalette suggestionPalette = palette();
+    if (!rl.suggestionFits)
+        suggestionPalette.setColor(QPalette::WindowText, overflowColor());
+    m_suggestion->setPalette(suggestionPalette);
     m_suggestion->setToolTip(tooltipFor(QStringLiteral("rl.suggested_rollout_gpus")));
+}
+
+void RlPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_stale)
+        redraw();
 }
 
 } // namespace envelope::ui

@@ -3,6 +3,7 @@
 // throughput, the bottleneck and the split of GPUs that balances the step.
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 
 class QLabel;
@@ -35,6 +36,9 @@ public:
     // "move 2 GPUs from training to rollout: 2 training + 6 rollout balance the step".
     static QString suggestionText(const Plan& plan, const RlEstimate& rl);
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
     void redraw();
     QString tooltipFor(const QString& figure);
@@ -48,6 +52,8 @@ private:
     QLabel* m_suggestion;
     TenantBarChart* m_roleChart;
     RlTimeline* m_timeline;
+    QStringList m_roleFigures; // per column: "rl.per_role.<role>.per_gpu_bytes"
+    bool m_stale = true; // results changed while hidden
 };
 
 } // namespace envelope::ui

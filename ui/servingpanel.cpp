@@ -146,6 +146,13 @@ QString ServingPanel::tooltipFor(const QString& figure)
 
 void ServingPanel::redraw()
 {
+    // Hidden behind another tab: mark stale and draw once when shown (showEvent), instead of
+    // redrawing on every edit made elsewhere.
+    if (!isVisible()) {
+        m_stale = true;
+        return;
+    }
+    m_stale = false;
     const ByteUnits units = m_settings->units();
     const bool binary = units == ByteUnits::GiB;
     const Plan& plan = m_document->plan();
@@ -209,6 +216,13 @@ void ServingPanel::redraw()
             : tr("never (memory-bound)"));
     m_figures->setFigureColor(QStringLiteral("serving.max_sequences"),
         s.maxSequences >= c.concurrency ? QColor() : overflowColor());
+}
+
+void ServingPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_stale)
+        redraw();
 }
 
 } // namespace envelope::ui

@@ -29,6 +29,9 @@ public:
     // The bars show at most this many GPUs of a tensor-parallel group (all are alike).
     static constexpr int kMaxGpuBars = 8;
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
     void redraw();
     QString tooltipFor(const QString& figure);
@@ -41,6 +44,7 @@ private:
     FigureGrid* m_figures;
     TenantBarChart* m_memoryChart;
     ServingCurveChart* m_curveChart;
+    bool m_stale = true; // results changed while hidden
 };
 
 // Small byte counts for per-token figures: "128.0 KB" (or KiB), larger ones as formatBytes.

@@ -5,6 +5,7 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QEvent>
+#include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegend>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chartlegend.h"
 #include "chartstyle.h"
 #include "memoryview.h"
 #include "tenantpalette.h"
@@ -38,8 +40,15 @@ SweepChart::SweepChart(QWidget* parent)
     m_axisCombo->addItem(tr("Micro-batch"));
     auto* axisLabel = new QLabel(tr("S&weep:"), this);
     axisLabel->setBuddy(m_axisCombo);
+    // The "largest that fits" figure heads the chart beside the toggle, so the chart's own
+    // title stays short enough never to be elided.
+    m_largestLabel = new QLabel(this);
+    m_largestLabel->setWordWrap(true);
+    QFont largestFont = m_largestLabel->font();
+    largestFont.setBold(true);
+    m_largestLabel->setFont(largestFont);
     auto* header = new QHBoxLayout;
-    header->addStretch(1);
+    header->addWidget(m_largestLabel, 1);
     header->addWidget(axisLabel);
     header->addWidget(m_axisCombo);
     connect(m_axisCombo, &QComboBox::activated, this,
@@ -67,15 +76,25 @@ SweepChart::SweepChart(QWidget* parent)
     m_yAxis->setMinorTickCount(1);
 
     styleChart(m_chart, palette());
+    m_chart->legend()->setVisible(false); // the wrapping legend below replaces it
+    m_legend = new ChartLegend(this);
+    m_legend->setBackgroundRole(QPalette::Base);
+    m_legend->setAutoFillBackground(true);
     m_view = new QChartView(m_chart, this);
     m_view->setRenderHint(QPainter::Antialiasing);
     m_view->setFrameShape(QFrame::NoFrame);
+    // The label spacing depends on the plot's width: re-pick it when the width changes.
+    connect(m_chart, &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
+        if (std::abs(plot.width() - m_labelledWidth) > 0.5)
+            updateXLabels();
+    });
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
     layout->addLayout(header);
     layout->addWidget(m_view, 1);
+    layout->addWidget(m_legend);
 }
 
 QString SweepChart::shortCount(double value)
@@ -124,30 +143,20 @@ void SweepChart::setResults(
     const double left = std::min(first, ownX) - 0.3;
     const double right = std::max(last, ownX) + 0.3;
     replaceIfChanged(m_hbmLine, QList<QPointF> { { left, hbm }, { right, hbm } });
-    m_usableLine->replace(
+    replaceIfChanged(m_usableLine,
         QList<QPointF> { { left, hbm * kUsableFraction }, { right, hbm * kUsableFraction } });
     m_hbmLine->setName(tr("HBM %1").arg(QString::fromStdString(formatBytes(hbmBytes, units))));
     m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
 
-    // Labels every other power of two keep the axis legible at any width. Rebuilt only when
-    // they change: each rebuild re-lays out the chart.
-    QStringList wanted;
-    QList<double> positions;
-    const int step = (last - first) > 10 ? 2 : 1;
-    for (int e = int(std::ceil(first)); e <= int(std::floor(last)); e += step) {
-        wanted.push_back(shortCount(std::ldexp(1.0, e)));
-        positions.push_back(e);
-    }
-    if (m_xAxis->categoriesLabels() != wanted) {
-        for (const QString& label : m_xAxis->categoriesLabels())
-            m_xAxis->remove(label);
-        for (qsizetype i = 0; i < wanted.size(); ++i)
-            m_xAxis->append(wanted[i], positions[i]);
-    }
+    m_first = first;
+    m_last = last;
+    updateXLabels();
     if (m_xAxis->min() != left || m_xAxis->max() != right)
         m_xAxis->setRange(left, right);
-    m_xAxis->setTitleText(context ? tr("context length (tokens, log2 scale)")
-                                  : tr("micro-batch (sequences, log2 scale)"));
+    // Short: the 256, 1K, 4K labels already say the scale is logarithmic.
+    const QString xTitle = context ? tr("context, tokens") : tr("micro-batch, sequences");
+    if (m_xAxis->titleText() != xTitle)
+        m_xAxis->setTitleText(xTitle);
 
     // Above a few times HBM the curve only says "does not fit"; keep HBM near the middle.
     const double yMax = std::min(top, std::max(hbm * 2.0, own * 1.15)) * 1.08;
@@ -155,12 +164,51 @@ void SweepChart::setResults(
     m_yAxis->setTitleText(
         tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
 
-    const QString axisName = context ? tr("context") : tr("micro-batch");
-    const QString title = largest > 0 ? tr("Memory vs %1 — largest that fits: %2")
-                                            .arg(axisName, QLocale().toString(qlonglong(largest)))
-                                      : tr("Memory vs %1 — none fits").arg(axisName);
+    const QString title = context ? tr("Memory vs context") : tr("Memory vs micro-batch");
     if (m_chart->title() != title)
         m_chart->setTitle(title);
+    const QString unit = context ? tr("tokens") : tr("sequences");
+    m_largestLabel->setText(largest > 0
+            ? tr("Largest that fits: %1 %2").arg(QLocale().toString(qlonglong(largest)), unit)
+            : tr("None fits"));
+    QPalette largestPalette = m_largestLabel->palette();
+    largestPalette.setColor(QPalette::WindowText, largest > 0 ? fitsColor() : overflowColor());
+    m_largestLabel->setPalette(largestPalette);
+
+    m_legend->setEntries({
+        { m_total->name(), tenantColor(Tenant::Weights), ChartLegend::Marker::Line },
+        { m_current->name(), tenantColor(Tenant::Gradients), ChartLegend::Marker::Dot },
+        { tr("HBM"), capacityLineColor(), ChartLegend::Marker::DashLine },
+        { m_usableLine->name(), usableLineColor(), ChartLegend::Marker::DotLine },
+    });
+}
+
+void SweepChart::updateXLabels()
+{
+    // Every power of two when the plot has room for its labels, else every 2nd, 4th, ...: the
+    // axis never elides a label ("2..."). Rebuilt only on a change: each rebuild re-lays out.
+    const QRectF plot = m_chart->plotArea();
+    m_labelledWidth = plot.width();
+    const double span = std::max(m_last - m_first, 1.0);
+    const QFontMetricsF metrics(m_xAxis->labelsFont());
+    // Qt elides a label wider than about half the gap to its neighbours: keep a margin.
+    const double labelWidth = 1.6 * metrics.horizontalAdvance(QStringLiteral("256K")) + 8;
+    const double perPower = plot.width() > 0 ? plot.width() / (span + 0.6) : 0;
+    int step = 1;
+    while (step < 20 && perPower * step < labelWidth)
+        ++step;
+    QStringList wanted;
+    QList<double> positions;
+    for (int e = int(std::ceil(m_first)); e <= int(std::floor(m_last)); e += step) {
+        wanted.push_back(shortCount(std::ldexp(1.0, e)));
+        positions.push_back(e);
+    }
+    if (m_xAxis->categoriesLabels() == wanted)
+        return;
+    for (const QString& label : m_xAxis->categoriesLabels())
+        m_xAxis->remove(label);
+    for (qsizetype i = 0; i < wanted.size(); ++i)
+        m_xAxis->append(wanted[i], positions[i]);
 }
 
 void SweepChart::changeEvent(QEvent* event)

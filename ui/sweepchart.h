@@ -11,6 +11,7 @@ class QCategoryAxis;
 class QChart;
 class QChartView;
 class QComboBox;
+class QLabel;
 class QLineSeries;
 class QScatterSeries;
 class QValueAxis;
@@ -18,6 +19,7 @@ QT_END_NAMESPACE
 
 namespace envelope::ui {
 
+class ChartLegend;
 struct TrainingResults;
 
 class SweepChart : public QWidget {
@@ -35,6 +37,9 @@ public:
     QComboBox* axisCombo() const { return m_axisCombo; }
     QLineSeries* totalSeries() const { return m_total; }
     QScatterSeries* currentPoint() const { return m_current; }
+    QCategoryAxis* xAxis() const { return m_xAxis; }
+    ChartLegend* legend() const { return m_legend; }
+    QLabel* largestLabel() const { return m_largestLabel; }
 
     // "256", "4K", "1M": a power-of-two count as axis labels show it.
     static QString shortCount(double value);
@@ -46,6 +51,8 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
+    void updateXLabels();
+
     Axis m_axis = Axis::Context;
     QComboBox* m_axisCombo;
     QChartView* m_view;
@@ -56,6 +63,11 @@ private:
     QScatterSeries* m_current;
     QCategoryAxis* m_xAxis;
     QValueAxis* m_yAxis;
+    QLabel* m_largestLabel;
+    ChartLegend* m_legend;
+    double m_first = 0; // log2 of the first and last sweep points
+    double m_last = 1;
+    double m_labelledWidth = -1; // plot width the x labels were picked for
 };
 
 } // namespace envelope::ui

@@ -82,10 +82,24 @@ void ThroughputPanel::updateMinimumWidth()
 
 void ThroughputPanel::redraw()
 {
+    // Hidden behind another tab: mark stale and draw once when shown (showEvent), instead of
+    // redrawing on every edit made elsewhere.
+    if (!isVisible()) {
+        m_stale = true;
+        return;
+    }
+    m_stale = false;
     const TrainingCompute& compute = m_document->results().estimate.compute;
     m_bar->setCompute(compute);
     m_figures->setCompute(compute, m_document->plan());
     updateMinimumWidth();
+}
+
+void ThroughputPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_stale)
+        redraw();
 }
 
 } // namespace envelope::ui

@@ -27,6 +27,9 @@ public:
     BudgetControls* budget() const { return m_budget; }
     FormulaToolTips* toolTips() const { return m_toolTips; }
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
     void redraw();
     void updateMinimumWidth();
@@ -38,6 +41,7 @@ private:
     ThroughputFigures* m_figures;
     ThroughputControls* m_controls;
     BudgetControls* m_budget;
+    bool m_stale = true; // results changed while hidden
 };
 
 } // namespace envelope::ui

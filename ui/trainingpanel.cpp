@@ -1,7 +1,9 @@
 #include "trainingpanel.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLayout>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
@@ -19,6 +21,10 @@
 #include "sweepchart.h"
 
 namespace envelope::ui {
+namespace {
+// The controls column: room for a label, a slider and a spin box of "1,048,576 tokens".
+constexpr int kControlsWidth = 340;
+} // namespace
 
 TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget* parent)
     : QWidget(parent)
@@ -46,10 +52,22 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setFocusPolicy(Qt::NoFocus); // Tab goes straight to the first control
-    // As wide as the controls want, but a narrow window may squeeze them (with a scroll bar).
+    // A narrow column leaves the charts their width: combo boxes may be narrower than their
+    // longest item (the closed box elides it, the popup shows it whole) and stretch to the
+    // column.
+    for (QComboBox* combo : controls->findChildren<QComboBox*>()) {
+        combo->setMinimumWidth(90);
+        combo->setSizePolicy(QSizePolicy::Ignored, combo->sizePolicy().verticalPolicy());
+    }
+    // Not yet shown, the groups' layouts keep the sizes they cached before: recompute them.
+    for (QWidget* widget : controls->findChildren<QWidget*>())
+        widget->updateGeometry();
+    for (QLayout* layout : controls->findChildren<QLayout*>())
+        layout->invalidate();
+    const int scrollBar = scroll->verticalScrollBar()->sizeHint().width() + 4;
     const int controlsWidth
-        = controls->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width() + 4;
-    scroll->setMinimumWidth(std::min(controlsWidth, 300));
+        = std::max(controls->minimumSizeHint().width() + scrollBar, kControlsWidth);
+    scroll->setMinimumWidth(controlsWidth);
     scroll->setMaximumWidth(controlsWidth);
     scroll->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
 
@@ -118,6 +136,24 @@ void TrainingPanel::setSideWidget(QWidget* widget)
 
 void TrainingPanel::redraw()
 {
+    // Hidden behind another tab: mark stale and draw once when shown (showEvent), instead of
+    // redrawing on every edit made elsewhere.
+    if (!isVisible()) {
+        m_stale = true;
+        return;
+    }
+    draw();
+}
+
+void TrainingPanel::drawIfStale()
+{
+    if (m_stale)
+        draw();
+}
+
+void TrainingPanel::draw()
+{
+    m_stale = false;
     const ByteUnits units = m_settings->units();
     const TrainingResults& results = m_document->results();
     const Plan& plan = m_document->plan();
@@ -138,7 +174,9 @@ void TrainingPanel::refreshDetails()
 void TrainingPanel::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
-    if (m_detailsStale)
+    if (m_stale)
+        draw();
+    else if (m_detailsStale)
         refreshDetails();
 }
 

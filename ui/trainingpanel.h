@@ -29,6 +29,8 @@ public:
 
     // Places `widget` to the right of the charts (e.g. a throughput panel). Takes ownership.
     void setSideWidget(QWidget* widget);
+    // Draws the charts now if results changed while the panel was hidden (before an export).
+    void drawIfStale();
 
     ModelControls* modelControls() const { return m_model; }
     HardwareControls* hardwareControls() const { return m_hardware; }
@@ -48,6 +50,7 @@ protected:
 
 private:
     void redraw();
+    void draw();
     void refreshDetails();
     void showValidation(const QString& message);
 
@@ -65,6 +68,7 @@ private:
     QWidget* m_side = nullptr;
     DetailsPane* m_details;
     bool m_detailsStale = true;
+    bool m_stale = true; // results changed while hidden
 };
 
 } // namespace envelope::ui

@@ -99,6 +99,39 @@ TEST(RlRoles, OldPolicySnapshotSitsOnTheTrainerGpusAndCountsTowardTheirFit)
     EXPECT_FALSE(tight.fits);
 }
 
+TEST(RlSuggestion, NoSplitFitsWhenTheUnshardedTrainerOverflowsAtEveryCount)
+{
+    // 70B under ZeRO-0 replicates every state on every trainer GPU: 18 B/param x 70e9 =
+    // 1,260 GB per GPU however many of the 7 rollout + trainer GPUs train, against 80 GB of HBM.
+    // No split lets the trainer fit, so the suggestion must say so instead of offering the
+    // current split as a balance.
+    Plan plan = seedGrpoPlan();
+    plan.training.zeroStage = 0;
+    Explainer ex;
+    const RlEstimate r = estimateRl(plan, bareCounts(70e9), &ex);
+    ASSERT_GT(18.0 * 70e9, plan.gpu.gpu.memoryBytes);
+    EXPECT_FALSE(r.suggestionFits);
+    EXPECT_EQ(r.suggestedRolloutGpus, 3); // the current split stands in
+    EXPECT_EQ(r.suggestedTrainerGpus, 4);
+    const Explanation* e = ex.find("rl.suggested_rollout_gpus");
+    ASSERT_NE(e, nullptr);
+    EXPECT_NE(e->formula.find("no split of these 7"), std::string::npos) << e->formula;
+    EXPECT_NE(e->formula.find("ZeRO-3"), std::string::npos) << e->formula;
+
+    // Sharded (ZeRO-3) the same 70B needs 1,260 GB / n per GPU: n >= 16 trainer GPUs to fit in
+    // 80 GB, more than 7, so still none fits; with 64 GPUs (63 + 1) a split exists.
+    plan.training.zeroStage = 3;
+    EXPECT_FALSE(estimateRl(plan, bareCounts(70e9)).suggestionFits);
+    plan.rl.trainerGpus = 60;
+    plan.rl.rolloutGpus = 4;
+    const RlEstimate sharded = estimateRl(plan, bareCounts(70e9));
+    EXPECT_TRUE(sharded.suggestionFits);
+    EXPECT_GE(sharded.suggestedTrainerGpus, 16);
+
+    // The seed's 7B plan fits on its own split.
+    EXPECT_TRUE(estimateRl(seedGrpoPlan(), bareCounts(7e9)).suggestionFits);
+}
+
 TEST(RlPlacement, ColocatedPeakIsTheRolloutPhaseWithTheTrainerStatesResident)
 {
     Plan plan = seedGrpoPlan();

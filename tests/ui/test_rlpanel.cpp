@@ -1,12 +1,16 @@
 // The RL panel driven like a user: picking the algorithm and placement, typing GPU counts,
 // toggling KL and the off-policy pipeline. After each interaction the role bars, the step
 // timeline and the figures are the core's estimate(plan).rl, and undo brings them back.
+#include <QAbstractSeries>
 #include <QBarSet>
+#include <QChart>
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QSpinBox>
+#include <QToolTip>
 #include <QUndoStack>
 
 #include <cmath>
@@ -14,6 +18,7 @@
 #include "estimate.h"
 #include "figuregrid.h"
 #include "memoryview.h"
+#include "model.h"
 #include "plandocument.h"
 #include "rlcontrols.h"
 #include "rlpanel.h"
@@ -226,6 +231,51 @@ private slots:
                     .arg(rl.suggestedTrainerGpus)
                     .arg(rl.suggestedRolloutGpus)),
             qPrintable(m_panel->suggestionLabel()->text()));
+    }
+
+    void suggestionSaysWhenNoSplitLetsTheTrainerFit()
+    {
+        // 70B under ZeRO-0 keeps all 16 B/param of bf16-mixed-16 on every trainer GPU:
+        // 16 x 70e9 = 1,120 GB per GPU at any trainer count, against 80 GB of HBM. No split
+        // fits, so the panel must not claim the current one "balances the step".
+        Plan plan = m_doc->plan();
+        plan.training.zeroStage = 0;
+        plan.model = ModelChoice {};
+        plan.model.form = ModelChoice::Form::Params;
+        plan.model.arch = standardShapeForParams(70e9);
+        plan.model.arch.declaredParams = 70e9;
+        QVERIFY(16.0 * 70e9 > plan.gpu.gpu.memoryBytes);
+        m_doc->edit(plan, QStringLiteral("70B ZeRO-0"));
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QVERIFY(!estimate(m_doc->plan()).rl.suggestionFits);
+        const QString text = m_panel->suggestionLabel()->text();
+        const int gpus = plan.rl.trainerGpus + plan.rl.rolloutGpus;
+        QVERIFY2(text.contains(QStringLiteral("no split of these %1 GPUs lets the trainer fit — "
+                                              "add GPUs or shard the trainer (ZeRO-3)")
+                                   .arg(gpus)),
+            qPrintable(text));
+        QVERIFY(!text.contains(QStringLiteral("balances")));
+    }
+
+    void hoveringARoleBarShowsItsFormula()
+    {
+        QChartView* view = m_panel->roleChart()->chartView();
+        QChart* chart = view->chart();
+        QAbstractSeries* bars = chart->series().front();
+        // Column 0 is the trainer; hover the middle of its weights segment.
+        const double weights = m_panel->roleChart()->barSet(Tenant::Weights)->at(0);
+        QVERIFY(weights > 0);
+        const QPointF scene
+            = chart->mapToScene(chart->mapToPosition(QPointF(0, weights / 2), bars));
+        QTest::mouseMove(view->viewport(), view->mapFromScene(scene));
+        QTRY_VERIFY(QToolTip::isVisible());
+        const Explanation* e
+            = m_doc->explanation(QStringLiteral("rl.per_role.trainer.per_gpu_bytes"));
+        QVERIFY(e);
+        // The formula names the trainer's recipe and GPU count ("training memory (ZeRO-1 ...").
+        QVERIFY(QString::fromStdString(e->formula).contains(QStringLiteral("training memory")));
+        QVERIFY2(QToolTip::text().contains(QString::fromStdString(e->formula).toHtmlEscaped()),
+            qPrintable(QToolTip::text()));
     }
 
     void undoRestoresThePlanAndItsFigures()
