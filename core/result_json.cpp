@@ -155,6 +155,7 @@ ordered_json rl(const RlEstimate& r)
     j["bottleneck"] = r.bottleneck;
     j["suggested_rollout_gpus"] = r.suggestedRolloutGpus;
     j["suggested_trainer_gpus"] = r.suggestedTrainerGpus;
+    j["suggestion_fits"] = r.suggestionFits; // false: no split of these GPUs lets the trainer fit
     return j;
 }
 

@@ -40,7 +40,8 @@ TEST(ResultJson, HasEveryKeyDesignListsEvenWhenFiguresAreZero)
             "/training/bottleneck", "/serving/kv_bytes_per_token", "/serving/weights_bytes_per_gpu",
             "/serving/kv_budget_bytes", "/serving/max_tokens", "/serving/max_sequences",
             "/serving/decode_tokens_per_s", "/rl/per_role", "/rl/rollout_s", "/rl/train_s",
-            "/rl/step_s", "/rl/steps_per_hour", "/rl/bottleneck", "/explain", "/warnings" })
+            "/rl/step_s", "/rl/steps_per_hour", "/rl/bottleneck", "/rl/suggestion_fits", "/explain",
+            "/warnings" })
         EXPECT_TRUE(r.contains(nlohmann::json::json_pointer(pointer))) << pointer;
     EXPECT_FALSE(r.at("training").contains("observed_mfu"));
     EXPECT_FALSE(r.at("training").contains("observed_hfu"));
