@@ -14,6 +14,7 @@
 #include "rltimeline.h"
 #include "settings.h"
 #include "tenantbarchart.h"
+#include "throughputformat.h"
 
 namespace envelope::ui {
 namespace {
@@ -117,12 +118,7 @@ RlPanel::RlPanel(PlanDocument* document, Settings* settings, QWidget* parent)
 
 QString RlPanel::tooltipFor(const QString& figure)
 {
-    const Explanation* e = m_document->explanation(figure);
-    if (!e)
-        return QString();
-    return QStringLiteral("<p style='white-space:pre-wrap'>%1</p><i>%2</i>")
-        .arg(QString::fromStdString(e->formula).toHtmlEscaped(),
-            QString::fromStdString(e->source).toHtmlEscaped());
+    return explanationToolTip(m_document->explanation(figure));
 }
 
 QString RlPanel::suggestionText(const Plan& plan, const RlEstimate& rl)

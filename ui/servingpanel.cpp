@@ -15,6 +15,7 @@
 #include "servingcurvechart.h"
 #include "settings.h"
 #include "tenantbarchart.h"
+#include "throughputformat.h"
 
 namespace envelope::ui {
 namespace {
@@ -136,12 +137,7 @@ ServingPanel::ServingPanel(PlanDocument* document, Settings* settings, QWidget* 
 
 QString ServingPanel::tooltipFor(const QString& figure)
 {
-    const Explanation* e = m_document->explanation(figure);
-    if (!e)
-        return QString();
-    return QStringLiteral("<p style='white-space:pre-wrap'>%1</p><i>%2</i>")
-        .arg(QString::fromStdString(e->formula).toHtmlEscaped(),
-            QString::fromStdString(e->source).toHtmlEscaped());
+    return explanationToolTip(m_document->explanation(figure));
 }
 
 void ServingPanel::redraw()

@@ -19,6 +19,7 @@
 #include "settings.h"
 #include "summarystrip.h"
 #include "sweepchart.h"
+#include "throughputformat.h"
 
 namespace envelope::ui {
 namespace {
@@ -105,12 +106,7 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     layout->addWidget(vertical, 1);
 
     m_memoryChart->setFormulaProvider([this](Tenant tenant) {
-        const Explanation* e = m_document->explanation(tenantFigure(tenant));
-        if (!e)
-            return QString();
-        return QStringLiteral("%1<br><i>%2</i>")
-            .arg(QString::fromStdString(e->formula).toHtmlEscaped(),
-                QString::fromStdString(e->source).toHtmlEscaped());
+        return explanationToolTip(m_document->explanation(tenantFigure(tenant)));
     });
 
     connect(document, &PlanDocument::resultsChanged, this, &TrainingPanel::redraw);
