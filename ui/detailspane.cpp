@@ -7,7 +7,25 @@
 namespace envelope::ui {
 namespace {
 enum Column { FigureColumn, ValueColumn, FormulaColumn, SourceColumn };
+
+// The column shows the start of a long formula or source (the tooltip has all of it): the view
+// elides and shapes every visible cell on each repaint, and some formulas run to 400 characters,
+// which made the pane the costliest widget of a slider drag.
+constexpr int kShownCharacters = 160;
+
+QString shownText(const QString& full)
+{
+    if (full.size() <= kShownCharacters)
+        return full;
+    return full.left(kShownCharacters - 1) + QChar(0x2026);
 }
+
+void setLongText(QTreeWidgetItem* item, int column, const QString& full)
+{
+    item->setText(column, shownText(full));
+    item->setToolTip(column, full);
+}
+} // namespace
 
 DetailsPane::DetailsPane(QWidget* parent)
     : QTreeWidget(parent)
@@ -60,10 +78,8 @@ void DetailsPane::setExplanations(const std::vector<Explanation>& explanations, 
             const QString formula = QString::fromStdString(e.formula);
             if (rows[i]->text(ValueColumn) != value)
                 rows[i]->setText(ValueColumn, value);
-            if (rows[i]->text(FormulaColumn) != formula) {
-                rows[i]->setText(FormulaColumn, formula);
-                rows[i]->setToolTip(FormulaColumn, formula);
-            }
+            if (rows[i]->toolTip(FormulaColumn) != formula)
+                setLongText(rows[i], FormulaColumn, formula);
         }
         return;
     }
@@ -95,10 +111,8 @@ void DetailsPane::setExplanations(const std::vector<Explanation>& explanations, 
         item->setData(FigureColumn, Qt::UserRole, figure);
         item->setText(ValueColumn, valueText(e, units));
         item->setTextAlignment(ValueColumn, Qt::AlignRight | Qt::AlignVCenter);
-        item->setText(FormulaColumn, QString::fromStdString(e.formula));
-        item->setToolTip(FormulaColumn, QString::fromStdString(e.formula));
-        item->setText(SourceColumn, QString::fromStdString(e.source));
-        item->setToolTip(SourceColumn, QString::fromStdString(e.source));
+        setLongText(item, FormulaColumn, QString::fromStdString(e.formula));
+        setLongText(item, SourceColumn, QString::fromStdString(e.source));
     }
     setUpdatesEnabled(true);
 }
