@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "figuregrid.h"
+#include "panelchrome.h"
 #include "plandocument.h"
 #include "rlcontrols.h"
 #include "rltimeline.h"
@@ -45,30 +46,12 @@ RlPanel::RlPanel(PlanDocument* document, Settings* settings, QWidget* parent)
           std::vector<Tenant>(kAllTenants.begin(), kAllTenants.end())))
     , m_timeline(new RlTimeline)
 {
-    auto* controls = new QWidget;
-    auto* controlsLayout = new QVBoxLayout(controls);
-    controlsLayout->setContentsMargins(4, 4, 4, 4);
-    controlsLayout->addWidget(m_controls);
-    auto* note = new QLabel(tr("Model, GPU, recipe and MFU come from the Training tab; the "
-                               "rollout engine's KV settings from the Serving tab."));
-    note->setWordWrap(true);
-    controlsLayout->addWidget(note);
-    controlsLayout->addStretch(1);
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(controls);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(std::max(controls->sizeHint().width() + 18, 340));
+    QScrollArea* scroll = controlsColumn(m_controls,
+        tr("Model, GPU, recipe and MFU come from the Training tab; the "
+           "rollout engine's KV settings from the Serving tab."));
 
-    QFont headerFont = m_header->font();
-    headerFont.setPointSizeF(headerFont.pointSizeF() * 1.15);
-    headerFont.setBold(true);
-    m_header->setFont(headerFont);
-    m_header->setWordWrap(true);
-    m_status->setWordWrap(true);
-    m_status->setVisible(false);
-    m_status->setStyleSheet(QStringLiteral("QLabel { color: #C62828; font-weight: bold; }"));
+    styleHeader(m_header);
+    bindValidationStatus(m_status, m_document);
     QFont suggestionFont = m_suggestion->font();
     suggestionFont.setBold(true);
     m_suggestion->setFont(suggestionFont);
@@ -106,12 +89,6 @@ RlPanel::RlPanel(PlanDocument* document, Settings* settings, QWidget* parent)
         [this](int column, Tenant) { return tooltipFor(m_roleFigures.value(column)); });
 
     connect(document, &PlanDocument::resultsChanged, this, &RlPanel::redraw);
-    connect(document, &PlanDocument::validationChanged, this, [this](const QString& message) {
-        m_status->setText(message.isEmpty()
-                ? QString()
-                : tr("⚠ %1 — showing the last valid estimate").arg(message));
-        m_status->setVisible(!message.isEmpty());
-    });
     connect(settings, &Settings::unitsChanged, this, &RlPanel::redraw);
     redraw();
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "figuregrid.h"
+#include "panelchrome.h"
 #include "plandocument.h"
 #include "serving_sweep.h"
 #include "servingcontrols.h"
@@ -56,29 +57,11 @@ ServingPanel::ServingPanel(PlanDocument* document, Settings* settings, QWidget* 
           { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }))
     , m_curveChart(new ServingCurveChart)
 {
-    auto* controls = new QWidget;
-    auto* controlsLayout = new QVBoxLayout(controls);
-    controlsLayout->setContentsMargins(4, 4, 4, 4);
-    controlsLayout->addWidget(m_controls);
-    auto* note = new QLabel(tr("Model and GPU come from the Training tab."));
-    note->setWordWrap(true);
-    controlsLayout->addWidget(note);
-    controlsLayout->addStretch(1);
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(controls);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(std::max(controls->sizeHint().width() + 18, 340));
+    QScrollArea* scroll
+        = controlsColumn(m_controls, tr("Model and GPU come from the Training tab."));
 
-    QFont headerFont = m_header->font();
-    headerFont.setPointSizeF(headerFont.pointSizeF() * 1.15);
-    headerFont.setBold(true);
-    m_header->setFont(headerFont);
-    m_header->setWordWrap(true);
-    m_status->setWordWrap(true);
-    m_status->setVisible(false);
-    m_status->setStyleSheet(QStringLiteral("QLabel { color: #C62828; font-weight: bold; }"));
+    styleHeader(m_header);
+    bindValidationStatus(m_status, m_document);
 
     const std::pair<const char*, QString> figures[] = {
         { "serving.kv_bytes_per_token", tr("KV per token") },
@@ -125,12 +108,6 @@ ServingPanel::ServingPanel(PlanDocument* document, Settings* settings, QWidget* 
     });
 
     connect(document, &PlanDocument::resultsChanged, this, &ServingPanel::redraw);
-    connect(document, &PlanDocument::validationChanged, this, [this](const QString& message) {
-        m_status->setText(message.isEmpty()
-                ? QString()
-                : tr("⚠ %1 — showing the last valid estimate").arg(message));
-        m_status->setVisible(!message.isEmpty());
-    });
     connect(settings, &Settings::unitsChanged, this, &ServingPanel::redraw);
     redraw();
 }
