@@ -124,9 +124,16 @@ std::optional<Error> checkCrossFields(const Plan& plan)
             fmt::format("must be at most the context ({}), got {}", s.context, s.averageLength) };
 
     const RlConfig& rl = plan.rl;
-    if (rl.placement == RlPlacement::Disjoint && rl.rolloutGpus < 1)
+    // DPO trains on a fixed preference set: it has no rollout engine to place.
+    if (rl.placement == RlPlacement::Disjoint && rl.algorithm != RlAlgorithm::Dpo
+        && rl.rolloutGpus < 1)
         return Error { "rl.rollout_gpus",
             fmt::format("must be at least 1 with disjoint placement, got {}", rl.rolloutGpus) };
+    // The old-policy snapshot is absent, or kept in 8 or 16 bits (design.md, seed 000).
+    const double snapshot = rl.oldPolicyBytesPerParam;
+    if (snapshot != 0 && snapshot != 1 && snapshot != 2)
+        return Error { "rl.old_policy_bytes_per_param",
+            fmt::format("must be 0, 1 or 2, got {}", snapshot) };
     return std::nullopt;
 }
 

@@ -323,34 +323,4 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     return r;
 }
 
-std::optional<Error> validateRl(const RlConfig& c)
-{
-    auto atLeast = [](const char* path, double v, double low) -> std::optional<Error> {
-        if (std::isfinite(v) && v >= low)
-            return std::nullopt;
-        return Error { path, fmt::format("must be >= {}, got {}", low, v) };
-    };
-    const bool dpo = c.algorithm == RlAlgorithm::Dpo;
-    for (auto e : { atLeast("rl.trainer_gpus", c.trainerGpus, 1),
-             atLeast("rl.reference_gpus", c.referenceGpus, 0),
-             atLeast("rl.rollout_gpus", c.rolloutGpus, dpo ? 0 : 1),
-             atLeast("rl.critic_gpus", c.criticGpus, 0), atLeast("rl.reward_gpus", c.rewardGpus, 0),
-             atLeast("rl.prompts_per_step", c.prompts, 1), atLeast("rl.group_size", c.groupSize, 1),
-             atLeast("rl.prompt_len", c.promptLen, 0),
-             atLeast("rl.response_len", c.responseLen, 1) })
-        if (e)
-            return e;
-    const double b = c.oldPolicyBytesPerParam;
-    if (!(b == 0 || b == 1 || b == 2))
-        return Error { "rl.old_policy_bytes_per_param",
-            fmt::format("must be 0, 1 or 2, got {}", b) };
-    if (c.rolloutTokensPerS && !(std::isfinite(*c.rolloutTokensPerS) && *c.rolloutTokensPerS > 0))
-        return Error { "rl.rollout_tokens_per_s",
-            fmt::format("must be > 0, got {}", *c.rolloutTokensPerS) };
-    if (c.trainTokensPerS && !(std::isfinite(*c.trainTokensPerS) && *c.trainTokensPerS > 0))
-        return Error { "rl.train_tokens_per_s",
-            fmt::format("must be > 0, got {}", *c.trainTokensPerS) };
-    return std::nullopt;
-}
-
 } // namespace envelope

@@ -15,8 +15,4 @@ namespace envelope {
 // recipe, ZeRO stage, recompute and MFU, plan.serving for the rollout engine's KV settings.
 RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex = nullptr);
 
-// Range checks of the rl section, errors named by JSON path ("rl.group_size: must be >= 1,
-// got 0"). For planio's validation.
-std::optional<Error> validateRl(const RlConfig& config);
-
 } // namespace envelope

@@ -292,36 +292,4 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     return r;
 }
 
-std::optional<Error> validateServing(const ServingConfig& c)
-{
-    auto bits = [](const char* path, int v) -> std::optional<Error> {
-        if (v == 16 || v == 8 || v == 4)
-            return std::nullopt;
-        return Error { path, fmt::format("must be 16, 8 or 4, got {}", v) };
-    };
-    auto atLeast = [](const char* path, double v, double low) -> std::optional<Error> {
-        if (std::isfinite(v) && v >= low)
-            return std::nullopt;
-        return Error { path, fmt::format("must be >= {}, got {}", low, v) };
-    };
-    for (auto e : { bits("serving.weight_bits", c.weightBits), bits("serving.kv_bits", c.kvBits),
-             atLeast("serving.quant_group_size", c.quantGroupSize, 0),
-             atLeast("serving.tp", c.tp, 1), atLeast("serving.context", c.context, 1),
-             atLeast("serving.concurrency", c.concurrency, 1),
-             atLeast("serving.block_size", c.blockSize, 1),
-             atLeast("serving.max_batched_tokens", c.maxBatchedTokens, 1),
-             atLeast("serving.average_length", c.averageLength, 0),
-             atLeast("serving.runtime_overhead_bytes", c.runtimeOverheadBytes, 0) })
-        if (e)
-            return e;
-    auto fraction = [](const char* path, double v) -> std::optional<Error> {
-        if (std::isfinite(v) && v > 0 && v <= 1)
-            return std::nullopt;
-        return Error { path, fmt::format("must be in (0, 1], got {}", v) };
-    };
-    if (auto e = fraction("serving.gpu_memory_utilization", c.gpuMemoryUtilization))
-        return e;
-    return fraction("serving.decode_efficiency", c.decodeEfficiency);
-}
-
 } // namespace envelope

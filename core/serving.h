@@ -82,8 +82,4 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
 ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,
     const ServingConfig& config, const Gpu& gpu, Explainer* ex = nullptr);
 
-// Range checks of the serving section, errors named by JSON path ("serving.kv_bits: must be 16,
-// 8 or 4, got 5"). For planio's validation.
-std::optional<Error> validateServing(const ServingConfig& config);
-
 } // namespace envelope

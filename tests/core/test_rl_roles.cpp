@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include "planio.h"
+#include "presets.h"
 #include "rl.h"
 #include "test_rl_fixtures.h"
 
@@ -248,20 +250,32 @@ TEST(RlEdges, DegenerateInputsStayFinite)
         }
 }
 
+// The rl section is checked where every plan is: validatePlan (planio), which the reader, the CLI
+// and the app share.
 TEST(RlValidation, ErrorsNameTheJsonPathAndTheAllowedRange)
 {
-    RlConfig c;
-    EXPECT_FALSE(validateRl(c).has_value());
-    c.groupSize = 0;
-    EXPECT_EQ(validateRl(c)->toString(), "rl.group_size: must be >= 1, got 0");
-    c = {};
-    c.oldPolicyBytesPerParam = 3;
-    EXPECT_EQ(validateRl(c)->toString(), "rl.old_policy_bytes_per_param: must be 0, 1 or 2, got 3");
-    c = {};
-    c.rolloutGpus = 0; // GRPO needs a rollout engine ...
-    EXPECT_EQ(validateRl(c)->path, "rl.rollout_gpus");
-    c.algorithm = RlAlgorithm::Dpo; // ... DPO does not
-    EXPECT_FALSE(validateRl(c).has_value());
+    const Expected<PresetLibrary> lib = builtinPresets();
+    ASSERT_TRUE(lib.ok());
+    const Expected<Plan> base = readPlan(lib->defaultPlanJson, *lib);
+    ASSERT_TRUE(base.ok());
+    Plan plan = *base;
+    EXPECT_FALSE(validatePlan(plan).has_value());
+    plan.rl.groupSize = 0;
+    auto e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->path, "rl.group_size");
+    plan = *base;
+    plan.rl.oldPolicyBytesPerParam = 3;
+    e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->toString(), "rl.old_policy_bytes_per_param: must be 0, 1 or 2, got 3");
+    plan = *base;
+    plan.rl.rolloutGpus = 0; // GRPO needs a rollout engine ...
+    e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->path, "rl.rollout_gpus");
+    plan.rl.algorithm = RlAlgorithm::Dpo; // ... DPO does not
+    EXPECT_FALSE(validatePlan(plan).has_value());
 }
 
 } // namespace

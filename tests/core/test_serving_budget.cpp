@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "planio.h"
+#include "presets.h"
 #include "test_serving_fixtures.h"
 
 namespace envelope {
@@ -237,22 +239,30 @@ TEST(ServingEdges, DegenerateInputsStayFinite)
     }
 }
 
+// The serving section is checked where every plan is: validatePlan (planio), which the reader,
+// the CLI and the app share.
 TEST(ServingValidation, ErrorsNameTheJsonPathAndTheAllowedRange)
 {
-    ServingConfig cfg;
-    EXPECT_FALSE(validateServing(cfg).has_value());
-    cfg.kvBits = 5;
-    auto e = validateServing(cfg);
+    const Expected<PresetLibrary> lib = builtinPresets();
+    ASSERT_TRUE(lib.ok());
+    const Expected<Plan> base = readPlan(lib->defaultPlanJson, *lib);
+    ASSERT_TRUE(base.ok());
+    Plan plan = *base;
+    EXPECT_FALSE(validatePlan(plan).has_value());
+    plan.serving.kvBits = 5;
+    auto e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());
-    EXPECT_EQ(e->toString(), "serving.kv_bits: must be 16, 8 or 4, got 5");
-    cfg = {};
-    cfg.gpuMemoryUtilization = 1.5;
-    e = validateServing(cfg);
+    EXPECT_EQ(e->toString(), "serving.kv_bits: must be 4, 8 or 16, got 5");
+    plan = *base;
+    plan.serving.gpuMemoryUtilization = 1.5;
+    e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->path, "serving.gpu_memory_utilization");
-    cfg = {};
-    cfg.blockSize = 0;
-    EXPECT_EQ(validateServing(cfg)->toString(), "serving.block_size: must be >= 1, got 0");
+    plan = *base;
+    plan.serving.blockSize = 0;
+    e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->toString(), "serving.block_size: must be 1..65536, got 0");
 }
 
 } // namespace
