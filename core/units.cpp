@@ -43,6 +43,20 @@ std::string formatBytes(double bytes, ByteUnits units, int decimals)
     return fmt::format("{:.{}f} {}", bytes / giga, decimals, decimal ? "GB" : "GiB");
 }
 
+std::string formatBytesScaled(double bytes, ByteUnits units)
+{
+    const bool decimal = units == ByteUnits::GB;
+    const double k = decimal ? kKB : kKiB;
+    const double a = std::fabs(bytes);
+    if (a >= k * k * k)
+        return formatBytes(bytes, units, 1);
+    if (a >= k * k)
+        return fmt::format("{:.1f} {}", bytes / (k * k), decimal ? "MB" : "MiB");
+    if (a >= k)
+        return fmt::format("{:.1f} {}", bytes / k, decimal ? "KB" : "KiB");
+    return fmt::format("{:.0f} B", bytes);
+}
+
 std::string formatDuration(double seconds)
 {
     if (!std::isfinite(seconds))
@@ -74,4 +88,4 @@ std::string formatCount(double count)
     return fmt::format("{:.0f}", count);
 }
 
-}  // namespace envelope
+} // namespace envelope

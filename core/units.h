@@ -36,10 +36,15 @@ double toDisplayUnits(double bytes, ByteUnits units);
 // "12.9 GB" / "12.0 GiB"; for |bytes| >= 1e13 (or 10 TiB) switches to TB/TiB. `decimals` digits.
 std::string formatBytes(double bytes, ByteUnits units, int decimals = 1);
 
+// Like formatBytes, but in the largest unit that keeps the figure at or above 1: "524.3 KB",
+// "677.3 MB", "13.5 GB" (GB: 1e3 steps; GiB: KiB/MiB/GiB, 1024 steps); below 1 KB "512 B".
+// One decimal. For figures that span bytes to terabytes, such as KV cache per token.
+std::string formatBytesScaled(double bytes, ByteUnits units);
+
 // "1.23 s", "45 ms", "3.2 h", "12.5 days" — a human duration from seconds.
 std::string formatDuration(double seconds);
 
 // "6.74B", "124.4M", "1.23T" — a parameter (or any large) count.
 std::string formatCount(double count);
 
-}  // namespace envelope
+} // namespace envelope

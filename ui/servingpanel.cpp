@@ -32,17 +32,7 @@ QString duration(double s)
 
 QString smallBytesText(double b, bool binary)
 {
-    const double k = binary ? 1024.0 : 1000.0;
-    const char* names[]
-        = { "B", binary ? "KiB" : "KB", binary ? "MiB" : "MB", binary ? "GiB" : "GB" };
-    int i = 0;
-    double v = b;
-    while (std::fabs(v) >= k && i < 3) {
-        v /= k;
-        ++i;
-    }
-    return i == 0 ? QStringLiteral("%1 B").arg(v, 0, 'f', 0)
-                  : QStringLiteral("%1 %2").arg(v, 0, 'f', 1).arg(QLatin1String(names[i]));
+    return QString::fromStdString(formatBytesScaled(b, binary ? ByteUnits::GiB : ByteUnits::GB));
 }
 
 ServingPanel::ServingPanel(PlanDocument* document, Settings* settings, QWidget* parent)

@@ -215,16 +215,11 @@ std::string humanBytes(double bytes, ByteUnits units)
 {
     if (!std::isfinite(bytes))
         return "n/a";
-    const bool decimal = units == ByteUnits::GB;
-    const double k = decimal ? 1e3 : 1024.0;
-    const double a = std::fabs(bytes);
-    if (a >= 10 * k * k * k * k || a >= k * k * k)
+    // Below a kilobyte (a zero, in practice) reads best in the table's unit: "0.0 GB".
+    const double k = units == ByteUnits::GB ? kKB : kKiB;
+    if (std::fabs(bytes) < k)
         return formatBytes(bytes, units, 1);
-    if (a >= k * k)
-        return fmt::format("{:.1f} {}", bytes / (k * k), decimal ? "MB" : "MiB");
-    if (a >= k)
-        return fmt::format("{:.1f} {}", bytes / k, decimal ? "KB" : "KiB");
-    return formatBytes(bytes, units, 1); // "0.0 GB": a zero reads best in the table's unit
+    return formatBytesScaled(bytes, units);
 }
 
 std::string formatReport(const Plan& plan, const Estimate& e, ByteUnits units, ReportFormat format)
