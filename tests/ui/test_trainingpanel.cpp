@@ -67,22 +67,8 @@ private:
     std::unique_ptr<TrainingPanel> m_panel;
 
 private slots:
-    void init()
-    {
-        m_settings = std::make_unique<Settings>();
-        m_doc = std::make_unique<PlanDocument>(uitest::presets());
-        m_doc->reset(uitest::llama7bPlan());
-        m_panel = std::make_unique<TrainingPanel>(m_doc.get(), m_settings.get());
-        m_panel->resize(1400, 900);
-        m_panel->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_panel.get()));
-    }
-    void cleanup()
-    {
-        m_panel.reset();
-        m_doc.reset();
-        m_settings.reset();
-    }
+    void init() { QVERIFY(uitest::openPanel(m_settings, m_doc, m_panel)); }
+    void cleanup() { uitest::closePanel(m_settings, m_doc, m_panel); }
 
     void barsStartAsTheCoreEstimate()
     {

@@ -6,8 +6,12 @@
 #include <QString>
 #include <QtTest>
 
+#include <memory>
+
+#include "plandocument.h"
 #include "planio.h"
 #include "presets.h"
+#include "settings.h"
 
 namespace envelope::uitest {
 
@@ -34,6 +38,31 @@ inline Plan llama7bPlan()
     if (!plan)
         qFatal("test plan does not read: %s", plan.error().toString().c_str());
     return *plan;
+}
+
+// A panel test's fixture: fresh settings, a document holding llama7bPlan(), and the panel shown
+// at 1400x900. False when the window never got exposed.
+template <class Panel>
+bool openPanel(std::unique_ptr<ui::Settings>& settings, std::unique_ptr<ui::PlanDocument>& document,
+    std::unique_ptr<Panel>& panel)
+{
+    settings = std::make_unique<ui::Settings>();
+    document = std::make_unique<ui::PlanDocument>(presets());
+    document->reset(llama7bPlan());
+    panel = std::make_unique<Panel>(document.get(), settings.get());
+    panel->resize(1400, 900);
+    panel->show();
+    return QTest::qWaitForWindowExposed(panel.get());
+}
+
+// Tears the fixture down in the reverse order (the panel refers to the document and settings).
+template <class Panel>
+void closePanel(std::unique_ptr<ui::Settings>& settings,
+    std::unique_ptr<ui::PlanDocument>& document, std::unique_ptr<Panel>& panel)
+{
+    panel.reset();
+    document.reset();
+    settings.reset();
 }
 
 } // namespace envelope::uitest
