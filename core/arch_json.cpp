@@ -244,34 +244,39 @@ std::optional<Error> readArchKeys(ModelArch& a, const json& object, const std::s
     return std::nullopt;
 }
 
+// Reads an optional sub-object `key` into `field`: null removes it, an object updates it (or
+// starts it from defaults when absent: `fresh`), a missing key leaves it as it is.
+template <class Config, class Read>
+std::optional<Error> readOptionalObject(std::optional<Config>& field, const json& object,
+    const char* key, const std::string& path, Read read)
+{
+    if (!object.contains(key))
+        return std::nullopt;
+    const json& v = object.at(key);
+    if (v.is_null()) {
+        field.reset();
+        return std::nullopt;
+    }
+    const bool fresh = !field;
+    Config config = field.value_or(Config {});
+    if (auto e = read(config, v, join(path, key), fresh))
+        return e;
+    field = config;
+    return std::nullopt;
+}
+
 // Reads "moe"/"mla" (objects, or null to remove) after the widths are known.
 std::optional<Error> readSubObjects(ModelArch& a, const json& object, const std::string& path)
 {
-    if (object.contains("moe")) {
-        const json& v = object.at("moe");
-        if (v.is_null()) {
-            a.moe.reset();
-        } else {
-            const bool fresh = !a.moe;
-            MoeConfig m = a.moe.value_or(MoeConfig {});
-            if (auto e = readMoe(m, v, join(path, "moe"), fresh, a.ffnHidden))
-                return e;
-            a.moe = m;
-        }
-    }
-    if (object.contains("mla")) {
-        const json& v = object.at("mla");
-        if (v.is_null()) {
-            a.mla.reset();
-        } else {
-            const bool fresh = !a.mla;
-            MlaConfig m = a.mla.value_or(MlaConfig {});
-            if (auto e = readMla(m, v, join(path, "mla"), fresh, a.headDim))
-                return e;
-            a.mla = m;
-        }
-    }
-    return std::nullopt;
+    if (auto e = readOptionalObject(a.moe, object, "moe", path,
+            [&](MoeConfig& m, const json& v, const std::string& p, bool fresh) {
+                return readMoe(m, v, p, fresh, a.ffnHidden);
+            }))
+        return e;
+    return readOptionalObject(a.mla, object, "mla", path,
+        [&](MlaConfig& m, const json& v, const std::string& p, bool fresh) {
+            return readMla(m, v, p, fresh, a.headDim);
+        });
 }
 
 Expected<ModelArch> validated(ModelArch a, const std::string& path)
