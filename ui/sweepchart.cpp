@@ -6,11 +6,11 @@
 #include <QComboBox>
 #include <QEvent>
 #include <QFontMetricsF>
+#include <QGraphicsEllipseItem>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegend>
 #include <QLineSeries>
-#include <QScatterSeries>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
@@ -32,7 +32,6 @@ SweepChart::SweepChart(QWidget* parent)
     , m_total(new QLineSeries)
     , m_hbmLine(new QLineSeries)
     , m_usableLine(new QLineSeries)
-    , m_current(new QScatterSeries)
     , m_xAxis(new QCategoryAxis)
     , m_yAxis(new QValueAxis)
 {
@@ -57,7 +56,7 @@ SweepChart::SweepChart(QWidget* parent)
     m_chart->addAxis(m_xAxis, Qt::AlignBottom);
     m_chart->addAxis(m_yAxis, Qt::AlignLeft);
     for (QXYSeries* series :
-        std::initializer_list<QXYSeries*> { m_hbmLine, m_usableLine, m_total, m_current }) {
+        std::initializer_list<QXYSeries*> { m_hbmLine, m_usableLine, m_total }) {
         m_chart->addSeries(series);
         series->attachAxis(m_xAxis);
         series->attachAxis(m_yAxis);
@@ -67,10 +66,12 @@ SweepChart::SweepChart(QWidget* parent)
     m_total->setPointsVisible(true);
     m_hbmLine->setPen(QPen(capacityLineColor(), 2.0, Qt::DashLine));
     m_usableLine->setPen(QPen(usableLineColor(), 1.6, Qt::DotLine));
-    m_current->setName(tr("This plan"));
-    m_current->setMarkerSize(13);
-    m_current->setColor(tenantColor(Tenant::Gradients));
-    m_current->setBorderColor(Qt::black);
+    constexpr double kMarker = 13;
+    m_current = new QGraphicsEllipseItem(-kMarker / 2, -kMarker / 2, kMarker, kMarker, m_chart);
+    m_current->setBrush(tenantColor(Tenant::Gradients));
+    m_current->setPen(QPen(Qt::black, 1.0));
+    m_current->setZValue(50); // above the series, below the chart's tooltips
+    m_current->setToolTip(tr("This plan"));
     m_xAxis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
     m_yAxis->setLabelFormat(QStringLiteral("%.0f"));
     m_yAxis->setMinorTickCount(1);
@@ -87,6 +88,7 @@ SweepChart::SweepChart(QWidget* parent)
     connect(m_chart, &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
         if (std::abs(plot.width() - m_labelledWidth) > 0.5)
             updateXLabels();
+        placeCurrentMarker();
     });
 
     auto* layout = new QVBoxLayout(this);
@@ -135,7 +137,7 @@ void SweepChart::setResults(
     replaceIfChanged(m_total, line);
     const double own = toDisplayUnits(results.estimate.training.perGpu.total(), units);
     const double ownX = std::log2(std::max(1, context ? seqLen : microBatch));
-    replaceIfChanged(m_current, QList<QPointF> { { ownX, own } });
+    m_currentValue = { ownX, own };
     top = std::max(top, own);
 
     const double first = line.isEmpty() ? 0 : line.front().x();
@@ -164,6 +166,8 @@ void SweepChart::setResults(
     m_yAxis->setTitleText(
         tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
 
+    placeCurrentMarker();
+
     const QString title = context ? tr("Memory vs context") : tr("Memory vs micro-batch");
     if (m_chart->title() != title)
         m_chart->setTitle(title);
@@ -177,7 +181,7 @@ void SweepChart::setResults(
 
     m_legend->setEntries({
         { m_total->name(), tenantColor(Tenant::Weights), ChartLegend::Marker::Line },
-        { m_current->name(), tenantColor(Tenant::Gradients), ChartLegend::Marker::Dot },
+        { m_current->toolTip(), tenantColor(Tenant::Gradients), ChartLegend::Marker::Dot },
         { tr("HBM"), capacityLineColor(), ChartLegend::Marker::DashLine },
         { m_usableLine->name(), usableLineColor(), ChartLegend::Marker::DotLine },
     });
@@ -209,6 +213,13 @@ void SweepChart::updateXLabels()
         m_xAxis->remove(label);
     for (qsizetype i = 0; i < wanted.size(); ++i)
         m_xAxis->append(wanted[i], positions[i]);
+}
+
+void SweepChart::placeCurrentMarker()
+{
+    const QPointF at = m_chart->mapToPosition(m_currentValue, m_total);
+    if (m_current->pos() != at)
+        m_current->setPos(at);
 }
 
 void SweepChart::changeEvent(QEvent* event)

@@ -2,6 +2,7 @@
 // core's sweep(), on a log2 axis, with the HBM and usable lines and the plan's own point marked.
 #pragma once
 
+#include <QPointF>
 #include <QWidget>
 
 #include "units.h"
@@ -13,7 +14,7 @@ class QChartView;
 class QComboBox;
 class QLabel;
 class QLineSeries;
-class QScatterSeries;
+class QGraphicsEllipseItem;
 class QValueAxis;
 QT_END_NAMESPACE
 
@@ -36,7 +37,9 @@ public:
     QChartView* chartView() const { return m_view; }
     QComboBox* axisCombo() const { return m_axisCombo; }
     QLineSeries* totalSeries() const { return m_total; }
-    QScatterSeries* currentPoint() const { return m_current; }
+    // The plan's own point in chart coordinates (x = log2 of the swept value, y = memory).
+    QPointF currentPoint() const { return m_currentValue; }
+    QGraphicsEllipseItem* currentMarker() const { return m_current; }
     QCategoryAxis* xAxis() const { return m_xAxis; }
     ChartLegend* legend() const { return m_legend; }
     QLabel* largestLabel() const { return m_largestLabel; }
@@ -52,6 +55,7 @@ protected:
 
 private:
     void updateXLabels();
+    void placeCurrentMarker();
 
     Axis m_axis = Axis::Context;
     QComboBox* m_axisCombo;
@@ -60,7 +64,10 @@ private:
     QLineSeries* m_total;
     QLineSeries* m_hbmLine;
     QLineSeries* m_usableLine;
-    QScatterSeries* m_current;
+    // A marker item over the plot rather than a scatter series: a series spans the whole plot, so
+    // moving its one point repainted every grid line and the curve on each slider step.
+    QGraphicsEllipseItem* m_current;
+    QPointF m_currentValue;
     QCategoryAxis* m_xAxis;
     QValueAxis* m_yAxis;
     QLabel* m_largestLabel;
