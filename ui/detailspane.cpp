@@ -2,27 +2,19 @@
 
 #include <QHeaderView>
 
+#include "elidingdelegate.h"
+
 #include <map>
 
 namespace envelope::ui {
 namespace {
 enum Column { FigureColumn, ValueColumn, FormulaColumn, SourceColumn };
 
-// The column shows the start of a long formula or source (the tooltip has all of it): the view
-// elides and shapes every visible cell on each repaint, and some formulas run to 400 characters,
-// which made the pane the costliest widget of a slider drag.
-constexpr int kShownCharacters = 160;
-
-QString shownText(const QString& full)
-{
-    if (full.size() <= kShownCharacters)
-        return full;
-    return full.left(kShownCharacters - 1) + QChar(0x2026);
-}
-
+// Formulas and sources run to 400 characters: the cell shows the start, elided by the delegate,
+// and the tooltip all of it.
 void setLongText(QTreeWidgetItem* item, int column, const QString& full)
 {
-    item->setText(column, shownText(full));
+    item->setText(column, full);
     item->setToolTip(column, full);
 }
 } // namespace
@@ -41,6 +33,7 @@ DetailsPane::DetailsPane(QWidget* parent)
     setColumnWidth(ValueColumn, 100);
     setColumnWidth(FormulaColumn, 520);
     setAccessibleName(tr("Figure details"));
+    setItemDelegate(new ElidingDelegate(this));
 }
 
 QString DetailsPane::valueText(const Explanation& e, ByteUnits units)
@@ -78,7 +71,7 @@ void DetailsPane::setExplanations(const std::vector<Explanation>& explanations, 
             const QString formula = QString::fromStdString(e.formula);
             if (rows[i]->text(ValueColumn) != value)
                 rows[i]->setText(ValueColumn, value);
-            if (rows[i]->toolTip(FormulaColumn) != formula)
+            if (rows[i]->text(FormulaColumn) != formula)
                 setLongText(rows[i], FormulaColumn, formula);
         }
         return;
