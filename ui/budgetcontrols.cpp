@@ -12,6 +12,7 @@
 #include "sliderspin.h"
 #include "throughputcontrols.h"
 #include "throughputformat.h"
+#include "valuelabel.h"
 
 namespace envelope::ui {
 namespace {
@@ -84,11 +85,10 @@ BudgetControls::BudgetControls(PlanDocument* document, FormulaToolTips* toolTips
 
 QLabel* BudgetControls::addResult(const QString& caption, const QString& figure)
 {
-    auto* label = new QLabel(this);
+    auto* label = new ValueLabel(this);
     QFont font = label->font();
     font.setBold(true);
     label->setFont(font);
-    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     label->setWordWrap(true); // the column may be narrow; "59 GPUs at 45.0%" can wrap
     m_toolTips->attach(label, figure);
     form()->addRow(caption, label);

@@ -3,6 +3,8 @@
 #include <QGridLayout>
 #include <QLabel>
 
+#include "valuelabel.h"
+
 namespace envelope::ui {
 
 FigureGrid::FigureGrid(int columns, QWidget* parent)
@@ -25,8 +27,7 @@ void FigureGrid::addFigure(const QString& key, const QString& title)
     QPalette muted = name->palette();
     muted.setColor(QPalette::WindowText, muted.color(QPalette::PlaceholderText));
     name->setPalette(muted);
-    auto* value = new QLabel(this);
-    value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QLabel* value = new ValueLabel(this);
     QFont bold = value->font();
     bold.setBold(true);
     value->setFont(bold);

@@ -6,6 +6,7 @@
 
 #include "memoryview.h"
 #include "trainingresults.h"
+#include "valuelabel.h"
 
 namespace envelope::ui {
 namespace {
@@ -39,7 +40,7 @@ SummaryStrip::SummaryStrip(QWidget* parent)
     m_suggestion = addCard(tr("Best single change"), 1);
 }
 
-QLabel* SummaryStrip::addCard(const QString& title, int stretch, QLabel** captionOut)
+ValueLabel* SummaryStrip::addCard(const QString& title, int stretch, QLabel** captionOut)
 {
     auto* card = new QWidget(this);
     auto* column = new QVBoxLayout(card);
@@ -47,12 +48,11 @@ QLabel* SummaryStrip::addCard(const QString& title, int stretch, QLabel** captio
     column->setSpacing(0);
     auto* caption = new QLabel(title, card);
     caption->setForegroundRole(QPalette::PlaceholderText);
-    auto* value = new QLabel(card);
+    auto* value = new ValueLabel(card);
     QFont font = value->font();
     font.setPointSizeF(font.pointSizeF() * 1.25);
     font.setBold(true);
     value->setFont(font);
-    value->setTextInteractionFlags(Qt::TextSelectableByMouse);
     // Narrow windows clip a card's text rather than forcing the whole window wider.
     caption->setMinimumWidth(40);
     value->setMinimumWidth(50);
@@ -97,9 +97,9 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
     for (Tenant t : kTenants)
         if (tenantBytes(m.perGpu, t) > tenantBytes(m.perGpu, largest))
             largest = t;
-    m_largest->setText(QStringLiteral("<span style='color:%1'>■</span> %2 %3")
-                           .arg(tenantColor(largest).name(), tenantName(largest),
-                               bytesText(tenantBytes(m.perGpu, largest), units)));
+    m_largest->setSwatch(tenantColor(largest));
+    m_largest->setText(QStringLiteral("%1 %2").arg(
+        tenantName(largest), bytesText(tenantBytes(m.perGpu, largest), units)));
 
     if (m.fits)
         m_suggestion->setText(tr("none needed"));

@@ -9,6 +9,10 @@
 class QLabel;
 
 namespace envelope::ui {
+class ValueLabel;
+}
+
+namespace envelope::ui {
 
 struct TrainingResults;
 
@@ -25,17 +29,18 @@ public:
     QString minGpusText() const;
     QString largestText() const;
     QString suggestionText() const;
+    ValueLabel* largestLabel() const { return m_largest; }
 
 private:
-    QLabel* addCard(const QString& title, int stretch = 0, QLabel** captionOut = nullptr);
+    ValueLabel* addCard(const QString& title, int stretch = 0, QLabel** captionOut = nullptr);
 
-    QLabel* m_total;
-    QLabel* m_headroom;
+    ValueLabel* m_total;
+    ValueLabel* m_headroom;
     QLabel* m_headroomCaption = nullptr;
     QLabel* m_badge;
-    QLabel* m_minGpus;
-    QLabel* m_largest;
-    QLabel* m_suggestion;
+    ValueLabel* m_minGpus;
+    ValueLabel* m_largest;
+    ValueLabel* m_suggestion;
 };
 
 } // namespace envelope::ui

@@ -6,6 +6,7 @@
 #include "estimate.h"
 #include "formulatooltips.h"
 #include "throughputformat.h"
+#include "valuelabel.h"
 
 namespace envelope::ui {
 
@@ -60,8 +61,7 @@ QLabel* ThroughputFigures::addRow(
     const int row = m_grid->rowCount();
     auto* captionLabel = new QLabel(caption, this);
     captionLabel->setForegroundRole(QPalette::PlaceholderText);
-    auto* value = new QLabel(this);
-    value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QLabel* value = new ValueLabel(this);
     value->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     QFont font = value->font();
     font.setBold(!caption.startsWith(QLatin1Char(' ')));

@@ -5,17 +5,19 @@
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QGraphicsEllipseItem>
 #include <QLabel>
 #include <QLineSeries>
-#include <QScatterSeries>
 #include <QSlider>
 #include <QSpinBox>
 #include <QToolTip>
 #include <QUndoStack>
 
 #include "detailspane.h"
+#include "elidingdelegate.h"
 #include "memorybarchart.h"
 #include "memorysavercontrols.h"
 #include "memoryview.h"
@@ -28,6 +30,7 @@
 #include "sweepchart.h"
 #include "trainingpanel.h"
 #include "uitestutil.h"
+#include "valuelabel.h"
 
 using namespace envelope;
 using namespace envelope::ui;
@@ -176,9 +179,39 @@ private slots:
         QCOMPARE(line->count(), qsizetype(points.size()));
         QCOMPARE(line->at(0).x(), std::log2(256.0));
         QCOMPARE(line->at(0).y(), toDisplayUnits(points[0].totalBytes, ByteUnits::GB));
-        QCOMPARE(m_panel->sweepChart()->currentPoint()->at(0).x(), 12.0); // log2(4096)
+        SweepChart* chart = m_panel->sweepChart();
+        QCOMPARE(chart->currentPoint().x(), 12.0); // log2(4096)
+        QCOMPARE(chart->currentPoint().y(),
+            toDisplayUnits(estimate(m_doc->plan()).training.perGpu.total(), ByteUnits::GB));
+        // The marker sits where the chart draws that point, and follows the context slider.
+        const auto markerAt = [chart] {
+            return chart->chartView()->chart()->mapToPosition(
+                chart->currentPoint(), chart->totalSeries());
+        };
+        QCOMPARE(chart->currentMarker()->pos(), markerAt());
+        const QPointF before = chart->currentMarker()->pos();
+        typeInto(m_panel->modelControls()->contextControl()->spinBox(), QStringLiteral("16384"));
+        QCOMPARE(chart->currentPoint().x(), 14.0);
+        QCOMPARE(chart->currentMarker()->pos(), markerAt());
+        QVERIFY(chart->currentMarker()->pos().x() > before.x());
         QCOMPARE(SweepChart::shortCount(1 << 20), QStringLiteral("1M"));
         QCOMPARE(SweepChart::shortCount(4096), QStringLiteral("4K"));
+    }
+
+    void summaryNamesTheLargestTenantWithItsColour()
+    {
+        // Llama-2 7B at micro-batch 2, 4K context, selective recompute, ZeRO-1 on 8 GPUs: the
+        // activations are the largest tenant.
+        const TrainingMemory m = estimate(m_doc->plan()).training;
+        QVERIFY(m.perGpu.activations > m.perGpu.optimizer);
+        ValueLabel* label = m_panel->summary()->largestLabel();
+        QCOMPARE(label->text(),
+            QStringLiteral("Activations ")
+                + QString::fromStdString(formatBytes(m.perGpu.activations, ByteUnits::GB)));
+        QCOMPARE(label->textFormat(), Qt::PlainText);
+        QCOMPARE(label->swatch(), tenantColor(Tenant::Activations));
+        label->copy();
+        QCOMPARE(QGuiApplication::clipboard()->text(), label->text());
     }
 
     void summaryShowsFitAndTotal()
@@ -248,12 +281,18 @@ private slots:
         QVERIFY(e);
         const QString formula = QString::fromStdString(e->formula);
         QCOMPARE(item->toolTip(2), formula);
-        // The cell shows the formula, or its first 159 characters and an ellipsis.
-        const QString shown = item->text(2);
-        if (formula.size() <= 160)
+        QCOMPARE(item->text(2), formula);
+        // What the cell paints: the formula's start, cut with an ellipsis to the column's width.
+        const QFontMetrics metrics(m_panel->details()->font());
+        const int width = m_panel->details()->columnWidth(2) - 8;
+        const QString shown = ElidingDelegate::elide(formula, metrics, width);
+        QVERIFY(metrics.horizontalAdvance(shown) <= width);
+        if (metrics.horizontalAdvance(formula) > width) {
+            QVERIFY(shown.endsWith(QChar(0x2026)));
+            QVERIFY(formula.startsWith(shown.chopped(1)));
+            QCOMPARE(shown, metrics.elidedText(formula, Qt::ElideRight, width));
+        } else
             QCOMPARE(shown, formula);
-        else
-            QCOMPARE(shown, formula.left(159) + QChar(0x2026));
     }
 };
 
