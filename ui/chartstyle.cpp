@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+#include "plotgrid.h"
+
 namespace envelope::ui {
 
 void styleChart(QChart* chart, const QPalette& palette)
@@ -28,6 +30,7 @@ void styleChart(QChart* chart, const QPalette& palette)
     chart->legend()->setAlignment(Qt::AlignBottom);
     for (QAbstractAxis* axis : chart->axes())
         styleAxis(axis, palette);
+    PlotGrid::install(chart, palette);
 }
 
 void styleAxis(QAbstractAxis* axis, const QPalette& palette)

@@ -2,6 +2,7 @@
 // items. After each interaction the bars are the core's estimate(plan) of the edited plan.
 #include <QAbstractSeries>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
@@ -15,6 +16,7 @@
 #include <QSpinBox>
 #include <QToolTip>
 #include <QUndoStack>
+#include <QValueAxis>
 
 #include "detailspane.h"
 #include "elidingdelegate.h"
@@ -24,6 +26,7 @@
 #include "modelcontrols.h"
 #include "parallelismcontrols.h"
 #include "plandocument.h"
+#include "plotgrid.h"
 #include "settings.h"
 #include "sliderspin.h"
 #include "summarystrip.h"
@@ -253,6 +256,79 @@ private slots:
         m_panel->parallelismControls()->zeroCombo()->setFocus();
         QTest::keyClick(m_panel->parallelismControls()->zeroCombo(), Qt::Key_Down);
         QCOMPARE(m_doc->plan().training.zeroStage, 2);
+    }
+
+    void chartGridLinesSitOnTheAxisTicks()
+    {
+        SweepChart* sweep = m_panel->sweepChart();
+        QChart* chart = sweep->chartView()->chart();
+        const PlotGrid* grid = PlotGrid::of(chart);
+        QVERIFY(grid);
+        auto* y = qobject_cast<QValueAxis*>(chart->axes(Qt::Vertical).front());
+        QVERIFY(y);
+        // Qt Charts' own grid and axis lines are off: the grid item draws them.
+        for (QAbstractAxis* axis : chart->axes()) {
+            QVERIFY(!axis->isGridLineVisible());
+            QVERIFY(!axis->isLineVisible());
+        }
+        const QPointF origin(sweep->xAxis()->min(), y->min());
+        const auto at
+            = [&](QPointF value) { return chart->mapToPosition(value, sweep->totalSeries()); };
+        // A horizontal line at each of the y axis's ticks, one minor line halfway between two.
+        const int ticks = y->tickCount();
+        QList<int> rows;
+        for (const QRect& line : grid->majorLines())
+            if (line.height() == 1)
+                rows.append(line.y());
+        QCOMPARE(rows.size(), qsizetype(ticks));
+        for (int i = 0; i < ticks; ++i) {
+            const double v = y->min() + (y->max() - y->min()) * i / (ticks - 1);
+            QVERIFY2(std::abs(rows[i] - at(QPointF(origin.x(), v)).y()) <= 1.0,
+                qPrintable(QStringLiteral("tick %1 at row %2").arg(v).arg(rows[i])));
+        }
+        QCOMPARE(grid->minorLines().size(), qsizetype((ticks - 1) * y->minorTickCount()));
+        // A vertical line at each labelled context (256, 2K, ... 1M) inside the plot.
+        QList<int> columns;
+        for (const QRect& line : grid->majorLines())
+            if (line.width() == 1)
+                columns.append(line.x());
+        QList<double> labelled;
+        for (const QString& label : sweep->xAxis()->categoriesLabels()) {
+            const double x = sweep->xAxis()->endValue(label);
+            if (x > sweep->xAxis()->min() && x <= sweep->xAxis()->max())
+                labelled.append(x);
+        }
+        QVERIFY(labelled.size() >= 3);
+        QCOMPARE(columns.size(), labelled.size());
+        for (qsizetype i = 0; i < columns.size(); ++i)
+            QVERIFY(std::abs(columns[i] - at(QPointF(labelled[i], y->min())).x()) <= 1.0);
+        // The axes: the plot's left and bottom edges.
+        QCOMPARE(grid->axisLines().size(), 2);
+        QVERIFY(std::abs(grid->axisLines()[1].y() - at(origin).y()) <= 1.0);
+
+        // The colours are the translucent grid (text at 12 %) flattened over the background:
+        // black over white is 0.88 x 255 = 224; white over (30, 30, 30) is 0.12 x 255 + 0.88 x 30
+        // = 57. A palette change restyles the grid.
+        const QPalette original = sweep->palette();
+        QPalette light = original;
+        light.setColor(QPalette::Base, Qt::white);
+        light.setColor(QPalette::Text, Qt::black);
+        sweep->setPalette(light);
+        QCOMPARE(grid->majorColor(), QColor(224, 224, 224));
+        QPalette dark = original;
+        dark.setColor(QPalette::Base, QColor(30, 30, 30));
+        dark.setColor(QPalette::Text, Qt::white);
+        sweep->setPalette(dark);
+        QCOMPARE(grid->majorColor(), QColor(57, 57, 57));
+        QCOMPARE(PlotGrid::of(chart), grid); // restyled, not duplicated
+        sweep->setPalette(original);
+
+        // The lines follow the axis: a longer context raises the y range and moves the ticks.
+        const double top = y->max();
+        typeInto(m_panel->modelControls()->contextControl()->spinBox(), QStringLiteral("65536"));
+        QVERIFY(y->max() != top);
+        const double v = y->min() + (y->max() - y->min()) / (y->tickCount() - 1);
+        QVERIFY(std::abs(grid->majorLines()[1].y() - at(QPointF(origin.x(), v)).y()) <= 1.0);
     }
 
     void hoveringABarShowsItsFormula()
