@@ -75,15 +75,17 @@ void explainStates(
         s.offloadParams
             ? fmt::format("offload_params: the {} B/param weights live in host memory = 0",
                 num(s.weightBytes))
-            : fmt::format("weight_bytes x params / ZeRO-3 shard = {} x {} = {}", num(s.weightBytes),
-                paramsOver(p, w.shards.weights, w.shards.expertWeights), gb(m.weights)),
+            : fmt::format("weight_bytes x params / shard (dp from ZeRO-3, else 1) = {} x {} = {}",
+                num(s.weightBytes), paramsOver(p, w.shards.weights, w.shards.expertWeights),
+                gb(m.weights)),
         m.weights, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
 
     ex.add("training.per_gpu_bytes.gradients",
         s.gradientsOffloaded()
             ? std::string("offload_optimizer with ZeRO >= 2: each reduced gradient bucket "
                           "streams to the host for the CPU optimizer = 0")
-            : fmt::format("gradient_bytes x params / ZeRO-2 shard = {} x {} = {}{}",
+            : fmt::format(
+                "gradient_bytes x params / shard (dp from ZeRO-2, else 1) = {} x {} = {}{}",
                 num(s.gradientBytes), paramsOver(p, w.shards.gradients, w.shards.expertGradients),
                 gb(m.gradients),
                 s.offloadOptimizer ? " (offload below ZeRO-2: the full gradient is reduced on "
@@ -99,7 +101,8 @@ void explainStates(
     ex.add("training.per_gpu_bytes.optimizer",
         s.offloadOptimizer
             ? std::string("offload_optimizer: master copy and moments live in host memory = 0")
-            : fmt::format("(master {} B + {}) x params / ZeRO-1 shard = {} x {} = {}",
+            : fmt::format(
+                "(master {} B + {}) x params / shard (dp from ZeRO-1, else 1) = {} x {} = {}",
                 num(s.masterBytes), moments, num(s.masterBytes + s.momentBytes),
                 paramsOver(p, w.shards.optimizer, w.shards.expertOptimizer), gb(m.optimizer)),
         m.optimizer, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
