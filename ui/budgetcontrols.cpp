@@ -7,6 +7,7 @@
 #include <QSignalBlocker>
 #include <QSlider>
 
+#include "choicecombo.h"
 #include "formulatooltips.h"
 #include "plandocument.h"
 #include "sliderspin.h"
@@ -32,7 +33,7 @@ bool usesDeadline(int mode)
 BudgetControls::BudgetControls(PlanDocument* document, FormulaToolTips* toolTips, QWidget* parent)
     : PlanControlGroup(tr("Budget solver"), document, parent)
     , m_toolTips(toolTips)
-    , m_mode(new QComboBox(this))
+    , m_mode(new ChoiceCombo(this))
     , m_budget(new SliderSpin(SliderSpin::Scale::Log, 0.01, 1e4, 2, this))
     , m_deadline(new SliderSpin(SliderSpin::Scale::Log, 1, 3650, 1, this))
     , m_hint(new QLabel(this))

@@ -6,13 +6,14 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 
+#include "choicecombo.h"
 #include "plandocument.h"
 
 namespace envelope::ui {
 
 HardwareControls::HardwareControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("Hardware"), document, parent)
-    , m_gpu(new QComboBox(this))
+    , m_gpu(new ChoiceCombo(this))
     , m_gpuNote(new QLabel(this))
     , m_gpus(new QSpinBox(this))
 {

@@ -9,6 +9,7 @@
 
 #include <array>
 
+#include "choicecombo.h"
 #include "plandocument.h"
 
 namespace envelope::ui {
@@ -21,9 +22,9 @@ constexpr std::array kRecomputeModes { Recompute::None, Recompute::Selective, Re
 
 MemorySaverControls::MemorySaverControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("Memory savers"), document, parent)
-    , m_recipe(new QComboBox(this))
-    , m_optimizer(new QComboBox(this))
-    , m_recompute(new QComboBox(this))
+    , m_recipe(new ChoiceCombo(this))
+    , m_optimizer(new ChoiceCombo(this))
+    , m_recompute(new ChoiceCombo(this))
     , m_every(new QSpinBox(this))
 {
     m_recipe->addItem(tr("Custom recipe"), QString());

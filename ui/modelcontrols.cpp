@@ -8,6 +8,7 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 
+#include "choicecombo.h"
 #include "plandocument.h"
 #include "sliderspin.h"
 #include "units.h"
@@ -19,7 +20,7 @@ constexpr double kBillion = 1e9;
 
 ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("Model"), document, parent)
-    , m_preset(new QComboBox(this))
+    , m_preset(new ChoiceCombo(this))
     , m_import(new QPushButton(tr("&Import config.json…"), this))
     , m_size(new SliderSpin(SliderSpin::Scale::Log, 0.1, 2000, 1, this))
     , m_shapeNote(new QLabel(this))

@@ -6,13 +6,14 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 
+#include "choicecombo.h"
 #include "plandocument.h"
 
 namespace envelope::ui {
 
 ParallelismControls::ParallelismControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("Parallelism"), document, parent)
-    , m_zero(new QComboBox(this))
+    , m_zero(new ChoiceCombo(this))
 {
     // What each stage partitions over the data-parallel group (Rajbhandari et al. 2019, fig. 1).
     m_zero->addItem(tr("0 — replicated (DDP)"));

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "choicecombo.h"
 #include "plandocument.h"
 #include "sliderspin.h"
 
@@ -15,8 +16,8 @@ namespace envelope::ui {
 
 RlControls::RlControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("RL post-training"), document, parent)
-    , m_algorithm(new QComboBox(this))
-    , m_placement(new QComboBox(this))
+    , m_algorithm(new ChoiceCombo(this))
+    , m_placement(new ChoiceCombo(this))
     , m_prompts(new SliderSpin(SliderSpin::Scale::Log, 1, 4096))
     , m_groupSize(new QSpinBox(this))
     , m_kl(new QCheckBox(tr("&KL to the reference"), this))

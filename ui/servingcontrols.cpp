@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "choicecombo.h"
 #include "plandocument.h"
 #include "sliderspin.h"
 
@@ -72,7 +73,7 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
 QComboBox* ServingControls::addBitsCombo(
     const QString& label, const QString& tip, int ServingConfig::*field, const QString& what)
 {
-    auto* combo = new QComboBox(this);
+    auto* combo = new ChoiceCombo(this);
     combo->addItem(tr("16-bit (bf16)"), 16);
     combo->addItem(tr("8-bit"), 8);
     combo->addItem(tr("4-bit"), 4);

@@ -1,0 +1,22 @@
+// The combo box of the controls columns: a long choice ("bf16 mixed, fp32 master (16 B/param)",
+// "3 — + weights sharded (FSDP)") is cut to the column's width when closed, so hovering shows
+// it whole and the open list is as wide as its longest choice.
+#pragma once
+
+#include <QComboBox>
+
+namespace envelope::ui {
+
+class ChoiceCombo : public QComboBox {
+    Q_OBJECT
+public:
+    explicit ChoiceCombo(QWidget* parent = nullptr);
+
+    void showPopup() override;
+
+protected:
+    // Without a tooltip of its own, the combo's tooltip is its current choice in full.
+    bool event(QEvent* event) override;
+};
+
+} // namespace envelope::ui
