@@ -2,8 +2,10 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QToolButton>
 #include <QVBoxLayout>
 
+#include "flowlayout.h"
 #include "memoryview.h"
 #include "trainingresults.h"
 #include "valuelabel.h"
@@ -22,9 +24,9 @@ SummaryStrip::SummaryStrip(QWidget* parent)
     setFrameShape(QFrame::StyledPanel);
     setAutoFillBackground(true);
     setBackgroundRole(QPalette::AlternateBase);
-    auto* layout = new QHBoxLayout(this);
-    layout->setContentsMargins(10, 6, 10, 6);
-    layout->setSpacing(18);
+    // Cards flow onto a second row in a narrow window rather than clipping their figures.
+    m_layout = new FlowLayout(this, 18, 6);
+    m_layout->setContentsMargins(10, 6, 10, 6);
     m_badge = new QLabel(this);
     m_badge->setAlignment(Qt::AlignCenter);
     m_badge->setMinimumWidth(120);
@@ -32,15 +34,30 @@ SummaryStrip::SummaryStrip(QWidget* parent)
     badgeFont.setBold(true);
     badgeFont.setPointSizeF(badgeFont.pointSizeF() * 1.2);
     m_badge->setFont(badgeFont);
-    layout->addWidget(m_badge);
+    m_layout->addWidget(m_badge);
     m_total = addCard(tr("Per GPU"));
-    m_headroom = addCard(tr("Headroom"), 0, &m_headroomCaption);
+    m_headroom = addCard(tr("Headroom"), &m_headroomCaption);
     m_minGpus = addCard(tr("Min GPUs"));
     m_largest = addCard(tr("Largest tenant"));
-    m_suggestion = addCard(tr("Best single change"), 1);
+
+    // The best single change takes the rest of the row; a long one ("micro-batch 16 -> 1
+    // (grad-accum x16) saves 52.4 GB (not enough alone)") wraps within it, and below 260 px
+    // it moves to a row of its own.
+    m_apply = new QToolButton;
+    m_apply->setText(tr("Appl&y"));
+    m_apply->setToolTip(tr("Apply this change to the plan (Undo reverts it)"));
+    m_apply->setVisible(false);
+    // Keeps its place when hidden, so crossing the fit line re-lays out nothing.
+    QSizePolicy policy = m_apply->sizePolicy();
+    policy.setRetainSizeWhenHidden(true);
+    m_apply->setSizePolicy(policy);
+    connect(m_apply, &QToolButton::clicked, this, &SummaryStrip::applySuggestionRequested);
+    m_suggestion = addCard(tr("Best single change"), nullptr, m_apply);
+    m_suggestion->setWordWrap(true);
+    m_layout->setLastItemElastic(260);
 }
 
-ValueLabel* SummaryStrip::addCard(const QString& title, int stretch, QLabel** captionOut)
+ValueLabel* SummaryStrip::addCard(const QString& title, QLabel** captionOut, QWidget* trailing)
 {
     auto* card = new QWidget(this);
     auto* column = new QVBoxLayout(card);
@@ -53,14 +70,20 @@ ValueLabel* SummaryStrip::addCard(const QString& title, int stretch, QLabel** ca
     font.setPointSizeF(font.pointSizeF() * 1.25);
     font.setBold(true);
     value->setFont(font);
-    // Narrow windows clip a card's text rather than forcing the whole window wider.
-    caption->setMinimumWidth(40);
-    value->setMinimumWidth(50);
     if (captionOut)
         *captionOut = caption;
     column->addWidget(caption);
-    column->addWidget(value);
-    static_cast<QHBoxLayout*>(layout())->addWidget(card, stretch);
+    if (trailing) {
+        auto* row = new QHBoxLayout;
+        row->setSpacing(8);
+        row->addWidget(value);
+        row->addWidget(trailing, 0, Qt::AlignVCenter);
+        row->addStretch(1);
+        column->addLayout(row);
+    } else {
+        column->addWidget(value);
+    }
+    m_layout->addWidget(card);
     return value;
 }
 
@@ -101,15 +124,24 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
     m_largest->setText(QStringLiteral("%1 %2").arg(
         tenantName(largest), bytesText(tenantBytes(m.perGpu, largest), units)));
 
+    QString suggestion;
     if (m.fits)
-        m_suggestion->setText(tr("none needed"));
+        suggestion = tr("none needed");
     else if (results.suggestions.empty())
-        m_suggestion->setText(tr("no single change fits; try more GPUs or TP/PP"));
+        suggestion = tr("no single change fits; try more GPUs or TP/PP");
     else {
         const FitSuggestion& best = results.suggestions.front();
         const QString text = QString::fromStdString(best.description);
-        m_suggestion->setText(best.makesItFit ? text : tr("%1 (not enough alone)").arg(text));
+        suggestion = best.makesItFit ? text : tr("%1 (not enough alone)").arg(text);
     }
+    if (m_suggestion->text() != suggestion) {
+        m_suggestion->setText(suggestion);
+        m_suggestion->setToolTip(suggestion);
+    }
+    // setVisible re-polishes and re-lays out even when nothing changes: only on a flip.
+    const bool offer = !m.fits && !results.suggestions.empty();
+    if (m_apply->isHidden() == offer)
+        m_apply->setVisible(offer);
 }
 
 QString SummaryStrip::totalText() const

@@ -1,5 +1,6 @@
 // The summary strip over the charts: total per GPU, headroom or overflow, a fits badge, the
-// smallest GPU count that fits, the largest tenant and the best single change (suggestFits).
+// smallest GPU count that fits, the largest tenant and the best single change (suggestFits),
+// which wraps rather than clips in a narrow window and which one click applies.
 #pragma once
 
 #include <QFrame>
@@ -7,10 +8,12 @@
 #include "units.h"
 
 class QLabel;
+class QToolButton;
 
 namespace envelope::ui {
+class FlowLayout;
 class ValueLabel;
-}
+} // namespace envelope::ui
 
 namespace envelope::ui {
 
@@ -30,9 +33,19 @@ public:
     QString largestText() const;
     QString suggestionText() const;
     ValueLabel* largestLabel() const { return m_largest; }
+    ValueLabel* suggestionLabel() const { return m_suggestion; }
+    FlowLayout* flowLayout() const { return m_layout; }
+    // Shown while there is a suggestion to apply: the core's plan with that one change.
+    QToolButton* applyButton() const { return m_apply; }
+
+signals:
+    // The user asked for the best single change (results.suggestions.front().plan).
+    void applySuggestionRequested();
 
 private:
-    ValueLabel* addCard(const QString& title, int stretch = 0, QLabel** captionOut = nullptr);
+    // A caption over a bold value, optionally with a widget (the Apply button) after the value.
+    ValueLabel* addCard(
+        const QString& title, QLabel** captionOut = nullptr, QWidget* trailing = nullptr);
 
     ValueLabel* m_total;
     ValueLabel* m_headroom;
@@ -41,6 +54,8 @@ private:
     ValueLabel* m_minGpus;
     ValueLabel* m_largest;
     ValueLabel* m_suggestion;
+    QToolButton* m_apply;
+    FlowLayout* m_layout;
 };
 
 } // namespace envelope::ui

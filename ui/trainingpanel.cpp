@@ -7,6 +7,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "detailspane.h"
@@ -113,6 +114,15 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     connect(document, &PlanDocument::validationChanged, this, &TrainingPanel::showValidation);
     connect(m_memoryChart, &MemoryBarChart::compareChanged, this, &TrainingPanel::redraw);
     connect(m_sweepChart, &SweepChart::axisChanged, this, &TrainingPanel::redraw);
+    connect(m_summary, &SummaryStrip::applySuggestionRequested, this, [this] {
+        // The suggestions belong to the last valid plan: applying one over an invalid edit
+        // would silently drop what the user typed.
+        const std::vector<FitSuggestion>& suggestions = m_document->results().suggestions;
+        if (suggestions.empty() || !m_document->isValid())
+            return;
+        m_document->edit(suggestions.front().plan,
+            tr("Apply %1").arg(QString::fromStdString(suggestions.front().description)));
+    });
     connect(m_model, &ModelControls::importRequested, this, &TrainingPanel::importRequested);
     connect(settings, &Settings::unitsChanged, this, &TrainingPanel::redraw);
     redraw();
@@ -181,6 +191,7 @@ void TrainingPanel::showValidation(const QString& message)
     m_status->setText(
         message.isEmpty() ? QString() : tr("⚠ %1 — showing the last valid estimate").arg(message));
     m_status->setVisible(!message.isEmpty());
+    m_summary->applyButton()->setEnabled(message.isEmpty());
 }
 
 } // namespace envelope::ui

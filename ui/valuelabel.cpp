@@ -6,6 +6,8 @@
 #include <QMenu>
 #include <QPainter>
 
+#include <algorithm>
+
 namespace envelope::ui {
 
 ValueLabel::ValueLabel(QWidget* parent)
@@ -30,6 +32,16 @@ void ValueLabel::setSwatch(const QColor& color)
         setIndent(color.isValid() ? swatchSize() + fontMetrics().horizontalAdvance(QLatin1Char(' '))
                                   : -1);
     update();
+}
+
+QSize ValueLabel::sizeHint() const
+{
+    if (!wordWrap())
+        return QLabel::sizeHint();
+    const QMargins m = contentsMargins();
+    const int width = fontMetrics().horizontalAdvance(text()) + m.left() + m.right() + 2 * margin()
+        + std::max(indent(), 0) + 1;
+    return QSize(width, heightForWidth(width));
 }
 
 void ValueLabel::copy() const

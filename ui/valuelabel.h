@@ -23,6 +23,10 @@ public:
     // Puts the text on the clipboard (the context menu's "Copy").
     void copy() const;
 
+    // With word wrap on, the label asks for one line and wraps only when given less (QLabel's
+    // own hint for wrapping text picks a squarish block and wraps even a short value).
+    QSize sizeHint() const override;
+
 protected:
     void paintEvent(QPaintEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;

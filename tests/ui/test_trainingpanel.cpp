@@ -1,5 +1,6 @@
 // The training panel driven like a user: typing into spin boxes, keys on sliders, picking combo
 // items. After each interaction the bars are the core's estimate(plan) of the edited plan.
+#include <QAbstractItemView>
 #include <QAbstractSeries>
 #include <QBarSet>
 #include <QCategoryAxis>
@@ -10,16 +11,19 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QGraphicsEllipseItem>
+#include <QHelpEvent>
 #include <QLabel>
 #include <QLineSeries>
 #include <QSlider>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QToolTip>
 #include <QUndoStack>
 #include <QValueAxis>
 
 #include "detailspane.h"
 #include "elidingdelegate.h"
+#include "flowlayout.h"
 #include "memorybarchart.h"
 #include "memorysavercontrols.h"
 #include "memoryview.h"
@@ -217,6 +221,60 @@ private slots:
         QCOMPARE(QGuiApplication::clipboard()->text(), label->text());
     }
 
+    void theBestSingleChangeWrapsAndAppliesInOneClick()
+    {
+        // Llama-2 7B at 16K context with ZeRO-0 on 8 GPUs: 200.8 GB per GPU, nowhere near 85.5.
+        Plan plan = m_doc->plan();
+        plan.training.zeroStage = 0;
+        plan.training.seqLen = 16384;
+        plan.training.microBatch = 1;
+        m_doc->edit(plan, QStringLiteral("test"));
+        SummaryStrip* strip = m_panel->summary();
+        QCOMPARE(strip->badgeText(), QStringLiteral("✘ DOES NOT FIT"));
+        const std::vector<FitSuggestion> expected = suggestFits(plan);
+        QVERIFY(!expected.empty());
+        QVERIFY(strip->suggestionText().startsWith(
+            QString::fromStdString(expected.front().description)));
+        QVERIFY(strip->applyButton()->isVisible());
+
+        QCOMPARE(strip->flowLayout()->rowCount(), 1);
+
+        // In a narrower window the cards flow onto a second row: no figure is clipped, and the
+        // suggestion wraps within its row (every line of it on screen).
+        m_panel->resize(1000, 700);
+        QApplication::processEvents();
+        QCOMPARE(strip->flowLayout()->rowCount(), 2);
+        ValueLabel* label = strip->suggestionLabel();
+        for (ValueLabel* value : strip->findChildren<ValueLabel*>())
+            if (value != label)
+                QVERIFY2(value->width() >= value->sizeHint().width(), qPrintable(value->text()));
+        QVERIFY(label->wordWrap());
+        QVERIFY2(label->heightForWidth(label->width()) <= label->height(),
+            qPrintable(QStringLiteral("%1 px of text in %2 px")
+                           .arg(label->heightForWidth(label->width()))
+                           .arg(label->height())));
+        QVERIFY(label->geometry().right() < strip->applyButton()->geometry().left());
+        QVERIFY(strip->applyButton()->geometry().right() <= strip->contentsRect().right());
+
+        // One click applies the core's plan for that change; one undo takes it back.
+        QTest::mouseClick(strip->applyButton(), Qt::LeftButton);
+        QCOMPARE(m_doc->plan(), expected.front().plan);
+        QCOMPARE(strip->badgeText(),
+            expected.front().makesItFit ? QStringLiteral("✔ FITS")
+                                        : QStringLiteral("✘ DOES NOT FIT"));
+        QVERIFY(m_doc->undoStack()->undoText().startsWith(QStringLiteral("Apply ")));
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan(), plan);
+        QVERIFY(strip->applyButton()->isVisible());
+
+        // An invalid edit keeps the last valid suggestion on show but cannot be overwritten by it.
+        Plan invalid = plan;
+        invalid.training.tp = 3; // 32 heads do not split three ways
+        m_doc->edit(invalid, QStringLiteral("test"));
+        QVERIFY(!m_doc->isValid());
+        QVERIFY(!strip->applyButton()->isEnabled());
+    }
+
     void summaryShowsFitAndTotal()
     {
         const TrainingMemory m = estimate(m_doc->plan()).training;
@@ -329,6 +387,27 @@ private slots:
         QVERIFY(y->max() != top);
         const double v = y->min() + (y->max() - y->min()) / (y->tickCount() - 1);
         QVERIFY(std::abs(grid->majorLines()[1].y() - at(QPointF(origin.x(), v)).y()) <= 1.0);
+    }
+
+    void aLongChoiceShowsWholeOnHoverAndInTheList()
+    {
+        QComboBox* zero = m_panel->parallelismControls()->zeroCombo();
+        zero->setCurrentIndex(3);
+        QCOMPARE(zero->currentText(), QStringLiteral("3 — + weights sharded (FSDP)"));
+        // Hovering the closed combo shows the whole choice, even where the column cuts it.
+        QHelpEvent hover(QEvent::ToolTip, QPoint(5, 5), zero->mapToGlobal(QPoint(5, 5)));
+        QApplication::sendEvent(zero, &hover);
+        QTRY_VERIFY(QToolTip::isVisible());
+        QCOMPARE(QToolTip::text(), zero->currentText());
+        QToolTip::hideText();
+        // The open list is at least as wide as its longest choice.
+        zero->showPopup();
+        QTRY_VERIFY(zero->view()->isVisible());
+        QVERIFY2(zero->view()->width() >= zero->view()->sizeHintForColumn(0),
+            qPrintable(QStringLiteral("%1 < %2")
+                           .arg(zero->view()->width())
+                           .arg(zero->view()->sizeHintForColumn(0))));
+        zero->hidePopup();
     }
 
     void hoveringABarShowsItsFormula()
