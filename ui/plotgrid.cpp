@@ -118,22 +118,15 @@ void PlotGrid::adoptAxes()
 
 void PlotGrid::setPalette(const QPalette& palette)
 {
+    // styleAxis has given every axis the translucent colours Qt Charts would have drawn.
+    const QList<QAbstractAxis*> axes = m_chart->axes();
+    if (axes.isEmpty())
+        return;
+    QAbstractAxis* axis = axes.front();
     const QColor base = palette.base().color();
-    // styleAxis has set the translucent colours Qt Charts would have drawn.
-    QColor major = palette.text().color();
-    major.setAlphaF(0.12f);
-    QColor minor = major;
-    minor.setAlphaF(0.06f);
-    QColor axisLine = major;
-    axisLine.setAlphaF(0.4f);
-    if (QValueAxis* axis = verticalValueAxis(m_chart)) {
-        major = axis->gridLineColor();
-        minor = axis->minorGridLineColor();
-        axisLine = axis->linePenColor();
-    }
-    m_majorColor = flatten(major, base);
-    m_minorColor = flatten(minor, base);
-    m_axisColor = flatten(axisLine, base);
+    m_majorColor = flatten(axis->gridLineColor(), base);
+    m_minorColor = flatten(axis->minorGridLineColor(), base);
+    m_axisColor = flatten(axis->linePenColor(), base);
     update();
 }
 

@@ -1,9 +1,9 @@
 // A chart's grid and axis lines, drawn as opaque one-pixel rectangles.
 //
 // Qt Charts draws its grid and axis lines with the raster engine's cosmetic stroker, which emits
-// one span per pixel and hands every 255 spans to Qt's thread pool in four pieces; with ~30 grid
-// lines in view that is ~200 thread hand-offs per repaint, several milliseconds on two cores
-// (measured: docs/performance.md). An opaque axis-aligned rectangle takes the engine's plain
+// one span per pixel and hands every 255 spans to Qt's thread pool in four pieces: hundreds of
+// thread hand-offs per slider step, a quarter of its wall time on two cores (measured:
+// docs/performance.md). An opaque axis-aligned rectangle takes the engine's plain
 // memory-fill path instead. The colours are the palette's text blended over its base at the
 // strengths styleAxis gives the translucent lines, so the chart looks the same.
 #pragma once
