@@ -10,10 +10,6 @@
 
 namespace envelope::ui {
 
-ChoiceCombo::ChoiceCombo(QWidget* parent)
-    : QComboBox(parent)
-{ }
-
 void ChoiceCombo::showPopup()
 {
     QAbstractItemView* list = view();

@@ -10,7 +10,7 @@ namespace envelope::ui {
 class ChoiceCombo : public QComboBox {
     Q_OBJECT
 public:
-    explicit ChoiceCombo(QWidget* parent = nullptr);
+    using QComboBox::QComboBox;
 
     void showPopup() override;
 

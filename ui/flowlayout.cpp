@@ -119,10 +119,9 @@ int FlowLayout::arrange(const QRect& rect, bool apply) const
         if (item->isEmpty())
             continue;
         const bool elastic = item == last && m_elasticMinimum >= 0;
-        int width = std::min(item->sizeHint().width(), area.width());
-        if (elastic)
-            width = std::max(m_elasticMinimum, item->minimumSize().width());
-        width = std::min(width, std::max(area.width(), 0));
+        const int wanted = elastic ? std::max(m_elasticMinimum, item->minimumSize().width())
+                                   : item->sizeHint().width();
+        int width = std::min(wanted, std::max(area.width(), 0));
         if (x + width > area.right() + 1 && !rows.back().isEmpty()) {
             rows.append(QList<Placed>());
             x = area.x();
