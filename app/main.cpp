@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "application.h"
-#include "mainwindow.h"
-#include "settings.h"
+#include "window/application.h"
+#include "window/mainwindow.h"
+#include "document/settings.h"
 
 int main(int argc, char** argv)
 {

@@ -5,11 +5,11 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "compute.h"
-#include "estimate.h"
-#include "planio.h"
-#include "presets.h"
-#include "training_memory.h"
+#include "compute/compute.h"
+#include "estimate/estimate.h"
+#include "plan/planio.h"
+#include "plan/presets.h"
+#include "training/memory.h"
 
 namespace {
 

@@ -11,12 +11,12 @@
 #include <chrono>
 #include <vector>
 
-#include "application.h"
-#include "mainwindow.h"
-#include "modelcontrols.h"
-#include "settings.h"
-#include "sliderspin.h"
-#include "trainingpanel.h"
+#include "window/application.h"
+#include "window/mainwindow.h"
+#include "controls/modelcontrols.h"
+#include "document/settings.h"
+#include "controls/sliderspin.h"
+#include "panels/trainingpanel.h"
 
 using namespace envelope::ui;
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "expected.h"
-#include "presets.h"
+#include "base/expected.h"
+#include "plan/presets.h"
 
 namespace envelope::cli {
 

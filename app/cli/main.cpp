@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "estimate.h"
+#include "estimate/estimate.h"
 #include "files.h"
-#include "planio.h"
-#include "presets.h"
+#include "plan/planio.h"
+#include "plan/presets.h"
 #include "report.h"
 
 namespace envelope::cli {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "estimate.h"
-#include "units.h"
+#include "estimate/estimate.h"
+#include "base/units.h"
 
 namespace envelope::cli {
 

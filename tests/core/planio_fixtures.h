@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "planio.h"
-#include "presets.h"
+#include "plan/planio.h"
+#include "plan/presets.h"
 
 namespace envelope::testing {
 

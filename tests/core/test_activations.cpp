@@ -4,7 +4,7 @@
 // written out by hand.
 #include <gtest/gtest.h>
 
-#include "activations.h"
+#include "training/activations.h"
 #include "test_training_fixtures.h"
 
 namespace envelope {

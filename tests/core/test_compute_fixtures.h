@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "compute.h"
+#include "compute/compute.h"
 
 namespace envelope::testing {
 

@@ -19,7 +19,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "model.h"
+#include "model/model.h"
 
 namespace envelope {
 namespace {

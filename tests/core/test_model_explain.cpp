@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "estimate.h"
-#include "presets.h"
+#include "estimate/estimate.h"
+#include "plan/presets.h"
 
 namespace envelope {
 namespace {

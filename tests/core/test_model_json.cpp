@@ -1,7 +1,7 @@
 // The architecture JSON: defaults, round trips, overrides, bare counts and field-level errors.
 #include <gtest/gtest.h>
 
-#include "arch_json.h"
+#include "model/arch_json.h"
 
 namespace envelope {
 namespace {

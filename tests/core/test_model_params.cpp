@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "model.h"
+#include "model/model.h"
 
 namespace envelope {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "arch_json.h"
+#include "model/arch_json.h"
 
 namespace envelope {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "estimate.h"
-#include "planio.h"
+#include "estimate/estimate.h"
+#include "plan/planio.h"
 
 namespace envelope {
 namespace {

@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "presets.h"
+#include "plan/presets.h"
 
 namespace envelope {
 namespace {

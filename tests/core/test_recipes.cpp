@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "presets.h"
+#include "plan/presets.h"
 #include "test_training_fixtures.h"
 
 namespace envelope {

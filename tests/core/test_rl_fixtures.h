@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "estimate.h"
+#include "estimate/estimate.h"
 #include "test_serving_fixtures.h"
 
 namespace envelope::testing {

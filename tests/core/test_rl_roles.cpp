@@ -7,9 +7,9 @@
 #include <set>
 #include <string>
 
-#include "planio.h"
-#include "presets.h"
-#include "rl.h"
+#include "plan/planio.h"
+#include "plan/presets.h"
+#include "rl/rl.h"
 #include "test_rl_fixtures.h"
 
 namespace envelope {

@@ -6,9 +6,9 @@
 
 #include <cmath>
 
-#include "rl.h"
+#include "rl/rl.h"
 #include "test_rl_fixtures.h"
-#include "training_memory.h"
+#include "training/memory.h"
 
 namespace envelope {
 namespace {

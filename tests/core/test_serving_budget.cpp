@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "planio.h"
-#include "presets.h"
+#include "plan/planio.h"
+#include "plan/presets.h"
 #include "test_serving_fixtures.h"
 
 namespace envelope {

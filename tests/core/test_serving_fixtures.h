@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "serving.h"
+#include "serving/serving.h"
 
 namespace envelope::testing {
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "serving_sweep.h"
+#include "serving/sweep.h"
 #include "test_serving_fixtures.h"
 
 namespace envelope {

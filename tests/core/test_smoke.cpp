@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "estimate.h"
+#include "estimate/estimate.h"
 
 TEST(Smoke, EstimateOfDefaultPlanRuns)
 {

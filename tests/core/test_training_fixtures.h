@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "training_memory.h"
+#include "training/memory.h"
 
 namespace envelope::testing {
 

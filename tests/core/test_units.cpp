@@ -1,7 +1,7 @@
 // Byte figures shown to people: decimal and binary units kept apart and always labelled.
 #include <gtest/gtest.h>
 
-#include "units.h"
+#include "base/units.h"
 
 namespace envelope {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "training_memory.h"
-#include "whatif.h"
+#include "training/memory.h"
+#include "whatif/whatif.h"
 
 namespace envelope {
 namespace {

@@ -19,13 +19,13 @@
 #include <QUndoStack>
 #include <QUrl>
 
-#include "application.h"
-#include "exporter.h"
-#include "mainwindow.h"
-#include "memorybarchart.h"
-#include "plandocument.h"
-#include "settings.h"
-#include "trainingpanel.h"
+#include "window/application.h"
+#include "window/exporter.h"
+#include "window/mainwindow.h"
+#include "charts/memorybarchart.h"
+#include "document/plandocument.h"
+#include "document/settings.h"
+#include "panels/trainingpanel.h"
 #include "uitestutil.h"
 
 using namespace envelope;

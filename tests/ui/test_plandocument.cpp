@@ -3,7 +3,7 @@
 #include <QSignalSpy>
 #include <QUndoStack>
 
-#include "plandocument.h"
+#include "document/plandocument.h"
 #include "uitestutil.h"
 
 using namespace envelope;

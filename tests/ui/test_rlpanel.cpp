@@ -15,17 +15,17 @@
 
 #include <cmath>
 
-#include "estimate.h"
-#include "figuregrid.h"
-#include "memoryview.h"
-#include "model.h"
-#include "plandocument.h"
-#include "rlcontrols.h"
-#include "rlpanel.h"
-#include "rltimeline.h"
-#include "settings.h"
-#include "sliderspin.h"
-#include "tenantbarchart.h"
+#include "estimate/estimate.h"
+#include "widgets/figuregrid.h"
+#include "charts/memoryview.h"
+#include "model/model.h"
+#include "document/plandocument.h"
+#include "controls/rlcontrols.h"
+#include "panels/rlpanel.h"
+#include "charts/rltimeline.h"
+#include "document/settings.h"
+#include "controls/sliderspin.h"
+#include "charts/tenantbarchart.h"
 #include "uitestutil.h"
 
 using namespace envelope;

@@ -12,16 +12,16 @@
 
 #include <cmath>
 
-#include "estimate.h"
-#include "figuregrid.h"
-#include "memoryview.h"
-#include "plandocument.h"
-#include "servingcontrols.h"
-#include "servingcurvechart.h"
-#include "servingpanel.h"
-#include "settings.h"
-#include "sliderspin.h"
-#include "tenantbarchart.h"
+#include "estimate/estimate.h"
+#include "widgets/figuregrid.h"
+#include "charts/memoryview.h"
+#include "document/plandocument.h"
+#include "controls/servingcontrols.h"
+#include "charts/servingcurvechart.h"
+#include "panels/servingpanel.h"
+#include "document/settings.h"
+#include "controls/sliderspin.h"
+#include "charts/tenantbarchart.h"
 #include "uitestutil.h"
 
 using namespace envelope;

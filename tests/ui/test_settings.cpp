@@ -4,7 +4,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
-#include "settings.h"
+#include "document/settings.h"
 #include "uitestutil.h"
 
 using namespace envelope;

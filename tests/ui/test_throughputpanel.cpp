@@ -11,16 +11,16 @@
 
 #include <cmath>
 
-#include "budgetcontrols.h"
-#include "estimate.h"
-#include "formulatooltips.h"
-#include "plandocument.h"
-#include "sliderspin.h"
-#include "stepbreakdownbar.h"
-#include "throughputcontrols.h"
-#include "throughputfigures.h"
-#include "throughputformat.h"
-#include "throughputpanel.h"
+#include "controls/budgetcontrols.h"
+#include "estimate/estimate.h"
+#include "widgets/formulatooltips.h"
+#include "document/plandocument.h"
+#include "controls/sliderspin.h"
+#include "charts/stepbreakdownbar.h"
+#include "controls/throughputcontrols.h"
+#include "panels/throughputfigures.h"
+#include "widgets/throughputformat.h"
+#include "panels/throughputpanel.h"
 #include "uitestutil.h"
 
 using namespace envelope;

@@ -8,10 +8,10 @@
 
 #include <memory>
 
-#include "plandocument.h"
-#include "planio.h"
-#include "presets.h"
-#include "settings.h"
+#include "document/plandocument.h"
+#include "plan/planio.h"
+#include "plan/presets.h"
+#include "document/settings.h"
 
 namespace envelope::uitest {
 

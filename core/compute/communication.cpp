@@ -1,0 +1,150 @@
+// Communication per training step and the pipeline bubble. Formulas and their sources:
+// docs/formulas-compute.md, sec. 4-5.
+//
+// Collectives are ring collectives over a group of N ranks, each GPU sending
+//   all-reduce 2 (N-1)/N x bytes,  reduce-scatter or all-gather (N-1)/N x bytes
+// (Patarasuk & Yuan 2009; seed 001 "AllReduce time (ring, P GPUs, bandwidth beta)"), at the
+// per-GPU bandwidth of the link the group uses. Ranks are laid out as Megatron-Core does
+// (order tp, cp, ep, dp, pp: tensor parallel innermost), so a group whose span of consecutive
+// ranks fits in one node talks over NVLink, otherwise over the node's NIC.
+#include <algorithm>
+#include <cmath>
+
+#include "compute/detail.h"
+
+namespace envelope {
+namespace {
+
+double nonNegative(double x)
+{
+    return std::isfinite(x) && x > 0 ? x : 0.0;
+}
+
+// `group` ranks spaced inside a block of `span` consecutive ranks.
+Link link(int group, double span, const ComputeSetup& s, const Gpu& gpu)
+{
+    Link l;
+    l.group = std::max(group, 1);
+    l.intraNode = span <= s.gpusPerNode;
+    l.bytesPerS = nonNegative(l.intraNode ? gpu.intraNodeBytesPerS : gpu.interNodeBytesPerS);
+    return l;
+}
+
+// Ring factor for an all-reduce (2 (N-1)/N) or a reduce-scatter / all-gather ((N-1)/N).
+double ring(int group)
+{
+    return group > 1 ? double(group - 1) / group : 0.0;
+}
+
+// Seconds to send `bytes` over `l`; a link without a stated bandwidth is not modelled.
+double seconds(double bytes, const Link& l)
+{
+    return bytes > 0 && l.bytesPerS > 0 ? bytes / l.bytesPerS : 0.0;
+}
+
+} // namespace
+
+CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
+    const TrainingConfig& config, const ComputeSetup& s, const Gpu& gpu, double computeTimeS)
+{
+    CommDetail d;
+    Communication& c = d.result;
+    const Recipe& recipe = config.recipe.recipe;
+    const double gradBytes = nonNegative(recipe.gradientBytes);
+    const double weightBytes = nonNegative(recipe.weightBytes);
+    const double actBytes = nonNegative(recipe.activationBytes);
+    const double m = s.microBatches;
+    const double tokens = s.microBatch * s.seqLen / s.cp; // one micro-batch on one GPU
+    d.layersPerStage = s.layers / s.pp;
+
+    d.tp = link(s.tp, s.tp, s, gpu);
+    d.cp = link(s.cp, double(s.tp) * s.cp, s, gpu);
+    d.ep = link(s.ep, double(s.tp) * s.cp * s.ep, s, gpu);
+    d.dp = link(s.dp, double(s.tp) * s.cp * s.dp, s, gpu);
+    d.expertDp = link(std::max(1, s.dp / s.ep), double(s.tp) * s.cp * s.dp, s, gpu);
+    d.pp = link(s.pp, s.gpus, s, gpu);
+
+    // Data parallel, once per step (gradients accumulate locally over the micro-batches).
+    // ZeRO (Rajbhandari et al. 2020) sec. 7: stages 1-2 replace the all-reduce by a
+    // reduce-scatter of gradients and an all-gather of updated weights (same volume, 2 Psi);
+    // stage 3 all-gathers the weights again for the backward pass, 3 Psi: 1.5x the all-reduce.
+    const double expertParams
+        = nonNegative(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0);
+    const double totalParams = nonNegative(counts.total);
+    const double replicaShard = double(s.tp) * s.pp;
+    d.dpParams = std::max(0.0, totalParams - expertParams) / replicaShard;
+    d.expertDpParams = std::min(expertParams, totalParams) / (replicaShard * s.ep);
+    const int zero = std::clamp(config.zeroStage, 0, 3);
+    d.dpBytesPerParam = zero == 0 ? 2 * gradBytes
+        : zero < 3                ? gradBytes + weightBytes
+                                  : gradBytes + 2 * weightBytes;
+    const double denseDpBytes = ring(d.dp.group) * d.dpBytesPerParam * d.dpParams;
+    d.expertDpBytes = ring(d.expertDp.group) * d.dpBytesPerParam * d.expertDpParams;
+    c.dpBytes = denseDpBytes + d.expertDpBytes;
+    c.dpS = seconds(denseDpBytes, d.dp) + seconds(d.expertDpBytes, d.expertDp);
+
+    // Tensor parallel (Megatron-LM, Shoeybi et al. 2019 sec. 3): two all-reduces of the b x s x h
+    // layer activations in the forward pass (after attention and after the MLP) and two in the
+    // backward; a full recompute repeats the forward pair (Korthikanti et al. 2022 sec. 5).
+    // Sequence parallelism swaps each for a reduce-scatter + all-gather of the same volume.
+    if (s.tp > 1) {
+        d.tpMessageBytes = tokens * s.hidden * actBytes;
+        const bool fullRecompute
+            = config.recompute == Recompute::Full || config.recompute == Recompute::EveryK;
+        d.tpAllReducesPerLayer = fullRecompute ? 6 : 4;
+        c.tpBytes
+            = 2 * ring(s.tp) * d.tpMessageBytes * d.tpAllReducesPerLayer * d.layersPerStage * m;
+        c.tpS = seconds(c.tpBytes, d.tp);
+    }
+
+    // Pipeline point-to-point (Narayanan et al. 2021 sec. 4.1): each micro-batch sends its
+    // b x s x h activation forward and receives its gradient backward at every stage boundary,
+    // v times under interleaving; the scatter/gather of sequence parallelism sends 1/tp of it.
+    if (s.pp > 1) {
+        d.ppMessageBytes = tokens * s.hidden * actBytes / (config.sequenceParallel ? s.tp : 1);
+        d.ppBytes = 2 * m * s.virtualStages * d.ppMessageBytes;
+        c.ppS = seconds(d.ppBytes, d.pp);
+    }
+
+    // Context parallel as ring attention (Liu et al. 2023; Megatron-Core context parallelism):
+    // per layer the local K and V chunk travels cp - 1 hops forward; the backward pass moves
+    // K, V and their gradients, twice the forward traffic. K and V heads split over tp.
+    if (s.cp > 1) {
+        const double kvHeads = arch.mla ? std::max(arch.heads, 0) : std::max(arch.kvHeads, 0);
+        const double kvHeadsPerGpu = kvHeads > 0 ? std::max(kvHeads / s.tp, 1.0) : 0.0;
+        const double headWidth
+            = kvHeads > 0 && arch.heads > 0 ? 2 * s.attentionWidth / arch.heads : 0.0;
+        d.cpChunkBytes = tokens * kvHeadsPerGpu * headWidth * actBytes;
+        d.cpBytes = 3 * (s.cp - 1) * d.cpChunkBytes * d.layersPerStage * m;
+        c.cpS = seconds(d.cpBytes, d.cp);
+    }
+
+    // Expert parallel (GShard, Lepikhin et al. 2020; DeepSpeed-MoE): each MoE layer dispatches
+    // every token to its top-k experts and combines the results, an all-to-all each, in the
+    // forward and again in the backward: 4 all-to-alls of tokens x k x h per layer.
+    if (s.ep > 1 && arch.moe && arch.moe->topK > 0) {
+        d.moeLayersPerStage = double(std::max(counts.moeLayers, 0)) / s.pp;
+        d.epMessageBytes = tokens * arch.moe->topK * s.hidden * actBytes * ring(s.ep);
+        d.epBytes = 4 * d.epMessageBytes * d.moeLayersPerStage * m;
+        c.epS = seconds(d.epBytes, d.ep);
+    }
+
+    // Exposed communication: comm_overlap of it can hide behind compute, no more than the
+    // compute time itself.
+    d.totalS = c.dpS + c.tpS + c.ppS + c.cpS + c.epS;
+    d.overlap = std::isfinite(config.commOverlap) ? std::clamp(config.commOverlap, 0.0, 1.0) : 0.0;
+    d.hiddenS = std::min(d.overlap * d.totalS, computeTimeS);
+    c.exposedS = d.totalS - d.hiddenS;
+
+    // Pipeline bubble (Narayanan et al. 2021 sec. 2.2.1-2.2.2): idle time (p-1)/m of the ideal
+    // time for 1F1B, (1/v)(p-1)/m interleaved; as a share of the step, (p-1)/(v m + p - 1),
+    // which is seed 001's (p-1)/(m+p-1) for v = 1.
+    if (s.pp > 1) {
+        const double p = s.pp, v = s.virtualStages;
+        c.ppBubbleFraction = (p - 1) / (v * m + p - 1);
+        c.ppBubbleS = computeTimeS * (p - 1) / (v * m);
+    }
+    return d;
+}
+
+} // namespace envelope

@@ -1,0 +1,238 @@
+// The compute side of training: FLOPs per token, step time, throughput, time and cost to train,
+// observed utilisation and the budget solver. Communication and the pipeline bubble are in
+// compute_comm.cpp, explanations in compute_explain.cpp. Formulas and their sources:
+// docs/formulas-compute.md.
+//
+// Per token (l layers, s sequence, P_mm the parameters that are matmuls):
+//   model FLOPs     = 6 P_mm + 12 l s_att A       (A = heads x head_dim; PaLM app. B;
+//                                                  Narayanan et al. 2021 eq. 3 without recompute)
+//   hardware FLOPs  = model + the forward a recompute repeats (Korthikanti et al. 2022 sec. 6)
+//   forward FLOPs   = 2 P_mm + 4 l s_att A
+// Step time = step model FLOPs / (gpus x peak x mfu) + exposed communication + pipeline bubble.
+#include "compute/compute.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "compute/detail.h"
+
+namespace envelope {
+namespace {
+
+double nonNegative(double x)
+{
+    return std::isfinite(x) && x > 0 ? x : 0.0;
+}
+int atLeastOne(int x)
+{
+    return x < 1 ? 1 : x;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Integer GPU counts above this are not reported (a budget of 1e15 USD would overflow int).
+constexpr double kMaxGpus = 1e9;
+
+// Dense peak of one GPU at the recipe's matmul dtype. TF32 tensor cores run at half the
+// BF16 rate on every NVIDIA part with both (A100: 156 vs 312 TFLOP/s; H100 SXM: 495 vs 989),
+// so a GPU preset needs no separate TF32 field. FP8 falls back to BF16 where not supported.
+double peakFlops(const Gpu& gpu, ComputeDtype dtype)
+{
+    const double bf16 = nonNegative(gpu.bf16Flops);
+    switch (dtype) {
+    case ComputeDtype::Fp8:
+        return nonNegative(gpu.fp8Flops) > 0 ? nonNegative(gpu.fp8Flops) : bf16;
+    case ComputeDtype::Tf32:
+        return bf16 / 2;
+    case ComputeDtype::Bf16:
+        break;
+    }
+    return bf16;
+}
+
+// Extra forward FLOPs per token a recompute policy runs during backward (Korthikanti et al.
+// 2022 sec. 5-6): selective re-runs the attention core (QK^T, softmax, AV) only; full and
+// every-k re-run each layer's forward once. The LM head / logits are never recomputed.
+double recomputeFlopsPerToken(const ComputeSetup& s, Recompute recompute)
+{
+    switch (recompute) {
+    case Recompute::None:
+        return 0;
+    case Recompute::Selective:
+        return s.attentionForwardPerToken;
+    case Recompute::Full:
+    case Recompute::EveryK:
+        return 2 * s.layerMatmulParams + s.attentionForwardPerToken;
+    }
+    return 0;
+}
+
+double divideOr(double numerator, double denominator, double otherwise)
+{
+    return denominator > 0 && std::isfinite(denominator) ? numerator / denominator : otherwise;
+}
+
+} // namespace
+
+ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
+    const TrainingConfig& config, const Cluster& cluster, const Gpu& gpu)
+{
+    ComputeSetup s;
+    s.tp = atLeastOne(config.tp);
+    s.pp = atLeastOne(config.pp);
+    s.cp = atLeastOne(config.cp);
+    s.ep = atLeastOne(config.ep);
+    s.virtualStages = s.pp > 1 ? atLeastOne(config.virtualStages) : 1;
+    s.microBatches = atLeastOne(config.gradAccum);
+    s.gpusPerNode = atLeastOne(cluster.gpusPerNode);
+    // Same data-parallel size as training memory: whole model replicas that fit the cluster,
+    // at least one (a cluster smaller than tp x pp x cp is a plan error reported elsewhere).
+    const double modelParallel = double(s.tp) * s.pp * s.cp;
+    s.dp = std::max(1, static_cast<int>(std::max(cluster.gpus, 0) / modelParallel));
+    s.gpus = s.dp * modelParallel;
+    s.microBatch = std::max(config.microBatch, 0);
+    s.seqLen = std::max(config.seqLen, 0);
+    s.layers = std::max(arch.layers, 0);
+    s.hidden = static_cast<double>(std::max<std::int64_t>(arch.hidden, 0));
+
+    // 6 x P counts matmul weights (Kaplan et al. 2020 sec. 2.1, "excluding embeddings").
+    // Token and learned position embeddings are lookups; the LM head is a (vocab x h) matmul
+    // whether or not it is tied to the embedding, so a tied head is added back.
+    const double active
+        = nonNegative(counts.active) > 0 ? counts.active : nonNegative(counts.total);
+    const double embedding = nonNegative(counts.embedding);
+    const double positions = nonNegative(counts.positions);
+    const double lmHead = nonNegative(counts.lmHead);
+    s.headParams = lmHead > 0 ? lmHead : (arch.tiedEmbeddings ? embedding : 0.0);
+    s.matmulParams
+        = std::max(0.0, active - embedding - positions) + (lmHead > 0 ? 0 : s.headParams);
+    s.layerMatmulParams = std::max(0.0, s.matmulParams - s.headParams);
+
+    // Attention core: QK^T is 2 x s_att x d_qk and AV 2 x s_att x d_v FLOPs per head, token and
+    // layer, forward. The full s x s product is counted (no causal halving), as Narayanan et al.
+    // 2021 eq. 3, Korthikanti et al. 2022 eq. 7 and PaLM's MFU (Chowdhery et al. 2022 app. B)
+    // do, so MFU figures compare with published ones. A sliding window bounds s_att.
+    double dQk = 0, dV = 0;
+    if (arch.mla) {
+        dQk = std::max(arch.mla->qkNopeHeadDim, 0) + std::max(arch.mla->qkRopeHeadDim, 0);
+        dV = std::max(arch.mla->vHeadDim, 0);
+    } else {
+        const double headDim = arch.headDim > 0 ? arch.headDim
+            : arch.heads > 0                    ? s.hidden / arch.heads
+                                                : 0.0;
+        dQk = dV = headDim;
+    }
+    const double heads = std::max(arch.heads, 0);
+    s.attendedLen
+        = arch.slidingWindow > 0 ? std::min<double>(s.seqLen, arch.slidingWindow) : s.seqLen;
+    s.attentionWidth = heads * (dQk + dV) / 2;
+    s.attentionForwardPerToken = 4 * s.layers * s.attendedLen * s.attentionWidth;
+    s.peakFlops = peakFlops(gpu, config.recipe.recipe.compute);
+    return s;
+}
+
+TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts,
+    const TrainingConfig& config, const Cluster& cluster, const Gpu& gpu, Explainer* ex)
+{
+    const ComputeSetup s = computeSetup(arch, counts, config, cluster, gpu);
+    TrainingCompute r;
+
+    // FLOPs per token: forward 2 P_mm + attention, backward twice the forward.
+    r.forwardFlopsPerToken = 2 * s.matmulParams + s.attentionForwardPerToken;
+    r.flopsPerToken = 3 * r.forwardFlopsPerToken;
+    r.hardwareFlopsPerToken = r.flopsPerToken + recomputeFlopsPerToken(s, config.recompute);
+
+    // One step: the global batch through the whole job at the assumed MFU (seed 001,
+    // "Time per Step": F_step / (P x peak x MFU)).
+    r.gpus = static_cast<int>(s.gpus);
+    r.peakFlopsPerGpu = s.peakFlops;
+    r.globalBatchTokens = s.microBatch * s.microBatches * s.dp * s.seqLen;
+    r.stepFlops = r.flopsPerToken * r.globalBatchTokens;
+    const double mfu = std::isfinite(config.mfu) ? std::clamp(config.mfu, 0.0, 1.0) : 0.0;
+    const double jobFlopsPerS = s.gpus * s.peakFlops * mfu;
+    r.computeTimeS = r.stepFlops > 0 ? divideOr(r.stepFlops, jobFlopsPerS, kInf) : 0.0;
+
+    const CommDetail comm = communication(arch, counts, config, s, gpu, r.computeTimeS);
+    r.communication = comm.result;
+    r.stepTimeS = r.computeTimeS + r.communication.exposedS + r.communication.ppBubbleS;
+
+    r.tokensPerS = r.globalBatchTokens > 0 ? divideOr(r.globalBatchTokens, r.stepTimeS, 0.0) : 0.0;
+    r.tokensPerSPerGpu = r.tokensPerS / s.gpus;
+    r.effectiveMfu = divideOr(r.stepFlops, s.gpus * s.peakFlops * r.stepTimeS, 0.0);
+    // HFU counts the FLOPs the hardware runs, the recomputed forward included (Korthikanti et
+    // al. 2022 sec. 6, "hardware FLOPs utilization"), over the same whole step.
+    r.hfu = divideOr(
+        r.hardwareFlopsPerToken * r.globalBatchTokens, s.gpus * s.peakFlops * r.stepTimeS, 0.0);
+    const double trainTokens = nonNegative(config.trainTokens);
+    r.trainTimeS = trainTokens > 0 ? divideOr(trainTokens, r.tokensPerS, kInf) : 0.0;
+    r.gpuHours = r.trainTimeS > 0 ? s.gpus * r.trainTimeS / 3600 : 0.0;
+    // A free GPU costs 0 even over an infinite time (no inf x 0 = NaN).
+    r.cost
+        = r.gpuHours > 0 && nonNegative(gpu.pricePerHour) > 0 ? r.gpuHours * gpu.pricePerHour : 0.0;
+
+    // The largest part of the step names the bottleneck; ties go to compute.
+    const Communication& c = r.communication;
+    const double exposedShare = divideOr(c.exposedS, comm.totalS, 0.0);
+    const struct {
+        const char* name;
+        double seconds;
+    } parts[] = {
+        { "compute", r.computeTimeS },
+        { "dp-comm", c.dpS * exposedShare },
+        { "tp-comm", c.tpS * exposedShare },
+        { "pp-bubble", c.ppBubbleS },
+        { "pp-comm", c.ppS * exposedShare },
+        { "cp-comm", c.cpS * exposedShare },
+        { "ep-comm", c.epS * exposedShare },
+    };
+    const auto* top = std::max_element(std::begin(parts), std::end(parts),
+        [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+    r.bottleneck = top->name;
+    r.bottleneckS = top->seconds;
+
+    // Observed utilisation (seed 001 ex. 2): MFU = tokens/s x model FLOPs per token / peak of
+    // the job; HFU the same with the hardware FLOPs. A step time is turned into tokens/s first.
+    double observedTokensPerS = 0;
+    if (config.observedStepTimeS && nonNegative(*config.observedStepTimeS) > 0)
+        observedTokensPerS = r.globalBatchTokens / *config.observedStepTimeS;
+    else if (config.observedTokensPerS)
+        observedTokensPerS = nonNegative(*config.observedTokensPerS);
+    const double jobPeak = s.gpus * s.peakFlops;
+    if (observedTokensPerS > 0 && jobPeak > 0) {
+        r.observedMfu = observedTokensPerS * r.flopsPerToken / jobPeak;
+        r.observedHfu = observedTokensPerS * r.hardwareFlopsPerToken / jobPeak;
+    }
+
+    // Budget solver (seed 001 ex. 3): budget, deadline and MFU, any two give the third.
+    const double trainFlops = r.flopsPerToken * trainTokens;
+    const double price = nonNegative(gpu.pricePerHour);
+    const double budget = config.budgetUsd ? nonNegative(*config.budgetUsd) : 0.0;
+    const double deadline = config.deadlineS ? nonNegative(*config.deadlineS) : 0.0;
+    if (deadline > 0 && s.peakFlops > 0 && trainFlops > 0) {
+        r.requiredMfu = trainFlops / (s.gpus * s.peakFlops * deadline);
+        if (mfu > 0) {
+            const double gpus
+                = std::ceil(trainFlops / (s.peakFlops * mfu * deadline) * (1 - 1e-12));
+            if (gpus <= kMaxGpus)
+                r.gpusForDeadline = static_cast<int>(gpus);
+        }
+    }
+    if (config.budgetUsd && price > 0) {
+        if (deadline > 0) {
+            const double gpus = std::floor(budget / (price * deadline / 3600) * (1 + 1e-12));
+            if (gpus <= kMaxGpus)
+                r.affordableGpus = static_cast<int>(gpus);
+        } else {
+            // GPU-hours the budget buys, at this plan's throughput per GPU.
+            r.budgetTokens = budget / price * 3600 * r.tokensPerSPerGpu;
+            if (std::isfinite(r.cost) && r.cost <= budget)
+                r.achievableDeadlineS = r.trainTimeS;
+        }
+    }
+
+    if (ex)
+        explainCompute(arch, config, gpu, s, comm, r, *ex);
+    return r;
+}
+
+} // namespace envelope

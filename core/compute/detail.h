@@ -1,0 +1,80 @@
+// Internals of estimateCompute shared by compute.cpp (FLOPs, time, cost, budget),
+// compute_comm.cpp (communication per step, pipeline bubble) and compute_explain.cpp (the
+// explanations). Not part of the public core API. Formulas: docs/formulas-compute.md.
+#pragma once
+
+#include "estimate/estimate.h"
+
+namespace envelope {
+
+// What the FLOP and time figures are built from, after guarding the inputs.
+struct ComputeSetup {
+    int tp = 1, pp = 1, cp = 1, ep = 1;
+    int dp = 1; // max(1, floor(gpus / (tp x pp x cp))), as training memory uses
+    int virtualStages = 1; // v, only meaningful with pp > 1
+    int microBatches = 1; // m = grad_accum (micro-batches per pipeline per step)
+    int gpusPerNode = 1;
+    double gpus = 1; // GPUs the job uses: dp x tp x pp x cp
+    double microBatch = 0; // b (sequences per micro-batch)
+    double seqLen = 0; // s
+    double layers = 0; // l
+    double hidden = 0; // h
+    // Parameters that are matrix multiplies, for 6 x P. Token and position embeddings are
+    // lookups and left out; the LM head (tied or not) is a matmul and kept.
+    double matmulParams = 0;
+    double headParams = 0; // the LM head's share of matmulParams (never recomputed)
+    double layerMatmulParams = 0; // matmulParams - headParams: what a full recompute repeats
+    // Attention core (QK^T and AV), forward, per token over all layers:
+    // 2 x l x s_att x heads x (d_qk + d_v); 4 x l x s x heads x head_dim for plain attention.
+    double attendedLen = 0; // s, or the sliding window when shorter
+    double attentionWidth = 0; // heads x (d_qk + d_v) / 2 (= heads x head_dim when equal)
+    double attentionForwardPerToken = 0;
+    double peakFlops = 0; // per GPU at the recipe's compute dtype
+};
+
+ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
+    const TrainingConfig& config, const Cluster& cluster, const Gpu& gpu);
+
+// One communication kind: the group it runs over and the link it takes.
+struct Link {
+    int group = 1; // ranks in the collective
+    bool intraNode = true; // the group fits inside one node (NVLink) or crosses nodes (NIC)
+    double bytesPerS = 0; // per-GPU bandwidth of that link; 0 = not given (time 0)
+};
+
+struct CommDetail {
+    Communication result;
+    Link dp, expertDp, tp, pp, cp, ep;
+    // Data parallel: parameters whose gradients one GPU syncs, and the bytes per parameter the
+    // chosen ZeRO stage moves (all-reduce 2g; RS + AG g + w; ZeRO-3 g + 2w).
+    double dpParams = 0; // non-expert parameters on one GPU (/ tp / pp)
+    double expertDpParams = 0; // routed-expert parameters on one GPU (/ tp / pp / ep)
+    double dpBytesPerParam = 0;
+    double expertDpBytes = 0; // the expert part of result.dpBytes
+    // Tensor parallel.
+    double tpMessageBytes = 0; // b x s / cp x h x activation bytes, one all-reduce
+    int tpAllReducesPerLayer = 0;
+    double layersPerStage = 0;
+    // Pipeline, context, expert parallel.
+    double ppMessageBytes = 0; // one micro-batch boundary: b x s / cp x h x bytes (/ tp with SP)
+    double ppBytes = 0;
+    double cpChunkBytes = 0; // the local K and V chunk of one layer and micro-batch
+    double cpBytes = 0;
+    double epMessageBytes = 0; // one all-to-all: tokens x top-k x h x bytes x (ep-1)/ep
+    double moeLayersPerStage = 0;
+    double epBytes = 0;
+    double totalS = 0; // dp + tp + pp + cp + ep
+    double hiddenS = 0; // min(overlap x total, compute time)
+    double overlap = 0; // comm_overlap clamped to [0, 1]
+};
+
+// Communication per step, its exposed part behind `computeTimeS`, and the pipeline bubble.
+CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
+    const TrainingConfig& config, const ComputeSetup& setup, const Gpu& gpu, double computeTimeS);
+
+// Explanations of every compute figure (compute_explain.cpp).
+void explainCompute(const ModelArch& arch, const TrainingConfig& config, const Gpu& gpu,
+    const ComputeSetup& setup, const CommDetail& comm, const TrainingCompute& result,
+    Explainer& ex);
+
+} // namespace envelope

@@ -1,0 +1,310 @@
+// Explanations of the compute figures: each formula with the plan's values substituted and its
+// source. Only runs when an Explainer is given (never on the fast path).
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "compute/detail.h"
+#include "base/units.h"
+
+namespace envelope {
+namespace {
+
+constexpr const char* kFlopsSource
+    = "Narayanan et al. 2021 eq. 3 (72 B s l h^2 (1 + s/6h + V/12lh) without recompute); "
+      "Korthikanti et al. 2022 eqs. 7-8; PaLM (Chowdhery et al. 2022) app. B (6N + 12 L H Q T); "
+      "seed 000; docs/formulas-compute.md sec. 1";
+constexpr const char* kStepSource
+    = "seed 001 (Time per Step: 6 Psi B S / (P x peak x MFU)); docs/formulas-compute.md sec. 2";
+constexpr const char* kRingSource = "ring collectives (Patarasuk & Yuan 2009): all-reduce "
+                                    "2(N-1)/N x bytes per GPU; seed 001; docs/formulas-compute.md "
+                                    "sec. 4";
+
+std::string num(double x)
+{
+    return fmt::format("{:.4g}", x);
+}
+// GB with two decimals; a per-message figure below 0.1 GB in MB so it does not read as 0.
+std::string gb(double bytes)
+{
+    if (bytes != 0 && std::fabs(bytes) < 1e8)
+        return fmt::format("{:.2f} MB", bytes / kMB);
+    return formatBytes(bytes, ByteUnits::GB, 2);
+}
+std::string duration(double seconds)
+{
+    return std::isfinite(seconds) ? formatDuration(seconds) : std::string("infinite");
+}
+std::string pct(double fraction)
+{
+    return fmt::format("{:.1f}%", 100 * fraction);
+}
+const char* recomputeText(Recompute r)
+{
+    switch (r) {
+    case Recompute::None:
+        return "no recompute: hardware = model FLOPs";
+    case Recompute::Selective:
+        return "selective recompute re-runs the attention core forward";
+    case Recompute::Full:
+        return "full recompute re-runs every layer's forward (not the LM head)";
+    case Recompute::EveryK:
+        return "every-k recompute re-runs every layer's forward from its checkpoint";
+    }
+    return "";
+}
+const char* dtypeText(ComputeDtype d)
+{
+    switch (d) {
+    case ComputeDtype::Bf16:
+        return "BF16 peak";
+    case ComputeDtype::Fp8:
+        return "FP8 peak (BF16 if the GPU has none)";
+    case ComputeDtype::Tf32:
+        return "TF32 = BF16 peak / 2";
+    }
+    return "";
+}
+std::string linkText(const Link& l)
+{
+    return fmt::format("{} link {}/s, group {}", l.intraNode ? "intra-node" : "inter-node",
+        l.bytesPerS > 0 ? gb(l.bytesPerS) : std::string("not given (time 0)"), l.group);
+}
+
+void explainFlops(
+    const TrainingConfig& config, const ComputeSetup& s, const TrainingCompute& r, Explainer& ex)
+{
+    const std::string attention
+        = fmt::format("attention core 4 x l x s_att x heads x head_dim = 4 x {} x {} x {}",
+            num(s.layers), num(s.attendedLen), num(s.attentionWidth));
+    ex.add("training.matmul_params",
+        fmt::format("active params - token/position embeddings (lookups) + tied LM head = {} "
+                    "(LM head {})",
+            num(s.matmulParams), num(s.headParams)),
+        s.matmulParams, "params", kFlopsSource);
+    ex.add("training.forward_flops_per_token",
+        fmt::format("2 x P_mm + {} = 2 x {} + {} = {}", attention, num(s.matmulParams),
+            num(s.attentionForwardPerToken), num(r.forwardFlopsPerToken)),
+        r.forwardFlopsPerToken, "FLOPs", kFlopsSource);
+    ex.add("training.flops_per_token",
+        fmt::format("3 x forward (backward = 2 x forward) = 6 x P_mm + 12 x l x s_att x "
+                    "heads x head_dim = 6 x {} + 3 x {} = {} (full s x s attention, no causal "
+                    "halving)",
+            num(s.matmulParams), num(s.attentionForwardPerToken), num(r.flopsPerToken)),
+        r.flopsPerToken, "FLOPs", kFlopsSource);
+    ex.add("training.hardware_flops_per_token",
+        fmt::format("model FLOPs + recompute ({}) = {} + {} = {}", recomputeText(config.recompute),
+            num(r.flopsPerToken), num(r.hardwareFlopsPerToken - r.flopsPerToken),
+            num(r.hardwareFlopsPerToken)),
+        r.hardwareFlopsPerToken, "FLOPs",
+        "Korthikanti et al. 2022 sec. 5-6 (model vs hardware FLOPs); seed 000 (8 P with "
+        "full checkpointing)");
+}
+
+void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetup& s,
+    const TrainingCompute& r, Explainer& ex)
+{
+    ex.add("training.global_batch_tokens",
+        fmt::format("micro_batch x grad_accum x dp x seq_len = {} x {} x {} x {} = {}",
+            num(s.microBatch), s.microBatches, s.dp, num(s.seqLen), num(r.globalBatchTokens)),
+        r.globalBatchTokens, "tokens", kStepSource);
+    ex.add("training.peak_flops_per_gpu",
+        fmt::format("{} of '{}' = {} TFLOP/s", dtypeText(config.recipe.recipe.compute), gpu.name,
+            num(s.peakFlops / 1e12)),
+        s.peakFlops, "FLOP/s", "GPU datasheet (dense, no sparsity); docs/formulas-compute.md");
+    ex.add("training.step_flops",
+        fmt::format("flops_per_token x global batch = {} x {} = {}", num(r.flopsPerToken),
+            num(r.globalBatchTokens), num(r.stepFlops)),
+        r.stepFlops, "FLOPs", kStepSource);
+    ex.add("training.compute_time_s",
+        fmt::format("step FLOPs / (gpus x peak x mfu) = {} / ({} x {} x {}) = {}", num(r.stepFlops),
+            r.gpus, num(s.peakFlops), num(config.mfu), duration(r.computeTimeS)),
+        r.computeTimeS, "s", kStepSource);
+    const Communication& c = r.communication;
+    ex.add("training.step_time_s",
+        fmt::format("compute + exposed communication + pipeline bubble = {} + {} + {} = {}",
+            duration(r.computeTimeS), duration(c.exposedS), duration(c.ppBubbleS),
+            duration(r.stepTimeS)),
+        r.stepTimeS, "s", kStepSource);
+    ex.add("training.tokens_per_s",
+        fmt::format("global batch / step time = {} / {} = {}", num(r.globalBatchTokens),
+            duration(r.stepTimeS), num(r.tokensPerS)),
+        r.tokensPerS, "tokens/s", kStepSource);
+    ex.add("training.tokens_per_s_per_gpu",
+        fmt::format(
+            "tokens/s / gpus = {} / {} = {}", num(r.tokensPerS), r.gpus, num(r.tokensPerSPerGpu)),
+        r.tokensPerSPerGpu, "tokens/s", "seed 000 (sustained FLOP/s / 6 P per GPU)");
+    ex.add("training.effective_mfu",
+        fmt::format("step FLOPs / (gpus x peak x step time) = {} / ({} x {} x {}) = {}",
+            num(r.stepFlops), r.gpus, num(s.peakFlops), duration(r.stepTimeS), pct(r.effectiveMfu)),
+        r.effectiveMfu, "", "MFU as defined by PaLM (Chowdhery et al. 2022) sec. 4.1");
+    ex.add("training.hfu",
+        fmt::format(
+            "hardware FLOPs/token x batch / (gpus x peak x step time) = {} x {} / ({} x {} x "
+            "{}) = {}",
+            num(r.hardwareFlopsPerToken), num(r.globalBatchTokens), r.gpus, num(s.peakFlops),
+            duration(r.stepTimeS), pct(r.hfu)),
+        r.hfu, "", "Korthikanti et al. 2022 sec. 6 (hardware FLOPs utilization)");
+    ex.add("training.train_time_s",
+        fmt::format("train_tokens / tokens/s = {} / {} = {}", num(config.trainTokens),
+            num(r.tokensPerS), duration(r.trainTimeS)),
+        r.trainTimeS, "s", "seed 001 (Training Time)");
+    ex.add("training.gpu_hours",
+        fmt::format("gpus x train time / 3600 = {} x {} / 3600 = {}", r.gpus, num(r.trainTimeS),
+            num(r.gpuHours)),
+        r.gpuHours, "GPU-h", "seed 001 ex. 3");
+    ex.add("training.cost",
+        fmt::format("GPU-hours x price = {} x {} USD = {} USD", num(r.gpuHours),
+            num(gpu.pricePerHour), num(r.cost)),
+        r.cost, "USD", "seed 001 ex. 3");
+}
+
+void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, const CommDetail& d,
+    const TrainingCompute& r, Explainer& ex)
+{
+    const Communication& c = r.communication;
+    const char* zero = config.zeroStage <= 0 ? "all-reduce 2g"
+        : config.zeroStage < 3               ? "ZeRO-1/2 reduce-scatter g + all-gather w"
+                                             : "ZeRO-3 reduce-scatter g + 2 all-gathers w (1.5x)";
+    ex.add("training.communication.dp_bytes",
+        fmt::format("(N-1)/N x {} B/param x params per GPU = {}/{} x {} x {} (+ experts {} "
+                    "over dp/ep) = {}",
+            zero, d.dp.group > 1 ? d.dp.group - 1 : 0, d.dp.group, num(d.dpBytesPerParam),
+            num(d.dpParams), num(d.expertDpParams), gb(c.dpBytes)),
+        c.dpBytes, "bytes",
+        "ZeRO (Rajbhandari et al. 2020) sec. 7 (communication volume); seed 001 (2 Psi bytes)");
+    ex.add("training.communication.dp_s",
+        fmt::format("dp bytes / bandwidth = {} over {} = {}", gb(c.dpBytes), linkText(d.dp),
+            duration(c.dpS)),
+        c.dpS, "s", kRingSource);
+    ex.add("training.communication.tp_bytes",
+        fmt::format("2 (t-1)/t x (b x s/cp x h x bytes) x {} all-reduces x {} layers x {} "
+                    "micro-batches = 2 x {}/{} x {} x {} x {} x {} = {}",
+            d.tpAllReducesPerLayer, num(d.layersPerStage), s.microBatches, s.tp - 1, s.tp,
+            gb(d.tpMessageBytes), d.tpAllReducesPerLayer, num(d.layersPerStage), s.microBatches,
+            gb(c.tpBytes)),
+        c.tpBytes, "bytes",
+        "Megatron-LM (Shoeybi et al. 2019) sec. 3: 2 all-reduces forward + 2 backward per "
+        "layer; +2 under full recompute (Korthikanti et al. 2022 sec. 5)");
+    ex.add("training.communication.tp_s",
+        fmt::format("tp bytes / bandwidth = {} over {} = {}", gb(c.tpBytes), linkText(d.tp),
+            duration(c.tpS)),
+        c.tpS, "s", kRingSource);
+    ex.add("training.communication.pp_s",
+        fmt::format("2 x m x v x (b x s/cp x h x bytes{}) / bandwidth = 2 x {} x {} x {} over "
+                    "{} = {}",
+            config.sequenceParallel ? " / tp" : "", s.microBatches, s.virtualStages,
+            gb(d.ppMessageBytes), linkText(d.pp), duration(c.ppS)),
+        c.ppS, "s", "Narayanan et al. 2021 sec. 4.1 (point-to-point between stages)");
+    ex.add("training.communication.cp_s",
+        s.cp <= 1
+            ? std::string("no context parallelism (cp = 1) = 0")
+            : fmt::format("3 x (cp-1) x K,V chunk x layers x m / bandwidth = 3 x {} x {} x {} x {} "
+                          "over {} = {}",
+                s.cp - 1, gb(d.cpChunkBytes), num(d.layersPerStage), s.microBatches, linkText(d.cp),
+                duration(c.cpS)),
+        c.cpS, "s", "ring attention (Liu et al. 2023); Megatron-Core context parallelism");
+    ex.add("training.communication.ep_s",
+        d.epBytes <= 0
+            ? std::string("no expert parallelism (ep = 1 or a dense model) = 0")
+            : fmt::format("4 all-to-alls x tokens x top-k x h x bytes x (ep-1)/ep x MoE layers x m "
+                          "/ bandwidth = 4 x {} x {} x {} over {} = {}",
+                gb(d.epMessageBytes), num(d.moeLayersPerStage), s.microBatches, linkText(d.ep),
+                duration(c.epS)),
+        c.epS, "s", "GShard (Lepikhin et al. 2020); DeepSpeed-MoE (Rajbhandari et al. 2022)");
+    ex.add("training.communication.exposed_s",
+        fmt::format("total - min(overlap x total, compute) = {} - min({} x {}, {}) = {}",
+            duration(d.totalS), num(d.overlap), duration(d.totalS), duration(r.computeTimeS),
+            duration(c.exposedS)),
+        c.exposedS, "s", "docs/formulas-compute.md sec. 4 (comm_overlap)");
+    ex.add("training.communication.pp_bubble_fraction",
+        s.pp > 1 ? fmt::format("(p-1) / (v x m + p - 1) = {} / ({} x {} + {}) = {}", s.pp - 1,
+            s.virtualStages, s.microBatches, s.pp - 1, pct(c.ppBubbleFraction))
+                 : std::string("no pipeline (pp = 1) = 0"),
+        c.ppBubbleFraction, "",
+        "Narayanan et al. 2021 sec. 2.2.1 ((p-1)/m of the ideal time) and 2.2.2 (divided by v "
+        "when interleaved); seed 001 ((p-1)/(m+p-1))");
+    ex.add("training.communication.pp_bubble_s",
+        fmt::format("compute x (p-1) / (v x m) = {} x {} / ({} x {}) = {}",
+            duration(r.computeTimeS), s.pp - 1, s.virtualStages, s.microBatches,
+            duration(c.ppBubbleS)),
+        c.ppBubbleS, "s", "Narayanan et al. 2021 sec. 2.2");
+    ex.add("training.bottleneck",
+        fmt::format("largest part of the {} step: {} ({}; compute {}, exposed communication "
+                    "{}, bubble {})",
+            duration(r.stepTimeS), r.bottleneck, duration(r.bottleneckS), duration(r.computeTimeS),
+            duration(c.exposedS), duration(c.ppBubbleS)),
+        r.bottleneckS, "s", "seed 001 (Bottleneck identification: which ceiling dominates)");
+}
+
+void explainSolver(const TrainingConfig& config, const Gpu& gpu, const ComputeSetup& s,
+    const TrainingCompute& r, Explainer& ex)
+{
+    const double jobPeak = s.gpus * s.peakFlops;
+    if (r.observedMfu) {
+        const double tokensPerS
+            = r.flopsPerToken > 0 ? *r.observedMfu * jobPeak / r.flopsPerToken : 0.0;
+        const std::string observed = config.observedStepTimeS && *config.observedStepTimeS > 0
+            ? fmt::format("batch {} / observed step {} s = {} tokens/s", num(r.globalBatchTokens),
+                num(*config.observedStepTimeS), num(tokensPerS))
+            : fmt::format("observed {} tokens/s", num(tokensPerS));
+        ex.add("training.observed_mfu",
+            fmt::format("{}; tokens/s x model FLOPs/token / (gpus x peak) = {} x {} / ({} x "
+                        "{}) = {}",
+                observed, num(tokensPerS), num(r.flopsPerToken), r.gpus, num(s.peakFlops),
+                pct(*r.observedMfu)),
+            *r.observedMfu, "", "seed 001 ex. 2; PaLM (Chowdhery et al. 2022) sec. 4.1");
+        ex.add("training.observed_hfu",
+            fmt::format("same with hardware FLOPs/token {} = {}", num(r.hardwareFlopsPerToken),
+                pct(*r.observedHfu)),
+            *r.observedHfu, "", "Korthikanti et al. 2022 sec. 6 (HFU)");
+    }
+    const double trainFlops = r.flopsPerToken * config.trainTokens;
+    if (r.requiredMfu)
+        ex.add("training.required_mfu",
+            fmt::format("train_tokens x FLOPs/token / (gpus x peak x deadline) = {} / ({} x "
+                        "{} s) = {}",
+                num(trainFlops), num(jobPeak), num(config.deadlineS.value_or(0)),
+                pct(*r.requiredMfu)),
+            *r.requiredMfu, "", "seed 001 ex. 3 (Required MFU)");
+    if (r.gpusForDeadline)
+        ex.add("training.gpus_for_deadline",
+            fmt::format("ceil(train FLOPs / (peak x mfu x deadline)) = ceil({} / ({} x {} x {} "
+                        "s)) = {}",
+                num(trainFlops), num(s.peakFlops), num(config.mfu),
+                num(config.deadlineS.value_or(0)), *r.gpusForDeadline),
+            *r.gpusForDeadline, "GPUs",
+            "seed 001 ex. 3 (budget, time and MFU: any two "
+            "determine the third)");
+    if (r.affordableGpus)
+        ex.add("training.affordable_gpus",
+            fmt::format("floor(budget / (price x deadline hours)) = floor({} / ({} x {})) = {}",
+                num(config.budgetUsd.value_or(0)), num(gpu.pricePerHour),
+                num(config.deadlineS.value_or(0) / 3600), *r.affordableGpus),
+            *r.affordableGpus, "GPUs", "seed 001 ex. 3 (GPU constraint from budget)");
+    if (r.budgetTokens)
+        ex.add("training.budget_tokens",
+            fmt::format("budget / price x 3600 x tokens/s per GPU = {} / {} x 3600 x {} = {}",
+                num(config.budgetUsd.value_or(0)), num(gpu.pricePerHour), num(r.tokensPerSPerGpu),
+                num(*r.budgetTokens)),
+            *r.budgetTokens, "tokens", "seed 001 ex. 3");
+    if (r.achievableDeadlineS)
+        ex.add("training.achievable_deadline_s",
+            fmt::format("the budget covers the cost ({} <= {} USD): train time = {}", num(r.cost),
+                num(config.budgetUsd.value_or(0)), duration(*r.achievableDeadlineS)),
+            *r.achievableDeadlineS, "s", "seed 001 ex. 3");
+}
+
+} // namespace
+
+void explainCompute(const ModelArch&, const TrainingConfig& config, const Gpu& gpu,
+    const ComputeSetup& setup, const CommDetail& comm, const TrainingCompute& result, Explainer& ex)
+{
+    explainFlops(config, setup, result, ex);
+    explainTime(config, gpu, setup, result, ex);
+    explainCommunication(config, setup, comm, result, ex);
+    explainSolver(config, gpu, setup, result, ex);
+}
+
+} // namespace envelope

@@ -1,0 +1,171 @@
+// The Estimate: every figure the core computes for a Plan (design.md, "Result JSON").
+//
+//   Estimate e = estimate(plan);                       // fast path, no explanations
+//   Estimate e = estimate(plan, {.explain = true});    // with formulas for every figure
+//
+// All bytes are per GPU unless named otherwise; times in seconds.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/explain.h"
+#include "plan/plan.h"
+
+namespace envelope {
+
+// The memory tenants of one GPU. `kvCache` is used by serving and the RL rollout engine.
+struct MemoryBreakdown {
+    double weights = 0;
+    double gradients = 0;
+    double optimizer = 0;   // master copy + moments
+    double activations = 0;
+    double kvCache = 0;
+    double overhead = 0;    // CUDA context, communication buffers, fragmentation allowance
+    double total() const { return weights + gradients + optimizer + activations + kvCache + overhead; }
+};
+
+struct TrainingMemory {
+    MemoryBreakdown perGpu;        // the most-loaded GPU (worst pipeline stage)
+    double gpuMemoryBytes = 0;     // usable HBM of one GPU
+    bool fits = false;             // perGpu.total() <= gpuMemoryBytes
+    int minGpus = 0;               // smallest GPU count that fits growing DP; 0 = none does
+    double hostBytesPerNode = 0;   // CPU RAM needed per node by offloading
+    int dataParallel = 1;          // gpus / (tp * pp * cp)
+    int worstStage = 0;            // 0-based pipeline stage of perGpu
+    // Details behind the activation figure.
+    double activationBytesPerLayer = 0;  // one layer, one micro-batch, as kept during forward
+    double embeddingActivationBytes = 0; // embedding output kept for backward
+    double logitsBytes = 0;              // output logits (+ fp32 loss copy) on the last stage
+    int microBatchesInFlight = 1;        // 1F1B keeps pp micro-batches on the first stage
+    double paramsOnWorstGpu = 0;         // parameters held (before ZeRO) by the worst GPU
+};
+
+struct Communication {
+    double dpS = 0;      // data-parallel gradient sync (all-reduce or ZeRO RS + AG) per step
+    double tpS = 0;      // tensor-parallel all-reduces per step
+    double ppS = 0;      // pipeline point-to-point per step
+    double cpS = 0;      // context-parallel KV exchange per step
+    double epS = 0;      // expert-parallel all-to-all per step
+    double exposedS = 0; // communication not hidden behind compute
+    double ppBubbleFraction = 0;  // (p-1)/(m+p-1), divided by v when interleaved
+    double ppBubbleS = 0;
+    double dpBytes = 0;  // bytes each GPU sends for DP per step
+    double tpBytes = 0;  // bytes each GPU all-reduces for TP per step
+};
+
+struct TrainingCompute {
+    double flopsPerToken = 0;          // model FLOPs (what MFU counts), training
+    double hardwareFlopsPerToken = 0;  // with recompute's extra forward (what HFU counts)
+    double forwardFlopsPerToken = 0;   // inference / reference model forward
+    double globalBatchTokens = 0;      // micro_batch x grad_accum x dp x seq_len
+    double peakFlopsPerGpu = 0;        // at the recipe's compute dtype
+    int gpus = 0;                      // GPUs the job uses: dp x tp x pp x cp
+    double stepFlops = 0;              // model FLOPs of one step: flopsPerToken x batch tokens
+    double computeTimeS = 0;           // step FLOPs / (gpus x peak x mfu)
+    double stepTimeS = 0;              // compute + exposed communication + bubble
+    double effectiveMfu = 0;           // step FLOPs / (gpus x peak x step time): mfu after losses
+    double hfu = 0;                    // the same with hardware FLOPs (recompute included)
+    double tokensPerS = 0;             // whole job
+    double tokensPerSPerGpu = 0;
+    double trainTimeS = 0;             // trainTokens / tokensPerS
+    double gpuHours = 0;
+    double cost = 0;                   // USD at the GPU's price
+    Communication communication;
+    std::string bottleneck;            // "compute", "dp-comm", "tp-comm", "pp-bubble", ...
+    double bottleneckS = 0;            // the step-time component behind `bottleneck`
+    std::optional<double> observedMfu;
+    std::optional<double> observedHfu;
+    // Budget solver (seed 001 ex. 3; the plan's mfu is always given, so budget and/or deadline
+    // select what is solved for):
+    std::optional<int> affordableGpus;         // budget + deadline: floor(budget / (price x h))
+    std::optional<double> requiredMfu;         // deadline: model FLOPs / (gpus x peak x deadline)
+    std::optional<double> achievableDeadlineS; // budget + mfu: train time, when the budget covers it
+    std::optional<int> gpusForDeadline;   // deadline + mfu: GPUs that finish in time
+    std::optional<double> budgetTokens;   // budget + mfu: tokens the budget buys at this plan
+};
+
+struct ServingEstimate {
+    double kvBytesPerToken = 0;      // whole model, one token
+    double weightsBytesPerGpu = 0;
+    double activationPeakBytes = 0;  // forward at max batched tokens
+    double overheadBytes = 0;
+    double kvBudgetBytes = 0;        // per GPU
+    double maxTokens = 0;            // token slots (whole blocks) across the TP group
+    double blocks = 0;
+    double maxSequences = 0;         // at `context`, rounded up to whole blocks
+    double contiguousWasteBytes = 0; // pre-allocating `context` when the average is shorter
+    double decodeTokensPerS = 0;     // at `concurrency`
+    double prefillTimeS = 0;         // one `context`-token prompt
+    double ttftS = 0;
+    double itlS = 0;
+    double computeBoundConcurrency = 0;
+    bool fits = false;               // weights + activations + overhead leave a positive KV budget
+    MemoryBreakdown perGpu;          // with kvCache = the KV of `concurrency` x `context`
+    // Details behind the figures above (docs/formulas-serving.md).
+    double kvBytesPerTokenPerGpu = 0;   // after TP splits (or replicates) the KV heads
+    int kvHeadsPerGpu = 0;
+    double usableBytes = 0;             // memory x gpu_memory_utilization
+    double weightBytesPerParam = 0;     // quantized linear layers, scales included
+    double contiguousWasteFraction = 0; // 1 - average / context (kept tokens)
+    double contiguousSequences = 0;     // sequences a max-length pre-allocation admits
+    double pagedSequencesAtAverage = 0; // sequences PagedAttention admits at the average length
+    double decodeMemoryS = 0;           // HBM time of one decode step at `concurrency`
+    double decodeComputeS = 0;          // compute time of the same step
+    bool fitsConcurrency = false;       // perGpu.kvCache <= kvBudgetBytes
+};
+
+struct RoleEstimate {
+    std::string role;  // "trainer", "reference", "rollout", "old-policy", "critic", "reward"
+    int gpus = 0;
+    MemoryBreakdown perGpu;
+    bool fits = false;
+};
+
+struct RlEstimate {
+    std::vector<RoleEstimate> perRole;
+    double rolloutTokens = 0;  // generated + prompt tokens per step
+    double rolloutS = 0;
+    double referenceS = 0;     // reference (and reward, critic) forward time
+    double trainS = 0;
+    double stepS = 0;          // synchronous, or max(...) when off-policy pipelined
+    double stepsPerHour = 0;
+    std::string bottleneck;    // "rollout" or "training"
+    int suggestedRolloutGpus = 0;  // the split that balances rollout and training
+    int suggestedTrainerGpus = 0;
+    // False when no split of the rollout + trainer GPUs lets the trainer fit (the suggestion is
+    // then the current split, kept only so the numbers stay defined).
+    bool suggestionFits = true;
+    // Details (docs/formulas-rl.md).
+    double trainTokens = 0;        // tokens the policy trains on per step
+    int totalGpus = 0;             // GPUs of all pools (colocated: the one shared pool)
+    bool fits = false;             // every role (colocated: the peak phase) fits
+    double rolloutPhaseBytes = 0;  // colocated: per GPU during rollout
+    double trainingPhaseBytes = 0; // colocated: per GPU during training
+    double colocatedPeakBytes = 0; // colocated: max of the phases + overhead
+};
+
+struct Estimate {
+    double params = 0;
+    double activeParams = 0;
+    TrainingMemory training;
+    TrainingCompute compute;
+    ServingEstimate serving;
+    RlEstimate rl;
+    std::vector<std::string> warnings;  // e.g. "tp=3 does not divide heads=32"
+    std::vector<Explanation> explain;   // filled only with EstimateOptions::explain
+};
+
+struct EstimateOptions {
+    bool explain = false;
+    bool training = true;
+    bool compute = true;
+    bool serving = true;
+    bool rl = true;
+};
+
+// Everything for one plan. Pure; the plan must have passed validation (planio.h).
+Estimate estimate(const Plan& plan, const EstimateOptions& options = {});
+
+}  // namespace envelope

@@ -1,0 +1,413 @@
+// JSON form of a model architecture: the plan's full-architecture object, preset overrides and
+// the bare parameter count. Every value is checked for type and range; errors name the JSON
+// path and the allowed range (design.md, "Plan JSON").
+#include "model/arch_json.h"
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace envelope {
+namespace {
+
+using nlohmann::json;
+
+std::string join(const std::string& path, const std::string& key)
+{
+    return path.empty() ? key : path + "." + key;
+}
+
+// The offending value as the user wrote it, shortened for error messages.
+std::string shown(const json& v)
+{
+    std::string text = v.dump();
+    if (text.size() > 40)
+        text = text.substr(0, 37) + "...";
+    return text;
+}
+
+Expected<std::int64_t> readInt(
+    const json& v, const std::string& path, std::int64_t min, std::int64_t max)
+{
+    const std::string range = fmt::format("must be an integer in {}..{}", min, max);
+    double x = 0;
+    if (v.is_number_integer() || v.is_number_unsigned()) {
+        x = v.is_number_unsigned() ? static_cast<double>(v.get<std::uint64_t>())
+                                   : static_cast<double>(v.get<std::int64_t>());
+    } else if (v.is_number_float()) {
+        x = v.get<double>();
+        if (!std::isfinite(x) || x != std::floor(x))
+            return Error { path, fmt::format("{}, got {}", range, shown(v)) };
+    } else {
+        return Error { path, fmt::format("{}, got {}", range, shown(v)) };
+    }
+    if (x < static_cast<double>(min) || x > static_cast<double>(max))
+        return Error { path, fmt::format("{}, got {}", range, shown(v)) };
+    return static_cast<std::int64_t>(x);
+}
+
+Expected<bool> readBool(const json& v, const std::string& path)
+{
+    if (!v.is_boolean())
+        return Error { path, fmt::format("must be true or false, got {}", shown(v)) };
+    return v.get<bool>();
+}
+
+std::optional<Error> unknownKeys(
+    const json& object, const std::string& path, const std::set<std::string>& allowed)
+{
+    std::string unknown;
+    for (const auto& item : object.items())
+        if (!allowed.count(item.key()))
+            unknown += (unknown.empty() ? "" : ", ") + item.key();
+    if (unknown.empty())
+        return std::nullopt;
+    std::string names;
+    for (const std::string& k : allowed)
+        names += (names.empty() ? "" : " ") + k;
+    return Error { path, fmt::format("unknown key(s) {}; allowed: {}", unknown, names) };
+}
+
+const std::set<std::string> kArchKeys = { "name", "layers", "hidden", "ffn_hidden", "ffn", "heads",
+    "kv_heads", "head_dim", "vocab", "tied_embeddings", "norm", "qkv_bias", "linear_bias",
+    "max_positions", "learned_positions", "dropout", "sliding_window", "moe", "mla" };
+const std::set<std::string> kMoeKeys
+    = { "experts", "top_k", "shared_experts", "expert_ffn_hidden", "dense_layers", "router_bias" };
+const std::set<std::string> kMlaKeys
+    = { "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim" };
+
+// Llama's FFN rule (8/3 h rounded to 256) for gated FFNs, 4h for plain ones (GPT-2).
+std::int64_t defaultFfnHidden(const ModelArch& a)
+{
+    if (a.ffn == FfnKind::Plain)
+        return 4 * a.hidden;
+    return std::max<std::int64_t>(
+        256, std::llround(8.0 * static_cast<double>(a.hidden) / 3.0 / 256.0) * 256);
+}
+
+int defaultHeadDim(const ModelArch& a)
+{
+    return a.heads > 0 ? static_cast<int>(a.hidden / a.heads) : 0;
+}
+
+// Reads the keys present in `object` into `m` (moe). `fresh`: no earlier MoE to build on.
+std::optional<Error> readMoe(
+    MoeConfig& m, const json& object, const std::string& path, bool fresh, std::int64_t ffnHidden)
+{
+    if (!object.is_object())
+        return Error { path, fmt::format("must be an object or null, got {}", shown(object)) };
+    if (auto e = unknownKeys(object, path, kMoeKeys))
+        return e;
+    if (fresh) {
+        for (const char* key : { "experts", "top_k" })
+            if (!object.contains(key))
+                return Error { join(path, key), "is required" };
+        m.expertFfnHidden = ffnHidden; // Mixtral: each expert is a full-width FFN
+    }
+    struct IntKey {
+        const char* key;
+        std::int64_t min, max;
+        std::function<void(std::int64_t)> set;
+    };
+    const IntKey ints[] = {
+        { "experts", 1, 100000, [&](std::int64_t x) { m.experts = static_cast<int>(x); } },
+        { "top_k", 1, 100000, [&](std::int64_t x) { m.topK = static_cast<int>(x); } },
+        { "shared_experts", 0, 100000,
+            [&](std::int64_t x) { m.sharedExperts = static_cast<int>(x); } },
+        { "expert_ffn_hidden", 1, 10000000, [&](std::int64_t x) { m.expertFfnHidden = x; } },
+        { "dense_layers", 0, 1000, [&](std::int64_t x) { m.denseLayers = static_cast<int>(x); } },
+    };
+    for (const IntKey& k : ints) {
+        if (!object.contains(k.key))
+            continue;
+        auto v = readInt(object.at(k.key), join(path, k.key), k.min, k.max);
+        if (!v)
+            return v.error();
+        k.set(*v);
+    }
+    if (object.contains("router_bias")) {
+        auto v = readBool(object.at("router_bias"), join(path, "router_bias"));
+        if (!v)
+            return v.error();
+        m.routerBias = *v;
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> readMla(
+    MlaConfig& m, const json& object, const std::string& path, bool fresh, int headDim)
+{
+    if (!object.is_object())
+        return Error { path, fmt::format("must be an object or null, got {}", shown(object)) };
+    if (auto e = unknownKeys(object, path, kMlaKeys))
+        return e;
+    if (fresh) {
+        if (!object.contains("kv_lora_rank"))
+            return Error { join(path, "kv_lora_rank"), "is required" };
+        m.qkNopeHeadDim = headDim;
+        m.vHeadDim = headDim;
+    }
+    const std::pair<const char*, int*> ints[] = { { "q_lora_rank", &m.qLoraRank },
+        { "kv_lora_rank", &m.kvLoraRank }, { "qk_rope_head_dim", &m.qkRopeHeadDim },
+        { "qk_nope_head_dim", &m.qkNopeHeadDim }, { "v_head_dim", &m.vHeadDim } };
+    for (const auto& [key, field] : ints) {
+        if (!object.contains(key))
+            continue;
+        auto v = readInt(object.at(key), join(path, key), 0, 1000000);
+        if (!v)
+            return v.error();
+        *field = static_cast<int>(*v);
+    }
+    return std::nullopt;
+}
+
+// Reads every architecture key present in `object` into `a`. Keys not present keep their value
+// in `a`; the caller derives defaults afterwards.
+std::optional<Error> readArchKeys(ModelArch& a, const json& object, const std::string& path)
+{
+    if (object.contains("name")) {
+        const json& v = object.at("name");
+        if (!v.is_string())
+            return Error { join(path, "name"), fmt::format("must be a string, got {}", shown(v)) };
+        a.name = v.get<std::string>();
+    }
+    struct IntKey {
+        const char* key;
+        std::int64_t min, max;
+        std::function<void(std::int64_t)> set;
+    };
+    const IntKey ints[] = {
+        { "layers", 1, 1000, [&](std::int64_t x) { a.layers = static_cast<int>(x); } },
+        { "hidden", 1, 1000000, [&](std::int64_t x) { a.hidden = x; } },
+        { "ffn_hidden", 1, 10000000, [&](std::int64_t x) { a.ffnHidden = x; } },
+        { "heads", 1, 100000, [&](std::int64_t x) { a.heads = static_cast<int>(x); } },
+        { "kv_heads", 1, 100000, [&](std::int64_t x) { a.kvHeads = static_cast<int>(x); } },
+        { "head_dim", 1, 100000, [&](std::int64_t x) { a.headDim = static_cast<int>(x); } },
+        { "vocab", 1, 100000000, [&](std::int64_t x) { a.vocab = x; } },
+        { "max_positions", 0, 100000000, [&](std::int64_t x) { a.maxPositions = x; } },
+        { "sliding_window", 0, 100000000,
+            [&](std::int64_t x) { a.slidingWindow = static_cast<int>(x); } },
+    };
+    for (const IntKey& k : ints) {
+        if (!object.contains(k.key))
+            continue;
+        auto v = readInt(object.at(k.key), join(path, k.key), k.min, k.max);
+        if (!v)
+            return v.error();
+        k.set(*v);
+    }
+    const std::pair<const char*, bool*> bools[]
+        = { { "tied_embeddings", &a.tiedEmbeddings }, { "qkv_bias", &a.qkvBias },
+              { "linear_bias", &a.linearBias }, { "learned_positions", &a.learnedPositions } };
+    for (const auto& [key, field] : bools) {
+        if (!object.contains(key))
+            continue;
+        auto v = readBool(object.at(key), join(path, key));
+        if (!v)
+            return v.error();
+        *field = *v;
+    }
+    if (object.contains("ffn")) {
+        const json& v = object.at("ffn");
+        const std::string text = v.is_string() ? v.get<std::string>() : std::string();
+        if (text == "gated" || text == "swiglu" || text == "geglu")
+            a.ffn = FfnKind::Gated;
+        else if (text == "plain" || text == "gelu" || text == "relu")
+            a.ffn = FfnKind::Plain;
+        else
+            return Error { join(path, "ffn"),
+                fmt::format("must be \"gated\" (swiglu, geglu) or \"plain\" (gelu, relu), got {}",
+                    shown(v)) };
+    }
+    if (object.contains("norm")) {
+        const json& v = object.at("norm");
+        const std::string text = v.is_string() ? v.get<std::string>() : std::string();
+        if (text == "rmsnorm")
+            a.norm = NormKind::RmsNorm;
+        else if (text == "layernorm")
+            a.norm = NormKind::LayerNorm;
+        else
+            return Error { join(path, "norm"),
+                fmt::format("must be \"rmsnorm\" or \"layernorm\", got {}", shown(v)) };
+    }
+    if (object.contains("dropout")) {
+        const json& v = object.at("dropout");
+        const double x = v.is_number() ? v.get<double>() : NAN;
+        if (!(x >= 0 && x < 1))
+            return Error { join(path, "dropout"),
+                fmt::format("must be a probability in [0, 1), got {}", shown(v)) };
+        a.dropout = x;
+    }
+    return std::nullopt;
+}
+
+// Reads an optional sub-object `key` into `field`: null removes it, an object updates it (or
+// starts it from defaults when absent: `fresh`), a missing key leaves it as it is.
+template <class Config, class Read>
+std::optional<Error> readOptionalObject(std::optional<Config>& field, const json& object,
+    const char* key, const std::string& path, Read read)
+{
+    if (!object.contains(key))
+        return std::nullopt;
+    const json& v = object.at(key);
+    if (v.is_null()) {
+        field.reset();
+        return std::nullopt;
+    }
+    const bool fresh = !field;
+    Config config = field.value_or(Config {});
+    if (auto e = read(config, v, join(path, key), fresh))
+        return e;
+    field = config;
+    return std::nullopt;
+}
+
+// Reads "moe"/"mla" (objects, or null to remove) after the widths are known.
+std::optional<Error> readSubObjects(ModelArch& a, const json& object, const std::string& path)
+{
+    if (auto e = readOptionalObject(a.moe, object, "moe", path,
+            [&](MoeConfig& m, const json& v, const std::string& p, bool fresh) {
+                return readMoe(m, v, p, fresh, a.ffnHidden);
+            }))
+        return e;
+    return readOptionalObject(a.mla, object, "mla", path,
+        [&](MlaConfig& m, const json& v, const std::string& p, bool fresh) {
+            return readMla(m, v, p, fresh, a.headDim);
+        });
+}
+
+Expected<ModelArch> validated(ModelArch a, const std::string& path)
+{
+    if (auto e = validateArch(a))
+        return Error { join(path, e->path), e->message };
+    return a;
+}
+
+} // namespace
+
+Expected<ModelArch> archFromJson(const json& object, const std::string& path)
+{
+    if (!object.is_object())
+        return Error { path, fmt::format("must be an architecture object, got {}", shown(object)) };
+    if (auto e = unknownKeys(object, path, kArchKeys))
+        return *e;
+    for (const char* key : { "layers", "hidden", "heads", "vocab" })
+        if (!object.contains(key))
+            return Error { join(path, key), "is required" };
+    ModelArch a;
+    a.name = "custom architecture";
+    if (auto e = readArchKeys(a, object, path))
+        return *e;
+    if (!object.contains("kv_heads"))
+        a.kvHeads = a.heads;
+    if (!object.contains("head_dim"))
+        a.headDim = defaultHeadDim(a);
+    if (!object.contains("ffn_hidden"))
+        a.ffnHidden = defaultFfnHidden(a);
+    if (auto e = readSubObjects(a, object, path))
+        return *e;
+    return validated(std::move(a), path);
+}
+
+Expected<ModelArch> applyArchOverrides(
+    ModelArch base, const json& overrides, const std::string& path)
+{
+    if (!overrides.is_object())
+        return Error { path, fmt::format("must be an object, got {}", shown(overrides)) };
+    // {"preset": id, ...overrides}: the id is the plan reader's business, the rest is ours.
+    json keys = overrides;
+    keys.erase("preset");
+    if (auto e = unknownKeys(keys, path, kArchKeys))
+        return *e;
+    // Values the base derived from its widths follow a change of those widths, unless stated.
+    const bool derivedHeadDim = base.headDim == defaultHeadDim(base);
+    const bool mha = base.kvHeads == base.heads;
+    const bool derivedFfn = base.ffnHidden == defaultFfnHidden(base);
+    ModelArch a = base;
+    if (auto e = readArchKeys(a, keys, path))
+        return *e;
+    if (!keys.contains("head_dim") && derivedHeadDim)
+        a.headDim = defaultHeadDim(a);
+    if (!keys.contains("kv_heads") && mha)
+        a.kvHeads = a.heads;
+    if (!keys.contains("ffn_hidden") && derivedFfn)
+        a.ffnHidden = defaultFfnHidden(a);
+    if (auto e = readSubObjects(a, keys, path))
+        return *e;
+    return validated(std::move(a), path);
+}
+
+Expected<ModelArch> paramsModelFromJson(const json& object, const std::string& path)
+{
+    if (!object.is_object())
+        return Error { path, fmt::format("must be an object, got {}", shown(object)) };
+    if (auto e
+        = unknownKeys(object, path, { "params", "layers", "hidden", "heads", "vocab", "name" }))
+        return *e;
+    if (!object.contains("params"))
+        return Error { join(path, "params"), "is required" };
+    const json& p = object.at("params");
+    const double params = p.is_number() ? p.get<double>() : NAN;
+    if (!(params >= 1e6 && params <= 1e15))
+        return Error { join(path, "params"),
+            fmt::format("must be a parameter count in 1e6..1e15, got {}", shown(p)) };
+    std::int64_t stated[4] = { 0, 0, 0, 0 };
+    const struct {
+        const char* key;
+        std::int64_t max;
+    } keys[] = { { "layers", 1000 }, { "hidden", 1000000 }, { "heads", 100000 },
+        { "vocab", 100000000 } };
+    for (int i = 0; i < 4; ++i) {
+        if (!object.contains(keys[i].key))
+            continue;
+        auto v = readInt(object.at(keys[i].key), join(path, keys[i].key), 1, keys[i].max);
+        if (!v)
+            return v.error();
+        stated[i] = *v;
+    }
+    if (stated[1] > 0 && stated[2] > 0 && stated[1] % stated[2] != 0)
+        return Error { join(path, "hidden"),
+            fmt::format("must be a multiple of heads ({}), got {}", stated[2], stated[1]) };
+    ModelArch a = standardShapeForParams(
+        params, static_cast<int>(stated[0]), stated[1], static_cast<int>(stated[2]), stated[3]);
+    if (object.contains("name")) {
+        const json& v = object.at("name");
+        if (!v.is_string())
+            return Error { join(path, "name"), fmt::format("must be a string, got {}", shown(v)) };
+        a.name = v.get<std::string>();
+    }
+    return validated(std::move(a), path);
+}
+
+json archToJson(const ModelArch& a)
+{
+    json j = { { "name", a.name }, { "layers", a.layers }, { "hidden", a.hidden },
+        { "ffn_hidden", a.ffnHidden }, { "ffn", a.ffn == FfnKind::Gated ? "gated" : "plain" },
+        { "heads", a.heads }, { "kv_heads", a.kvHeads }, { "head_dim", a.headDim },
+        { "vocab", a.vocab }, { "tied_embeddings", a.tiedEmbeddings },
+        { "norm", a.norm == NormKind::RmsNorm ? "rmsnorm" : "layernorm" },
+        { "qkv_bias", a.qkvBias }, { "linear_bias", a.linearBias },
+        { "max_positions", a.maxPositions }, { "learned_positions", a.learnedPositions },
+        { "dropout", a.dropout }, { "sliding_window", a.slidingWindow } };
+    if (a.moe)
+        j["moe"] = { { "experts", a.moe->experts }, { "top_k", a.moe->topK },
+            { "shared_experts", a.moe->sharedExperts },
+            { "expert_ffn_hidden", a.moe->expertFfnHidden }, { "dense_layers", a.moe->denseLayers },
+            { "router_bias", a.moe->routerBias } };
+    if (a.mla)
+        j["mla"] = { { "q_lora_rank", a.mla->qLoraRank }, { "kv_lora_rank", a.mla->kvLoraRank },
+            { "qk_rope_head_dim", a.mla->qkRopeHeadDim },
+            { "qk_nope_head_dim", a.mla->qkNopeHeadDim }, { "v_head_dim", a.mla->vHeadDim } };
+    return j;
+}
+
+json paramsModelToJson(const ModelArch& a)
+{
+    return { { "params", a.declaredParams.value_or(0.0) }, { "layers", a.layers },
+        { "hidden", a.hidden }, { "heads", a.heads }, { "vocab", a.vocab }, { "name", a.name } };
+}
+
+} // namespace envelope

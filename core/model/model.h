@@ -1,0 +1,115 @@
+// Transformer architecture and its exact parameter counts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/expected.h"
+
+namespace envelope {
+
+// Feed-forward block kind. Plain: up + down (GPT-2, GPT-NeoX; 2 matrices). Gated: gate + up +
+// down (SwiGLU in Llama/Mistral/Qwen, GeGLU in Gemma; 3 matrices).
+enum class FfnKind { Plain, Gated };
+
+// Normalisation: LayerNorm has weight + bias (2h params), RMSNorm weight only (h params).
+enum class NormKind { LayerNorm, RmsNorm };
+
+// Mixture of experts (Mixtral, DeepSeek-V3). Absent for dense models.
+struct MoeConfig {
+    int experts = 0;                  // routed experts per MoE layer
+    int topK = 0;                     // routed experts active per token
+    int sharedExperts = 0;            // always-active experts (DeepSeek), each of expertFfnHidden
+    std::int64_t expertFfnHidden = 0; // FFN width of one expert
+    int denseLayers = 0;              // leading layers that use a dense FFN of ffnHidden instead
+    bool routerBias = false;          // per-expert bias in the router (DeepSeek-V3 correction bias)
+
+    bool operator==(const MoeConfig&) const = default;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3).
+struct MlaConfig {
+    int qLoraRank = 0;      // 0: queries projected directly from hidden
+    int kvLoraRank = 0;     // compressed KV latent width (what the KV cache stores)
+    int qkRopeHeadDim = 0;  // decoupled RoPE key width (shared across heads, also cached)
+    int qkNopeHeadDim = 0;  // per-head non-RoPE query/key width
+    int vHeadDim = 0;       // per-head value width
+
+    bool operator==(const MlaConfig&) const = default;
+};
+
+// A decoder-only transformer, as named in design.md. All widths in elements.
+struct ModelArch {
+    std::string name;             // human name ("Llama-2 7B")
+    int layers = 0;
+    std::int64_t hidden = 0;
+    std::int64_t ffnHidden = 0;   // intermediate width of the dense FFN
+    FfnKind ffn = FfnKind::Gated;
+    int heads = 0;
+    int kvHeads = 0;              // == heads for MHA, 1 for MQA, between for GQA
+    int headDim = 0;              // usually hidden / heads (Gemma-7B: 256 with hidden 3072)
+    std::int64_t vocab = 0;
+    bool tiedEmbeddings = false;  // LM head shares the input embedding matrix
+    NormKind norm = NormKind::RmsNorm;
+    bool qkvBias = false;         // bias on q/k/v projections (Qwen2, GPT-2, GPT-NeoX)
+    bool linearBias = false;      // bias on attention output and FFN projections too (GPT-2, NeoX)
+    std::int64_t maxPositions = 0;
+    bool learnedPositions = false;  // learned absolute position embeddings (GPT-2)
+    double dropout = 0.0;         // training dropout probability; 0 removes the dropout masks
+    int slidingWindow = 0;        // tokens attended per layer (Mistral v0.1: 4096); 0 = full
+    std::optional<MoeConfig> moe;
+    std::optional<MlaConfig> mla;
+    // A bare parameter count ({"params": 7e9}): the shape above is a standard shape used for
+    // activations and FLOPs, while the parameter count is exactly this number.
+    std::optional<double> declaredParams;
+
+    bool operator==(const ModelArch&) const = default;
+};
+
+// Exact parameter counts. `total` counts every trained weight once (a tied LM head once);
+// `active` is what one token touches (MoE: top-k routed + shared experts).
+struct ParamCounts {
+    double total = 0;
+    double active = 0;
+    double embedding = 0;      // token embedding matrix (vocab x hidden)
+    double positions = 0;      // learned position embeddings
+    double lmHead = 0;         // 0 when tied
+    double finalNorm = 0;
+    double attentionPerLayer = 0;  // projections + biases (+ MLA norms) of one layer
+    double normsPerLayer = 0;      // the two block norms
+    double denseFfnPerLayer = 0;   // a dense FFN layer's FFN params
+    double moeFfnPerLayer = 0;     // a MoE layer's FFN params: all experts + shared + router
+    double moeActiveFfnPerLayer = 0;  // a MoE layer's FFN params touched per token
+    double expertParamsPerLayer = 0;  // routed-expert params in one MoE layer (EP shards these)
+    int denseLayers = 0;       // layers with a dense FFN
+    int moeLayers = 0;         // layers with a MoE FFN
+    // Params of all transformer layers (excluding embeddings, LM head, final norm).
+    double layerTotal() const;
+};
+
+// Exact counts from the architecture. For `declaredParams`, total and active are that number
+// and the per-part fields are scaled from the standard shape so they still sum to it.
+ParamCounts countParameters(const ModelArch& arch);
+
+// A standard dense shape for a bare parameter count (Llama-like: SwiGLU, RMSNorm, MHA, head
+// dim 128, vocab 32000), choosing hidden/layers so that the architecture's own count is close
+// to `params`. `layers`/`hidden`/`heads`/`vocab` when given (> 0) are kept as stated. Without
+// them the depth follows the Llama aspect ratio (layers ~ hidden / 128; 7e9 gives 33 x 4096).
+// The result has declaredParams = params and a name like "7B-parameter model".
+ModelArch standardShapeForParams(double params, int layers = 0, std::int64_t hidden = 0,
+                                 int heads = 0, std::int64_t vocab = 0);
+
+// Imports a Hugging Face config.json (text). Supported model_type: llama, mistral, mixtral,
+// qwen2, gemma, gpt2, gpt_neox, phi3, deepseek_v3. Errors name the missing/invalid field.
+Expected<ModelArch> importHfConfig(std::string_view configJson);
+
+// The model_type values importHfConfig accepts, comma-separated, for error messages.
+std::string supportedHfModelTypes();
+
+// Validates ranges (positive widths, kvHeads divides heads, ...). Error paths are relative to
+// the model object ("kv_heads"); callers prefix "model.".
+std::optional<Error> validateArch(const ModelArch& arch);
+
+}  // namespace envelope

@@ -1,0 +1,55 @@
+#include "plan/plan.h"
+
+#include <array>
+#include <utility>
+
+namespace envelope {
+namespace {
+
+template <class Enum, std::size_t N>
+bool parseId(const std::array<std::pair<Enum, std::string_view>, N>& table, std::string_view id,
+             Enum& out)
+{
+    for (const auto& [value, name] : table)
+        if (name == id) {
+            out = value;
+            return true;
+        }
+    return false;
+}
+
+template <class Enum, std::size_t N>
+std::string_view idOf(const std::array<std::pair<Enum, std::string_view>, N>& table, Enum value)
+{
+    for (const auto& [v, name] : table)
+        if (v == value)
+            return name;
+    return {};
+}
+
+constexpr std::array<std::pair<Recompute, std::string_view>, 4> kRecompute{{
+    {Recompute::None, "none"},
+    {Recompute::Selective, "selective"},
+    {Recompute::Full, "full"},
+    {Recompute::EveryK, "every-k"},
+}};
+constexpr std::array<std::pair<RlAlgorithm, std::string_view>, 3> kAlgorithms{{
+    {RlAlgorithm::Ppo, "ppo"},
+    {RlAlgorithm::Grpo, "grpo"},
+    {RlAlgorithm::Dpo, "dpo"},
+}};
+constexpr std::array<std::pair<RlPlacement, std::string_view>, 2> kPlacements{{
+    {RlPlacement::Disjoint, "disjoint"},
+    {RlPlacement::Colocated, "colocated"},
+}};
+
+}  // namespace
+
+std::string_view recomputeId(Recompute r) { return idOf(kRecompute, r); }
+bool parseRecompute(std::string_view id, Recompute& out) { return parseId(kRecompute, id, out); }
+std::string_view rlAlgorithmId(RlAlgorithm a) { return idOf(kAlgorithms, a); }
+bool parseRlAlgorithm(std::string_view id, RlAlgorithm& out) { return parseId(kAlgorithms, id, out); }
+std::string_view rlPlacementId(RlPlacement p) { return idOf(kPlacements, p); }
+bool parseRlPlacement(std::string_view id, RlPlacement& out) { return parseId(kPlacements, id, out); }
+
+}  // namespace envelope

@@ -1,0 +1,166 @@
+// The Plan: everything the user asked for (design.md, "Plan JSON — envelope.plan version 1").
+//
+// A Plan holds both how each choice was written (a preset id, an object, a path) so that it
+// writes back the way it was read, and the resolved values the estimator uses. Resolution
+// against presets happens when a plan is read (planio.h) or when the UI picks a preset.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "hardware/hardware.h"
+#include "model/model.h"
+#include "plan/recipe.h"
+
+namespace envelope {
+
+struct ModelChoice {
+    enum class Form {
+        Preset,           // "llama-2-7b"
+        PresetOverrides,  // {"preset": "llama-2-7b", "layers": 16, ...}
+        Architecture,     // a full architecture object
+        HfConfig,         // {"hf_config": "path/config.json"} relative to the plan file
+        Params            // {"params": 7e9, optional "layers", "hidden", "heads"}
+    };
+    Form form = Form::Preset;
+    std::string presetId;       // Preset / PresetOverrides
+    std::string overridesJson;  // PresetOverrides: the override keys as a JSON object text
+    std::string hfConfigPath;   // HfConfig, as written in the plan
+    ModelArch arch;             // resolved architecture (always filled)
+
+    bool operator==(const ModelChoice&) const = default;
+};
+
+struct GpuChoice {
+    std::string presetId;  // empty when written as an object
+    Gpu gpu;               // resolved
+
+    bool operator==(const GpuChoice&) const = default;
+};
+
+struct RecipeChoice {
+    std::string presetId;  // empty for a custom {"weights":..,"gradients":..,"master":..,"optimizer":..}
+    Recipe recipe;         // resolved
+
+    bool operator==(const RecipeChoice&) const = default;
+};
+
+// Activation checkpointing policy.
+enum class Recompute {
+    None,       // every saved tensor of every layer is kept
+    Selective,  // attention core (scores, softmax, dropout) recomputed (Korthikanti et al. 2022)
+    Full,       // only each layer's input kept; one layer's working set rebuilt at a time
+    EveryK      // a checkpoint every `recomputeEvery` layers; segments rebuilt during backward
+};
+
+struct ActivationModel {
+    enum class Kind {
+        Tensors,  // per-tensor count of the actual block, Korthikanti-style (default)
+        SimpleSbh // the seeds' k·L·B·S·h·bytes: bytesPerSbhPerLayer = k x bytes (12 x 2 = 24)
+    };
+    Kind kind = Kind::Tensors;
+    double bytesPerSbhPerLayer = 24;
+    // Implementation profile: "fused" (flash/fused kernels, Megatron/TE-like) or "eager"
+    // (PyTorch eager keeps extra copies). A multiplier the user can calibrate from a measurement.
+    double calibration = 1.0;
+
+    bool operator==(const ActivationModel&) const = default;
+};
+
+struct OverheadConfig {
+    double fixedBytes = 2.5e9;    // CUDA context + NCCL/communication buffers per GPU
+    double fragmentation = 0.10;  // allocator fragmentation, a fraction of everything else
+
+    bool operator==(const OverheadConfig&) const = default;
+};
+
+struct TrainingConfig {
+    RecipeChoice recipe;
+    OptimizerKind optimizer = OptimizerKind::AdamW;
+    int zeroStage = 0;  // 0..3 (FSDP full shard = 3), sharded over the data-parallel group
+    int tp = 1, pp = 1, cp = 1, ep = 1;
+    bool sequenceParallel = false;
+    int virtualStages = 1;  // interleaved 1F1B: model chunks per pipeline rank
+    int microBatch = 1;
+    int gradAccum = 1;
+    int seqLen = 4096;
+    Recompute recompute = Recompute::Selective;
+    int recomputeEvery = 1;  // k for Recompute::EveryK
+    bool flashAttention = true;
+    bool offloadOptimizer = false;
+    bool offloadParams = false;
+    double mfu = 0.45;          // assumed model FLOPs utilisation, for step time
+    double trainTokens = 2e12;  // token budget for time/cost to train
+    double commOverlap = 0.0;   // fraction of DP/TP communication hidden behind compute
+    ActivationModel activationModel;
+    OverheadConfig overhead;
+    std::optional<double> observedStepTimeS;
+    std::optional<double> observedTokensPerS;
+    // Budget solver (seed 001 ex. 3): any two of budget, deadline, MFU give the third.
+    std::optional<double> budgetUsd;
+    std::optional<double> deadlineS;
+
+    bool operator==(const TrainingConfig&) const = default;
+};
+
+struct ServingConfig {
+    int weightBits = 16;          // 16, 8 or 4
+    int kvBits = 16;              // 16, 8 or 4
+    int quantGroupSize = 128;     // per-group scales for 4/8-bit formats (elements per scale)
+    int tp = 1;
+    int context = 8192;           // tokens per sequence (prompt + generated)
+    int concurrency = 64;         // sequences decoded together
+    int blockSize = 16;           // PagedAttention tokens per block
+    double gpuMemoryUtilization = 0.9;
+    int maxBatchedTokens = 8192;  // prefill chunk that sets the forward activation peak
+    int averageLength = 0;        // for contiguous pre-allocation waste; 0 = context / 4
+    double runtimeOverheadBytes = 1.5e9;  // CUDA graphs, sampler, allocator slack
+    double decodeEfficiency = 0.8;        // achieved fraction of the HBM roofline
+
+    bool operator==(const ServingConfig&) const = default;
+};
+
+enum class RlAlgorithm { Ppo, Grpo, Dpo };
+enum class RlPlacement { Disjoint, Colocated };
+
+struct RlConfig {
+    RlAlgorithm algorithm = RlAlgorithm::Grpo;
+    RlPlacement placement = RlPlacement::Disjoint;
+    int trainerGpus = 4;
+    int referenceGpus = 1;   // 0 = no reference (KL off)
+    int rolloutGpus = 3;
+    int criticGpus = 0;      // PPO: defaults to trainerGpus when 0
+    int rewardGpus = 0;      // PPO reward model: defaults to referenceGpus when 0
+    int prompts = 32;        // prompts per step
+    int groupSize = 8;       // completions per prompt
+    int promptLen = 512;
+    int responseLen = 3584;
+    double oldPolicyBytesPerParam = 0;  // 0, 1 or 2: the old-policy snapshot
+    bool kl = true;                     // GRPO/PPO KL to the reference
+    std::optional<double> rolloutTokensPerS;  // measured; otherwise the decode roofline
+    std::optional<double> trainTokensPerS;    // measured trainer rate; otherwise 6 P / MFU
+    bool offPolicyPipeline = false;     // one-step-off-policy: rollout overlaps training
+
+    bool operator==(const RlConfig&) const = default;
+};
+
+struct Plan {
+    std::string name = "Untitled plan";
+    ModelChoice model;
+    GpuChoice gpu;
+    Cluster cluster;
+    TrainingConfig training;
+    ServingConfig serving;
+    RlConfig rl;
+
+    bool operator==(const Plan&) const = default;
+};
+
+std::string_view recomputeId(Recompute r);  // "none" "selective" "full" "every-k"
+bool parseRecompute(std::string_view id, Recompute& out);
+std::string_view rlAlgorithmId(RlAlgorithm a);  // "ppo" "grpo" "dpo"
+bool parseRlAlgorithm(std::string_view id, RlAlgorithm& out);
+std::string_view rlPlacementId(RlPlacement p);  // "disjoint" "colocated"
+bool parseRlPlacement(std::string_view id, RlPlacement& out);
+
+}  // namespace envelope

@@ -1,0 +1,348 @@
+// The preset library: presets/*.json embedded at build time (presets_data.h), parsed with the
+// same field rules as the plan, and user files merged over them by id.
+#include "plan/presets.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "model/arch_json.h"
+#include "base/json_fields.h"
+#include "plan/preset_json.h"
+#include "plan/presets_data.h"
+
+namespace envelope {
+namespace {
+
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+constexpr int kPresetsVersion = 1;
+
+// Upper bounds that catch unit mistakes (bytes typed as GB, GB/s as Gb/s x 1000) rather than
+// limit real hardware: 10 TB of memory, 100 PFLOPS, 100 TB/s, USD 10,000 per GPU-hour.
+constexpr double kMaxMemoryBytes = 1e13;
+constexpr double kMaxTflops = 1e5;
+constexpr double kMaxGbps = 1e5;
+constexpr double kMaxPrice = 1e4;
+constexpr double kMaxBytesPerParam = 64;
+
+template <class T> void upsert(std::vector<T>& list, T item)
+{
+    const auto it = std::find_if(
+        list.begin(), list.end(), [&](const T& existing) { return existing.id == item.id; });
+    if (it != list.end())
+        *it = std::move(item);
+    else
+        list.push_back(std::move(item));
+}
+
+template <class T> const T* findById(const std::vector<T>& list, std::string_view id)
+{
+    for (const T& item : list)
+        if (item.id == id)
+            return &item;
+    return nullptr;
+}
+
+void readRecipeFields(FieldReader& f, Recipe& r)
+{
+    f.string("name", r.name);
+    f.string("description", r.description);
+    f.string("source", r.source);
+    f.number("weights", r.weightBytes, Range::above(0, kMaxBytesPerParam));
+    f.number("gradients", r.gradientBytes, Range::closed(0, kMaxBytesPerParam));
+    f.number("master", r.masterBytes, Range::closed(0, kMaxBytesPerParam));
+    f.number("moment_bytes", r.momentBytes, Range::closed(0, kMaxBytesPerParam));
+    f.number("activation_bytes", r.activationBytes, Range::above(0, kMaxBytesPerParam));
+    if (const nlohmann::json* compute = f.get("compute")) {
+        if (!compute->is_string() || !parseComputeDtype(compute->get<std::string>(), r.compute))
+            f.fail(f.pathOf("compute"),
+                "must be \"bf16\", \"fp8\" or \"tf32\", got " + describeJson(*compute));
+    }
+}
+
+Expected<ModelPreset> modelPresetFromJson(const nlohmann::json& object, const std::string& path)
+{
+    ModelPreset preset;
+    FieldReader f(object, path);
+    std::string name;
+    f.string("id", preset.id, false);
+    f.string("name", name);
+    f.string("source", preset.source);
+    f.number("published_params", preset.publishedParams, Range::closed(0, 1e15));
+    f.number("published_active_params", preset.publishedActiveParams, Range::closed(0, 1e15));
+    if (const nlohmann::json* arch = f.require("architecture")) {
+        Expected<ModelArch> parsed = archFromJson(*arch, f.pathOf("architecture"));
+        if (!parsed)
+            f.fail(parsed.error());
+        else
+            preset.arch = std::move(parsed).value();
+    }
+    if (auto e = f.finish())
+        return *e;
+    if (!name.empty())
+        preset.arch.name = name;
+    if (preset.arch.name.empty())
+        preset.arch.name = preset.id;
+    return preset;
+}
+
+Expected<GpuPreset> gpuPresetFromJson(const nlohmann::json& object, const std::string& path)
+{
+    GpuPreset preset;
+    FieldReader f(object, path);
+    f.string("id", preset.id, false);
+    f.string("source", preset.source);
+    readGpuFields(f, preset.gpu, true);
+    if (auto e = f.finish())
+        return *e;
+    if (preset.gpu.name.empty())
+        preset.gpu.name = preset.id;
+    return preset;
+}
+
+Expected<RecipePreset> recipePresetFromJson(const nlohmann::json& object, const std::string& path)
+{
+    RecipePreset preset;
+    FieldReader f(object, path);
+    f.string("id", preset.id, false);
+    for (const char* key : { "weights", "gradients", "master", "moment_bytes" })
+        f.require(key);
+    readRecipeFields(f, preset.recipe);
+    if (auto e = f.finish())
+        return *e;
+    if (preset.recipe.name.empty())
+        preset.recipe.name = preset.id;
+    return preset;
+}
+
+// Reads every entry of one array ("gpus": [...]) with `parse`, then upserts them all, so that a
+// file with an error changes nothing.
+template <class T, class Parse>
+std::optional<Error> readArray(
+    const nlohmann::json* array, const std::string& key, Parse parse, std::vector<T>& out)
+{
+    if (!array)
+        return std::nullopt;
+    if (!array->is_array())
+        return Error { key, "must be an array, got " + describeJson(*array) };
+    for (std::size_t i = 0; i < array->size(); ++i) {
+        const std::string path = fmt::format("{}[{}]", key, i);
+        Expected<T> item = parse((*array)[i], path);
+        if (!item)
+            return item.error();
+        if (findById(out, item->id))
+            return Error { path + ".id", "\"" + item->id + "\" appears twice in this file" };
+        out.push_back(std::move(item).value());
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> mergeParsed(PresetLibrary& library, const nlohmann::json& root)
+{
+    FieldReader f(root, "");
+    std::string format = "envelope.presets";
+    f.string("format", format);
+    if (!f.failed() && format != "envelope.presets")
+        f.fail("format", "must be \"envelope.presets\", got \"" + format + "\"");
+    int version = kPresetsVersion;
+    f.integer("version", version, 1, 1 << 20);
+    if (!f.failed() && version > kPresetsVersion)
+        f.fail("version",
+            fmt::format("this file is envelope.presets version {}; this Envelope "
+                        "reads version {} — update Envelope",
+                version, kPresetsVersion));
+    std::string ignored;
+    f.string("description", ignored);
+    f.string("conventions", ignored);
+    const nlohmann::json* models = f.get("models");
+    const nlohmann::json* gpus = f.get("gpus");
+    const nlohmann::json* recipes = f.get("recipes");
+    if (auto e = f.finish())
+        return e;
+
+    std::vector<ModelPreset> newModels;
+    std::vector<GpuPreset> newGpus;
+    std::vector<RecipePreset> newRecipes;
+    if (auto e = readArray(models, "models", modelPresetFromJson, newModels))
+        return e;
+    if (auto e = readArray(gpus, "gpus", gpuPresetFromJson, newGpus))
+        return e;
+    if (auto e = readArray(recipes, "recipes", recipePresetFromJson, newRecipes))
+        return e;
+    for (ModelPreset& m : newModels)
+        upsert(library.models, std::move(m));
+    for (GpuPreset& g : newGpus)
+        upsert(library.gpus, std::move(g));
+    for (RecipePreset& r : newRecipes)
+        upsert(library.recipes, std::move(r));
+    return std::nullopt;
+}
+
+} // namespace
+
+std::string_view computeDtypeId(ComputeDtype dtype)
+{
+    switch (dtype) {
+    case ComputeDtype::Fp8:
+        return "fp8";
+    case ComputeDtype::Tf32:
+        return "tf32";
+    case ComputeDtype::Bf16:
+        break;
+    }
+    return "bf16";
+}
+
+bool parseComputeDtype(std::string_view id, ComputeDtype& out)
+{
+    for (ComputeDtype d : { ComputeDtype::Bf16, ComputeDtype::Fp8, ComputeDtype::Tf32 })
+        if (computeDtypeId(d) == id) {
+            out = d;
+            return true;
+        }
+    return false;
+}
+
+double fromScaled(double written, double scale)
+{
+    return written * scale;
+}
+
+double toScaled(double value, double scale)
+{
+    // value / scale may print as a number that reads back 1 ulp off; the neighbours of the
+    // quotient include one that multiplies back exactly whenever value came from a file.
+    const double quotient = value / scale;
+    double up = quotient, down = quotient;
+    for (int i = 0; i < 3; ++i) {
+        if (fromScaled(up, scale) == value)
+            return up;
+        if (fromScaled(down, scale) == value)
+            return down;
+        up = std::nextafter(up, INFINITY);
+        down = std::nextafter(down, -INFINITY);
+    }
+    return quotient;
+}
+
+void readGpuFields(FieldReader& f, Gpu& gpu, bool requireFigures)
+{
+    if (requireFigures)
+        for (const char* key :
+            { "memory_bytes", "bf16_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps" })
+            f.require(key);
+    f.string("name", gpu.name);
+    f.number("memory_bytes", gpu.memoryBytes, Range::above(0, kMaxMemoryBytes));
+    const auto scaled = [&](const char* key, double& out, Range range, double scale) {
+        double written = toScaled(out, scale);
+        if (f.number(key, written, range))
+            out = fromScaled(written, scale);
+    };
+    scaled("bf16_tflops", gpu.bf16Flops, Range::above(0, kMaxTflops), kTera);
+    scaled("fp8_tflops", gpu.fp8Flops, Range::closed(0, kMaxTflops), kTera);
+    scaled("hbm_gbps", gpu.hbmBytesPerS, Range::above(0, kMaxGbps), kGiga);
+    scaled("intra_node_gbps", gpu.intraNodeBytesPerS, Range::above(0, kMaxGbps), kGiga);
+    scaled("inter_node_gbps", gpu.interNodeBytesPerS, Range::above(0, kMaxGbps), kGiga);
+    f.number("price_per_hour", gpu.pricePerHour, Range::closed(0, kMaxPrice));
+}
+
+nlohmann::json gpuToJson(const Gpu& gpu)
+{
+    nlohmann::json j = nlohmann::json::object();
+    j["name"] = gpu.name;
+    const double memory = gpu.memoryBytes;
+    if (memory == std::floor(memory) && memory < 9e15)
+        j["memory_bytes"] = static_cast<std::int64_t>(memory);
+    else
+        j["memory_bytes"] = memory;
+    j["bf16_tflops"] = toScaled(gpu.bf16Flops, kTera);
+    j["fp8_tflops"] = toScaled(gpu.fp8Flops, kTera);
+    j["hbm_gbps"] = toScaled(gpu.hbmBytesPerS, kGiga);
+    j["intra_node_gbps"] = toScaled(gpu.intraNodeBytesPerS, kGiga);
+    j["inter_node_gbps"] = toScaled(gpu.interNodeBytesPerS, kGiga);
+    j["price_per_hour"] = gpu.pricePerHour;
+    return j;
+}
+
+Expected<Recipe> customRecipeFromJson(const nlohmann::json& object, const std::string& path)
+{
+    Recipe r;
+    r.name = "custom";
+    FieldReader f(object, path);
+    for (const char* key : { "weights", "gradients", "master", "optimizer" })
+        f.require(key);
+    readRecipeFields(f, r);
+    double optimizer = 0;
+    if (f.number("optimizer", optimizer, Range::closed(0, kMaxBytesPerParam)))
+        r.optimizerBytes = optimizer;
+    if (auto e = f.finish())
+        return *e;
+    return r;
+}
+
+nlohmann::json customRecipeToJson(const Recipe& r)
+{
+    nlohmann::json j = nlohmann::json::object();
+    j["name"] = r.name;
+    if (!r.description.empty())
+        j["description"] = r.description;
+    if (!r.source.empty())
+        j["source"] = r.source;
+    j["weights"] = r.weightBytes;
+    j["gradients"] = r.gradientBytes;
+    j["master"] = r.masterBytes;
+    j["optimizer"] = r.optimizerBytes.value_or(2 * r.momentBytes);
+    j["moment_bytes"] = r.momentBytes;
+    j["activation_bytes"] = r.activationBytes;
+    j["compute"] = std::string(computeDtypeId(r.compute));
+    return j;
+}
+
+const ModelPreset* PresetLibrary::findModel(std::string_view id) const
+{
+    return findById(models, id);
+}
+
+const GpuPreset* PresetLibrary::findGpu(std::string_view id) const
+{
+    return findById(gpus, id);
+}
+
+const RecipePreset* PresetLibrary::findRecipe(std::string_view id) const
+{
+    return findById(recipes, id);
+}
+
+Expected<PresetLibrary> builtinPresets()
+{
+    PresetLibrary library;
+    const std::pair<const char*, const char*> files[] = {
+        { "presets/models.json", presets_data::models },
+        { "presets/gpus.json", presets_data::gpus },
+        { "presets/recipes.json", presets_data::recipes },
+    };
+    for (const auto& [origin, text] : files)
+        if (auto e = mergePresetFile(library, text, origin))
+            return *e;
+    library.defaultPlanJson = presets_data::default_plan;
+    return library;
+}
+
+std::optional<Error> mergePresetFile(
+    PresetLibrary& library, std::string_view jsonText, std::string_view origin)
+{
+    const auto withOrigin = [&](const Error& e) {
+        return Error { e.path.empty() ? std::string(origin) : std::string(origin) + ": " + e.path,
+            e.message };
+    };
+    Expected<nlohmann::json> root = parseJsonText(jsonText);
+    if (!root)
+        return withOrigin(root.error());
+    if (auto e = mergeParsed(library, *root))
+        return withOrigin(*e);
+    return std::nullopt;
+}
+
+} // namespace envelope

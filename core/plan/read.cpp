@@ -1,0 +1,286 @@
+// readPlan: plan JSON text -> a resolved, validated Plan (design.md, "Plan JSON"). Every error
+// names the JSON path of the field and what is allowed; docs/plan-format.md lists every key.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "model/arch_json.h"
+#include "base/json_fields.h"
+#include "plan/planio.h"
+#include "plan/fields.h"
+#include "plan/preset_json.h"
+
+namespace envelope {
+namespace {
+
+using namespace planfields;
+
+constexpr int kPlanVersion = 1;
+
+template <class T> std::string knownIds(const std::vector<T>& presets)
+{
+    std::vector<std::string> ids;
+    for (const T& p : presets)
+        ids.push_back(p.id);
+    return fmt::format("{}", fmt::join(ids, ", "));
+}
+
+std::string joinPath(const std::string& base, const std::string& relative)
+{
+    if (relative.empty() || relative.front() == '/' || base.empty())
+        return relative;
+    return base.back() == '/' ? base + relative : base + "/" + relative;
+}
+
+Expected<ModelChoice> readModel(
+    const nlohmann::json& value, const PresetLibrary& presets, const ReadOptions& options)
+{
+    ModelChoice choice;
+    if (value.is_string()) {
+        choice.form = ModelChoice::Form::Preset;
+        choice.presetId = value.get<std::string>();
+        const ModelPreset* preset = presets.findModel(choice.presetId);
+        if (!preset)
+            return Error { "model",
+                fmt::format("unknown model preset \"{}\" (known: {})", choice.presetId,
+                    knownIds(presets.models)) };
+        choice.arch = preset->arch;
+        return choice;
+    }
+    if (!value.is_object())
+        return Error { "model",
+            "must be a preset id (a string) or an object, got " + describeJson(value) };
+
+    if (value.contains("preset")) {
+        const nlohmann::json& id = value.at("preset");
+        if (!id.is_string())
+            return Error { "model.preset", "must be a string, got " + describeJson(id) };
+        choice.form = ModelChoice::Form::PresetOverrides;
+        choice.presetId = id.get<std::string>();
+        const ModelPreset* preset = presets.findModel(choice.presetId);
+        if (!preset)
+            return Error { "model.preset",
+                fmt::format("unknown model preset \"{}\" (known: {})", choice.presetId,
+                    knownIds(presets.models)) };
+        nlohmann::json overrides = value;
+        overrides.erase("preset");
+        Expected<ModelArch> arch = applyArchOverrides(preset->arch, overrides, "model");
+        if (!arch)
+            return arch.error();
+        choice.overridesJson = overrides.dump();
+        choice.arch = std::move(arch).value();
+        return choice;
+    }
+
+    if (value.contains("hf_config")) {
+        choice.form = ModelChoice::Form::HfConfig;
+        FieldReader f(value, "model");
+        f.string("hf_config", choice.hfConfigPath, false);
+        if (auto e = f.finish())
+            return *e;
+        if (!options.readFile)
+            return Error { "model.hf_config",
+                "reading a config.json is not available here (no file reader given)" };
+        const std::string path = joinPath(options.baseDir, choice.hfConfigPath);
+        Expected<std::string> text = options.readFile(path);
+        if (!text)
+            return Error { "model.hf_config",
+                fmt::format("cannot read \"{}\": {}", path, text.error().toString()) };
+        Expected<ModelArch> arch = importHfConfig(*text);
+        if (!arch)
+            return Error { "model.hf_config",
+                fmt::format("\"{}\": {}", path, arch.error().toString()) };
+        choice.arch = std::move(arch).value();
+        return choice;
+    }
+
+    if (value.contains("params")) {
+        choice.form = ModelChoice::Form::Params;
+        Expected<ModelArch> arch = paramsModelFromJson(value, "model");
+        if (!arch)
+            return arch.error();
+        choice.arch = std::move(arch).value();
+        return choice;
+    }
+
+    choice.form = ModelChoice::Form::Architecture;
+    Expected<ModelArch> arch = archFromJson(value, "model");
+    if (!arch)
+        return arch.error();
+    choice.arch = std::move(arch).value();
+    return choice;
+}
+
+Expected<GpuChoice> readGpu(const nlohmann::json& value, const PresetLibrary& presets)
+{
+    GpuChoice choice;
+    if (value.is_string()) {
+        choice.presetId = value.get<std::string>();
+        const GpuPreset* preset = presets.findGpu(choice.presetId);
+        if (!preset)
+            return Error { "gpu",
+                fmt::format("unknown GPU preset \"{}\" (known: {})", choice.presetId,
+                    knownIds(presets.gpus)) };
+        choice.gpu = preset->gpu;
+        return choice;
+    }
+    if (!value.is_object())
+        return Error { "gpu",
+            "must be a preset id (a string) or an object, got " + describeJson(value) };
+    choice.gpu.name = "custom GPU";
+    FieldReader f(value, "gpu");
+    readGpuFields(f, choice.gpu, true);
+    if (auto e = f.finish())
+        return *e;
+    return choice;
+}
+
+Expected<RecipeChoice> readRecipe(const nlohmann::json& value, const PresetLibrary& presets)
+{
+    RecipeChoice choice;
+    if (value.is_string()) {
+        choice.presetId = value.get<std::string>();
+        const RecipePreset* preset = presets.findRecipe(choice.presetId);
+        if (!preset)
+            return Error { "training.recipe",
+                fmt::format("unknown recipe \"{}\" (known: {})", choice.presetId,
+                    knownIds(presets.recipes)) };
+        choice.recipe = preset->recipe;
+        return choice;
+    }
+    if (!value.is_object())
+        return Error { "training.recipe",
+            "must be a recipe id (a string) or {\"weights\", \"gradients\", \"master\", "
+            "\"optimizer\"} in bytes per parameter, got "
+                + describeJson(value) };
+    Expected<Recipe> recipe = customRecipeFromJson(value, "training.recipe");
+    if (!recipe)
+        return recipe.error();
+    choice.recipe = std::move(recipe).value();
+    return choice;
+}
+
+void readActivationModel(FieldReader& f, ActivationModel& model)
+{
+    const nlohmann::json* v = f.get("activation_model");
+    if (!v)
+        return;
+    if (v->is_string() && v->get<std::string>() == "tensors") {
+        model.kind = ActivationModel::Kind::Tensors;
+        return;
+    }
+    if (!v->is_object()) {
+        f.fail(f.pathOf("activation_model"),
+            "must be \"tensors\" or {\"bytes_per_sbh_per_layer\": k x bytes}, got "
+                + describeJson(*v));
+        return;
+    }
+    FieldReader inner(*v, f.pathOf("activation_model"));
+    inner.require("bytes_per_sbh_per_layer");
+    inner.number("bytes_per_sbh_per_layer", model.bytesPerSbhPerLayer, Range::above(0, 10'000));
+    if (auto e = inner.finish())
+        f.fail(*e);
+    else
+        model.kind = ActivationModel::Kind::SimpleSbh;
+}
+
+void readTraining(
+    const nlohmann::json& value, const PresetLibrary& presets, TrainingConfig& c, FieldReader& root)
+{
+    FieldReader f(value, "training");
+    if (const nlohmann::json* recipe = f.get("recipe")) {
+        Expected<RecipeChoice> choice = readRecipe(*recipe, presets);
+        if (!choice)
+            f.fail(choice.error());
+        else
+            c.recipe = std::move(choice).value();
+    }
+    ReadVisitor v { f };
+    visitTrainingSetup(c, v);
+    readActivationModel(f, c.activationModel);
+    if (const nlohmann::json* overhead = f.get("overhead")) {
+        FieldReader o(*overhead, f.pathOf("overhead"));
+        ReadVisitor ov { o };
+        visitOverhead(c.overhead, ov);
+        if (auto e = o.finish())
+            f.fail(*e);
+    }
+    visitTrainingObserved(c, v);
+    if (auto e = f.finish())
+        root.fail(*e);
+}
+
+template <class Section, class Visit>
+void readSection(FieldReader& root, const char* key, Section& section, Visit visit)
+{
+    const nlohmann::json* value = root.get(key);
+    if (!value)
+        return;
+    FieldReader f(*value, key);
+    ReadVisitor v { f };
+    visit(section, v);
+    if (auto e = f.finish())
+        root.fail(*e);
+}
+
+} // namespace
+
+Expected<Plan> readPlan(
+    std::string_view jsonText, const PresetLibrary& presets, const ReadOptions& options)
+{
+    Expected<nlohmann::json> parsed = parseJsonText(jsonText);
+    if (!parsed)
+        return parsed.error();
+    const nlohmann::json& root = *parsed;
+    if (!root.is_object())
+        return Error { "", "a plan must be a JSON object, got " + describeJson(root) };
+
+    Plan plan;
+    // The default recipe when "training.recipe" is absent: the one design.md's example names.
+    if (const RecipePreset* recipe = presets.findRecipe("bf16-mixed-16")) {
+        plan.training.recipe.presetId = recipe->id;
+        plan.training.recipe.recipe = recipe->recipe;
+    }
+
+    FieldReader f(root, "");
+    // Format and version first: a newer file is refused before its new keys look like typos.
+    std::string format = "envelope.plan";
+    f.string("format", format);
+    if (!f.failed() && format != "envelope.plan")
+        f.fail("format", fmt::format("must be \"envelope.plan\", got \"{}\"", format));
+    int version = kPlanVersion;
+    f.integer("version", version, 1, 1'000'000);
+    if (!f.failed() && version > kPlanVersion)
+        f.fail("version",
+            fmt::format("this plan is envelope.plan version {}; this Envelope "
+                        "reads version {} — update Envelope",
+                version, kPlanVersion));
+    f.string("name", plan.name);
+
+    if (const nlohmann::json* model = f.require("model")) {
+        Expected<ModelChoice> choice = readModel(*model, presets, options);
+        if (!choice)
+            f.fail(choice.error());
+        else
+            plan.model = std::move(choice).value();
+    }
+    if (const nlohmann::json* gpu = f.require("gpu")) {
+        Expected<GpuChoice> choice = readGpu(*gpu, presets);
+        if (!choice)
+            f.fail(choice.error());
+        else
+            plan.gpu = std::move(choice).value();
+    }
+    readSection(f, "cluster", plan.cluster, [](Cluster& c, ReadVisitor& v) { visitCluster(c, v); });
+    if (const nlohmann::json* training = f.get("training"))
+        readTraining(*training, presets, plan.training, f);
+    readSection(
+        f, "serving", plan.serving, [](ServingConfig& c, ReadVisitor& v) { visitServing(c, v); });
+    readSection(f, "rl", plan.rl, [](RlConfig& c, ReadVisitor& v) { visitRl(c, v); });
+    if (auto e = f.finish())
+        return *e;
+    if (auto e = validatePlan(plan))
+        return *e;
+    return plan;
+}
+
+} // namespace envelope

@@ -1,0 +1,203 @@
+// validatePlan and planWarnings: the ranges of every field (the same tables readPlan uses) and
+// the checks that involve several fields. A combination no framework can run is an error; one
+// that runs but is probably not meant is a warning (docs/plan-format.md, "Cross-field checks").
+#include <fmt/format.h>
+
+#include "plan/planio.h"
+#include "plan/fields.h"
+#include "plan/preset_json.h"
+
+namespace envelope {
+namespace {
+
+using namespace planfields;
+
+std::optional<Error> checkRanges(Plan plan)
+{
+    if (auto e = validateArch(plan.model.arch))
+        return Error { e->path.empty() ? "model" : "model." + e->path, e->message };
+
+    // The GPU and recipe figures are checked in their JSON units, through the reader itself.
+    {
+        const nlohmann::json gpu = gpuToJson(plan.gpu.gpu); // FieldReader keeps a reference
+        FieldReader f(gpu, "gpu");
+        readGpuFields(f, plan.gpu.gpu, true);
+        if (auto e = f.finish())
+            return e;
+    }
+    {
+        Expected<Recipe> recipe = customRecipeFromJson(
+            customRecipeToJson(plan.training.recipe.recipe), "training.recipe");
+        if (!recipe)
+            return recipe.error();
+    }
+
+    CheckVisitor cluster { "cluster", {} };
+    visitCluster(plan.cluster, cluster);
+    if (cluster.error)
+        return cluster.error;
+
+    CheckVisitor training { "training", {} };
+    visitTrainingSetup(plan.training, training);
+    visitTrainingObserved(plan.training, training);
+    if (training.error)
+        return training.error;
+    CheckVisitor overhead { "training.overhead", {} };
+    visitOverhead(plan.training.overhead, overhead);
+    if (overhead.error)
+        return overhead.error;
+    if (plan.training.activationModel.kind == ActivationModel::Kind::SimpleSbh) {
+        CheckVisitor activation { "training.activation_model", {} };
+        activation.number("bytes_per_sbh_per_layer",
+            plan.training.activationModel.bytesPerSbhPerLayer, Range::above(0, 10'000));
+        if (activation.error)
+            return activation.error;
+    }
+
+    CheckVisitor serving { "serving", {} };
+    visitServing(plan.serving, serving);
+    if (serving.error)
+        return serving.error;
+    CheckVisitor rl { "rl", {} };
+    visitRl(plan.rl, rl);
+    return rl.error;
+}
+
+bool isBitWidth(int bits)
+{
+    return bits == 4 || bits == 8 || bits == 16;
+}
+
+std::optional<Error> checkCrossFields(const Plan& plan)
+{
+    const TrainingConfig& t = plan.training;
+    const ModelArch& arch = plan.model.arch;
+    const long long modelParallel = static_cast<long long>(t.tp) * t.pp * t.cp;
+
+    // Every GPU belongs to exactly one (tp, pp, cp) replica (Megatron-LM's world-size rule).
+    if (plan.cluster.gpus % modelParallel != 0)
+        return Error { "cluster.gpus",
+            fmt::format("must be a multiple of tp x pp x cp = {} x {} x {} = {}, got {}", t.tp,
+                t.pp, t.cp, modelParallel, plan.cluster.gpus) };
+    const long long dataParallel = plan.cluster.gpus / modelParallel;
+    // Expert parallelism groups are carved out of the data-parallel ranks.
+    if (dataParallel % t.ep != 0)
+        return Error { "training.ep",
+            fmt::format("must divide the data-parallel size gpus / (tp x pp x cp) = "
+                        "{} / {} = {}, got {}",
+                plan.cluster.gpus, modelParallel, dataParallel, t.ep) };
+    if (arch.moe && arch.moe->experts % t.ep != 0)
+        return Error { "training.ep",
+            fmt::format("must divide the model's {} experts, got {}", arch.moe->experts, t.ep) };
+    // Tensor parallelism splits attention by heads (Megatron-LM requires heads % tp == 0).
+    if (arch.heads > 0 && arch.heads % t.tp != 0)
+        return Error { "training.tp",
+            fmt::format("must divide the model's {} attention heads, got {}", arch.heads, t.tp) };
+    if (arch.layers > 0 && t.pp > arch.layers)
+        return Error { "training.pp",
+            fmt::format("must be at most the model's {} layers, got {}", arch.layers, t.pp) };
+    if (arch.layers > 0 && static_cast<long long>(t.pp) * t.virtualStages > arch.layers)
+        return Error { "training.virtual_stages",
+            fmt::format("pp x virtual_stages must be at most the model's {} layers, got "
+                        "{} x {}",
+                arch.layers, t.pp, t.virtualStages) };
+    if (t.recompute == Recompute::EveryK && arch.layers > 0 && t.recomputeEvery > arch.layers)
+        return Error { "training.recompute_every",
+            fmt::format(
+                "must be at most the model's {} layers, got {}", arch.layers, t.recomputeEvery) };
+    // Context parallelism splits each sequence into cp pieces.
+    if (t.seqLen % t.cp != 0)
+        return Error { "training.seq_len",
+            fmt::format("must be a multiple of cp = {}, got {}", t.cp, t.seqLen) };
+
+    const ServingConfig& s = plan.serving;
+    if (!isBitWidth(s.weightBits))
+        return Error { "serving.weight_bits",
+            fmt::format("must be 4, 8 or 16, got {}", s.weightBits) };
+    if (!isBitWidth(s.kvBits))
+        return Error { "serving.kv_bits", fmt::format("must be 4, 8 or 16, got {}", s.kvBits) };
+    if (arch.heads > 0 && arch.heads % s.tp != 0)
+        return Error { "serving.tp",
+            fmt::format("must divide the model's {} attention heads, got {}", arch.heads, s.tp) };
+    if (s.averageLength > s.context)
+        return Error { "serving.average_length",
+            fmt::format("must be at most the context ({}), got {}", s.context, s.averageLength) };
+
+    const RlConfig& rl = plan.rl;
+    // DPO trains on a fixed preference set: it has no rollout engine to place.
+    if (rl.placement == RlPlacement::Disjoint && rl.algorithm != RlAlgorithm::Dpo
+        && rl.rolloutGpus < 1)
+        return Error { "rl.rollout_gpus",
+            fmt::format("must be at least 1 with disjoint placement, got {}", rl.rolloutGpus) };
+    // The old-policy snapshot is absent, or kept in 8 or 16 bits (design.md, seed 000).
+    const double snapshot = rl.oldPolicyBytesPerParam;
+    if (snapshot != 0 && snapshot != 1 && snapshot != 2)
+        return Error { "rl.old_policy_bytes_per_param",
+            fmt::format("must be 0, 1 or 2, got {}", snapshot) };
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Error> validatePlan(const Plan& plan)
+{
+    if (auto e = checkRanges(plan))
+        return e;
+    return checkCrossFields(plan);
+}
+
+std::vector<std::string> planWarnings(const Plan& plan)
+{
+    std::vector<std::string> warnings;
+    const TrainingConfig& t = plan.training;
+    const ModelArch& arch = plan.model.arch;
+    if (arch.kvHeads > 0 && t.tp > 1 && arch.kvHeads % t.tp != 0)
+        warnings.push_back(fmt::format("training.tp = {} does not divide the model's {} KV heads: "
+                                       "KV heads are replicated across the tensor-parallel group",
+            t.tp, arch.kvHeads));
+    if (arch.kvHeads > 0 && plan.serving.tp > 1 && arch.kvHeads % plan.serving.tp != 0)
+        warnings.push_back(fmt::format("serving.tp = {} does not divide the model's {} KV heads: "
+                                       "KV heads are replicated across the tensor-parallel group",
+            plan.serving.tp, arch.kvHeads));
+    if (t.ep > 1 && !arch.moe)
+        warnings.push_back(fmt::format("training.ep = {} has no effect on a dense model", t.ep));
+    if (t.sequenceParallel && t.tp == 1)
+        warnings.push_back("training.sequence_parallel has no effect with tp = 1");
+    if (t.offloadParams && t.zeroStage < 3)
+        warnings.push_back(fmt::format("training.offload_params normally needs zero_stage 3 "
+                                       "(ZeRO-Infinity), got {}",
+            t.zeroStage));
+    if (arch.layers > 0 && t.virtualStages > 1 && arch.layers % (t.pp * t.virtualStages) != 0)
+        warnings.push_back(fmt::format("the model's {} layers do not split evenly into pp x "
+                                       "virtual_stages = {} chunks",
+            arch.layers, t.pp * t.virtualStages));
+    else if (arch.layers > 0 && arch.layers % t.pp != 0)
+        warnings.push_back(fmt::format("the model's {} layers do not split evenly into pp = {} "
+                                       "stages: the largest stage sets the memory",
+            arch.layers, t.pp));
+    if (arch.maxPositions > 0 && t.seqLen > arch.maxPositions)
+        warnings.push_back(fmt::format(
+            "training.seq_len = {} exceeds the model's {} positions", t.seqLen, arch.maxPositions));
+    if (arch.maxPositions > 0 && plan.serving.context > arch.maxPositions)
+        warnings.push_back(fmt::format("serving.context = {} exceeds the model's {} positions",
+            plan.serving.context, arch.maxPositions));
+    if (t.tp > plan.cluster.gpusPerNode)
+        warnings.push_back(fmt::format("training.tp = {} spans nodes of {} GPUs: tensor-parallel "
+                                       "all-reduces cross the inter-node network",
+            t.tp, plan.cluster.gpusPerNode));
+    if (plan.cluster.gpus > plan.cluster.gpusPerNode
+        && plan.cluster.gpus % plan.cluster.gpusPerNode != 0)
+        warnings.push_back(fmt::format("cluster.gpus = {} is not a whole number of {}-GPU nodes",
+            plan.cluster.gpus, plan.cluster.gpusPerNode));
+    const RlConfig& rl = plan.rl;
+    if (rl.placement == RlPlacement::Disjoint) {
+        const long long pools = static_cast<long long>(rl.trainerGpus) + rl.referenceGpus
+            + rl.rolloutGpus + rl.criticGpus + rl.rewardGpus;
+        if (pools > plan.cluster.gpus)
+            warnings.push_back(fmt::format(
+                "the RL pools use {} GPUs, more than the cluster's {}", pools, plan.cluster.gpus));
+    }
+    return warnings;
+}
+
+} // namespace envelope

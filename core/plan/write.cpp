@@ -1,0 +1,111 @@
+// writePlan: the canonical plan JSON. Every section and key is written, in the order of
+// docs/plan-format.md, so that a saved plan documents every choice, and
+// readPlan(writePlan(p)) == p for any plan readPlan produced.
+#include "model/arch_json.h"
+#include "plan/planio.h"
+#include "plan/fields.h"
+#include "plan/preset_json.h"
+
+namespace envelope {
+namespace {
+
+using namespace planfields;
+using ordered_json = nlohmann::ordered_json;
+
+ordered_json toOrdered(const nlohmann::json& j)
+{
+    return ordered_json::parse(j.dump());
+}
+
+ordered_json modelToJson(const ModelChoice& model)
+{
+    switch (model.form) {
+    case ModelChoice::Form::Preset:
+        return model.presetId;
+    case ModelChoice::Form::PresetOverrides: {
+        ordered_json j = ordered_json::object();
+        j["preset"] = model.presetId;
+        if (!model.overridesJson.empty()) {
+            const ordered_json overrides = ordered_json::parse(model.overridesJson, nullptr, false);
+            if (overrides.is_object())
+                for (const auto& [key, value] : overrides.items())
+                    j[key] = value;
+        }
+        return j;
+    }
+    case ModelChoice::Form::HfConfig:
+        return ordered_json { { "hf_config", model.hfConfigPath } };
+    case ModelChoice::Form::Params:
+        return toOrdered(paramsModelToJson(model.arch));
+    case ModelChoice::Form::Architecture:
+        break;
+    }
+    return toOrdered(archToJson(model.arch));
+}
+
+ordered_json activationModelToJson(const ActivationModel& model)
+{
+    if (model.kind == ActivationModel::Kind::Tensors)
+        return "tensors";
+    return ordered_json { { "bytes_per_sbh_per_layer",
+        canonicalNumber(model.bytesPerSbhPerLayer) } };
+}
+
+ordered_json trainingToJson(TrainingConfig t)
+{
+    ordered_json j = ordered_json::object();
+    if (!t.recipe.presetId.empty())
+        j["recipe"] = t.recipe.presetId;
+    else
+        j["recipe"] = toOrdered(customRecipeToJson(t.recipe.recipe));
+    WriteVisitor v { j };
+    visitTrainingSetup(t, v);
+    j["activation_model"] = activationModelToJson(t.activationModel);
+    ordered_json overhead = ordered_json::object();
+    WriteVisitor ov { overhead };
+    visitOverhead(t.overhead, ov);
+    j["overhead"] = overhead;
+    visitTrainingObserved(t, v);
+    return j;
+}
+
+} // namespace
+
+std::string writePlan(const Plan& input)
+{
+    Plan plan = input; // the visitors take non-const references (shared with the reader)
+    ordered_json j = ordered_json::object();
+    j["format"] = "envelope.plan";
+    j["version"] = 1;
+    j["name"] = plan.name;
+    j["model"] = modelToJson(plan.model);
+    if (!plan.gpu.presetId.empty())
+        j["gpu"] = plan.gpu.presetId;
+    else
+        j["gpu"] = toOrdered(gpuToJson(plan.gpu.gpu));
+
+    ordered_json cluster = ordered_json::object();
+    WriteVisitor cv { cluster };
+    visitCluster(plan.cluster, cv);
+    j["cluster"] = cluster;
+
+    j["training"] = trainingToJson(plan.training);
+
+    ordered_json serving = ordered_json::object();
+    WriteVisitor sv { serving };
+    visitServing(plan.serving, sv);
+    j["serving"] = serving;
+
+    ordered_json rl = ordered_json::object();
+    WriteVisitor rv { rl };
+    visitRl(plan.rl, rv);
+    j["rl"] = rl;
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string writeArchitecture(const ModelArch& arch)
+{
+    return archToJson(arch).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+} // namespace envelope

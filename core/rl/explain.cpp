@@ -1,0 +1,195 @@
+// Explanations of the RL figures: each formula with the plan's values substituted and its
+// source. Only runs when an Explainer is given (never on the fast path).
+#include <string>
+
+#include <fmt/format.h>
+
+#include "rl/detail.h"
+#include "serving/detail.h"
+#include "base/units.h"
+
+namespace envelope {
+namespace {
+
+constexpr const char* kSeed = "seed 000, 'The four copies cost' and the 7B GRPO on 8x H100 "
+                              "worked example";
+
+std::string num(double x)
+{
+    return fmt::format("{:.4g}", x);
+}
+std::string bytes(double b)
+{
+    return servingBytesText(b);
+}
+
+std::string breakdown(const MemoryBreakdown& m)
+{
+    std::string text;
+    auto part = [&](const char* name, double v) {
+        if (v <= 0)
+            return;
+        if (!text.empty())
+            text += " + ";
+        text += fmt::format("{} {}", name, bytes(v));
+    };
+    part("weights", m.weights);
+    part("gradients", m.gradients);
+    part("optimizer", m.optimizer);
+    part("activations", m.activations);
+    part("KV", m.kvCache);
+    part("overhead", m.overhead);
+    return text.empty() ? std::string("0") : text;
+}
+
+std::string roleFormula(
+    const Plan& plan, const ParamCounts& counts, const RlSetup& s, const RoleEstimate& e)
+{
+    const double P = counts.total;
+    const std::string parts = breakdown(e.perGpu);
+    if (e.role == "trainer" || e.role == "critic")
+        return fmt::format("training memory (ZeRO-{}, recipe {} B/param) on {} GPUs: {} = {}",
+            plan.training.zeroStage,
+            num(plan.training.recipe.recipe.weightBytes + plan.training.recipe.recipe.gradientBytes
+                + plan.training.recipe.recipe.masterBytes
+                + 2 * plan.training.recipe.recipe.momentBytes),
+            e.gpus, parts, bytes(e.perGpu.total()));
+    if (e.role == "reference" || e.role == "reward")
+        return fmt::format("forward only: 2 B x {} params / {} GPUs + one micro-batch forward: {} "
+                           "= {}",
+            num(P), e.gpus, parts, bytes(e.perGpu.total()));
+    if (e.role == "old-policy")
+        return fmt::format("{} B x {} params / {} GPUs (on the trainer's GPUs) = {}",
+            num(plan.rl.oldPolicyBytesPerParam), num(P), e.gpus, bytes(e.perGpu.weights));
+    const int tp = std::max(plan.serving.tp, 1);
+    return fmt::format("{}-bit weights / tp {} + KV of ceil({} completions / {} engines) x {} "
+                       "tokens x {}/token/GPU: {} = {}",
+        plan.serving.weightBits, tp, num(s.completions), std::max(1, e.gpus / tp),
+        num(kvTokensKept(plan.model.arch, s.tokensPerSequence)),
+        bytes(kvBytesPerTokenPerGpu(plan.model.arch, plan.serving.kvBits, tp)), parts,
+        bytes(e.perGpu.total()));
+}
+
+std::string rateText(const std::optional<double>& measured, const char* name)
+{
+    return measured ? fmt::format(" (measured {} {} tokens/s)", name, num(*measured))
+                    : std::string();
+}
+
+} // namespace
+
+void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, const RlEstimate& r,
+    Explainer& ex)
+{
+    const RlConfig& c = plan.rl;
+    for (const RoleEstimate& e : r.perRole) {
+        ex.add(fmt::format("rl.per_role.{}.per_gpu_bytes", e.role), roleFormula(plan, counts, s, e),
+            e.perGpu.total(), "bytes", kSeed);
+        ex.add(fmt::format("rl.per_role.{}.fits", e.role),
+            s.colocated ? fmt::format("colocated peak {} <= memory {}", bytes(r.colocatedPeakBytes),
+                bytes(plan.gpu.gpu.memoryBytes))
+                        : fmt::format("{} per GPU <= {}{}", bytes(e.perGpu.total()),
+                            bytes(plan.gpu.gpu.memoryBytes),
+                            e.role == "rollout" ? " x gpu_memory_utilization"
+                                                : (e.role == "trainer" || e.role == "old-policy"
+                                                        ? " (trainer + old-policy together)"
+                                                        : "")),
+            e.fits ? 1 : 0, "", kSeed);
+    }
+    if (s.colocated)
+        ex.add("rl.colocated_peak_bytes",
+            fmt::format("fixed + (1 + fragmentation) x max(rollout phase, forward phase, training "
+                        "phase); rollout {}, training {} -> {}",
+                bytes(r.rolloutPhaseBytes), bytes(r.trainingPhaseBytes),
+                bytes(r.colocatedPeakBytes)),
+            r.colocatedPeakBytes, "bytes",
+            "verl HybridEngine / vLLM sleep mode: the engine's weights and KV are released "
+            "between rollouts; docs/formulas-rl.md");
+
+    ex.add("rl.train_tokens",
+        fmt::format("prompts x {} x (prompt_len + response_len) = {} x {} x ({} + {}) = {}",
+            c.algorithm == RlAlgorithm::Dpo ? "2 (chosen, rejected)" : "group_size", c.prompts,
+            c.algorithm == RlAlgorithm::Dpo ? 2 : c.groupSize, c.promptLen, c.responseLen,
+            num(r.trainTokens)),
+        r.trainTokens, "tokens", kSeed);
+    ex.add("rl.rollout_tokens",
+        s.rollout ? fmt::format("every completion's prompt + response = {}", num(r.rolloutTokens))
+                  : std::string("DPO trains on a fixed preference dataset: no rollout = 0"),
+        r.rolloutTokens, "tokens", kSeed);
+    ex.add("rl.rollout_s",
+        !s.rollout ? std::string("no rollout = 0")
+            : c.rolloutTokensPerS
+            ? fmt::format("rollout tokens / rate = {} / {} = {}", num(r.rolloutTokens),
+                num(*c.rolloutTokensPerS), formatDuration(r.rolloutS))
+            : fmt::format("per engine: prefill ceil(completions / engines) x {} prompt tokens at "
+                          "bf16 peak + {} decode steps at mean context {} (memory roofline x "
+                          "decode_efficiency {}) = {}",
+                c.promptLen, c.responseLen, num(c.promptLen + c.responseLen / 2.0),
+                num(plan.serving.decodeEfficiency), formatDuration(r.rolloutS)),
+        r.rolloutS, "s",
+        c.rolloutTokensPerS ? kSeed : "decode roofline (docs/formulas-serving.md); seed 000");
+    ex.add("rl.reference_s",
+        fmt::format("2 x P x train tokens / (GPUs x peak x MFU){} for the reference{}{} = {}",
+            rateText(c.trainTokensPerS, "trainer: 3x its per-GPU rate,"),
+            s.reward ? ", reward model" : "", s.critic ? ", critic values" : "",
+            s.colocated
+                ? fmt::format("(one after another) {}", formatDuration(r.referenceS))
+                : fmt::format("(side by side: the slowest) {}", formatDuration(r.referenceS))),
+        r.referenceS, "s", "forward = 2 P FLOPs per token (Kaplan et al. 2020)");
+    ex.add("rl.train_s",
+        c.trainTokensPerS
+            ? fmt::format("train tokens / rate = {} / {} = {}", num(r.trainTokens),
+                num(*c.trainTokensPerS), formatDuration(r.trainS))
+            : fmt::format("6 x P_active x tokens / (GPUs x peak x MFU) = 6 x {} x {} / ({} x {} x "
+                          "{}){} = {}",
+                num(counts.active), num(r.trainTokens), s.colocated ? s.totalGpus : s.trainerGpus,
+                num(s.trainPeakFlops), num(plan.training.mfu),
+                s.critic ? " (and the critic's update)" : "", formatDuration(r.trainS)),
+        r.trainS, "s", "6 P per token forward + backward (Kaplan et al. 2020); seed 000");
+    const bool overlap = c.offPolicyPipeline && !s.colocated && s.rollout;
+    ex.add("rl.step_s",
+        overlap ? fmt::format("one step off-policy: max(rollout, forwards + train) = max({}, {} + "
+                              "{}) = {}",
+            formatDuration(r.rolloutS), formatDuration(r.referenceS), formatDuration(r.trainS),
+            formatDuration(r.stepS))
+                : fmt::format("synchronous: rollout + forwards + train = {} + {} + {} = {}",
+                    formatDuration(r.rolloutS), formatDuration(r.referenceS),
+                    formatDuration(r.trainS), formatDuration(r.stepS)),
+        r.stepS, "s",
+        "seed 000 (~30 s rollout + ~5 s train = ~35 s/step); one-step off-policy: Noukhovitch "
+        "et al. 2025 (Asynchronous RLHF)");
+    ex.add("rl.steps_per_hour",
+        fmt::format("3600 / step = 3600 / {} = {}", num(r.stepS), num(r.stepsPerHour)),
+        r.stepsPerHour, "steps/h", kSeed);
+    ex.add("rl.bottleneck",
+        fmt::format("{}: rollout {} vs forwards + train {}", r.bottleneck,
+            formatDuration(r.rolloutS), formatDuration(r.referenceS + r.trainS)),
+        r.bottleneck == "rollout" ? 1 : 0, "", "seed 000 ('find the bottleneck, scale that side')");
+    // When no split lets the trainer fit, the figure is the current split and the formula says
+    // why; a trainer whose per-GPU states exceed HBM at every count needs more GPUs or ZeRO-3.
+    const int splitGpus = s.rolloutGpus + s.trainerGpus;
+    std::string suggestion;
+    if (!s.rollout)
+        suggestion = r.suggestionFits
+            ? std::string("DPO has no rollout: every GPU trains")
+            : fmt::format("DPO has no rollout: every GPU trains, but the trainer does not fit on "
+                          "{} GPUs of {}",
+                r.suggestedTrainerGpus, bytes(plan.gpu.gpu.memoryBytes));
+    else if (r.suggestionFits)
+        suggestion = fmt::format("of {} rollout + trainer GPUs, the split minimising max(rollout, "
+                                 "forwards + train) with the trainer fitting: {} rollout / {} "
+                                 "trainer",
+            splitGpus, r.suggestedRolloutGpus, r.suggestedTrainerGpus);
+    else
+        suggestion = fmt::format("no split of these {} rollout + trainer GPUs lets the trainer "
+                                 "(ZeRO-{}) fit in {} per GPU; the current {} rollout / {} trainer "
+                                 "stands: add GPUs or shard the trainer (ZeRO-3)",
+            splitGpus, plan.training.zeroStage, bytes(plan.gpu.gpu.memoryBytes),
+            r.suggestedRolloutGpus, r.suggestedTrainerGpus);
+    ex.add("rl.suggested_rollout_gpus", suggestion, r.suggestedRolloutGpus, "GPUs",
+        "seed 000 ('usually 2:1 inference:training')");
+    ex.add("rl.suggested_trainer_gpus", fmt::format("{} trainer GPUs", r.suggestedTrainerGpus),
+        r.suggestedTrainerGpus, "GPUs", "seed 000");
+}
+
+} // namespace envelope

@@ -1,0 +1,326 @@
+// The four-copy RL job. Formulas, symbols and conventions: docs/formulas-rl.md.
+//
+// Seed 000, "The four copies cost": trainer 18/N B/param (sharded states), frozen reference
+// 2/N, rollout engine 2/N_inf + KV cache, old-policy snapshot 0..2. PPO adds a critic (a second
+// trainer) and a reward model (forward only); GRPO drops the critic; DPO drops rollout and
+// reward. Per step: rollout (decode roofline or a measured rate), the forward passes of the
+// frozen models, the policy update (6 P tokens / (N peak MFU)), summed or, one step off-policy,
+// overlapped; the bottleneck and the split of GPUs between rollout and training that balances.
+#include "rl/rl.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "rl/detail.h"
+#include "serving/serving.h"
+#include "training/memory.h"
+
+namespace envelope {
+namespace {
+
+double positive(double x)
+{
+    return std::isfinite(x) && x > 0 ? x : 0.0;
+}
+
+double peakFlops(const Gpu& gpu, ComputeDtype dtype)
+{
+    switch (dtype) {
+    case ComputeDtype::Fp8:
+        return gpu.fp8Flops > 0 ? gpu.fp8Flops : positive(gpu.bf16Flops);
+    case ComputeDtype::Tf32: // dense TF32 is half the BF16 peak on A100/H100
+        return positive(gpu.bf16Flops) / 2;
+    case ComputeDtype::Bf16:
+        break;
+    }
+    return positive(gpu.bf16Flops);
+}
+
+TrainingMemory trainerMemory(const Plan& plan, const ParamCounts& counts, int gpus)
+{
+    return estimateTrainingMemory(plan.model.arch, counts, plan.training,
+        Cluster { std::max(gpus, 1), plan.cluster.gpusPerNode }, plan.gpu.gpu, nullptr);
+}
+
+// A frozen forward-only copy (reference, reward model): bf16 weights sharded over the pool, the
+// activations of one micro-batch forward, the fixed overhead plus fragmentation.
+MemoryBreakdown forwardOnly(const Plan& plan, const ParamCounts& counts, int gpus)
+{
+    MemoryBreakdown m;
+    const TrainingConfig& t = plan.training;
+    m.weights = 2.0 * positive(counts.total) / std::max(gpus, 1);
+    m.activations = inferenceActivationPeakBytes(
+        plan.model.arch, positive(t.microBatch) * positive(t.seqLen), positive(t.microBatch), 1);
+    m.overhead = positive(t.overhead.fixedBytes)
+        + positive(t.overhead.fragmentation) * (m.weights + m.activations);
+    return m;
+}
+
+// The rollout engine on a pool of `gpus`: gpus / tp engines share the step's completions.
+MemoryBreakdown rolloutMemory(
+    const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
+{
+    const ServingConfig& c = plan.serving;
+    const ModelArch& arch = plan.model.arch;
+    const int tp = std::max(c.tp, 1);
+    const double engines = std::max(1, std::max(gpus, 1) / tp);
+    const double perEngine = std::ceil(s.completions / engines);
+    MemoryBreakdown m;
+    m.weights = servingWeights(counts, arch.layers, c.weightBits, c.quantGroupSize, tp).perGpuBytes;
+    m.kvCache = perEngine * kvBytesPerTokenPerGpu(arch, c.kvBits, tp)
+        * kvTokensKept(arch, s.tokensPerSequence);
+    m.activations = inferenceActivationPeakBytes(arch, positive(c.maxBatchedTokens), perEngine, tp);
+    m.overhead = positive(c.runtimeOverheadBytes);
+    return m;
+}
+
+RoleEstimate role(std::string name, int gpus, const MemoryBreakdown& m)
+{
+    RoleEstimate r;
+    r.role = std::move(name);
+    r.gpus = gpus;
+    r.perGpu = m;
+    return r;
+}
+
+} // namespace
+
+RlSetup rlSetup(const Plan& plan)
+{
+    const RlConfig& c = plan.rl;
+    RlSetup s;
+    s.colocated = c.placement == RlPlacement::Colocated;
+    s.rollout = c.algorithm != RlAlgorithm::Dpo;
+    // DPO's implicit reward compares with the reference; referenceGpus 0 = its log-probs were
+    // precomputed offline (TRL precompute_ref_log_probs). GRPO/PPO keep it only for the KL term.
+    s.reference = c.referenceGpus > 0 && (c.algorithm == RlAlgorithm::Dpo || c.kl);
+    s.critic = c.algorithm == RlAlgorithm::Ppo;
+    s.reward = c.algorithm == RlAlgorithm::Ppo;
+    s.oldPolicy = s.rollout && c.oldPolicyBytesPerParam > 0;
+    s.trainerGpus = std::max(c.trainerGpus, 1);
+    s.referenceGpus = s.reference ? c.referenceGpus : 0;
+    s.rolloutGpus = s.rollout ? std::max(c.rolloutGpus, 1) : 0;
+    s.criticGpus = s.critic ? (c.criticGpus > 0 ? c.criticGpus : s.trainerGpus) : 0;
+    s.rewardGpus = s.reward ? (c.rewardGpus > 0 ? c.rewardGpus : std::max(c.referenceGpus, 1)) : 0;
+    s.totalGpus = s.trainerGpus + s.referenceGpus + s.rolloutGpus + s.criticGpus + s.rewardGpus;
+
+    const double perPrompt = c.algorithm == RlAlgorithm::Dpo ? 2.0 : positive(c.groupSize);
+    s.completions = positive(c.prompts) * perPrompt;
+    s.tokensPerSequence = positive(c.promptLen) + positive(c.responseLen);
+    s.trainTokens = s.completions * s.tokensPerSequence;
+    s.rolloutTokens = s.rollout ? s.trainTokens : 0.0;
+    s.trainPeakFlops = peakFlops(plan.gpu.gpu, plan.training.recipe.recipe.compute);
+    return s;
+}
+
+double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
+{
+    if (!s.rollout || s.rolloutTokens <= 0 || gpus < 1)
+        return 0.0;
+    const RlConfig& c = plan.rl;
+    if (c.rolloutTokensPerS && *c.rolloutTokensPerS > 0) {
+        // A measured rate of the configured pool, scaled per GPU to a pool of `gpus`.
+        const double measuredGpus = s.colocated ? s.totalGpus : s.rolloutGpus;
+        return s.rolloutTokens / (*c.rolloutTokensPerS * gpus / measuredGpus);
+    }
+    // Roofline: every engine prefills its prompts (compute-bound), then decodes response_len
+    // steps of its whole batch, each at the mean context prompt + response / 2.
+    const ServingConfig& sc = plan.serving;
+    const ModelArch& arch = plan.model.arch;
+    const int tp = std::max(sc.tp, 1);
+    const double engines = std::max(1, gpus / tp);
+    const double batch = std::ceil(s.completions / engines);
+    const double peak = positive(plan.gpu.gpu.bf16Flops) * tp;
+    const double prefill
+        = peak > 0 ? batch * prefillFlops(arch, counts, positive(c.promptLen)) / peak : 0.0;
+    const double meanContext = positive(c.promptLen) + positive(c.responseLen) / 2;
+    const DecodeStep step = decodeStep(arch, counts, sc, plan.gpu.gpu, batch, meanContext);
+    return prefill + positive(c.responseLen) * step.stepS;
+}
+
+double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
+{
+    if (s.trainTokens <= 0 || gpus < 1)
+        return 0.0;
+    const RlConfig& c = plan.rl;
+    if (c.trainTokensPerS && *c.trainTokensPerS > 0) {
+        const double measuredGpus = s.colocated ? s.totalGpus : s.trainerGpus;
+        return s.trainTokens / (*c.trainTokensPerS * gpus / measuredGpus);
+    }
+    // Forward + backward = 6 P per token (Kaplan et al. 2020; seed 000), active params for MoE.
+    const double rate = gpus * s.trainPeakFlops * positive(plan.training.mfu);
+    return rate > 0 ? 6.0 * positive(counts.active) * s.trainTokens / rate : 0.0;
+}
+
+double rlForwardS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
+{
+    if (s.trainTokens <= 0 || gpus < 1)
+        return 0.0;
+    const RlConfig& c = plan.rl;
+    if (c.trainTokensPerS && *c.trainTokensPerS > 0) {
+        // A forward is a third of forward + backward: 3x the trainer's measured per-GPU rate.
+        const double measuredGpus = s.colocated ? s.totalGpus : s.trainerGpus;
+        return s.trainTokens / (3.0 * *c.trainTokensPerS * gpus / measuredGpus);
+    }
+    const double rate = gpus * s.trainPeakFlops * positive(plan.training.mfu);
+    return rate > 0 ? 2.0 * positive(counts.active) * s.trainTokens / rate : 0.0;
+}
+
+RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex)
+{
+    RlEstimate r;
+    const RlSetup s = rlSetup(plan);
+    const double memory = positive(plan.gpu.gpu.memoryBytes);
+    const double oldPolicyParamBytes
+        = s.oldPolicy ? std::clamp(plan.rl.oldPolicyBytesPerParam, 0.0, 2.0) : 0.0;
+    r.totalGpus = s.totalGpus;
+    r.rolloutTokens = s.rolloutTokens;
+    r.trainTokens = s.trainTokens;
+
+    // Pool sizes: each role's own (disjoint), or every role spread over all GPUs (colocated).
+    const int N = s.totalGpus;
+    auto pool = [&](int own) { return s.colocated ? N : own; };
+
+    const TrainingMemory trainer = trainerMemory(plan, counts, pool(s.trainerGpus));
+    MemoryBreakdown oldPolicy;
+    oldPolicy.weights = oldPolicyParamBytes * positive(counts.total) / pool(s.trainerGpus);
+    r.perRole.push_back(role("trainer", pool(s.trainerGpus), trainer.perGpu));
+    if (s.reference)
+        r.perRole.push_back(role(
+            "reference", pool(s.referenceGpus), forwardOnly(plan, counts, pool(s.referenceGpus))));
+    if (s.rollout)
+        r.perRole.push_back(role(
+            "rollout", pool(s.rolloutGpus), rolloutMemory(plan, counts, s, pool(s.rolloutGpus))));
+    if (s.oldPolicy)
+        r.perRole.push_back(role("old-policy", pool(s.trainerGpus), oldPolicy));
+    TrainingMemory critic;
+    if (s.critic) {
+        critic = trainerMemory(plan, counts, pool(s.criticGpus));
+        r.perRole.push_back(role("critic", pool(s.criticGpus), critic.perGpu));
+    }
+    if (s.reward)
+        r.perRole.push_back(
+            role("reward", pool(s.rewardGpus), forwardOnly(plan, counts, pool(s.rewardGpus))));
+
+    auto find = [&](const char* name) -> MemoryBreakdown {
+        for (const RoleEstimate& e : r.perRole)
+            if (e.role == name)
+                return e.perGpu;
+        return {};
+    };
+
+    if (s.colocated) {
+        // Phases time-share the GPUs; what stays resident is in every phase. The rollout
+        // engine's KV and weights are released after generation (vLLM sleep mode, verl's hybrid
+        // engine); gradients exist only during the update (zero_grad(set_to_none)).
+        const MemoryBreakdown ref = find("reference"), rew = find("reward"), out = find("rollout");
+        const double resident = trainer.perGpu.weights + trainer.perGpu.optimizer
+            + critic.perGpu.weights + critic.perGpu.optimizer + ref.weights + rew.weights
+            + oldPolicy.weights;
+        const double rollout
+            = resident + out.weights + out.kvCache + out.activations + out.overhead;
+        const double forward = resident + std::max(ref.activations, rew.activations);
+        const double training = resident
+            + std::max(trainer.perGpu.gradients + trainer.perGpu.activations,
+                critic.perGpu.gradients + critic.perGpu.activations);
+        const OverheadConfig& o = plan.training.overhead;
+        auto withOverhead = [&](double bytes) {
+            return positive(o.fixedBytes) + (1.0 + positive(o.fragmentation)) * bytes;
+        };
+        r.rolloutPhaseBytes = withOverhead(rollout);
+        r.trainingPhaseBytes = withOverhead(training);
+        r.colocatedPeakBytes
+            = std::max({ r.rolloutPhaseBytes, r.trainingPhaseBytes, withOverhead(forward) });
+        const bool fits = r.colocatedPeakBytes <= memory;
+        for (RoleEstimate& e : r.perRole)
+            e.fits = fits;
+        r.fits = fits;
+    } else {
+        // The old-policy snapshot shares the trainer's GPUs, so both count it; the rollout
+        // engine keeps to memory x gpu_memory_utilization (vLLM).
+        const double trainerPool = trainer.perGpu.total() + oldPolicy.weights;
+        const double rolloutLimit = memory * positive(plan.serving.gpuMemoryUtilization);
+        r.fits = true;
+        for (RoleEstimate& e : r.perRole) {
+            if (e.role == "trainer" || e.role == "old-policy")
+                e.fits = trainerPool <= memory;
+            else if (e.role == "rollout")
+                e.fits = e.perGpu.total() <= rolloutLimit;
+            else
+                e.fits = e.perGpu.total() <= memory;
+            r.fits = r.fits && e.fits;
+        }
+    }
+
+    // Step time. Disjoint pools run the frozen forwards (and the two updates of PPO) side by
+    // side; colocated ones take turns.
+    const double refS = s.reference ? rlForwardS(plan, counts, s, pool(s.referenceGpus)) : 0.0;
+    const double rewardS = s.reward ? rlForwardS(plan, counts, s, pool(s.rewardGpus)) : 0.0;
+    const double valuesS = s.critic ? rlForwardS(plan, counts, s, pool(s.criticGpus)) : 0.0;
+    const double policyS = rlPolicyTrainS(plan, counts, s, pool(s.trainerGpus));
+    const double criticS = s.critic ? rlPolicyTrainS(plan, counts, s, pool(s.criticGpus)) : 0.0;
+    r.rolloutS = rlRolloutS(plan, counts, s, pool(s.rolloutGpus));
+    r.referenceS = s.colocated ? refS + rewardS + valuesS : std::max({ refS, rewardS, valuesS });
+    r.trainS = s.colocated ? policyS + criticS : std::max(policyS, criticS);
+    const bool overlap = plan.rl.offPolicyPipeline && !s.colocated && s.rollout;
+    r.stepS = overlap ? std::max(r.rolloutS, r.referenceS + r.trainS)
+                      : r.rolloutS + r.referenceS + r.trainS;
+    r.stepsPerHour = r.stepS > 0 ? 3600.0 / r.stepS : 0.0;
+    r.bottleneck = r.rolloutS > r.referenceS + r.trainS ? "rollout" : "training";
+
+    // The split of rollout + trainer GPUs that minimises max(rollout, forwards + update), with
+    // the trainer fitting and each pool a multiple of its parallel group.
+    const int total = s.rollout ? s.rolloutGpus + s.trainerGpus : s.trainerGpus;
+    r.suggestedRolloutGpus = s.rolloutGpus;
+    r.suggestedTrainerGpus = s.trainerGpus;
+    auto trainerFits = [&](int trainerGpus) {
+        trainerGpus = std::max(trainerGpus, 1);
+        const TrainingMemory t = trainerMemory(plan, counts, trainerGpus);
+        const double snapshot = oldPolicyParamBytes * positive(counts.total) / trainerGpus;
+        return t.perGpu.total() + snapshot <= memory;
+    };
+    if (s.rollout && total >= 2) {
+        RlSetup d = s;
+        d.colocated = false;
+        const int rolloutUnit = std::max(plan.serving.tp, 1);
+        const int trainerUnit = std::max(1, plan.training.tp * plan.training.pp * plan.training.cp);
+        const int stride = std::max(1, total / 512);
+        double best = std::numeric_limits<double>::infinity(), bestSum = best;
+        for (int rollout = 1; rollout < total; rollout += stride) {
+            const int trainerGpus = total - rollout;
+            if (rollout % rolloutUnit != 0 || trainerGpus % trainerUnit != 0)
+                continue;
+            if (!trainerFits(trainerGpus))
+                continue;
+            const double rolloutS = rlRolloutS(plan, counts, d, rollout);
+            const double trainS = std::max(rlPolicyTrainS(plan, counts, d, trainerGpus),
+                s.critic ? rlPolicyTrainS(plan, counts, d, s.criticGpus) : 0.0);
+            const double refSide = std::max({ refS, rewardS, valuesS });
+            const double worst = std::max(rolloutS, refSide + trainS);
+            const double sum = rolloutS + refSide + trainS;
+            if (worst < best * (1 - 1e-12) || (worst <= best * (1 + 1e-12) && sum < bestSum)) {
+                best = worst;
+                bestSum = sum;
+                r.suggestedRolloutGpus = rollout;
+                r.suggestedTrainerGpus = trainerGpus;
+            }
+        }
+        // No candidate: the trainer overflows on every split, and the current split stands in.
+        r.suggestionFits = std::isfinite(best);
+    } else if (!s.rollout) {
+        r.suggestedRolloutGpus = 0;
+        r.suggestedTrainerGpus = s.trainerGpus + std::max(plan.rl.rolloutGpus, 0);
+        r.suggestionFits = trainerFits(r.suggestedTrainerGpus);
+    } else {
+        r.suggestionFits = trainerFits(r.suggestedTrainerGpus);
+    }
+
+    if (ex)
+        explainRl(plan, counts, s, r, *ex);
+    return r;
+}
+
+} // namespace envelope

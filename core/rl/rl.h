@@ -1,0 +1,18 @@
+// The four-copy RL post-training job: trainer, frozen reference, rollout engine, old-policy
+// snapshot (+ critic and reward model for PPO); placement; per-step timing; the balancing split.
+//
+// Source: seed 000 ("The four copies cost", the 7B GRPO on 8x H100 worked example).
+#pragma once
+
+#include <optional>
+
+#include "estimate/estimate.h"
+#include "base/expected.h"
+
+namespace envelope {
+
+// Pure; `counts` must be countParameters(plan.model.arch). Uses plan.training for the trainer's
+// recipe, ZeRO stage, recompute and MFU, plan.serving for the rollout engine's KV settings.
+RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex = nullptr);
+
+} // namespace envelope

@@ -1,0 +1,195 @@
+// Explanations of the serving figures: each formula with the plan's values substituted and its
+// source. Only runs when an Explainer is given (never on the fast path).
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "serving/detail.h"
+#include "base/units.h"
+
+namespace envelope {
+namespace {
+
+constexpr const char* kVllm
+    = "vLLM (Kwon et al. 2023, PagedAttention) Worker.determine_num_available_blocks: "
+      "total x gpu_memory_utilization - peak (weights + profiled activations + non-torch)";
+constexpr const char* kPaged
+    = "Kwon et al. 2023 sec. 4.1-4.2 (KV blocks of block_size tokens); seed 002 "
+      "pagedattention_capacity (pages = floor(bytes / bytes_per_page), pages_per_seq = "
+      "ceil(len / page))";
+constexpr const char* kRoofline
+    = "memory roofline of decoding (Williams et al. 2009 roofline; Pope et al. 2022 "
+      "'Efficiently Scaling Transformer Inference' sec. 2): each step reads the weights once and "
+      "every sequence's KV";
+
+std::string num(double x)
+{
+    return fmt::format("{:.4g}", x);
+}
+
+std::string kvFormula(const ModelArch& arch, const ServingConfig& config, double value)
+{
+    const double bytes = config.kvBits / 8.0;
+    const std::string scale = config.kvBits < 16
+        ? fmt::format(" + {} B scale/zero", num(kvScaleBytes(config.kvBits)))
+        : std::string();
+    if (arch.mla)
+        return fmt::format("MLA: L x ((kv_lora_rank + qk_rope_head_dim) x kv_bytes{}) = {} x "
+                           "(({} + {}) x {}{}) = {}",
+            config.kvBits < 16 ? " + scale" : "", arch.layers, arch.mla->kvLoraRank,
+            arch.mla->qkRopeHeadDim, num(bytes), scale, servingBytesText(value));
+    const int kvHeads = arch.kvHeads > 0 ? arch.kvHeads : arch.heads;
+    const int headDim
+        = arch.headDim > 0 ? arch.headDim : (arch.heads > 0 ? int(arch.hidden / arch.heads) : 0);
+    const char* kind = kvHeads == arch.heads ? "MHA" : (kvHeads == 1 ? "MQA" : "GQA");
+    return fmt::format("{}: 2 (K, V) x L x kv_heads x (head_dim x kv_bytes{}) = 2 x {} x {} x ({} "
+                       "x {}{}) = {}",
+        kind, config.kvBits < 16 ? " + scale" : "", arch.layers, kvHeads, headDim, num(bytes),
+        scale, servingBytesText(value));
+}
+
+} // namespace
+
+std::string servingBytesText(double bytes)
+{
+    const double a = std::fabs(bytes);
+    if (a != 0 && a < 1e6)
+        return fmt::format("{:.1f} KB ({} B)", bytes / kKB, num(bytes));
+    if (a != 0 && a < 1e8)
+        return fmt::format("{:.2f} MB", bytes / kMB);
+    return formatBytes(bytes, ByteUnits::GB, 2);
+}
+
+void explainServing(const ModelArch& arch, const ParamCounts& counts, const ServingConfig& config,
+    const Gpu& gpu, const ServingWeights& w, const ServingEstimate& r, Explainer& ex)
+{
+    const int tp = config.tp < 1 ? 1 : config.tp;
+    ex.add("serving.kv_bytes_per_token", kvFormula(arch, config, r.kvBytesPerToken),
+        r.kvBytesPerToken, "bytes",
+        "seed 000 (2 x L x d x bytes, GQA divides by heads / kv_heads), seed 002 "
+        "kv_cache_size_gb; DeepSeek-V2 sec. 2.1.2 (MLA caches c_KV and k^R); quantized KV: "
+        "LMDeploy int8/int4 KV (per-head per-token scale + zero), KIVI (Liu et al. 2024)");
+    if (arch.slidingWindow > 0)
+        ex.add("serving.kv_tokens_kept",
+            fmt::format("sliding window: min(context, window) = min({}, {}) = {}", config.context,
+                arch.slidingWindow, num(kvTokensKept(arch, config.context))),
+            kvTokensKept(arch, config.context), "tokens",
+            "Mistral 7B (Jiang et al. 2023) sec. 2: rolling buffer cache of W tokens");
+    ex.add("serving.kv_bytes_per_token_per_gpu",
+        arch.mla ? fmt::format("MLA latent kept whole on every TP rank = {}",
+            servingBytesText(r.kvBytesPerTokenPerGpu))
+                 : fmt::format("KV/token x kv_heads_per_gpu / kv_heads, kv_heads_per_gpu = max(1, "
+                               "kv_heads / tp) = {} (tp {}) -> {}",
+                     r.kvHeadsPerGpu, tp, servingBytesText(r.kvBytesPerTokenPerGpu)),
+        r.kvBytesPerTokenPerGpu, "bytes",
+        "vLLM ModelConfig.get_num_kv_heads (KV heads replicated when tp > kv_heads)");
+
+    ex.add("serving.weights_bytes_per_gpu",
+        fmt::format("(linear {} x {} B/param [{}-bit{}] + embedding/head {} x 2 B) / tp {} + "
+                    "norms/positions {} x 2 B = {}",
+            num(w.quantizedParams), num(w.bytesPerQuantized), config.weightBits,
+            config.weightBits < 16 && config.quantGroupSize > 0
+                ? fmt::format(", fp16 scale + {}-bit zero per {} weights", config.weightBits,
+                    config.quantGroupSize)
+                : std::string(),
+            num(w.embeddingParams), tp, num(w.replicatedParams),
+            servingBytesText(r.weightsBytesPerGpu)),
+        r.weightsBytesPerGpu, "bytes",
+        "GPTQ (Frantar et al. 2023) / AWQ (Lin et al. 2024) checkpoint layout: per-group fp16 "
+        "scales and packed zeros, embeddings and LM head left in 16 bit; Megatron TP splits "
+        "matrices");
+    ex.add("serving.activation_peak_bytes",
+        fmt::format("max_batched_tokens {} x (2 h + max(attention, FFN working set) / tp) x 2 B + "
+                    "fp32 logits of min(tokens, concurrency) x vocab / tp = {}",
+            config.maxBatchedTokens, servingBytesText(r.activationPeakBytes)),
+        r.activationPeakBytes, "bytes",
+        "vLLM profile_run: one forward at max_num_batched_tokens; inference keeps one layer's "
+        "intermediates at a time (docs/formulas-serving.md)");
+    ex.add("serving.overhead_bytes",
+        fmt::format("runtime_overhead_bytes = {}", servingBytesText(r.overheadBytes)),
+        r.overheadBytes, "bytes", "plan: CUDA graphs, sampler, allocator slack");
+    ex.add("serving.kv_budget_bytes",
+        fmt::format("memory x utilization - weights - activations - overhead = {} x {} - {} - {} "
+                    "- {} = {}{}",
+            servingBytesText(gpu.memoryBytes), num(config.gpuMemoryUtilization),
+            servingBytesText(r.weightsBytesPerGpu), servingBytesText(r.activationPeakBytes),
+            servingBytesText(r.overheadBytes), servingBytesText(r.kvBudgetBytes),
+            r.fits ? "" : " (nothing left: does not fit)"),
+        r.kvBudgetBytes, "bytes", kVllm);
+    ex.add("serving.blocks",
+        fmt::format("floor(budget / (block_size x KV/token/GPU)) = floor({} / ({} x {})) = {}",
+            servingBytesText(r.kvBudgetBytes), config.blockSize,
+            servingBytesText(r.kvBytesPerTokenPerGpu), num(r.blocks)),
+        r.blocks, "blocks", kPaged);
+    ex.add("serving.max_tokens",
+        fmt::format("blocks x block_size = {} x {} = {}", num(r.blocks), config.blockSize,
+            num(r.maxTokens)),
+        r.maxTokens, "tokens", kPaged);
+    ex.add("serving.max_sequences",
+        fmt::format("floor(blocks / ceil({} tokens / {})) = floor({} / {}) = {}",
+            num(kvTokensKept(arch, config.context)), config.blockSize, num(r.blocks),
+            num(std::ceil(kvTokensKept(arch, config.context) / std::max(config.blockSize, 1))),
+            num(r.maxSequences)),
+        r.maxSequences, "sequences", kPaged);
+    ex.add("serving.contiguous_waste_bytes",
+        fmt::format("max-length slots {} x (context - average) x KV/token/GPU; average {} of {} "
+                    "tokens wastes {:.1f}% = {} (PagedAttention admits {} sequences at the "
+                    "average length)",
+            num(r.contiguousSequences),
+            num(config.averageLength > 0 ? config.averageLength : config.context / 4.0),
+            config.context, 100 * r.contiguousWasteFraction,
+            servingBytesText(r.contiguousWasteBytes), num(r.pagedSequencesAtAverage)),
+        r.contiguousWasteBytes, "bytes",
+        "seed 002 (pre-allocating 8192 for 512-token averages wastes 94%); Kwon et al. 2023 "
+        "sec. 3 (reservation and internal fragmentation)");
+    ex.add("serving.per_gpu_bytes.kv_cache",
+        fmt::format("concurrency x context x KV/token/GPU = {} x {} x {} = {}{}",
+            config.concurrency, num(kvTokensKept(arch, config.context)),
+            servingBytesText(r.kvBytesPerTokenPerGpu), servingBytesText(r.perGpu.kvCache),
+            r.fitsConcurrency ? " (fits the budget)" : " (exceeds the KV budget)"),
+        r.perGpu.kvCache, "bytes", "seed 000 (256 x 8192 x 328 KB = 670 GB on 70B)");
+
+    ex.add("serving.itl_s",
+        fmt::format("max(memory, compute) = max(({} weights + {} KV) / ({} B/s x {}), {} x {} "
+                    "FLOPs / (tp x {} FLOP/s)) = max({}, {}) = {}",
+            servingBytesText(r.decodeMemoryS > 0 ? r.weightsBytesPerGpu : 0),
+            servingBytesText(
+                config.concurrency * r.kvBytesPerTokenPerGpu * kvTokensKept(arch, config.context)),
+            num(gpu.hbmBytesPerS), num(config.decodeEfficiency), config.concurrency,
+            num(decodeFlopsPerToken(arch, counts, config.context)), num(gpu.bf16Flops),
+            formatDuration(r.decodeMemoryS), formatDuration(r.decodeComputeS),
+            formatDuration(r.itlS)),
+        r.itlS, "s", kRoofline);
+    ex.add("serving.decode_tokens_per_s",
+        fmt::format("concurrency / step = {} / {} = {} tokens/s", config.concurrency,
+            formatDuration(r.itlS), num(r.decodeTokensPerS)),
+        r.decodeTokensPerS, "tokens/s", kRoofline);
+    ex.add("serving.prefill_time_s",
+        fmt::format("(2 x P_active x n + 2 x L x heads x (d_qk + d_v) x causal pairs) / (tp x bf16 "
+                    "peak) = {} FLOPs / ({} x {}) = {}",
+            num(prefillFlops(arch, counts, config.context)), tp, num(gpu.bf16Flops),
+            formatDuration(r.prefillTimeS)),
+        r.prefillTimeS, "s",
+        "Kaplan et al. 2020 Table 1 (2N per token forward + attention); causal half as flash "
+        "attention skips masked blocks");
+    ex.add("serving.ttft_s",
+        fmt::format("max(prefill, chunks x step) = max({}, ceil({} / {}) x {}) = {}",
+            formatDuration(r.prefillTimeS), config.context, config.maxBatchedTokens,
+            formatDuration(r.itlS), formatDuration(r.ttftS)),
+        r.ttftS, "s", "vLLM chunked prefill: max_num_batched_tokens per engine step");
+    ex.add("serving.compute_bound_concurrency",
+        r.computeBoundConcurrency > 0
+            ? fmt::format("B where B F / (W + B K) = peak / HBM: ridge x W / (F - ridge x K) = {}",
+                num(r.computeBoundConcurrency))
+            : std::string("never (0): each sequence's KV read outweighs its FLOPs at the ridge "
+                          "(F <= ridge x K)"),
+        r.computeBoundConcurrency, "sequences", "roofline model (Williams et al. 2009)");
+    ex.add("serving.fits",
+        r.fits ? fmt::format(
+            "weights + activations + overhead leave {} for KV", servingBytesText(r.kvBudgetBytes))
+               : std::string("weights + activations + overhead exceed memory x utilization"),
+        r.fits ? 1 : 0, "", kVllm);
+}
+
+} // namespace envelope

@@ -1,0 +1,295 @@
+// Serving budget per GPU. Formulas, symbols and conventions: docs/formulas-serving.md.
+//
+//   KV/token   = 2 x L x kv_heads x (head_dim x kv_bytes + scale)   MHA/GQA/MQA (seed 000, 002)
+//              = L x ((kv_lora_rank + rope_dim) x kv_bytes + scale) MLA (DeepSeek-V2 sec. 2.1)
+//   budget     = memory x utilization - weights - activation peak - runtime overhead
+//                (vLLM Worker.determine_num_available_blocks)
+//   blocks     = floor(budget / (block_size x KV/token/GPU))   (vLLM
+//   CacheEngine.get_cache_block_size) sequences  = floor(blocks / ceil(context / block_size)) (seed
+//   002 pagedattention_capacity) decode     = (weights read + KV read) / (HBM x efficiency) per
+//   step (memory roofline)
+#include "serving/serving.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "serving/detail.h"
+
+namespace envelope {
+namespace {
+
+double positive(double x)
+{
+    return std::isfinite(x) && x > 0 ? x : 0.0;
+}
+
+int headDimOf(const ModelArch& arch)
+{
+    if (arch.headDim > 0)
+        return arch.headDim;
+    return arch.heads > 0 ? static_cast<int>(arch.hidden / arch.heads) : 0;
+}
+
+int kvHeadsOf(const ModelArch& arch)
+{
+    return arch.kvHeads > 0 ? arch.kvHeads : std::max(arch.heads, 0);
+}
+
+// Query-key and value widths per head, for attention FLOPs.
+double qkDim(const ModelArch& arch)
+{
+    if (arch.mla)
+        return arch.mla->qkNopeHeadDim + arch.mla->qkRopeHeadDim;
+    return headDimOf(arch);
+}
+double vDim(const ModelArch& arch)
+{
+    if (arch.mla)
+        return arch.mla->vHeadDim;
+    return headDimOf(arch);
+}
+
+// Query-key pairs a causal prompt of n tokens scores: n^2 / 2, or with a window W each query
+// sees at most W keys: n W - W^2 / 2 once n > W.
+double causalPairs(const ModelArch& arch, double n)
+{
+    const double w = arch.slidingWindow;
+    if (w <= 0 || n <= w)
+        return n * n / 2;
+    return n * w - w * w / 2;
+}
+
+} // namespace
+
+double kvScaleBytes(int kvBits)
+{
+    // One fp16 scale + one fp16 zero point per cached vector and token (LMDeploy int8/int4 KV,
+    // KIVI); 16-bit caches store the values as they are.
+    return kvBits < 16 ? 4.0 : 0.0;
+}
+
+double kvBytesPerToken(const ModelArch& arch, int kvBits)
+{
+    const double bytes = std::max(kvBits, 0) / 8.0;
+    const double layers = std::max(arch.layers, 0);
+    if (arch.mla) {
+        // MLA caches the compressed latent c_KV and the shared RoPE key k^R, no separate V
+        // (DeepSeek-V2 eq. 9-10; DeepSeek-V3 config: 512 + 64).
+        const double width
+            = std::max(arch.mla->kvLoraRank, 0) + std::max(arch.mla->qkRopeHeadDim, 0);
+        return layers * (width * bytes + kvScaleBytes(kvBits));
+    }
+    return 2.0 * layers * kvHeadsOf(arch) * (headDimOf(arch) * bytes + kvScaleBytes(kvBits));
+}
+
+double kvTokensKept(const ModelArch& arch, double tokens)
+{
+    const double n = positive(tokens);
+    return arch.slidingWindow > 0 ? std::min(n, static_cast<double>(arch.slidingWindow)) : n;
+}
+
+double kvBytesForTokens(const ModelArch& arch, int kvBits, double tokens)
+{
+    return kvBytesPerToken(arch, kvBits) * kvTokensKept(arch, tokens);
+}
+
+int kvHeadsPerGpu(const ModelArch& arch, int tp)
+{
+    if (arch.mla)
+        return 1;
+    return std::max(1, kvHeadsOf(arch) / std::max(tp, 1));
+}
+
+double kvBytesPerTokenPerGpu(const ModelArch& arch, int kvBits, int tp)
+{
+    const double whole = kvBytesPerToken(arch, kvBits);
+    const int heads = kvHeadsOf(arch);
+    if (arch.mla || heads <= 0)
+        return whole;
+    return whole * kvHeadsPerGpu(arch, tp) / heads;
+}
+
+double quantizedBytesPerWeight(int weightBits, int groupSize)
+{
+    const double bytes = std::max(weightBits, 0) / 8.0;
+    if (weightBits >= 16 || groupSize <= 0)
+        return bytes;
+    // GPTQ/AWQ: `scales` fp16 and `qzeros` packed at the weight width, one of each per group.
+    return bytes + (2.0 + bytes) / groupSize;
+}
+
+ServingWeights servingWeights(
+    const ParamCounts& counts, int layers, int weightBits, int groupSize, int tp)
+{
+    ServingWeights w;
+    const double total = positive(counts.total);
+    w.embeddingParams = std::min(total, positive(counts.embedding) + positive(counts.lmHead));
+    w.replicatedParams = std::min(total - w.embeddingParams,
+        positive(counts.positions) + positive(counts.finalNorm)
+            + std::max(layers, 0) * positive(counts.normsPerLayer));
+    w.quantizedParams = std::max(0.0, total - w.embeddingParams - w.replicatedParams);
+    w.bytesPerQuantized = quantizedBytesPerWeight(weightBits, groupSize);
+    const double quantizedBytes = w.quantizedParams * w.bytesPerQuantized;
+    const double keptBytes = 2.0 * (w.embeddingParams + w.replicatedParams);
+    w.totalBytes = quantizedBytes + keptBytes;
+    const double t = std::max(tp, 1);
+    w.perGpuBytes = (quantizedBytes + 2.0 * w.embeddingParams) / t + 2.0 * w.replicatedParams;
+    return w;
+}
+
+double inferenceActivationPeakBytes(const ModelArch& arch, double tokens, double sequences, int tp)
+{
+    const double t = std::max(tp, 1);
+    const double heads = std::max(arch.heads, 0);
+    double attention = 0; // q, k, v and the attention output, per token
+    if (arch.mla)
+        attention = heads * (2 * qkDim(arch) + 2 * vDim(arch));
+    else
+        attention = (2.0 * heads + 2.0 * kvHeadsOf(arch)) * headDimOf(arch);
+    double ffn = static_cast<double>(std::max<std::int64_t>(arch.ffnHidden, 0));
+    if (arch.moe) {
+        const double perToken = (std::max(arch.moe->topK, 0) + std::max(arch.moe->sharedExperts, 0))
+            * static_cast<double>(arch.moe->expertFfnHidden);
+        ffn = std::max(ffn, perToken);
+    }
+    // Gated: the merged gate/up output (2f) and the activated product (f); plain: up and act.
+    const double ffnWorking = (arch.ffn == FfnKind::Gated ? 3.0 : 2.0) * ffn;
+    const double perToken = 2.0 * arch.hidden + std::max(attention, ffnWorking) / t;
+    const double logits
+        = std::min(positive(tokens), positive(sequences)) * positive(arch.vocab) * 4.0 / t;
+    return positive(tokens) * perToken * 2.0 + logits;
+}
+
+double prefillFlops(const ModelArch& arch, const ParamCounts& counts, double tokens)
+{
+    const double n = positive(tokens);
+    const double dense = 2.0 * positive(counts.active) * n;
+    // QK^T and AV: 2 FLOPs per multiply-add, over the causal pairs (flash attention skips the
+    // masked half).
+    const double attention = 2.0 * std::max(arch.layers, 0) * std::max(arch.heads, 0)
+        * (qkDim(arch) + vDim(arch)) * causalPairs(arch, n);
+    return dense + attention;
+}
+
+double decodeFlopsPerToken(const ModelArch& arch, const ParamCounts& counts, double contextTokens)
+{
+    return 2.0 * positive(counts.active)
+        + 2.0 * std::max(arch.layers, 0) * std::max(arch.heads, 0) * (qkDim(arch) + vDim(arch))
+        * kvTokensKept(arch, contextTokens);
+}
+
+DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const ServingConfig& config,
+    const Gpu& gpu, double batch, double contextTokens)
+{
+    DecodeStep s;
+    const double b = positive(batch);
+    const int tp = std::max(config.tp, 1);
+    const ServingWeights w
+        = servingWeights(counts, arch.layers, config.weightBits, config.quantGroupSize, tp);
+    s.weightReadBytes = w.perGpuBytes;
+    if (arch.moe && arch.moe->experts > 0 && counts.expertParamsPerLayer > 0) {
+        // A batch of b tokens, each routed to k of E experts, touches an expected
+        // 1 - (1 - k/E)^b of each layer's experts; the others are not read this step.
+        const double k = std::clamp(
+            static_cast<double>(arch.moe->topK), 0.0, static_cast<double>(arch.moe->experts));
+        const double touched = 1.0 - std::pow(1.0 - k / arch.moe->experts, b);
+        const double expertBytes = positive(counts.expertParamsPerLayer)
+            * std::max(counts.moeLayers, 0) * w.bytesPerQuantized / tp;
+        s.weightReadBytes -= std::min(expertBytes, s.weightReadBytes) * (1.0 - touched);
+    }
+    s.kvReadBytes
+        = b * kvBytesPerTokenPerGpu(arch, config.kvBits, tp) * kvTokensKept(arch, contextTokens);
+    const double bandwidth = positive(gpu.hbmBytesPerS) * positive(config.decodeEfficiency);
+    s.memoryS = bandwidth > 0 ? (s.weightReadBytes + s.kvReadBytes) / bandwidth : 0.0;
+    const double peak = positive(gpu.bf16Flops) * tp;
+    s.computeS = peak > 0 ? b * decodeFlopsPerToken(arch, counts, contextTokens) / peak : 0.0;
+    s.stepS = std::max(s.memoryS, s.computeS);
+    return s;
+}
+
+ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,
+    const ServingConfig& config, const Gpu& gpu, Explainer* ex)
+{
+    ServingEstimate r;
+    const int tp = std::max(config.tp, 1);
+    const double context = positive(config.context);
+    const double concurrency = positive(config.concurrency);
+    const double blockSize = std::max(config.blockSize, 1);
+
+    r.kvBytesPerToken = kvBytesPerToken(arch, config.kvBits);
+    r.kvHeadsPerGpu = kvHeadsPerGpu(arch, tp);
+    r.kvBytesPerTokenPerGpu = kvBytesPerTokenPerGpu(arch, config.kvBits, tp);
+
+    const ServingWeights w
+        = servingWeights(counts, arch.layers, config.weightBits, config.quantGroupSize, tp);
+    r.weightsBytesPerGpu = w.perGpuBytes;
+    r.weightBytesPerParam = w.bytesPerQuantized;
+    r.activationPeakBytes
+        = inferenceActivationPeakBytes(arch, positive(config.maxBatchedTokens), concurrency, tp);
+    r.overheadBytes = positive(config.runtimeOverheadBytes);
+
+    r.usableBytes = positive(gpu.memoryBytes) * positive(config.gpuMemoryUtilization);
+    const double left
+        = r.usableBytes - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
+    r.fits = left > 0;
+    r.kvBudgetBytes = std::max(0.0, left);
+
+    // PagedAttention: the budget is cut into blocks of block_size tokens; a logical block spans
+    // the TP group (each rank holds its heads' share), so token slots count once per group.
+    const double blockBytes = blockSize * r.kvBytesPerTokenPerGpu;
+    r.blocks = blockBytes > 0 ? std::floor(r.kvBudgetBytes / blockBytes) : 0.0;
+    r.maxTokens = r.blocks * blockSize;
+    const double keptContext = kvTokensKept(arch, context);
+    const double blocksPerSequence = std::max(1.0, std::ceil(keptContext / blockSize));
+    r.maxSequences = std::floor(r.blocks / blocksPerSequence);
+
+    // Contiguous pre-allocation reserves `context` tokens per sequence whatever its length.
+    const double average = config.averageLength > 0 ? config.averageLength : context / 4;
+    const double keptAverage = std::min(kvTokensKept(arch, average), keptContext);
+    const double sequenceBytes = keptContext * r.kvBytesPerTokenPerGpu;
+    r.contiguousSequences = sequenceBytes > 0 ? std::floor(r.kvBudgetBytes / sequenceBytes) : 0.0;
+    r.contiguousWasteFraction = keptContext > 0 ? 1.0 - keptAverage / keptContext : 0.0;
+    r.contiguousWasteBytes
+        = r.contiguousSequences * (keptContext - keptAverage) * r.kvBytesPerTokenPerGpu;
+    r.pagedSequencesAtAverage
+        = std::floor(r.blocks / std::max(1.0, std::ceil(keptAverage / blockSize)));
+
+    // Decode roofline at `concurrency` sequences of `context` tokens (the slowest step).
+    const DecodeStep step = decodeStep(arch, counts, config, gpu, concurrency, context);
+    r.decodeMemoryS = step.memoryS;
+    r.decodeComputeS = step.computeS;
+    r.itlS = step.stepS;
+    r.decodeTokensPerS = r.itlS > 0 ? concurrency / r.itlS : 0.0;
+
+    const double peak = positive(gpu.bf16Flops) * tp;
+    r.prefillTimeS = peak > 0 ? prefillFlops(arch, counts, context) / peak : 0.0;
+    // Chunked prefill: the prompt goes max_batched_tokens at a time, each chunk riding an engine
+    // step that also decodes the running batch, so a chunk takes at least one decode step.
+    const double chunks = std::ceil(context / std::max(config.maxBatchedTokens, 1));
+    r.ttftS = std::max(r.prefillTimeS, chunks * r.itlS);
+
+    // Arithmetic intensity of a decode step, B F / (W + B K), reaches the ridge peak / HBM at
+    // B = ridge W / (F - ridge K); when F <= ridge K every added sequence brings more bytes than
+    // FLOPs per the ridge and decode never turns compute-bound (reported as 0).
+    const double ridge = gpu.hbmBytesPerS > 0 ? positive(gpu.bf16Flops) / gpu.hbmBytesPerS : 0.0;
+    const double flopsPerGpu = decodeFlopsPerToken(arch, counts, context) / tp;
+    const double kvPerSequence = r.kvBytesPerTokenPerGpu * keptContext;
+    const double denominator = flopsPerGpu - ridge * kvPerSequence;
+    r.computeBoundConcurrency = ridge > 0 && denominator > 0
+        ? std::ceil(ridge * r.weightsBytesPerGpu / denominator)
+        : 0.0;
+
+    r.perGpu.weights = r.weightsBytesPerGpu;
+    r.perGpu.activations = r.activationPeakBytes;
+    r.perGpu.kvCache = concurrency * sequenceBytes;
+    r.perGpu.overhead = r.overheadBytes;
+    r.fitsConcurrency = r.fits && r.perGpu.kvCache <= r.kvBudgetBytes;
+
+    if (ex)
+        explainServing(arch, counts, config, gpu, w, r, *ex);
+    return r;
+}
+
+} // namespace envelope

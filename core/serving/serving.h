@@ -1,0 +1,85 @@
+// Serving budget: KV cache per token, quantized weights, the KV budget as serving engines compute
+// it, PagedAttention capacity, contiguous pre-allocation waste, decode/prefill rooflines.
+//
+// Sources: Kwon et al. 2023 (PagedAttention / vLLM); DeepSeek-V2/V3 reports (MLA); seeds 000, 002.
+// Every formula and convention: docs/formulas-serving.md.
+#pragma once
+
+#include <optional>
+
+#include "estimate/estimate.h"
+#include "base/expected.h"
+
+namespace envelope {
+
+// KV-cache bytes per token for the whole model at `kvBits` (16, 8 or 4; quantized formats add
+// their scale overhead). MHA/GQA/MQA: 2 x layers x kv_heads x head_dim x bytes; MLA:
+// layers x (kv_lora_rank + qk_rope_head_dim) x bytes.
+// Quantized KV (bits < 16) stores, per cached vector (one head's K or V, or one MLA latent) and
+// token, an fp16 scale and an fp16 zero point (4 B): LMDeploy's online int8/int4 KV cache
+// (per-head, per-token asymmetric), KIVI (Liu et al. 2024).
+double kvBytesPerToken(const ModelArch& arch, int kvBits);
+
+// Tokens whose KV a sequence of `tokens` tokens keeps: min(tokens, sliding_window) when the
+// architecture uses sliding-window attention (every layer, as Mistral v0.1), else `tokens`.
+double kvTokensKept(const ModelArch& arch, double tokens);
+
+// KV bytes of one sequence of `tokens` tokens, whole model: kvBytesPerToken x kvTokensKept.
+double kvBytesForTokens(const ModelArch& arch, int kvBits, double tokens);
+
+// KV heads one GPU of a tensor-parallel group of `tp` holds: max(1, kv_heads / tp), the heads
+// replicated when tp > kv_heads (vLLM ModelConfig.get_num_kv_heads). MLA caches one latent per
+// token that every rank keeps whole, so it reports 1 and the per-GPU figure is not divided.
+int kvHeadsPerGpu(const ModelArch& arch, int tp);
+
+// KV bytes per token on one GPU of a `tp` group (kvBytesPerToken x kvHeadsPerGpu / kv_heads).
+double kvBytesPerTokenPerGpu(const ModelArch& arch, int kvBits, int tp);
+
+// Bytes per quantized weight at `weightBits` with one fp16 scale and one `weightBits` zero
+// point per `groupSize` weights (GPTQ/AWQ checkpoint layout; groupSize <= 0 = per channel,
+// negligible). 16 bits = 2 B, no scales.
+double quantizedBytesPerWeight(int weightBits, int groupSize);
+
+// The model's weights on one serving GPU. Linear layers are quantized; embeddings, LM head,
+// learned positions and norms stay 16-bit (as GPTQ/AWQ leave them). TP splits the matrices
+// (and the vocab-parallel embedding/head); norms and positions are replicated.
+struct ServingWeights {
+    double quantizedParams = 0; // linear-layer weights, at weightBits + scales
+    double embeddingParams = 0; // embedding + LM head, 16-bit, split by tp
+    double replicatedParams = 0; // norms + learned positions, 16-bit, on every rank
+    double bytesPerQuantized = 2;
+    double totalBytes = 0; // whole model
+    double perGpuBytes = 0; // one GPU of the tp group
+};
+ServingWeights servingWeights(
+    const ParamCounts& counts, int layers, int weightBits, int groupSize, int tp);
+
+// Transient activation peak of one inference forward over `tokens` tokens (vLLM profiles this
+// at max_num_batched_tokens), on one GPU of a `tp` group: the largest working set of one layer
+// (residual, norm output and the widest of attention or FFN intermediates, bf16) plus the fp32
+// logits of `sequences` sampled positions.
+double inferenceActivationPeakBytes(const ModelArch& arch, double tokens, double sequences, int tp);
+
+// Forward FLOPs of a `tokens`-token prompt (prefill): 2 x active params x tokens plus causal
+// attention (QK^T and AV over the kept key window).
+double prefillFlops(const ModelArch& arch, const ParamCounts& counts, double tokens);
+
+// Forward FLOPs of one decoded token whose sequence holds `contextTokens` tokens.
+double decodeFlopsPerToken(const ModelArch& arch, const ParamCounts& counts, double contextTokens);
+
+// One decode step of `batch` sequences of `contextTokens` tokens on one GPU of a `tp` group.
+struct DecodeStep {
+    double weightReadBytes = 0; // MoE: only the experts the batch touches
+    double kvReadBytes = 0;
+    double memoryS = 0; // bytes / (HBM x efficiency)
+    double computeS = 0; // FLOPs / (tp x bf16 peak)
+    double stepS = 0; // max of the two
+};
+DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const ServingConfig& config,
+    const Gpu& gpu, double batch, double contextTokens);
+
+// Pure; `counts` must be countParameters(arch).
+ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,
+    const ServingConfig& config, const Gpu& gpu, Explainer* ex = nullptr);
+
+} // namespace envelope

@@ -1,0 +1,227 @@
+#include "training/activations.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace envelope {
+namespace {
+
+// Guards for odd-but-valid input: never divide by zero, never let a NaN through.
+double nonNegative(double x)
+{
+    return std::isfinite(x) && x > 0 ? x : 0.0;
+}
+int atLeastOne(int x)
+{
+    return x < 1 ? 1 : x;
+}
+
+} // namespace
+
+LayerTerms layerTerms(
+    const ModelArch& arch, const TrainingConfig& config, double activationBytes, bool moeLayer)
+{
+    const double ab = nonNegative(activationBytes);
+    const double h = nonNegative(static_cast<double>(arch.hidden));
+    const double heads = nonNegative(arch.heads);
+    const double headDim = arch.headDim > 0 ? arch.headDim : (heads > 0 ? h / heads : 0.0);
+    const double kvHeads = arch.kvHeads > 0 ? arch.kvHeads : heads;
+    const double seq = nonNegative(config.seqLen);
+    const bool dropout = arch.dropout > 0;
+    const bool flash = config.flashAttention;
+
+    LayerTerms t;
+    // Korthikanti et al. 2022 sec. 4.1: each block norm keeps its input (2sbh each, "4sbh"), and
+    // its output is the input the next linear keeps: the QKV input and the FFN input (2sbh each).
+    t.normInputs = 2 * ab * h;
+    t.normOutputs = 2 * ab * h;
+    // The attention-output and FFN-output dropout masks (sbh each, 1 byte); none at dropout 0.
+    t.dropoutMasks = dropout ? 2 * h : 0.0;
+
+    if (arch.mla) {
+        // MLA (DeepSeek-V2/V3): the q and kv latents pass through a norm before their
+        // up-projections, which keep the norm's input and output; per head the attention core
+        // sees Q and K of width nope + rope and V of width v_head_dim.
+        const MlaConfig& m = *arch.mla;
+        const double qk = nonNegative(m.qkNopeHeadDim) + nonNegative(m.qkRopeHeadDim);
+        const double v = nonNegative(m.vHeadDim);
+        t.latents = ab * (2 * nonNegative(m.qLoraRank) + 2 * nonNegative(m.kvLoraRank));
+        t.attention = ab * heads * (2 * qk + 2 * v); // Q, K, V, output-projection input
+    } else {
+        // Q and K for QK^T, V for the product with the probabilities, the output-projection
+        // input (Korthikanti sec. 4.1: 4sbh + 2sbh + 2sbh). Flash attention reads K and V at
+        // kv_heads width (GQA); the eager path repeats them to all heads before the matmuls, so
+        // that is what it keeps.
+        const double kvSaved = flash ? kvHeads * headDim : heads * headDim;
+        t.attention = ab * (2 * heads * headDim + 2 * kvSaved);
+    }
+
+    if (flash) {
+        // Flash attention (Dao et al. 2022) never stores the s x s matrix; it keeps one fp32
+        // log-sum-exp per head and query row for the backward pass.
+        t.flashStats = 4 * heads;
+    } else {
+        // Korthikanti sec. 4.1: softmax output 2as^2b, dropout mask as^2b, dropout output
+        // 2as^2b = 5as^2b. Without dropout the softmax output is also the matmul input: kept once.
+        t.scores = heads * seq * (dropout ? 2 * ab + 1 : ab);
+    }
+
+    // FFN intermediates: plain (GELU) keeps the activation's input and output (Korthikanti:
+    // 8sbh + 8sbh at 4h); gated (SwiGLU/GeGLU) keeps the gate and up outputs and their product
+    // (the down-projection input), as a fused kernel does: 3 x ffn_hidden.
+    const double tensorsPerFfn = arch.ffn == FfnKind::Gated ? 3.0 : 2.0;
+    if (moeLayer && arch.moe) {
+        const MoeConfig& m = *arch.moe;
+        const double fe = nonNegative(static_cast<double>(m.expertFfnHidden));
+        const double topK = nonNegative(m.topK);
+        t.ffn = ab * tensorsPerFfn * fe * (topK + nonNegative(m.sharedExperts));
+        // Each token is dispatched to top-k experts (a permuted copy of its input per expert)
+        // and their outputs are kept for the weighted combine; the router keeps fp32
+        // probabilities over all experts.
+        t.moeTokens = 2 * ab * h * topK + 4 * nonNegative(m.experts);
+    } else {
+        t.ffn = ab * tensorsPerFfn * nonNegative(static_cast<double>(arch.ffnHidden));
+    }
+    return t;
+}
+
+ActivationCosts activationCosts(
+    const ModelArch& arch, const TrainingConfig& config, double activationBytes)
+{
+    const double ab = nonNegative(activationBytes);
+    const double h = nonNegative(static_cast<double>(arch.hidden));
+    const double tp = atLeastOne(config.tp);
+    const double cp = atLeastOne(config.cp);
+    // Sequence parallelism splits the otherwise replicated tensors (norms, dropout) over tp.
+    const double tSp = config.sequenceParallel ? tp : 1.0;
+
+    ActivationCosts c;
+    c.tokens = nonNegative(config.microBatch) * nonNegative(config.seqLen) / cp;
+
+    if (config.activationModel.kind == ActivationModel::Kind::SimpleSbh) {
+        // Seeds 002/003: k x B x S x h x bytes per layer with k x bytes = bytes_per_sbh_per_layer
+        // stated for 2-byte activations (24 = 12 x 2), scaled to the recipe's activation width;
+        // seed 001 divides it by TP ("activations are distributed, ~4x with TP=4").
+        const double per = nonNegative(config.activationModel.bytesPerSbhPerLayer) * (ab / 2.0)
+            * c.tokens * h / tp;
+        c.simple = true;
+        c.dense = { per, per, per };
+        c.moe = c.dense;
+        return c;
+    }
+
+    const auto layer = [&](bool moe) {
+        const LayerTerms t = layerTerms(arch, config, ab, moe);
+        LayerActivation a;
+        a.full = (t.replicated() / tSp + t.split() / tp) * c.tokens;
+        a.selective = a.full - t.scores / tp * c.tokens;
+        // Full recompute keeps each layer's input (Korthikanti Table 2: 2sbh per layer), split
+        // along the sequence when sequence parallelism is on.
+        a.checkpoint = ab * h / tSp * c.tokens;
+        return a;
+    };
+    c.dense = layer(false);
+    c.moe = arch.moe ? layer(true) : c.dense;
+
+    // The embedding's output is the first layer's input (counted there); the embedding itself
+    // keeps the int64 token ids and, with dropout, its dropout mask (Korthikanti sec. 4.3: sbh).
+    c.embeddingBytes = c.tokens * (8.0 + (arch.dropout > 0 ? h / tSp : 0.0));
+    // Output layer (Korthikanti sec. 4.3, 4sbh/t (1 + v/h) with SP): the final norm's input and
+    // the head's input (2sbh each), the logits in the activation dtype plus the fp32 copy the
+    // loss keeps (4sbv), both vocab-parallel over tp.
+    const double vocab = nonNegative(static_cast<double>(arch.vocab));
+    c.outputBytes = c.tokens * (2 * ab * h / tSp + (ab + 4.0) * vocab / tp);
+    return c;
+}
+
+double microBatchesInFlight(int stage, int stages, int virtualStages, int microBatches)
+{
+    const int p = atLeastOne(stages);
+    const int m = atLeastOne(microBatches);
+    const int s = std::clamp(stage, 0, p - 1);
+    if (p == 1)
+        return 1.0;
+    if (virtualStages <= 1) {
+        // 1F1B: stage s runs p - s warm-up forwards before its first backward (at most m).
+        return std::min(p - s, m);
+    }
+    // Interleaved 1F1B (Megatron): 2(p - s - 1) + (v - 1)p warm-up chunks plus the one in
+    // progress, each chunk 1/v of the stage's layers; on stage 0 that is p + (p - 1)/v.
+    const double v = virtualStages;
+    const double chunks = std::min(2.0 * (p - s - 1) + (v - 1) * p + 1, double(m) * v);
+    return chunks / v;
+}
+
+StageActivation stageActivation(const ActivationCosts& costs, const TrainingConfig& config,
+    int stage, int stages, int denseLayers, int moeLayers)
+{
+    StageActivation a;
+    const double calibration = config.activationModel.calibration;
+    a.calibration = std::isfinite(calibration) && calibration > 0 ? calibration : 1.0;
+    a.inFlight = microBatchesInFlight(stage, stages, config.virtualStages, config.gradAccum);
+    if (stage == 0)
+        a.embedding = a.inFlight * costs.embeddingBytes;
+    if (stage == atLeastOne(stages) - 1)
+        a.output = costs.outputBytes; // the last stage runs one micro-batch's loss at a time
+
+    const int nd = std::max(denseLayers, 0);
+    const int nm = std::max(moeLayers, 0);
+    const int n = nd + nm;
+    if (n == 0)
+        return a;
+
+    const LayerActivation& d = costs.dense;
+    const LayerActivation& e = costs.moe;
+    const double sumFull = nd * d.full + nm * e.full;
+    const double sumSelective = nd * d.selective + nm * e.selective;
+    const double maxFull = std::max(nd > 0 ? d.full : 0.0, nm > 0 ? e.full : 0.0);
+    const double maxSelective = std::max(nd > 0 ? d.selective : 0.0, nm > 0 ? e.selective : 0.0);
+
+    switch (config.recompute) {
+    case Recompute::None:
+        a.layers = a.inFlight * sumFull;
+        a.perLayer = maxFull;
+        break;
+    case Recompute::Selective:
+        // The seeds' simple model already assumes selective recompute (seed 003: "k = 12 with
+        // selective recompute"), so it keeps the same k there.
+        a.layers = a.inFlight * sumSelective;
+        a.perLayer = maxSelective;
+        break;
+    case Recompute::Full:
+        if (costs.simple) {
+            // Seed 002 (gradient_checkpointing=True): int(sqrt(L)) layers' activations.
+            const double kept = std::max(1.0, std::floor(std::sqrt(double(n))));
+            a.layers = a.inFlight * kept * d.full;
+            a.perLayer = d.full;
+        } else {
+            // Korthikanti Table 2: 2sbh per layer, plus one layer rebuilt during backward.
+            a.layers = a.inFlight * n * d.checkpoint;
+            a.workingSet = maxFull;
+            a.perLayer = d.checkpoint;
+        }
+        break;
+    case Recompute::EveryK: {
+        const int k = atLeastOne(config.recomputeEvery);
+        const double segments = std::ceil(double(n) / k);
+        const double rebuilt = std::min(k, n);
+        if (costs.simple) {
+            // Seed 001: (L/k + k) x per-layer (it keeps a full layer per checkpoint: "overestimates
+            // the checkpoint term ... but is easier to compute").
+            a.layers = a.inFlight * segments * d.full;
+            a.workingSet = rebuilt * d.full;
+            a.perLayer = d.full;
+        } else {
+            // Checkpoints (layer inputs) at each of ceil(L/k) segments, plus one segment's k
+            // layers rebuilt with all their tensors during backward.
+            a.layers = a.inFlight * segments * d.checkpoint;
+            a.workingSet = rebuilt * maxFull;
+            a.perLayer = d.checkpoint;
+        }
+        break;
+    }
+    }
+    return a;
+}
+
+} // namespace envelope

@@ -1,0 +1,91 @@
+// Internals of estimateTrainingMemory shared by training_memory.cpp (the arithmetic) and
+// training_explain.cpp (the explanations). Not part of the public core API.
+#pragma once
+
+#include "training/activations.h"
+#include "estimate/estimate.h"
+
+namespace envelope {
+
+// What does not change from stage to stage or with the data-parallel size.
+struct TrainingSetup {
+    int tp = 1, pp = 1, cp = 1, ep = 1;
+    int zeroStage = 0;
+    int layers = 0;
+    int layersPerStage = 0; // ceil(L / pp)
+    int leadingDense = 0; // layers [0, leadingDense) have a dense FFN, the rest MoE
+    // Parameters held by one GPU (after tp, and ep for routed experts).
+    double denseLayerParams = 0; // one dense-FFN layer
+    double moeLayerParams = 0; // one MoE layer without its routed experts
+    double moeLayerExpertParams = 0; // one MoE layer's routed experts
+    double firstStageParams = 0; // token embedding / tp + learned positions
+    double lastStageParams = 0; // LM head / tp (a tied head's copy when pp > 1) + final norm
+    // Bytes per parameter (recipe + optimizer kind).
+    double weightBytes = 0;
+    double gradientBytes = 0;
+    double masterBytes = 0;
+    double momentBytes = 0; // all optimizer moments together (moments x bytes, or custom)
+    bool offloadOptimizer = false;
+    bool offloadParams = false;
+    // Optimizer offload takes the gradients off the GPU only when they are partitioned.
+    bool gradientsOffloaded() const { return offloadOptimizer && zeroStage >= 2; }
+    double fixedBytes = 0;
+    double fragmentation = 0;
+    double gpuMemoryBytes = 0;
+    ActivationCosts activations;
+};
+
+// fp32 gradients the CPU optimizer updates under optimizer offload (ZeRO-Offload, Ren et al.
+// 2021 sec. 4.1: gradients move to the host and the update runs in fp32 there).
+inline constexpr double kHostGradientBytes = 4.0;
+
+struct StageParams {
+    int firstLayer = 0;
+    int endLayer = 0; // one past the last
+    int denseLayers = 0;
+    int moeLayers = 0;
+    double dense = 0; // non-expert parameters on one GPU, embedding / head included
+    double expert = 0; // routed-expert parameters on one GPU
+    double embedding = 0; // the part of `dense` that is embedding (first stage)
+    double head = 0; // the part of `dense` that is LM head + final norm (last stage)
+    double total() const { return dense + expert; }
+};
+
+// ZeRO divisors: how many ways each state is sharded (1 = replicated).
+struct Shards {
+    double weights = 1, gradients = 1, optimizer = 1; // non-expert parameters
+    double expertWeights = 1, expertGradients = 1, expertOptimizer = 1;
+};
+
+struct StageMemory {
+    int stage = 0;
+    int dataParallel = 1;
+    StageParams params;
+    StageActivation activation;
+    Shards shards;
+    MemoryBreakdown perGpu;
+    double hostBytes = 0; // offloaded to CPU RAM per GPU
+    // total = fixed + (1 + fragmentation) x (unsharded + sharded / dp): the parts of the
+    // pre-overhead bytes that do not and do shrink with the DP size (dp a multiple of ep).
+    double unshardedBytes = 0;
+    double shardedBytesAtDp1 = 0;
+};
+
+TrainingSetup trainingSetup(
+    const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& config, const Gpu& gpu);
+StageMemory stageMemory(
+    const TrainingSetup& setup, const TrainingConfig& config, int stage, int dataParallel);
+
+// The stages the result's figures come from.
+struct KeyStages {
+    StageMemory worst; // the most-loaded GPU: per_gpu_bytes
+    StageMemory binding; // decides min_gpus (or rules every dp out)
+    StageMemory host; // the most host memory under offload
+};
+
+// Explanations of every training-memory figure (training_explain.cpp).
+void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
+    const TrainingConfig& config, const Cluster& cluster, const KeyStages& stages,
+    const TrainingMemory& result, Explainer& ex);
+
+} // namespace envelope

@@ -1,0 +1,296 @@
+// Explanations of the training-memory figures: each formula with the worst stage's values
+// substituted and its source. Only runs when an Explainer is given (never on the hot path).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "training/detail.h"
+#include "base/units.h"
+
+namespace envelope {
+namespace {
+
+constexpr const char* kZeroSource
+    = "ZeRO (Rajbhandari et al. 2020) sec. 5, Psi x (2 + 2 + K) with K = 12 and its stages P_os, "
+      "P_os+g, P_os+g+p; seed 002 (ZeRO-2 corrected to 2P + 14P/N)";
+constexpr const char* kKorthikanti
+    = "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer Models, "
+      "sec. 4.1-4.3, 5 and Table 2, generalised to the block (docs/formulas-training.md)";
+constexpr const char* kSeedsSimple
+    = "seeds 002/003 (k x L x B x S x h x bytes, k = 12), seed 001 (every k: L/k + k layers), "
+      "seed 002 (gradient checkpointing: int(sqrt(L)) layers)";
+
+// GB with two decimals; small figures (token ids, masks) in MB so they do not read as 0.
+std::string gb(double bytes)
+{
+    if (bytes != 0 && std::fabs(bytes) < 1e8)
+        return fmt::format("{:.2f} MB", bytes / kMB);
+    return formatBytes(bytes, ByteUnits::GB, 2);
+}
+std::string num(double x)
+{
+    return fmt::format("{:.4g}", x);
+}
+
+// "P / shard" text for a dense + expert parameter split.
+std::string paramsOver(const StageParams& p, double shard, double expertShard)
+{
+    if (p.expert <= 0)
+        return fmt::format("{} / {}", num(p.dense), num(shard));
+    return fmt::format(
+        "({} / {} + {} experts / {})", num(p.dense), num(shard), num(p.expert), num(expertShard));
+}
+
+void explainParams(const TrainingSetup& s, const StageMemory& w, Explainer& ex)
+{
+    const StageParams& p = w.params;
+    std::string text = fmt::format("stage {} of {} holds layers {}..{}: {} dense x {}", w.stage,
+        s.pp, p.firstLayer, p.endLayer - 1, p.denseLayers, num(s.denseLayerParams));
+    if (p.moeLayers > 0)
+        text += fmt::format(" + {} MoE x ({} + {} routed experts / (tp x ep = {}))", p.moeLayers,
+            num(s.moeLayerParams), num(s.moeLayerExpertParams), s.tp * s.ep);
+    if (p.embedding > 0)
+        text += fmt::format(" + embedding {}", num(p.embedding));
+    if (p.head > 0)
+        text += fmt::format(" + LM head and final norm {}", num(p.head));
+    text += fmt::format(" = {} (matrices / tp = {}, norms replicated)", num(p.total()), s.tp);
+    ex.add("training.params_on_worst_gpu", std::move(text), p.total(), "params",
+        "Megatron-LM (Shoeybi et al. 2019; Narayanan et al. 2021): TP splits each matrix, PP "
+        "gives each stage ceil(L/pp) layers, embedding on the first stage, LM head on the last "
+        "(a tied head keeps a copy there); EP splits routed experts");
+}
+
+void explainStates(
+    const TrainingSetup& s, const TrainingConfig& config, const StageMemory& w, Explainer& ex)
+{
+    const StageParams& p = w.params;
+    const MemoryBreakdown& m = w.perGpu;
+    const std::string recipe = config.recipe.recipe.name.empty()
+        ? std::string("custom recipe")
+        : fmt::format("recipe '{}'", config.recipe.recipe.name);
+
+    ex.add("training.per_gpu_bytes.weights",
+        s.offloadParams
+            ? fmt::format("offload_params: the {} B/param weights live in host memory = 0",
+                num(s.weightBytes))
+            : fmt::format("weight_bytes x params / shard (dp from ZeRO-3, else 1) = {} x {} = {}",
+                num(s.weightBytes), paramsOver(p, w.shards.weights, w.shards.expertWeights),
+                gb(m.weights)),
+        m.weights, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
+
+    ex.add("training.per_gpu_bytes.gradients",
+        s.gradientsOffloaded()
+            ? std::string("offload_optimizer with ZeRO >= 2: each reduced gradient bucket "
+                          "streams to the host for the CPU optimizer = 0")
+            : fmt::format(
+                "gradient_bytes x params / shard (dp from ZeRO-2, else 1) = {} x {} = {}{}",
+                num(s.gradientBytes), paramsOver(p, w.shards.gradients, w.shards.expertGradients),
+                gb(m.gradients),
+                s.offloadOptimizer ? " (offload below ZeRO-2: the full gradient is reduced on "
+                                     "the GPU before its copy to the host)"
+                                   : ""),
+        m.gradients, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
+
+    const Recipe& r = config.recipe.recipe;
+    const std::string moments = r.optimizerBytes
+        ? fmt::format("custom optimizer state {} B", num(*r.optimizerBytes))
+        : fmt::format("{} moments ({}) x {} B", momentCount(config.optimizer),
+            optimizerId(config.optimizer), num(r.momentBytes));
+    ex.add("training.per_gpu_bytes.optimizer",
+        s.offloadOptimizer
+            ? std::string("offload_optimizer: master copy and moments live in host memory = 0")
+            : fmt::format(
+                "(master {} B + {}) x params / shard (dp from ZeRO-1, else 1) = {} x {} = {}",
+                num(s.masterBytes), moments, num(s.masterBytes + s.momentBytes),
+                paramsOver(p, w.shards.optimizer, w.shards.expertOptimizer), gb(m.optimizer)),
+        m.optimizer, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
+}
+
+void explainLayer(const ModelArch& arch, const TrainingSetup& s, const TrainingConfig& config,
+    const StageMemory& w, const TrainingMemory& r, Explainer& ex)
+{
+    const ActivationCosts& c = s.activations;
+    const double ab = config.recipe.recipe.activationBytes;
+    const double tSp = config.sequenceParallel ? s.tp : 1;
+    std::string text;
+    if (c.simple) {
+        text = fmt::format("bytes_per_sbh_per_layer x (activation_bytes / 2) x b x s x h / (tp x "
+                           "cp) = {} x ({} / 2) x {} x {} x {} / ({} x {}) = {}",
+            num(config.activationModel.bytesPerSbhPerLayer), num(ab), config.microBatch,
+            config.seqLen, arch.hidden, s.tp, s.cp, gb(c.dense.full));
+    } else {
+        const bool moe = w.params.moeLayers > 0 && arch.moe;
+        const LayerTerms t = layerTerms(arch, config, ab, moe);
+        text = fmt::format(
+            "per token: replicated (norm inputs {} + norm outputs {} + dropout masks {} + MLA "
+            "latents {} + MoE dispatch/combine {}) / {} + split (Q/K/V/out {} + scores {} + "
+            "flash stats {} + FFN {}) / tp {}; x tokens b x s / cp = {} x {} / {}",
+            num(t.normInputs), num(t.normOutputs), num(t.dropoutMasks), num(t.latents),
+            num(t.moeTokens), num(tSp), num(t.attention), num(t.scores), num(t.flashStats),
+            num(t.ffn), s.tp, config.microBatch, config.seqLen, s.cp);
+        const LayerActivation& a = moe ? c.moe : c.dense;
+        switch (config.recompute) {
+        case Recompute::None:
+            text += fmt::format(" = {} (no recompute)", gb(a.full));
+            break;
+        case Recompute::Selective:
+            text += fmt::format(
+                " = {}, minus the s^2 scores (selective) = {}", gb(a.full), gb(a.selective));
+            break;
+        case Recompute::Full:
+        case Recompute::EveryK:
+            text += fmt::format(" = {} rebuilt; kept: the layer input activation_bytes x h / {} "
+                                "x tokens = {}",
+                gb(a.full), num(tSp), gb(a.checkpoint));
+            break;
+        }
+    }
+    ex.add("training.activation_bytes_per_layer", std::move(text), r.activationBytesPerLayer,
+        "bytes", c.simple ? kSeedsSimple : kKorthikanti);
+}
+
+void explainActivations(const ModelArch& arch, const TrainingSetup& s, const TrainingConfig& config,
+    const StageMemory& w, const TrainingMemory& r, Explainer& ex)
+{
+    explainLayer(arch, s, config, w, r, ex);
+    const ActivationCosts& c = s.activations;
+    const StageActivation& a = w.activation;
+
+    ex.add("training.micro_batches_in_flight",
+        config.virtualStages > 1 && s.pp > 1
+            ? fmt::format("interleaved 1F1B, stage 0: min(2(pp-1) + (v-1)pp + 1, m v) / v "
+                          "= min(2 x {} + {} x {} + 1, {} x {}) / {} -> {}",
+                s.pp - 1, config.virtualStages - 1, s.pp, config.gradAccum, config.virtualStages,
+                config.virtualStages, r.microBatchesInFlight)
+            : fmt::format("1F1B, stage 0: min(pp, grad_accum) = min({}, {}) = {}", s.pp,
+                config.gradAccum, r.microBatchesInFlight),
+        r.microBatchesInFlight, "",
+        "Narayanan et al. 2021 sec. 2.2 (1F1B); Korthikanti et al. 2022 sec. 4.3");
+
+    ex.add("training.embedding_activation_bytes",
+        c.simple
+            ? std::string("included in the seeds' k x L x B x S x h = 0")
+            : fmt::format("in flight x tokens x (8 B token id + dropout mask h / {}) "
+                          "= {} x {} x (8 + {}) = {}",
+                num(config.sequenceParallel ? s.tp : 1),
+                num(microBatchesInFlight(0, s.pp, config.virtualStages, config.gradAccum)),
+                num(c.tokens), arch.dropout > 0 ? arch.hidden : 0, gb(r.embeddingActivationBytes)),
+        r.embeddingActivationBytes, "bytes", c.simple ? kSeedsSimple : kKorthikanti);
+
+    ex.add("training.logits_bytes",
+        c.simple
+            ? std::string("included in the seeds' k x L x B x S x h = 0")
+            : fmt::format("tokens x (2 x activation_bytes x h / {} + (activation_bytes "
+                          "+ 4 fp32) x vocab / tp) = {} x (2 x {} x {} / {} + ({} + 4) "
+                          "x {} / {}) = {}",
+                num(config.sequenceParallel ? s.tp : 1), num(c.tokens),
+                num(config.recipe.recipe.activationBytes), arch.hidden,
+                num(config.sequenceParallel ? s.tp : 1), num(config.recipe.recipe.activationBytes),
+                arch.vocab, s.tp, gb(r.logitsBytes)),
+        r.logitsBytes, "bytes",
+        c.simple ? kSeedsSimple
+                 : "Korthikanti et al. 2022 sec. 4.3 (4sbh/t (1 + v/h)), plus the logits in the "
+                   "activation dtype alongside the loss's fp32 copy");
+
+    ex.add("training.per_gpu_bytes.activations",
+        fmt::format("(stage {}: layers {} x in flight {} + recompute working set {} + "
+                    "embedding {} + output layer {}) x calibration {} = {}",
+            w.stage, gb(a.layers / (a.inFlight > 0 ? a.inFlight : 1)), num(a.inFlight),
+            gb(a.workingSet), gb(a.embedding), gb(a.output), num(a.calibration),
+            gb(w.perGpu.activations)),
+        w.perGpu.activations, "bytes", c.simple ? kSeedsSimple : kKorthikanti);
+}
+
+} // namespace
+
+void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
+    const TrainingConfig& config, const Cluster& cluster, const KeyStages& stages,
+    const TrainingMemory& result, Explainer& ex)
+{
+    const StageMemory& worst = stages.worst;
+    const StageMemory& binding = stages.binding;
+    const StageMemory& host = stages.host;
+    const MemoryBreakdown& m = worst.perGpu;
+    ex.add("training.data_parallel",
+        fmt::format("gpus / (tp x pp x cp) = {} / ({} x {} x {}) = {}", cluster.gpus, setup.tp,
+            setup.pp, setup.cp, result.dataParallel),
+        result.dataParallel, "", "Megatron-LM 3D parallelism (Narayanan et al. 2021)");
+    ex.add("training.worst_stage",
+        fmt::format("the pipeline stage with the largest total of {} stages: {}", setup.pp,
+            result.worstStage),
+        result.worstStage, "",
+        "first stage: embedding and pp micro-batches in flight; last: LM head and logits");
+    explainParams(setup, worst, ex);
+    explainStates(setup, config, worst, ex);
+    explainActivations(arch, setup, config, worst, result, ex);
+
+    const double before = m.weights + m.gradients + m.optimizer + m.activations;
+    ex.add("training.per_gpu_bytes.overhead",
+        fmt::format("fixed + fragmentation x (weights + gradients + optimizer + activations) "
+                    "= {} + {} x {} = {}",
+            gb(setup.fixedBytes), num(setup.fragmentation), gb(before), gb(m.overhead)),
+        m.overhead, "bytes",
+        "seed 003 (~2 GB CUDA context + ~1 GB NCCL buffers, 5-15% fragmentation); seed 002 "
+        "(CUDA workspace 1-2 GB); zeros reproduce the seeds' examples");
+    ex.add("training.per_gpu_bytes.total",
+        fmt::format("weights + gradients + optimizer + activations + overhead = {} + {} + {} "
+                    "+ {} + {} = {}",
+            gb(m.weights), gb(m.gradients), gb(m.optimizer), gb(m.activations), gb(m.overhead),
+            gb(m.total())),
+        m.total(), "bytes", "sum of the figures above (most-loaded GPU)");
+    ex.add("training.gpu_memory_bytes",
+        fmt::format("usable HBM of one GPU = {}", gb(setup.gpuMemoryBytes)), setup.gpuMemoryBytes,
+        "bytes", "GPU preset (memory as the driver reports it)");
+    ex.add("training.fits",
+        fmt::format("total {} {} usable HBM {} -> {}", gb(m.total()), result.fits ? "<=" : ">",
+            gb(setup.gpuMemoryBytes), result.fits ? "fits" : "does not fit"),
+        result.fits ? 1.0 : 0.0, "", "per-GPU total against the GPU's usable memory");
+
+    const double room = (setup.gpuMemoryBytes - setup.fixedBytes) / (1.0 + setup.fragmentation);
+    std::string minText;
+    if (result.minGpus > 0) {
+        const double dp = result.minGpus / (double(setup.tp) * setup.pp * setup.cp);
+        minText = fmt::format(
+            "smallest dp (a multiple of ep = {}) with fixed + (1 + f)(unsharded + sharded / dp) "
+            "<= HBM on every stage; stage {}: dp >= sharded / ((HBM - fixed) / (1 + f) - "
+            "unsharded) = {} / ({} - {}) = {:.3f} -> dp {} x tp x pp x cp {} = {}",
+            setup.ep, binding.stage, gb(binding.shardedBytesAtDp1), gb(room),
+            gb(binding.unshardedBytes),
+            binding.shardedBytesAtDp1 > 0
+                ? binding.shardedBytesAtDp1 / (room - binding.unshardedBytes)
+                : 1.0,
+            num(dp), setup.tp * setup.pp * setup.cp, result.minGpus);
+    } else {
+        minText = fmt::format(
+            "0: on stage {} what data parallelism cannot shard (ZeRO stage {}: activations and "
+            "unsharded states) is {}, against (HBM - fixed) / (1 + f) = {}",
+            binding.stage, setup.zeroStage, gb(binding.unshardedBytes), gb(room));
+    }
+    ex.add("training.min_gpus", std::move(minText), result.minGpus, "",
+        "ZeRO (Rajbhandari et al. 2020) sec. 5: sharded states shrink as 1/dp; tp x pp x cp "
+        "kept fixed");
+
+    const int gpusPerNode = std::clamp(cluster.gpusPerNode, 1, std::max(cluster.gpus, 1));
+    std::string hostText;
+    if (!setup.offloadOptimizer && !setup.offloadParams) {
+        hostText = "no offload = 0";
+    } else {
+        std::string parts;
+        if (setup.offloadOptimizer)
+            parts = fmt::format("(master {} + moments {} + fp32 gradients {}) B x {}",
+                num(setup.masterBytes), num(setup.momentBytes), num(kHostGradientBytes),
+                paramsOver(host.params, host.shards.optimizer, host.shards.expertOptimizer));
+        if (setup.offloadParams)
+            parts += fmt::format("{}weight_bytes {} x {}", parts.empty() ? "" : " + ",
+                num(setup.weightBytes),
+                paramsOver(host.params, host.shards.weights, host.shards.expertWeights));
+        hostText = fmt::format("per GPU of stage {}: {} = {}; x GPUs per node {} = {}", host.stage,
+            parts, gb(host.hostBytes), gpusPerNode, gb(result.hostBytesPerNode));
+    }
+    ex.add("training.host_bytes_per_node", std::move(hostText), result.hostBytesPerNode, "bytes",
+        "ZeRO-Offload (Ren et al. 2021) sec. 4; ZeRO-Infinity (Rajbhandari et al. 2021)");
+}
+
+} // namespace envelope

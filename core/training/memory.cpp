@@ -1,0 +1,271 @@
+// Training memory of the most-loaded GPU. Formulas and their sources: docs/formulas-training.md.
+//
+// Per GPU and pipeline stage s, with P_s the parameters the stage's GPU holds after tensor (and
+// expert) parallelism, and ZeRO sharding over the data-parallel group (Rajbhandari et al. 2020):
+//   weights    = weight_bytes            x P_s / (dp if stage >= 3)
+//   gradients  = gradient_bytes          x P_s / (dp if stage >= 2)
+//   optimizer  = (master + moment bytes) x P_s / (dp if stage >= 1)
+//   activations (activations.cpp), overhead = fixed + fragmentation x (the four above).
+// The most-loaded stage is reported; min_gpus solves the same sum for dp in closed form.
+#include "training/memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "training/detail.h"
+
+namespace envelope {
+namespace {
+
+double nonNegative(double x)
+{
+    return std::isfinite(x) && x > 0 ? x : 0.0;
+}
+int atLeastOne(int x)
+{
+    return x < 1 ? 1 : x;
+}
+
+// A GPU count above this is reported as "no data-parallel size fits" (min_gpus 0).
+constexpr double kMaxGpus = 1e9;
+
+StageParams stageParams(const TrainingSetup& s, int stage)
+{
+    StageParams p;
+    p.firstLayer = std::min(stage * s.layersPerStage, s.layers);
+    p.endLayer = std::min(p.firstLayer + s.layersPerStage, s.layers);
+    // MoE models lead with dense-FFN layers (DeepSeek-V3: first_k_dense_replace = 3).
+    p.denseLayers = std::max(0, std::min(p.endLayer, s.leadingDense) - p.firstLayer);
+    p.moeLayers = (p.endLayer - p.firstLayer) - p.denseLayers;
+    p.dense = p.denseLayers * s.denseLayerParams + p.moeLayers * s.moeLayerParams;
+    p.expert = p.moeLayers * s.moeLayerExpertParams;
+    if (stage == 0) {
+        p.embedding = s.firstStageParams;
+        p.dense += p.embedding;
+    }
+    if (stage == s.pp - 1) {
+        p.head = s.lastStageParams;
+        p.dense += p.head;
+    }
+    return p;
+}
+
+} // namespace
+
+TrainingSetup trainingSetup(
+    const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& config, const Gpu& gpu)
+{
+    TrainingSetup s;
+    s.tp = atLeastOne(config.tp);
+    s.pp = atLeastOne(config.pp);
+    s.cp = atLeastOne(config.cp);
+    s.ep = atLeastOne(config.ep);
+    s.zeroStage = std::clamp(config.zeroStage, 0, 3);
+    s.layers = std::max(arch.layers, 0);
+    // Each stage takes ceil(L / pp) consecutive layers; the last may take fewer.
+    s.layersPerStage = (s.layers + s.pp - 1) / s.pp;
+    const int moeLayers = arch.moe ? std::clamp(counts.moeLayers, 0, s.layers) : 0;
+    s.leadingDense = s.layers - moeLayers;
+
+    const double tp = s.tp;
+    const double attention = nonNegative(counts.attentionPerLayer);
+    const double norms = nonNegative(counts.normsPerLayer);
+    const double denseFfn = nonNegative(counts.denseFfnPerLayer);
+    const double moeFfn = nonNegative(counts.moeFfnPerLayer);
+    const double experts = std::min(nonNegative(counts.expertParamsPerLayer), moeFfn);
+    const double embedding = nonNegative(counts.embedding);
+    const double positions = nonNegative(counts.positions);
+    const double lmHead = nonNegative(counts.lmHead);
+    const double finalNorm = nonNegative(counts.finalNorm);
+    const bool perLayerKnown = counts.denseLayers + counts.moeLayers > 0;
+    const double layersSum = perLayerKnown
+        ? std::max(counts.denseLayers, 0) * (attention + norms + denseFfn)
+            + std::max(counts.moeLayers, 0) * (attention + norms + moeFfn)
+        : 0.0;
+    // Whatever the per-part fields do not account for (a bare parameter count, hand-built
+    // counts) is spread evenly over the layers as tensor-parallel matrices.
+    const double residual = std::max(
+        0.0, nonNegative(counts.total) - (embedding + positions + lmHead + finalNorm + layersSum));
+    const double residualPerLayer = s.layers > 0 ? residual / s.layers : 0.0;
+
+    // Tensor parallelism splits every matrix (Megatron-LM, Shoeybi et al. 2019); the norms are
+    // replicated. Expert parallelism splits the routed experts over ep.
+    const double layerShared = perLayerKnown ? attention / tp + norms : 0.0;
+    s.denseLayerParams = layerShared + ((perLayerKnown ? denseFfn : 0.0) + residualPerLayer) / tp;
+    s.moeLayerParams
+        = layerShared + ((perLayerKnown ? moeFfn - experts : 0.0) + residualPerLayer) / tp;
+    s.moeLayerExpertParams = perLayerKnown ? experts / (tp * s.ep) : 0.0;
+    // The vocab-parallel embedding sits on the first stage, the LM head on the last; a tied head
+    // needs its own copy on the last stage when pp > 1 (Megatron keeps both in sync).
+    s.firstStageParams = embedding / tp + positions + (s.layers == 0 ? residual : 0.0);
+    const double head = lmHead > 0 ? lmHead : (arch.tiedEmbeddings && s.pp > 1 ? embedding : 0.0);
+    s.lastStageParams = head / tp + finalNorm;
+
+    const Recipe& recipe = config.recipe.recipe;
+    s.weightBytes = nonNegative(recipe.weightBytes);
+    s.gradientBytes = nonNegative(recipe.gradientBytes);
+    s.masterBytes = nonNegative(recipe.masterBytes);
+    s.momentBytes = nonNegative(optimizerStateBytesPerParam(recipe, config.optimizer));
+    s.offloadOptimizer = config.offloadOptimizer;
+    s.offloadParams = config.offloadParams;
+    s.fixedBytes = nonNegative(config.overhead.fixedBytes);
+    s.fragmentation = nonNegative(config.overhead.fragmentation);
+    s.gpuMemoryBytes = nonNegative(gpu.memoryBytes);
+    s.activations = activationCosts(arch, config, recipe.activationBytes);
+    return s;
+}
+
+StageMemory stageMemory(
+    const TrainingSetup& s, const TrainingConfig& config, int stage, int dataParallel)
+{
+    StageMemory m;
+    m.stage = stage;
+    m.dataParallel = atLeastOne(dataParallel);
+    m.params = stageParams(s, stage);
+    m.activation = stageActivation(
+        s.activations, config, stage, s.pp, m.params.denseLayers, m.params.moeLayers);
+
+    // ZeRO shards over the data-parallel group; routed experts over the expert-data-parallel
+    // group (the dp / ep GPUs holding the same experts: DeepSpeed-MoE, Megatron-Core).
+    const double dp = m.dataParallel;
+    const double edp = std::max(1.0, dp / s.ep);
+    m.shards.optimizer = s.zeroStage >= 1 ? dp : 1.0;
+    m.shards.gradients = s.zeroStage >= 2 ? dp : 1.0;
+    m.shards.weights = s.zeroStage >= 3 ? dp : 1.0;
+    m.shards.expertOptimizer = s.zeroStage >= 1 ? edp : 1.0;
+    m.shards.expertGradients = s.zeroStage >= 2 ? edp : 1.0;
+    m.shards.expertWeights = s.zeroStage >= 3 ? edp : 1.0;
+
+    const double dense = m.params.dense;
+    const double expert = m.params.expert;
+    const double weightParams = dense / m.shards.weights + expert / m.shards.expertWeights;
+    const double gradientParams = dense / m.shards.gradients + expert / m.shards.expertGradients;
+    const double optimizerParams = dense / m.shards.optimizer + expert / m.shards.expertOptimizer;
+    const double optimizerBytes = s.masterBytes + s.momentBytes;
+
+    // Optimizer offload (ZeRO-Offload, Ren et al. 2021) moves master + moments to the host,
+    // with an fp32 copy of the gradients the CPU optimizer reads. With partitioned gradients
+    // (ZeRO >= 2) each reduced bucket streams out, so the GPU keeps none; below stage 2 the full
+    // gradient is reduced on the GPU before the copy. Parameter offload (ZeRO-Infinity,
+    // Rajbhandari et al. 2021) moves the weights. Streaming buffers stay in the fixed overhead.
+    m.perGpu.weights = s.offloadParams ? 0.0 : s.weightBytes * weightParams;
+    m.perGpu.gradients = s.gradientsOffloaded() ? 0.0 : s.gradientBytes * gradientParams;
+    m.perGpu.optimizer = s.offloadOptimizer ? 0.0 : optimizerBytes * optimizerParams;
+    m.perGpu.activations = m.activation.total();
+    const double beforeOverhead
+        = m.perGpu.weights + m.perGpu.gradients + m.perGpu.optimizer + m.perGpu.activations;
+    m.perGpu.overhead = s.fixedBytes + s.fragmentation * beforeOverhead;
+    m.hostBytes
+        = (s.offloadOptimizer ? (optimizerBytes + kHostGradientBytes) * optimizerParams : 0.0)
+        + (s.offloadParams ? s.weightBytes * weightParams : 0.0);
+
+    // The same sum split by what shrinks with dp, for min_gpus (dp a multiple of ep, so the
+    // expert shard dp / ep >= 1 and expert / (dp / ep) = expert x ep / dp).
+    const auto split = [&](double bytesPerParam, bool onGpu, bool sharded) {
+        if (!onGpu)
+            return;
+        if (sharded)
+            m.shardedBytesAtDp1 += bytesPerParam * (dense + expert * s.ep);
+        else
+            m.unshardedBytes += bytesPerParam * (dense + expert);
+    };
+    split(s.weightBytes, !s.offloadParams, s.zeroStage >= 3);
+    split(s.gradientBytes, !s.gradientsOffloaded(), s.zeroStage >= 2);
+    split(optimizerBytes, !s.offloadOptimizer, s.zeroStage >= 1);
+    m.unshardedBytes += m.perGpu.activations;
+    return m;
+}
+
+TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& counts,
+    const TrainingConfig& config, const Cluster& cluster, const Gpu& gpu, Explainer* ex)
+{
+    const TrainingSetup setup = trainingSetup(arch, counts, config, gpu);
+    const double modelParallel = double(setup.tp) * setup.pp * setup.cp;
+    const int dataParallel
+        = std::max(1, static_cast<int>(std::max(cluster.gpus, 0) / modelParallel));
+    const double hbm = setup.gpuMemoryBytes;
+    // Bytes left for the pre-overhead sum: fixed + (1 + f) x sum <= HBM.
+    const double room = (hbm - setup.fixedBytes) / (1.0 + setup.fragmentation);
+
+    KeyStages key;
+    StageMemory& worst = key.worst;
+    StageMemory& binding = key.binding; // decides min_gpus (or rules every dp out)
+    double worstTotal = -1;
+    double maxHostBytes = -1;
+    double dpNeeded = 0;
+    bool someDpFits = hbm > 0;
+    for (int stage = 0; stage < setup.pp; ++stage) {
+        const StageMemory m = stageMemory(setup, config, stage, dataParallel);
+        if (m.perGpu.total() > worstTotal) {
+            worstTotal = m.perGpu.total();
+            worst = m;
+        }
+        if (m.hostBytes > maxHostBytes) {
+            maxHostBytes = m.hostBytes;
+            key.host = m;
+        }
+        if (!someDpFits)
+            continue;
+        // This stage fits at dp iff unsharded + sharded / dp <= room.
+        const double left = room - m.unshardedBytes;
+        if (m.shardedBytesAtDp1 > 0 ? left <= 0 : left < 0) {
+            someDpFits = false;
+            binding = m;
+            continue;
+        }
+        const double need = m.shardedBytesAtDp1 > 0 ? m.shardedBytesAtDp1 / left : 1.0;
+        if (need > dpNeeded) {
+            dpNeeded = need;
+            binding = m;
+        }
+    }
+    if (hbm <= 0)
+        binding = worst;
+
+    TrainingMemory r;
+    r.perGpu = worst.perGpu;
+    r.gpuMemoryBytes = hbm;
+    r.fits = hbm > 0 && r.perGpu.total() <= hbm;
+    r.dataParallel = dataParallel;
+    r.worstStage = worst.stage;
+    r.paramsOnWorstGpu = worst.params.total();
+    r.hostBytesPerNode
+        = maxHostBytes * std::clamp(cluster.gpusPerNode, 1, std::max(cluster.gpus, 1));
+
+    // Activation details: per layer on the worst stage, the embedding on the first stage (all
+    // its micro-batches in flight), the output layer on the last (one micro-batch).
+    const double calibration = worst.activation.calibration;
+    r.activationBytesPerLayer = worst.activation.perLayer * calibration;
+    const double firstInFlight
+        = microBatchesInFlight(0, setup.pp, config.virtualStages, config.gradAccum);
+    r.microBatchesInFlight = static_cast<int>(std::ceil(firstInFlight - 1e-9));
+    r.embeddingActivationBytes = firstInFlight * setup.activations.embeddingBytes * calibration;
+    r.logitsBytes = setup.activations.outputBytes * calibration;
+
+    if (someDpFits) {
+        // Smallest dp (a multiple of ep) with every stage fitting; checked against the direct
+        // evaluation so rounding in the closed form cannot be off by one step.
+        const auto fitsAt = [&](double dp) {
+            for (int stage = 0; stage < setup.pp; ++stage)
+                if (stageMemory(setup, config, stage, static_cast<int>(dp)).perGpu.total() > hbm)
+                    return false;
+            return true;
+        };
+        const double ep = setup.ep;
+        double dp = std::ceil(std::ceil(dpNeeded * (1 - 1e-12)) / ep) * ep;
+        if (dp * modelParallel <= kMaxGpus) {
+            if (dp > ep && fitsAt(dp - ep))
+                dp -= ep;
+            for (int step = 0; step < 3 && !fitsAt(dp); ++step)
+                dp += ep;
+            if (dp * modelParallel <= kMaxGpus && fitsAt(dp))
+                r.minGpus = static_cast<int>(dp * modelParallel);
+        }
+    }
+
+    if (ex)
+        explainTrainingMemory(arch, setup, config, cluster, key, r, *ex);
+    return r;
+}
+
+} // namespace envelope

@@ -1,0 +1,19 @@
+// Training memory per GPU: weights, gradients, optimizer state, activations, overhead.
+//
+// Sources: ZeRO (Rajbhandari et al. 2019) for the per-parameter states and their sharding;
+// Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models") for
+// activations; seeds 000-003 for the worked examples. docs/formulas.md has every formula.
+#pragma once
+
+#include "estimate/estimate.h"
+
+namespace envelope {
+
+// Memory of the most-loaded GPU for a training job. `counts` must be countParameters(arch).
+// Preconditions: the config passed validation (tp, pp, cp, ep >= 1, gpus divisible by
+// tp*pp*cp, ...). Pure; explanations recorded when `ex` is non-null.
+TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& counts,
+                                      const TrainingConfig& config, const Cluster& cluster,
+                                      const Gpu& gpu, Explainer* ex = nullptr);
+
+}  // namespace envelope

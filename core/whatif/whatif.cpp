@@ -1,0 +1,194 @@
+#include "whatif/whatif.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "training/memory.h"
+
+namespace envelope {
+namespace {
+
+TrainingMemory memoryOf(const Plan& plan, const ParamCounts& counts)
+{
+    return estimateTrainingMemory(plan.model.arch, counts, plan.training, plan.cluster,
+                                  plan.gpu.gpu);
+}
+
+// Applies an axis value to a copy of the plan.
+Plan withAxis(const Plan& plan, SweepAxis axis, int value)
+{
+    Plan p = plan;
+    if (axis == SweepAxis::SeqLen)
+        p.training.seqLen = value;
+    else
+        p.training.microBatch = value;
+    return p;
+}
+
+constexpr int kMinSeqLen = 256;
+constexpr int kMaxSeqLen = 1 << 20;  // 1M tokens, the UI's context slider range
+constexpr int kMaxMicroBatch = 512;
+
+int axisMax(SweepAxis axis) { return axis == SweepAxis::SeqLen ? kMaxSeqLen : kMaxMicroBatch; }
+
+}  // namespace
+
+std::vector<Variant> zeroStageVariants(const Plan& plan)
+{
+    const ParamCounts counts = countParameters(plan.model.arch);
+    std::vector<Variant> out;
+    out.reserve(4);
+    for (int stage = 0; stage <= 3; ++stage) {
+        Variant v;
+        v.label = stage == 3 ? "ZeRO-3 / FSDP" : fmt::format("ZeRO-{}", stage);
+        v.plan = plan;
+        v.plan.training.zeroStage = stage;
+        v.memory = memoryOf(v.plan, counts);
+        v.current = stage == plan.training.zeroStage;
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+std::vector<Variant> recomputeVariants(const Plan& plan)
+{
+    const ParamCounts counts = countParameters(plan.model.arch);
+    std::vector<Variant> out;
+    constexpr std::array modes{Recompute::None, Recompute::Selective, Recompute::Full};
+    for (Recompute mode : modes) {
+        Variant v;
+        v.label = std::string(recomputeId(mode));
+        v.plan = plan;
+        v.plan.training.recompute = mode;
+        v.memory = memoryOf(v.plan, counts);
+        v.current = mode == plan.training.recompute;
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+std::vector<SweepPoint> sweep(const Plan& plan, SweepAxis axis)
+{
+    const ParamCounts counts = countParameters(plan.model.arch);
+    std::vector<SweepPoint> out;
+    const int first = axis == SweepAxis::SeqLen ? kMinSeqLen : 1;
+    for (int value = first; value <= axisMax(axis); value *= 2) {
+        const TrainingMemory m = memoryOf(withAxis(plan, axis, value), counts);
+        out.push_back({static_cast<double>(value), m.perGpu.total(), m.fits});
+    }
+    return out;
+}
+
+double largestFitting(const Plan& plan, SweepAxis axis)
+{
+    // Memory grows monotonically with context and micro-batch, so bisect on the integer axis.
+    const ParamCounts counts = countParameters(plan.model.arch);
+    auto fitsAt = [&](int value) { return memoryOf(withAxis(plan, axis, value), counts).fits; };
+    int lo = 1;
+    int hi = axisMax(axis);
+    if (!fitsAt(lo))
+        return 0;
+    if (fitsAt(hi))
+        return hi;
+    while (hi - lo > 1) {  // invariant: fits(lo) && !fits(hi)
+        const int mid = lo + (hi - lo) / 2;
+        (fitsAt(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
+{
+    const ParamCounts counts = countParameters(plan.model.arch);
+    const TrainingMemory base = memoryOf(plan, counts);
+    if (base.fits)
+        return {};
+
+    std::vector<FitSuggestion> out;
+    auto consider = [&](Plan changed, const std::string& what) {
+        const TrainingMemory m = memoryOf(changed, counts);
+        const double saved = base.perGpu.total() - m.perGpu.total();
+        if (saved <= 0)
+            return;
+        FitSuggestion s;
+        s.description = fmt::format("{} saves {}", what, formatBytes(saved, units));
+        s.savedBytes = saved;
+        s.makesItFit = m.fits;
+        s.plan = std::move(changed);
+        out.push_back(std::move(s));
+    };
+
+    const TrainingConfig& t = plan.training;
+    for (int stage = t.zeroStage + 1; stage <= 3; ++stage) {
+        Plan p = plan;
+        p.training.zeroStage = stage;
+        consider(p, stage == 3 ? "ZeRO-3 (FSDP)" : fmt::format("ZeRO-{}", stage));
+    }
+    if (t.recompute == Recompute::None) {
+        Plan p = plan;
+        p.training.recompute = Recompute::Selective;
+        consider(p, "selective recompute");
+    }
+    if (t.recompute != Recompute::Full) {
+        Plan p = plan;
+        p.training.recompute = Recompute::Full;
+        consider(p, "full recompute");
+    }
+    if (!t.flashAttention) {
+        Plan p = plan;
+        p.training.flashAttention = true;
+        consider(p, "flash attention");
+    }
+    if (t.tp > 1 && !t.sequenceParallel) {
+        Plan p = plan;
+        p.training.sequenceParallel = true;
+        consider(p, "sequence parallel");
+    }
+    if (!t.offloadOptimizer) {
+        Plan p = plan;
+        p.training.offloadOptimizer = true;
+        consider(p, "optimizer offload to CPU");
+    }
+    if (t.microBatch > 1) {
+        // Same global batch: fewer sequences per micro-batch, more accumulation steps.
+        Plan p = plan;
+        p.training.microBatch = 1;
+        p.training.gradAccum = t.gradAccum * t.microBatch;
+        consider(p, fmt::format("micro-batch {} -> 1 (grad-accum x{})", t.microBatch, t.microBatch));
+    }
+    if (base.minGpus > plan.cluster.gpus) {
+        FitSuggestion s;
+        const int more = base.minGpus - plan.cluster.gpus;
+        s.description = fmt::format("needs {} more GPU{} ({} in all)", more, more == 1 ? "" : "s",
+                                    base.minGpus);
+        s.makesItFit = true;
+        s.plan = plan;
+        s.plan.cluster.gpus = base.minGpus;
+        out.push_back(std::move(s));
+    } else if (base.minGpus == 0 && t.zeroStage < 3) {
+        // Replicated states never shrink with more GPUs; sharding them does.
+        Plan p = plan;
+        p.training.zeroStage = 3;
+        const TrainingMemory sharded = memoryOf(p, counts);
+        if (sharded.minGpus > 0) {
+            FitSuggestion s;
+            s.description = fmt::format("ZeRO-3 (FSDP) on {} GPUs", sharded.minGpus);
+            s.makesItFit = true;
+            s.plan = p;
+            s.plan.cluster.gpus = std::max(sharded.minGpus, plan.cluster.gpus);
+            out.push_back(std::move(s));
+        }
+    }
+
+    std::stable_sort(out.begin(), out.end(), [](const FitSuggestion& a, const FitSuggestion& b) {
+        if (a.makesItFit != b.makesItFit)
+            return a.makesItFit;
+        return a.savedBytes > b.savedBytes;
+    });
+    return out;
+}
+
+}  // namespace envelope

@@ -1,0 +1,19 @@
+// Small bridges between the core's figures and what the panels draw (no formulas here).
+#pragma once
+
+#include "charts/tenantpalette.h"
+
+namespace envelope {
+struct MemoryBreakdown;
+}
+
+namespace envelope::ui {
+
+// The bytes of one tenant in a core breakdown.
+double tenantBytes(const MemoryBreakdown& breakdown, Tenant tenant);
+
+// The display fraction of HBM drawn as the "usable" reference line: allocators and frameworks
+// rarely let a job use the last tenth of HBM (vLLM's default gpu_memory_utilization is 0.9).
+inline constexpr double kUsableFraction = 0.9;
+
+} // namespace envelope::ui

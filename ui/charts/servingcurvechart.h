@@ -1,0 +1,56 @@
+// Max concurrent sequences against context length (log2 axis, 256..1M tokens), the points from
+// the core's servingContextSweep; the plan's context marked, the plan's concurrency as a line.
+#pragma once
+
+#include <QWidget>
+
+#include <vector>
+
+#include "serving/sweep.h"
+
+QT_BEGIN_NAMESPACE
+class QCategoryAxis;
+class QChart;
+class QChartView;
+class QGraphicsSimpleTextItem;
+class QLineSeries;
+class QScatterSeries;
+class QValueAxis;
+QT_END_NAMESPACE
+
+namespace envelope::ui {
+
+class ServingCurveChart : public QWidget {
+    Q_OBJECT
+public:
+    explicit ServingCurveChart(QWidget* parent = nullptr);
+
+    // `currentContext`, `currentSequences`: the plan's own point (the estimate's figures).
+    void setPoints(const std::vector<ServingSweepPoint>& points, double currentContext,
+        double currentSequences, double concurrency);
+
+    QChartView* chartView() const { return m_view; }
+    QLineSeries* curve() const { return m_curve; } // x = log2(context), y = max sequences
+    QScatterSeries* marker() const { return m_marker; }
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void placeOverlays();
+
+    QChart* m_chart;
+    QChartView* m_view;
+    QLineSeries* m_curve;
+    QScatterSeries* m_points;
+    QScatterSeries* m_marker;
+    QLineSeries* m_contextLine;
+    QLineSeries* m_concurrencyLine;
+    QCategoryAxis* m_xAxis;
+    QValueAxis* m_yAxis;
+    QGraphicsSimpleTextItem* m_markerLabel;
+    QGraphicsSimpleTextItem* m_concurrencyLabel;
+    double m_concurrency = 0;
+};
+
+} // namespace envelope::ui

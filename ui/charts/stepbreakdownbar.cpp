@@ -1,0 +1,215 @@
+#include "charts/stepbreakdownbar.h"
+
+#include <QHelpEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimate/estimate.h"
+#include "widgets/throughputformat.h"
+
+namespace envelope::ui {
+namespace {
+constexpr int kBarHeight = 26;
+constexpr int kGap = 6;
+constexpr int kSwatch = 10;
+
+// Okabe-Ito hues (as the tenant palette): compute in the calm blue, each communication kind its
+// own hue, the bubble a neutral grey since it is idle time.
+const QColor kComputeColor(0x00, 0x72, 0xB2);
+const QColor kDpColor(0xE6, 0x9F, 0x00);
+const QColor kTpColor(0xD5, 0x5E, 0x00);
+const QColor kPpColor(0xCC, 0x79, 0xA7);
+const QColor kCpColor(0x56, 0xB4, 0xE9);
+const QColor kEpColor(0x00, 0x9E, 0x73);
+const QColor kBubbleColor(0x99, 0x99, 0x99);
+} // namespace
+
+QString bottleneckName(const QString& coreName)
+{
+    if (coreName == QLatin1String("compute"))
+        return StepBreakdownBar::tr("compute");
+    if (coreName == QLatin1String("pp-bubble"))
+        return StepBreakdownBar::tr("pipeline bubble");
+    if (coreName.endsWith(QLatin1String("-comm")))
+        return StepBreakdownBar::tr("%1 comm").arg(coreName.chopped(5).toUpper());
+    return coreName;
+}
+
+StepBreakdownBar::StepBreakdownBar(QWidget* parent)
+    : QWidget(parent)
+{
+    setMouseTracking(true);
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+}
+
+void StepBreakdownBar::setFormulaProvider(std::function<QString(const QString&)> provider)
+{
+    m_formula = std::move(provider);
+}
+
+void StepBreakdownBar::setCompute(const TrainingCompute& compute)
+{
+    const Communication& c = compute.communication;
+    // The exposed communication shared out over the kinds in proportion to their time, as the
+    // core does when it names the bottleneck (compute.cpp); only the drawn widths use it.
+    const double commS = c.dpS + c.tpS + c.ppS + c.cpS + c.epS;
+    const double exposedShare = commS > 0 ? c.exposedS / commS : 0.0;
+    const int before = static_cast<int>(m_segments.size());
+    m_segments.clear();
+    m_segments.push_back({ tr("Compute"), QStringLiteral("training.compute_time_s"),
+        compute.computeTimeS, compute.computeTimeS, kComputeColor });
+    const struct {
+        QString name;
+        const char* figure;
+        double seconds;
+        QColor color;
+    } comms[] = {
+        { tr("DP comm"), "training.communication.dp_s", c.dpS, kDpColor },
+        { tr("TP comm"), "training.communication.tp_s", c.tpS, kTpColor },
+        { tr("PP comm"), "training.communication.pp_s", c.ppS, kPpColor },
+        { tr("CP comm"), "training.communication.cp_s", c.cpS, kCpColor },
+        { tr("EP comm"), "training.communication.ep_s", c.epS, kEpColor },
+    };
+    for (const auto& k : comms)
+        if (k.seconds > 0)
+            m_segments.push_back({ k.name, QString::fromLatin1(k.figure), k.seconds * exposedShare,
+                k.seconds, k.color });
+    if (c.ppBubbleS > 0)
+        m_segments.push_back(
+            { tr("Pipeline bubble"), QStringLiteral("training.communication.pp_bubble_s"),
+                c.ppBubbleS, c.ppBubbleS, kBubbleColor });
+
+    m_stepText = durationText(compute.stepTimeS);
+    m_bottleneckText = tr("%1, %2").arg(bottleneckName(QString::fromStdString(compute.bottleneck)),
+        durationText(compute.bottleneckS));
+    if (before != static_cast<int>(m_segments.size()))
+        updateGeometry();
+    update();
+}
+
+int StepBreakdownBar::legendRows() const
+{
+    return (static_cast<int>(m_segments.size()) + 1) / 2;
+}
+
+QSize StepBreakdownBar::sizeHint() const
+{
+    const int line = fontMetrics().height();
+    const int legend = legendRows() * (line + 4);
+    return { 320, line + 4 + kGap + kBarHeight + kGap + legend };
+}
+
+QSize StepBreakdownBar::minimumSizeHint() const
+{
+    return { 220, sizeHint().height() };
+}
+
+StepBreakdownBar::Layout StepBreakdownBar::layoutFor(int width) const
+{
+    Layout l;
+    const int line = fontMetrics().height();
+    l.header = QRect(0, 0, width, line + 4);
+    l.bar = QRect(0, l.header.bottom() + 1 + kGap, width, kBarHeight);
+    double total = 0;
+    for (const Segment& s : m_segments)
+        total += std::max(s.seconds, 0.0);
+    double x = l.bar.left();
+    for (const Segment& s : m_segments) {
+        const double w = total > 0 ? l.bar.width() * std::max(s.seconds, 0.0) / total : 0.0;
+        const int left = static_cast<int>(std::round(x));
+        const int right = static_cast<int>(std::round(x + w));
+        l.segments.emplace_back(left, l.bar.top(), right - left, l.bar.height());
+        x += w;
+    }
+    const int columnWidth = width / 2;
+    for (int i = 0; i < static_cast<int>(m_segments.size()); ++i)
+        l.legend.emplace_back((i % 2) * columnWidth,
+            l.bar.bottom() + 1 + kGap + (i / 2) * (line + 4), columnWidth, line + 4);
+    return l;
+}
+
+void StepBreakdownBar::paintEvent(QPaintEvent*)
+{
+    QPainter painter(this);
+    painter.setRenderHint(QPainter::Antialiasing);
+    const Layout l = layoutFor(width());
+    const QPalette& pal = palette();
+
+    QFont bold = font();
+    bold.setBold(true);
+    painter.setFont(bold);
+    painter.setPen(pal.color(QPalette::Text));
+    const QString step = tr("Step %1").arg(m_stepText);
+    painter.drawText(l.header, Qt::AlignLeft | Qt::AlignVCenter, step);
+    painter.setFont(font());
+    painter.setPen(pal.color(QPalette::PlaceholderText));
+    const int stepWidth = QFontMetrics(bold).horizontalAdvance(step) + 10;
+    painter.drawText(l.header.adjusted(stepWidth, 0, 0, 0), Qt::AlignRight | Qt::AlignVCenter,
+        fontMetrics().elidedText(tr("bottleneck: %1").arg(m_bottleneckText), Qt::ElideRight,
+            l.header.width() - stepWidth));
+
+    painter.setPen(Qt::NoPen);
+    painter.setBrush(pal.color(QPalette::AlternateBase));
+    painter.drawRoundedRect(l.bar, 3, 3);
+    for (size_t i = 0; i < m_segments.size(); ++i) {
+        if (l.segments[i].width() <= 0)
+            continue;
+        painter.setBrush(m_segments[i].color);
+        painter.drawRect(l.segments[i]);
+        if (&m_segments[i] == &m_segments.back() || l.segments[i].width() < 2)
+            continue;
+        painter.setPen(QPen(pal.color(QPalette::Base), 1));
+        painter.drawLine(l.segments[i].topRight(), l.segments[i].bottomRight());
+        painter.setPen(Qt::NoPen);
+    }
+
+    painter.setPen(pal.color(QPalette::Text));
+    for (size_t i = 0; i < m_segments.size(); ++i) {
+        const QRect r = l.legend[i];
+        const QRect swatch(r.left(), r.center().y() - kSwatch / 2, kSwatch, kSwatch);
+        painter.fillRect(swatch, m_segments[i].color);
+        const QRect text = r.adjusted(kSwatch + 5, 0, -6, 0);
+        painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
+            fontMetrics().elidedText(QStringLiteral("%1 %2").arg(
+                                         m_segments[i].name, durationText(m_segments[i].seconds)),
+                Qt::ElideRight, text.width()));
+    }
+}
+
+QString StepBreakdownBar::segmentToolTip(const Segment& s) const
+{
+    QString head
+        = QStringLiteral("<b>%1</b>: %2").arg(s.name.toHtmlEscaped(), durationText(s.seconds));
+    if (s.reportedS != s.seconds)
+        head += tr(" exposed of %1").arg(durationText(s.reportedS));
+    const QString formula = m_formula ? m_formula(s.figure) : QString();
+    return formula.isEmpty() ? head : head + QStringLiteral("<br>") + formula;
+}
+
+bool StepBreakdownBar::event(QEvent* event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        const auto* help = static_cast<QHelpEvent*>(event);
+        const Layout l = layoutFor(width());
+        for (size_t i = 0; i < m_segments.size(); ++i)
+            if (l.segments[i].contains(help->pos()) || l.legend[i].contains(help->pos())) {
+                QToolTip::showText(help->globalPos(), segmentToolTip(m_segments[i]), this);
+                return true;
+            }
+        if (l.header.contains(help->pos()) && m_formula) {
+            const QString text = m_formula(QStringLiteral("training.step_time_s"))
+                + QStringLiteral("<br>") + m_formula(QStringLiteral("training.bottleneck"));
+            QToolTip::showText(help->globalPos(), text, this);
+            return true;
+        }
+        QToolTip::hideText();
+        event->ignore();
+        return true;
+    }
+    return QWidget::event(event);
+}
+
+} // namespace envelope::ui

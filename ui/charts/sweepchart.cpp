@@ -1,0 +1,232 @@
+#include "charts/sweepchart.h"
+
+#include <QCategoryAxis>
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QEvent>
+#include <QFontMetricsF>
+#include <QGraphicsEllipseItem>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegend>
+#include <QLineSeries>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+#include "charts/chartlegend.h"
+#include "charts/chartstyle.h"
+#include "charts/memoryview.h"
+#include "charts/tenantpalette.h"
+#include "document/trainingresults.h"
+
+namespace envelope::ui {
+
+SweepChart::SweepChart(QWidget* parent)
+    : QWidget(parent)
+    , m_axisCombo(new QComboBox(this))
+    , m_chart(new QChart)
+    , m_total(new QLineSeries)
+    , m_hbmLine(new QLineSeries)
+    , m_usableLine(new QLineSeries)
+    , m_xAxis(new QCategoryAxis)
+    , m_yAxis(new QValueAxis)
+{
+    m_axisCombo->addItem(tr("Context length"));
+    m_axisCombo->addItem(tr("Micro-batch"));
+    auto* axisLabel = new QLabel(tr("S&weep:"), this);
+    axisLabel->setBuddy(m_axisCombo);
+    // The "largest that fits" figure heads the chart beside the toggle, so the chart's own
+    // title stays short enough never to be elided.
+    m_largestLabel = new QLabel(this);
+    m_largestLabel->setWordWrap(true);
+    QFont largestFont = m_largestLabel->font();
+    largestFont.setBold(true);
+    m_largestLabel->setFont(largestFont);
+    auto* header = new QHBoxLayout;
+    header->addWidget(m_largestLabel, 1);
+    header->addWidget(axisLabel);
+    header->addWidget(m_axisCombo);
+    connect(m_axisCombo, &QComboBox::activated, this,
+        [this](int index) { setAxis(index == 0 ? Axis::Context : Axis::MicroBatch); });
+
+    m_chart->addAxis(m_xAxis, Qt::AlignBottom);
+    m_chart->addAxis(m_yAxis, Qt::AlignLeft);
+    for (QXYSeries* series :
+        std::initializer_list<QXYSeries*> { m_hbmLine, m_usableLine, m_total }) {
+        m_chart->addSeries(series);
+        series->attachAxis(m_xAxis);
+        series->attachAxis(m_yAxis);
+    }
+    m_total->setName(tr("Total per GPU"));
+    m_total->setPen(QPen(tenantColor(Tenant::Weights), 2.5));
+    m_total->setPointsVisible(true);
+    m_hbmLine->setPen(QPen(capacityLineColor(), 2.0, Qt::DashLine));
+    m_usableLine->setPen(QPen(usableLineColor(), 1.6, Qt::DotLine));
+    constexpr double kMarker = 13;
+    m_current = new QGraphicsEllipseItem(-kMarker / 2, -kMarker / 2, kMarker, kMarker, m_chart);
+    m_current->setBrush(tenantColor(Tenant::Gradients));
+    m_current->setPen(QPen(Qt::black, 1.0));
+    m_current->setZValue(50); // above the series, below the chart's tooltips
+    m_current->setToolTip(tr("This plan"));
+    m_xAxis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    m_yAxis->setLabelFormat(QStringLiteral("%.0f"));
+    m_yAxis->setMinorTickCount(1);
+
+    styleChart(m_chart, palette());
+    m_chart->legend()->setVisible(false); // the wrapping legend below replaces it
+    m_legend = new ChartLegend(this);
+    m_legend->setBackgroundRole(QPalette::Base);
+    m_legend->setAutoFillBackground(true);
+    m_view = new QChartView(m_chart, this);
+    m_view->setRenderHint(QPainter::Antialiasing);
+    m_view->setFrameShape(QFrame::NoFrame);
+    // The label spacing depends on the plot's width: re-pick it when the width changes.
+    connect(m_chart, &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
+        if (std::abs(plot.width() - m_labelledWidth) > 0.5)
+            updateXLabels();
+        placeCurrentMarker();
+    });
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addLayout(header);
+    layout->addWidget(m_view, 1);
+    layout->addWidget(m_legend);
+}
+
+QString SweepChart::shortCount(double value)
+{
+    if (value >= 1 << 20 && std::fmod(value, 1 << 20) == 0)
+        return QStringLiteral("%1M").arg(value / (1 << 20));
+    if (value >= 1024 && std::fmod(value, 1024) == 0)
+        return QStringLiteral("%1K").arg(value / 1024);
+    return QString::number(value);
+}
+
+void SweepChart::setAxis(Axis axis)
+{
+    if (axis == m_axis)
+        return;
+    m_axis = axis;
+    m_axisCombo->setCurrentIndex(axis == Axis::Context ? 0 : 1);
+    emit axisChanged(axis);
+}
+
+void SweepChart::setResults(
+    const TrainingResults& results, int seqLen, int microBatch, ByteUnits units)
+{
+    const bool context = m_axis == Axis::Context;
+    const auto& points = context ? results.seqLenSweep : results.microBatchSweep;
+    const double largest = context ? results.largestSeqLen : results.largestMicroBatch;
+    const double hbmBytes = results.estimate.training.gpuMemoryBytes;
+    const double hbm = toDisplayUnits(hbmBytes, units);
+
+    QList<QPointF> line;
+    line.reserve(points.size());
+    double top = hbm;
+    for (const SweepPoint& p : points) {
+        const double y = toDisplayUnits(p.totalBytes, units);
+        line.append({ std::log2(p.x), y });
+        top = std::max(top, y);
+    }
+    replaceIfChanged(m_total, line);
+    const double own = toDisplayUnits(results.estimate.training.perGpu.total(), units);
+    const double ownX = std::log2(std::max(1, context ? seqLen : microBatch));
+    m_currentValue = { ownX, own };
+    top = std::max(top, own);
+
+    const double first = line.isEmpty() ? 0 : line.front().x();
+    const double last = line.isEmpty() ? 1 : line.back().x();
+    const double left = std::min(first, ownX) - 0.3;
+    const double right = std::max(last, ownX) + 0.3;
+    replaceIfChanged(m_hbmLine, QList<QPointF> { { left, hbm }, { right, hbm } });
+    replaceIfChanged(m_usableLine,
+        QList<QPointF> { { left, hbm * kUsableFraction }, { right, hbm * kUsableFraction } });
+    m_hbmLine->setName(tr("HBM %1").arg(QString::fromStdString(formatBytes(hbmBytes, units))));
+    m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
+
+    m_first = first;
+    m_last = last;
+    updateXLabels();
+    if (m_xAxis->min() != left || m_xAxis->max() != right)
+        m_xAxis->setRange(left, right);
+    // Short: the 256, 1K, 4K labels already say the scale is logarithmic.
+    const QString xTitle = context ? tr("context, tokens") : tr("micro-batch, sequences");
+    if (m_xAxis->titleText() != xTitle)
+        m_xAxis->setTitleText(xTitle);
+
+    // Above a few times HBM the curve only says "does not fit"; keep HBM near the middle.
+    const double yMax = std::min(top, std::max(hbm * 2.0, own * 1.15)) * 1.08;
+    setNiceRange(m_yAxis, yMax);
+    m_yAxis->setTitleText(
+        tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
+
+    placeCurrentMarker();
+
+    const QString title = context ? tr("Memory vs context") : tr("Memory vs micro-batch");
+    if (m_chart->title() != title)
+        m_chart->setTitle(title);
+    const QString unit = context ? tr("tokens") : tr("sequences");
+    m_largestLabel->setText(largest > 0
+            ? tr("Largest that fits: %1 %2").arg(QLocale().toString(qlonglong(largest)), unit)
+            : tr("None fits"));
+    QPalette largestPalette = m_largestLabel->palette();
+    largestPalette.setColor(QPalette::WindowText, largest > 0 ? fitsColor() : overflowColor());
+    m_largestLabel->setPalette(largestPalette);
+
+    m_legend->setEntries({
+        { m_total->name(), tenantColor(Tenant::Weights), ChartLegend::Marker::Line },
+        { m_current->toolTip(), tenantColor(Tenant::Gradients), ChartLegend::Marker::Dot },
+        { tr("HBM"), capacityLineColor(), ChartLegend::Marker::DashLine },
+        { m_usableLine->name(), usableLineColor(), ChartLegend::Marker::DotLine },
+    });
+}
+
+void SweepChart::updateXLabels()
+{
+    // Every power of two when the plot has room for its labels, else every 2nd, 4th, ...: the
+    // axis never elides a label ("2..."). Rebuilt only on a change: each rebuild re-lays out.
+    const QRectF plot = m_chart->plotArea();
+    m_labelledWidth = plot.width();
+    const double span = std::max(m_last - m_first, 1.0);
+    const QFontMetricsF metrics(m_xAxis->labelsFont());
+    // Qt elides a label wider than about half the gap to its neighbours: keep a margin.
+    const double labelWidth = 1.6 * metrics.horizontalAdvance(QStringLiteral("256K")) + 8;
+    const double perPower = plot.width() > 0 ? plot.width() / (span + 0.6) : 0;
+    int step = 1;
+    while (step < 20 && perPower * step < labelWidth)
+        ++step;
+    QStringList wanted;
+    QList<double> positions;
+    for (int e = int(std::ceil(m_first)); e <= int(std::floor(m_last)); e += step) {
+        wanted.push_back(shortCount(std::ldexp(1.0, e)));
+        positions.push_back(e);
+    }
+    if (m_xAxis->categoriesLabels() == wanted)
+        return;
+    for (const QString& label : m_xAxis->categoriesLabels())
+        m_xAxis->remove(label);
+    for (qsizetype i = 0; i < wanted.size(); ++i)
+        m_xAxis->append(wanted[i], positions[i]);
+}
+
+void SweepChart::placeCurrentMarker()
+{
+    const QPointF at = m_chart->mapToPosition(m_currentValue, m_total);
+    if (m_current->pos() != at)
+        m_current->setPos(at);
+}
+
+void SweepChart::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::PaletteChange)
+        styleChart(m_chart, palette());
+    QWidget::changeEvent(event);
+}
+
+} // namespace envelope::ui

@@ -1,0 +1,80 @@
+// Second chart: total per-GPU memory against context length or micro-batch (a toggle), from the
+// core's sweep(), on a log2 axis, with the HBM and usable lines and the plan's own point marked.
+#pragma once
+
+#include <QPointF>
+#include <QWidget>
+
+#include "base/units.h"
+
+QT_BEGIN_NAMESPACE
+class QCategoryAxis;
+class QChart;
+class QChartView;
+class QComboBox;
+class QLabel;
+class QLineSeries;
+class QGraphicsEllipseItem;
+class QValueAxis;
+QT_END_NAMESPACE
+
+namespace envelope::ui {
+
+class ChartLegend;
+struct TrainingResults;
+
+class SweepChart : public QWidget {
+    Q_OBJECT
+public:
+    enum class Axis { Context, MicroBatch };
+
+    explicit SweepChart(QWidget* parent = nullptr);
+
+    void setResults(const TrainingResults& results, int seqLen, int microBatch, ByteUnits units);
+    void setAxis(Axis axis);
+    Axis axis() const { return m_axis; }
+
+    QChartView* chartView() const { return m_view; }
+    QComboBox* axisCombo() const { return m_axisCombo; }
+    QLineSeries* totalSeries() const { return m_total; }
+    // The plan's own point in chart coordinates (x = log2 of the swept value, y = memory).
+    QPointF currentPoint() const { return m_currentValue; }
+    QGraphicsEllipseItem* currentMarker() const { return m_current; }
+    QCategoryAxis* xAxis() const { return m_xAxis; }
+    ChartLegend* legend() const { return m_legend; }
+    QLabel* largestLabel() const { return m_largestLabel; }
+
+    // "256", "4K", "1M": a power-of-two count as axis labels show it.
+    static QString shortCount(double value);
+
+signals:
+    void axisChanged(envelope::ui::SweepChart::Axis axis);
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void updateXLabels();
+    void placeCurrentMarker();
+
+    Axis m_axis = Axis::Context;
+    QComboBox* m_axisCombo;
+    QChartView* m_view;
+    QChart* m_chart;
+    QLineSeries* m_total;
+    QLineSeries* m_hbmLine;
+    QLineSeries* m_usableLine;
+    // A marker item over the plot rather than a scatter series: a series spans the whole plot, so
+    // moving its one point repainted every grid line and the curve on each slider step.
+    QGraphicsEllipseItem* m_current;
+    QPointF m_currentValue;
+    QCategoryAxis* m_xAxis;
+    QValueAxis* m_yAxis;
+    QLabel* m_largestLabel;
+    ChartLegend* m_legend;
+    double m_first = 0; // log2 of the first and last sweep points
+    double m_last = 1;
+    double m_labelledWidth = -1; // plot width the x labels were picked for
+};
+
+} // namespace envelope::ui

@@ -1,0 +1,75 @@
+#include "controls/hardwarecontrols.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSpinBox>
+
+#include "controls/choicecombo.h"
+#include "document/plandocument.h"
+
+namespace envelope::ui {
+
+HardwareControls::HardwareControls(PlanDocument* document, QWidget* parent)
+    : PlanControlGroup(tr("Hardware"), document, parent)
+    , m_gpu(new ChoiceCombo(this))
+    , m_gpuNote(new QLabel(this))
+    , m_gpus(new QSpinBox(this))
+{
+    m_gpu->addItem(tr("Custom GPU"), QString());
+    for (const GpuPreset& preset : document->presets().gpus)
+        m_gpu->addItem(
+            QString::fromStdString(preset.gpu.name.empty() ? preset.id : preset.gpu.name),
+            QString::fromStdString(preset.id));
+    m_gpuNote->setForegroundRole(QPalette::PlaceholderText);
+    m_gpuNote->setWordWrap(true);
+    m_gpus->setRange(1, 1 << 20);
+    m_gpus->setKeyboardTracking(false);
+    m_gpus->setGroupSeparatorShown(true);
+    m_gpus->setToolTip(tr("GPUs in the job (tp x pp x cp x data-parallel)"));
+
+    form()->addRow(tr("GP&U:"), m_gpu);
+    form()->addRow(QString(), m_gpuNote);
+    form()->addRow(tr("GPU cou&nt:"), m_gpus);
+
+    connect(m_gpu, &QComboBox::activated, this, [this](int index) {
+        const GpuPreset* preset
+            = this->document()->presets().findGpu(m_gpu->itemData(index).toString().toStdString());
+        if (!preset) {
+            refresh();
+            return;
+        }
+        edit(tr("GPU %1").arg(m_gpu->itemText(index)), [preset](Plan& p) {
+            p.gpu.presetId = preset->id;
+            p.gpu.gpu = preset->gpu;
+        });
+    });
+    connect(m_gpus, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(
+            tr("%1 GPUs").arg(v), [v](Plan& p) { p.cluster.gpus = v; }, kGpuCountControl);
+    });
+    // The HBM note follows the display units, which change the results but not the plan.
+    connect(document, &PlanDocument::resultsChanged, this, &HardwareControls::refresh);
+    refresh();
+}
+
+void HardwareControls::refresh()
+{
+    const Plan& plan = this->document()->plan();
+    {
+        const QSignalBlocker block(m_gpu);
+        const int index = m_gpu->findData(QString::fromStdString(plan.gpu.presetId));
+        m_gpu->setCurrentIndex(plan.gpu.presetId.empty() ? 0 : std::max(index, 0));
+    }
+    const Gpu& gpu = plan.gpu.gpu;
+    m_gpuNote->setText(
+        tr("%1 HBM, %2 TFLOP/s BF16, %3 GPUs per node")
+            .arg(QString::fromStdString(formatBytes(gpu.memoryBytes, this->document()->units())))
+            .arg(gpu.bf16Flops / 1e12, 0, 'f', 0)
+            .arg(plan.cluster.gpusPerNode));
+    const QSignalBlocker block(m_gpus);
+    m_gpus->setValue(plan.cluster.gpus);
+}
+
+} // namespace envelope::ui

@@ -1,0 +1,131 @@
+#include "controls/memorysavercontrols.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QSignalBlocker>
+#include <QSpinBox>
+
+#include <array>
+
+#include "controls/choicecombo.h"
+#include "document/plandocument.h"
+
+namespace envelope::ui {
+namespace {
+constexpr std::array kOptimizers { OptimizerKind::AdamW, OptimizerKind::Adam, OptimizerKind::Lion,
+    OptimizerKind::SgdMomentum, OptimizerKind::Sgd, OptimizerKind::Adafactor };
+constexpr std::array kRecomputeModes { Recompute::None, Recompute::Selective, Recompute::Full,
+    Recompute::EveryK };
+} // namespace
+
+MemorySaverControls::MemorySaverControls(PlanDocument* document, QWidget* parent)
+    : PlanControlGroup(tr("Memory savers"), document, parent)
+    , m_recipe(new ChoiceCombo(this))
+    , m_optimizer(new ChoiceCombo(this))
+    , m_recompute(new ChoiceCombo(this))
+    , m_every(new QSpinBox(this))
+{
+    m_recipe->addItem(tr("Custom recipe"), QString());
+    for (const RecipePreset& preset : document->presets().recipes) {
+        m_recipe->addItem(
+            QString::fromStdString(preset.recipe.name.empty() ? preset.id : preset.recipe.name),
+            QString::fromStdString(preset.id));
+        m_recipe->setItemData(m_recipe->count() - 1,
+            QString::fromStdString(preset.recipe.description), Qt::ToolTipRole);
+    }
+    for (OptimizerKind kind : kOptimizers)
+        m_optimizer->addItem(
+            QString::fromLatin1(optimizerId(kind).data(), qsizetype(optimizerId(kind).size())));
+    m_recompute->addItem(tr("None — keep every activation"));
+    m_recompute->addItem(tr("Selective — recompute attention core"));
+    m_recompute->addItem(tr("Full — keep layer inputs only"));
+    m_recompute->addItem(tr("Every k layers"));
+    m_every->setRange(1, 1024);
+    m_every->setPrefix(tr("k = "));
+    m_every->setKeyboardTracking(false);
+    m_every->setToolTip(tr("A checkpoint every k layers"));
+
+    auto* recomputeRow = new QWidget(this);
+    auto* recomputeLayout = new QHBoxLayout(recomputeRow);
+    recomputeLayout->setContentsMargins(0, 0, 0, 0);
+    recomputeLayout->addWidget(m_recompute, 1);
+    recomputeLayout->addWidget(m_every);
+    recomputeRow->setFocusProxy(m_recompute);
+
+    form()->addRow(tr("Precisi&on:"), m_recipe);
+    form()->addRow(tr("Optimi&zer:"), m_optimizer);
+    form()->addRow(tr("Rec&ompute:"), recomputeRow);
+
+    connect(m_recipe, &QComboBox::activated, this, [this](int index) {
+        const RecipePreset* preset = this->document()->presets().findRecipe(
+            m_recipe->itemData(index).toString().toStdString());
+        if (!preset) {
+            refresh();
+            return;
+        }
+        edit(tr("Precision %1").arg(m_recipe->itemText(index)), [preset](Plan& p) {
+            p.training.recipe.presetId = preset->id;
+            p.training.recipe.recipe = preset->recipe;
+        });
+    });
+    connect(m_optimizer, &QComboBox::activated, this, [this](int index) {
+        edit(tr("Optimizer %1").arg(m_optimizer->itemText(index)),
+            [index](Plan& p) { p.training.optimizer = kOptimizers[std::size_t(index)]; });
+    });
+    connect(m_recompute, &QComboBox::activated, this, [this](int index) {
+        edit(tr("Recompute %1")
+                 .arg(QString::fromLatin1(recomputeId(kRecomputeModes[std::size_t(index)]).data())),
+            [index](Plan& p) { p.training.recompute = kRecomputeModes[std::size_t(index)]; });
+    });
+    connect(m_every, &QSpinBox::valueChanged, this, [this](int k) {
+        edit(
+            tr("Recompute every %1 layers").arg(k), [k](Plan& p) { p.training.recomputeEvery = k; },
+            kRecomputeEveryControl);
+    });
+
+    m_flash = addSwitch(tr("Flas&h attention"),
+        tr("No s x s attention scores kept (Dao et al. 2022)"), &TrainingConfig::flashAttention);
+    m_offloadOptimizer = addSwitch(tr("Offloa&d optimizer to CPU"),
+        tr("Optimizer state in host memory (ZeRO-Offload)"), &TrainingConfig::offloadOptimizer);
+    m_offloadParams = addSwitch(tr("Offload parameters to CPU"),
+        tr("Weights in host memory between uses (ZeRO-Infinity)"), &TrainingConfig::offloadParams);
+    refresh();
+}
+
+QCheckBox* MemorySaverControls::addSwitch(
+    const QString& text, const QString& tip, bool TrainingConfig::*field)
+{
+    auto* check = new QCheckBox(text, this);
+    check->setToolTip(tip);
+    form()->addRow(QString(), check);
+    const QString name = QString(text).remove(QLatin1Char('&'));
+    connect(check, &QCheckBox::toggled, this, [this, name, field](bool on) {
+        edit(on ? tr("%1 on").arg(name) : tr("%1 off").arg(name),
+            [field, on](Plan& p) { p.training.*field = on; });
+    });
+    return check;
+}
+
+void MemorySaverControls::refresh()
+{
+    const TrainingConfig& t = this->document()->plan().training;
+    const QSignalBlocker b0(m_recipe), b1(m_optimizer), b2(m_recompute), b3(m_every), b4(m_flash),
+        b5(m_offloadOptimizer), b6(m_offloadParams);
+    const int recipeIndex = m_recipe->findData(QString::fromStdString(t.recipe.presetId));
+    m_recipe->setCurrentIndex(t.recipe.presetId.empty() ? 0 : std::max(recipeIndex, 0));
+    for (std::size_t i = 0; i < kOptimizers.size(); ++i)
+        if (kOptimizers[i] == t.optimizer)
+            m_optimizer->setCurrentIndex(int(i));
+    for (std::size_t i = 0; i < kRecomputeModes.size(); ++i)
+        if (kRecomputeModes[i] == t.recompute)
+            m_recompute->setCurrentIndex(int(i));
+    m_every->setValue(t.recomputeEvery);
+    m_every->setEnabled(t.recompute == Recompute::EveryK);
+    m_flash->setChecked(t.flashAttention);
+    m_offloadOptimizer->setChecked(t.offloadOptimizer);
+    m_offloadParams->setChecked(t.offloadParams);
+}
+
+} // namespace envelope::ui

@@ -1,0 +1,46 @@
+// Model group: preset, Hugging Face import, size (log slider), context, micro-batch, grad accum.
+#pragma once
+
+#include "controls/plancontrolgroup.h"
+
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+
+namespace envelope::ui {
+
+class SliderSpin;
+
+class ModelControls : public PlanControlGroup {
+    Q_OBJECT
+public:
+    explicit ModelControls(PlanDocument* document, QWidget* parent = nullptr);
+
+    QComboBox* presetCombo() const { return m_preset; }
+    SliderSpin* sizeControl() const { return m_size; }
+    SliderSpin* contextControl() const { return m_context; }
+    SliderSpin* microBatchControl() const { return m_microBatch; }
+    QSpinBox* gradAccumControl() const { return m_gradAccum; }
+    QLabel* shapeNote() const { return m_shapeNote; }
+
+signals:
+    void importRequested();
+
+protected:
+    void refresh() override;
+
+private:
+    void onPresetPicked(int index);
+    void onSizeEdited(double billions);
+
+    QComboBox* m_preset;
+    QPushButton* m_import;
+    SliderSpin* m_size;
+    QLabel* m_shapeNote;
+    SliderSpin* m_context;
+    SliderSpin* m_microBatch;
+    QSpinBox* m_gradAccum;
+};
+
+} // namespace envelope::ui

@@ -1,0 +1,54 @@
+// Base of the control groups of the training panel: a titled group that edits one document.
+// Each subclass builds its controls, turns user input into PlanDocument::edit() calls and
+// refreshes its widgets (signals blocked) whenever the plan changes.
+#pragma once
+
+#include <QGroupBox>
+
+#include <functional>
+
+#include "plan/plan.h"
+
+class QFormLayout;
+
+namespace envelope::ui {
+
+class PlanDocument;
+
+// Merge ids: consecutive edits of the same control become one undo step.
+enum ControlId {
+    kModelSizeControl = 1,
+    kContextControl,
+    kMicroBatchControl,
+    kGradAccumControl,
+    kGpuCountControl,
+    kTpControl,
+    kPpControl,
+    kCpControl,
+    kEpControl,
+    kRecomputeEveryControl,
+};
+
+class PlanControlGroup : public QGroupBox {
+    Q_OBJECT
+public:
+    PlanControlGroup(const QString& title, PlanDocument* document, QWidget* parent = nullptr);
+
+protected:
+    // Rebuilds the widgets from the document's plan; called with the group's signals handled by
+    // each subclass (QSignalBlocker on the widgets it touches).
+    virtual void refresh() = 0;
+
+    // Applies `change` to a copy of the plan and records it as one undoable edit.
+    void edit(
+        const QString& description, const std::function<void(Plan&)>& change, int mergeId = -1);
+
+    PlanDocument* document() const { return m_document; }
+    QFormLayout* form() const { return m_form; }
+
+private:
+    PlanDocument* m_document;
+    QFormLayout* m_form;
+};
+
+} // namespace envelope::ui

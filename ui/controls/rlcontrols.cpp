@@ -1,0 +1,155 @@
+#include "controls/rlcontrols.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QSignalBlocker>
+#include <QSpinBox>
+
+#include <cmath>
+
+#include "controls/choicecombo.h"
+#include "document/plandocument.h"
+#include "controls/sliderspin.h"
+
+namespace envelope::ui {
+
+RlControls::RlControls(PlanDocument* document, QWidget* parent)
+    : PlanControlGroup(tr("RL post-training"), document, parent)
+    , m_algorithm(new ChoiceCombo(this))
+    , m_placement(new ChoiceCombo(this))
+    , m_prompts(new SliderSpin(SliderSpin::Scale::Log, 1, 4096))
+    , m_groupSize(new QSpinBox(this))
+    , m_kl(new QCheckBox(tr("&KL to the reference"), this))
+    , m_offPolicy(new QCheckBox(tr("&One-step off-policy pipeline"), this))
+{
+    m_algorithm->addItem(tr("PPO (critic + reward model)"), int(RlAlgorithm::Ppo));
+    m_algorithm->addItem(tr("GRPO (group baseline)"), int(RlAlgorithm::Grpo));
+    m_algorithm->addItem(tr("DPO (offline, no rollout)"), int(RlAlgorithm::Dpo));
+    form()->addRow(tr("&Algorithm:"), m_algorithm);
+    connect(m_algorithm, &QComboBox::activated, this, [this](int index) {
+        const auto a = RlAlgorithm(m_algorithm->itemData(index).toInt());
+        edit(tr("RL algorithm %1").arg(QString::fromLatin1(rlAlgorithmId(a).data()).toUpper()),
+            [a](Plan& p) { p.rl.algorithm = a; });
+    });
+
+    m_placement->addItem(tr("Disjoint pools"), int(RlPlacement::Disjoint));
+    m_placement->addItem(tr("Colocated (time-shared)"), int(RlPlacement::Colocated));
+    m_placement->setToolTip(tr("Disjoint: each role on its own GPUs. Colocated: every role on "
+                               "every GPU, phases taking turns (verl hybrid engine)"));
+    form()->addRow(tr("&Placement:"), m_placement);
+    connect(m_placement, &QComboBox::activated, this, [this](int index) {
+        const auto pl = RlPlacement(m_placement->itemData(index).toInt());
+        edit(tr("RL placement %1").arg(QString::fromLatin1(rlPlacementId(pl).data())),
+            [pl](Plan& p) { p.rl.placement = pl; });
+    });
+
+    m_trainerGpus = addGpus(tr("&Trainer GPUs:"),
+        tr("Policy being trained (weights, grads, "
+           "optimizer, activations)"),
+        1, kRlTrainerGpusControl, &RlConfig::trainerGpus);
+    m_rolloutGpus = addGpus(tr("&Rollout GPUs:"), tr("Inference engine generating responses"), 0,
+        kRlRolloutGpusControl, &RlConfig::rolloutGpus);
+    m_referenceGpus
+        = addGpus(tr("Re&ference GPUs:"), tr("Frozen reference model for the KL term (0 = none)"),
+            0, kRlReferenceGpusControl, &RlConfig::referenceGpus);
+    m_criticGpus = addGpus(tr("&Critic GPUs:"), tr("PPO value model (0 = as many as the trainer)"),
+        0, kRlCriticGpusControl, &RlConfig::criticGpus);
+    m_rewardGpus
+        = addGpus(tr("Re&ward GPUs:"), tr("PPO reward model (0 = as many as the reference)"), 0,
+            kRlRewardGpusControl, &RlConfig::rewardGpus);
+
+    m_prompts->setToolTip(tr("Prompts per step"));
+    form()->addRow(tr("Pro&mpts / step:"), m_prompts);
+    connect(m_prompts, &SliderSpin::valueEdited, this, [this](double v) {
+        const int n = int(std::lround(v));
+        edit(
+            tr("Prompts per step %1").arg(n), [n](Plan& p) { p.rl.prompts = n; },
+            kRlPromptsControl);
+    });
+    m_groupSize->setRange(1, 1024);
+    m_groupSize->setKeyboardTracking(false);
+    m_groupSize->setToolTip(tr("Completions sampled per prompt"));
+    form()->addRow(tr("&Group size:"), m_groupSize);
+    connect(m_groupSize, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(
+            tr("Group size %1").arg(v), [v](Plan& p) { p.rl.groupSize = v; }, kRlGroupSizeControl);
+    });
+    m_promptLen = addLength(
+        tr("Prompt &length:"), tr("Tokens per prompt"), kRlPromptLenControl, &RlConfig::promptLen);
+    m_responseLen = addLength(tr("Respo&nse length:"), tr("Tokens generated per completion"),
+        kRlResponseLenControl, &RlConfig::responseLen);
+
+    form()->addRow(QString(), m_kl);
+    connect(m_kl, &QCheckBox::toggled, this, [this](bool on) {
+        edit(on ? tr("KL on") : tr("KL off"), [on](Plan& p) { p.rl.kl = on; });
+    });
+    m_offPolicy->setToolTip(tr("Rollout of step k+1 overlaps training on step k (disjoint pools)"));
+    form()->addRow(QString(), m_offPolicy);
+    connect(m_offPolicy, &QCheckBox::toggled, this, [this](bool on) {
+        edit(on ? tr("Off-policy pipeline on") : tr("Off-policy pipeline off"),
+            [on](Plan& p) { p.rl.offPolicyPipeline = on; });
+    });
+    refresh();
+}
+
+QSpinBox* RlControls::addGpus(
+    const QString& label, const QString& tip, int minimum, int mergeId, int RlConfig::*field)
+{
+    auto* spin = new QSpinBox(this);
+    spin->setRange(minimum, 4096);
+    spin->setKeyboardTracking(false);
+    spin->setToolTip(tip);
+    form()->addRow(label, spin);
+    const QString name = QString(label).remove(QLatin1Char('&')).remove(QLatin1Char(':'));
+    connect(spin, &QSpinBox::valueChanged, this, [this, name, mergeId, field](int v) {
+        edit(
+            tr("%1 %2").arg(name).arg(v), [field, v](Plan& p) { p.rl.*field = v; }, mergeId);
+    });
+    return spin;
+}
+
+SliderSpin* RlControls::addLength(
+    const QString& label, const QString& tip, int mergeId, int RlConfig::*field)
+{
+    auto* control = new SliderSpin(SliderSpin::Scale::PowersOfTwo, 16, 1 << 17);
+    control->setSuffix(tr(" tok"));
+    control->setToolTip(tip);
+    form()->addRow(label, control);
+    const QString name = QString(label).remove(QLatin1Char('&')).remove(QLatin1Char(':'));
+    connect(control, &SliderSpin::valueEdited, this, [this, name, mergeId, field](double v) {
+        const int n = int(std::lround(v));
+        edit(
+            tr("%1 %2").arg(name).arg(n), [field, n](Plan& p) { p.rl.*field = n; }, mergeId);
+    });
+    return control;
+}
+
+void RlControls::refresh()
+{
+    const RlConfig& r = document()->plan().rl;
+    const QSignalBlocker b0(m_algorithm), b1(m_placement), b2(m_trainerGpus), b3(m_rolloutGpus),
+        b4(m_referenceGpus), b5(m_criticGpus), b6(m_rewardGpus), b7(m_groupSize), b8(m_kl),
+        b9(m_offPolicy);
+    m_algorithm->setCurrentIndex(m_algorithm->findData(int(r.algorithm)));
+    m_placement->setCurrentIndex(m_placement->findData(int(r.placement)));
+    m_trainerGpus->setValue(r.trainerGpus);
+    m_rolloutGpus->setValue(r.rolloutGpus);
+    m_referenceGpus->setValue(r.referenceGpus);
+    m_criticGpus->setValue(r.criticGpus);
+    m_rewardGpus->setValue(r.rewardGpus);
+    m_prompts->setValue(r.prompts);
+    m_groupSize->setValue(r.groupSize);
+    m_promptLen->setValue(r.promptLen);
+    m_responseLen->setValue(r.responseLen);
+    m_kl->setChecked(r.kl);
+    m_offPolicy->setChecked(r.offPolicyPipeline);
+    const bool ppo = r.algorithm == RlAlgorithm::Ppo;
+    m_criticGpus->setEnabled(ppo);
+    m_rewardGpus->setEnabled(ppo);
+    m_rolloutGpus->setEnabled(r.algorithm != RlAlgorithm::Dpo);
+    m_offPolicy->setEnabled(
+        r.placement == RlPlacement::Disjoint && r.algorithm != RlAlgorithm::Dpo);
+}
+
+} // namespace envelope::ui

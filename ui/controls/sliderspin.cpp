@@ -1,0 +1,134 @@
+#include "controls/sliderspin.h"
+
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QSignalBlocker>
+#include <QSlider>
+
+#include <algorithm>
+#include <cmath>
+
+namespace envelope::ui {
+namespace {
+constexpr int kLogSteps = 1000;
+}
+
+SliderSpin::SliderSpin(Scale scale, double minimum, double maximum, int decimals, QWidget* parent)
+    : QWidget(parent)
+    , m_scale(scale)
+    , m_minimum(minimum)
+    , m_maximum(maximum)
+    , m_slider(new QSlider(Qt::Horizontal, this))
+    , m_spin(new QDoubleSpinBox(this))
+{
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_slider, 3);
+    layout->addWidget(m_spin, 2);
+    setFocusProxy(m_spin);
+
+    switch (scale) {
+    case Scale::Linear:
+        m_slider->setRange(static_cast<int>(minimum), static_cast<int>(maximum));
+        break;
+    case Scale::PowersOfTwo:
+        m_slider->setRange(static_cast<int>(std::round(std::log2(minimum))),
+            static_cast<int>(std::round(std::log2(maximum))));
+        m_slider->setPageStep(1);
+        break;
+    case Scale::Log:
+        m_slider->setRange(0, kLogSteps);
+        m_slider->setSingleStep(5);
+        m_slider->setPageStep(50);
+        break;
+    }
+    m_spin->setRange(minimum, maximum);
+    m_spin->setDecimals(decimals);
+    m_spin->setKeyboardTracking(false); // commit on Enter / focus out, not per keystroke
+    m_spin->setGroupSeparatorShown(true);
+    m_spin->setAlignment(Qt::AlignRight);
+
+    connect(m_slider, &QSlider::valueChanged, this, &SliderSpin::onSliderMoved);
+    connect(m_spin, &QDoubleSpinBox::valueChanged, this, &SliderSpin::onSpinChanged);
+}
+
+double SliderSpin::value() const
+{
+    return m_spin->value();
+}
+
+void SliderSpin::setValue(double value)
+{
+    const QSignalBlocker blockSpin(m_spin);
+    const QSignalBlocker blockSlider(m_slider);
+    m_spin->setValue(value);
+    m_slider->setValue(toSlider(value));
+}
+
+void SliderSpin::setSuffix(const QString& suffix)
+{
+    m_spin->setSuffix(suffix);
+}
+
+void SliderSpin::setSingleStep(double step)
+{
+    m_spin->setSingleStep(step);
+}
+
+int SliderSpin::toSlider(double value) const
+{
+    switch (m_scale) {
+    case Scale::Linear:
+        return static_cast<int>(std::lround(value));
+    case Scale::PowersOfTwo:
+        return static_cast<int>(std::lround(std::log2(std::max(value, 1.0))));
+    case Scale::Log: {
+        const double lo = std::log10(m_minimum);
+        const double hi = std::log10(m_maximum);
+        const double t = (std::log10(std::max(value, m_minimum)) - lo) / (hi - lo);
+        return static_cast<int>(std::lround(t * kLogSteps));
+    }
+    }
+    return 0;
+}
+
+double SliderSpin::fromSlider(int position) const
+{
+    switch (m_scale) {
+    case Scale::Linear:
+        return position;
+    case Scale::PowersOfTwo:
+        return std::ldexp(1.0, position);
+    case Scale::Log: {
+        const double lo = std::log10(m_minimum);
+        const double hi = std::log10(m_maximum);
+        const double raw = std::pow(10.0, lo + (hi - lo) * position / kLogSteps);
+        // Round to the spin box's precision, three significant digits: "13.0B", not "12.97B".
+        const double magnitude = std::pow(10.0, std::floor(std::log10(raw)) - 2);
+        return std::clamp(std::round(raw / magnitude) * magnitude, m_minimum, m_maximum);
+    }
+    }
+    return 0;
+}
+
+void SliderSpin::onSliderMoved(int position)
+{
+    if (m_syncing)
+        return;
+    const double value = fromSlider(position);
+    {
+        const QSignalBlocker block(m_spin);
+        m_spin->setValue(value);
+    }
+    emit valueEdited(m_spin->value());
+}
+
+void SliderSpin::onSpinChanged(double value)
+{
+    m_syncing = true;
+    m_slider->setValue(toSlider(value));
+    m_syncing = false;
+    emit valueEdited(value);
+}
+
+} // namespace envelope::ui

@@ -1,0 +1,112 @@
+#include "document/plandocument.h"
+
+#include <QUndoStack>
+
+#include "document/planeditcommand.h"
+#include "plan/planio.h"
+
+namespace envelope::ui {
+
+PlanDocument::PlanDocument(PresetLibrary presets, QObject* parent)
+    : QObject(parent)
+    , m_presets(std::move(presets))
+    , m_undoStack(new QUndoStack(this))
+{
+    connect(m_undoStack, &QUndoStack::cleanChanged, this,
+        [this](bool clean) { emit modifiedChanged(!clean); });
+    recompute();
+}
+
+PlanDocument::~PlanDocument() = default;
+
+const std::vector<Explanation>& PlanDocument::explanations()
+{
+    if (!m_explanations) {
+        // The explained path formats every figure: only when a tooltip or the details pane asks.
+        m_explanations = isValid() ? estimate(m_plan, { .explain = true }).explain
+                                   : std::vector<Explanation> {};
+    }
+    return *m_explanations;
+}
+
+const Explanation* PlanDocument::explanation(const QString& figure)
+{
+    const std::string key = figure.toStdString();
+    for (const Explanation& e : explanations())
+        if (e.figure == key)
+            return &e;
+    return nullptr;
+}
+
+void PlanDocument::edit(const Plan& plan, const QString& description, int mergeId)
+{
+    if (plan == m_plan)
+        return;
+    m_undoStack->push(new PlanEditCommand(this, m_plan, plan, description, mergeId));
+}
+
+void PlanDocument::setPlan(const Plan& plan)
+{
+    if (plan == m_plan)
+        return;
+    m_plan = plan;
+    recompute();
+    emit planChanged();
+}
+
+void PlanDocument::reset(const Plan& plan, const QString& filePath)
+{
+    m_undoStack->clear();
+    const bool changed = !(plan == m_plan);
+    m_plan = plan;
+    setFilePath(filePath);
+    recompute();
+    m_undoStack->setClean();
+    if (changed)
+        emit planChanged();
+    emit modifiedChanged(false);
+}
+
+void PlanDocument::setFilePath(const QString& path)
+{
+    if (path == m_filePath)
+        return;
+    m_filePath = path;
+    emit filePathChanged(path);
+}
+
+bool PlanDocument::isModified() const
+{
+    return !m_undoStack->isClean();
+}
+
+void PlanDocument::markSaved()
+{
+    m_undoStack->setClean();
+}
+
+void PlanDocument::setUnits(ByteUnits units)
+{
+    if (units == m_units)
+        return;
+    m_units = units;
+    recompute(); // suggestion texts carry formatted bytes
+}
+
+void PlanDocument::recompute()
+{
+    m_explanations.reset();
+    QString message;
+    if (const std::optional<Error> error = validatePlan(m_plan))
+        message = QString::fromStdString(error->toString());
+    const bool validityChanged = message != m_validationMessage;
+    m_validationMessage = message;
+    if (validityChanged)
+        emit validationChanged(message);
+    if (!message.isEmpty())
+        return; // keep drawing the last valid figures
+    m_results = computeTrainingResults(m_plan, m_units);
+    emit resultsChanged();
+}
+
+} // namespace envelope::ui

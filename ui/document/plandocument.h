@@ -1,0 +1,80 @@
+// The one open plan (Tiled's Document pattern): the Plan, its undo stack, file path and
+// modified flag. Every change asks the core for fresh figures and emits them; panels draw only
+// what this object hands them.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "plan/plan.h"
+#include "plan/presets.h"
+#include "document/trainingresults.h"
+
+class QUndoStack;
+
+namespace envelope::ui {
+
+class PlanDocument : public QObject {
+    Q_OBJECT
+public:
+    explicit PlanDocument(PresetLibrary presets, QObject* parent = nullptr);
+    ~PlanDocument() override;
+
+    const PresetLibrary& presets() const { return m_presets; }
+    const Plan& plan() const { return m_plan; }
+
+    // Figures of the last plan that passed validation (the last valid estimate stays drawn).
+    const TrainingResults& results() const { return m_results; }
+    // Empty when the current plan is valid, else validatePlan's message ("path: message").
+    QString validationMessage() const { return m_validationMessage; }
+    bool isValid() const { return m_validationMessage.isEmpty(); }
+
+    // The core's explanations for the current valid plan, computed on first use after a change.
+    const std::vector<Explanation>& explanations();
+    const Explanation* explanation(const QString& figure);
+
+    QUndoStack* undoStack() const { return m_undoStack; }
+
+    // An edit by the user: pushed as an undo command. Consecutive edits with the same
+    // `mergeId` (>= 0) merge into one undo step, so dragging a slider is one step.
+    void edit(const Plan& plan, const QString& description, int mergeId = -1);
+
+    // Replaces the plan without an undo step (used by undo commands themselves).
+    void setPlan(const Plan& plan);
+
+    // A new or opened plan: clears undo history and marks the document clean.
+    void reset(const Plan& plan, const QString& filePath = {});
+
+    QString filePath() const { return m_filePath; }
+    void setFilePath(const QString& path);
+    bool isModified() const;
+    void markSaved(); // the current state is what is on disk
+
+    ByteUnits units() const { return m_units; }
+    void setUnits(ByteUnits units);
+
+signals:
+    void planChanged();
+    void resultsChanged();
+    void validationChanged(const QString& message);
+    void filePathChanged(const QString& path);
+    void modifiedChanged(bool modified);
+
+private:
+    void recompute();
+
+    PresetLibrary m_presets;
+    Plan m_plan;
+    TrainingResults m_results;
+    QString m_validationMessage;
+    std::optional<std::vector<Explanation>> m_explanations;
+    QUndoStack* m_undoStack;
+    QString m_filePath;
+    ByteUnits m_units = ByteUnits::GB;
+};
+
+} // namespace envelope::ui

@@ -1,0 +1,20 @@
+#include "document/trainingresults.h"
+
+namespace envelope::ui {
+
+TrainingResults computeTrainingResults(const Plan& plan, ByteUnits units)
+{
+    TrainingResults r;
+    r.estimate = estimate(plan);
+    r.zeroVariants = zeroStageVariants(plan);
+    r.recomputeVariants = recomputeVariants(plan);
+    r.seqLenSweep = sweep(plan, SweepAxis::SeqLen);
+    r.microBatchSweep = sweep(plan, SweepAxis::MicroBatch);
+    r.largestSeqLen = largestFitting(plan, SweepAxis::SeqLen);
+    r.largestMicroBatch = largestFitting(plan, SweepAxis::MicroBatch);
+    if (!r.estimate.training.fits)
+        r.suggestions = suggestFits(plan, units);
+    return r;
+}
+
+} // namespace envelope::ui

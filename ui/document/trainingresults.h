@@ -1,0 +1,25 @@
+// Everything the training panel draws for one plan, as the core computed it.
+#pragma once
+
+#include <vector>
+
+#include "estimate/estimate.h"
+#include "whatif/whatif.h"
+
+namespace envelope::ui {
+
+struct TrainingResults {
+    Estimate estimate; // estimate(plan), fast path
+    std::vector<Variant> zeroVariants; // zeroStageVariants(plan)
+    std::vector<Variant> recomputeVariants; // recomputeVariants(plan)
+    std::vector<SweepPoint> seqLenSweep; // sweep(plan, SeqLen)
+    std::vector<SweepPoint> microBatchSweep; // sweep(plan, MicroBatch)
+    double largestSeqLen = 0; // largestFitting(plan, SeqLen)
+    double largestMicroBatch = 0; // largestFitting(plan, MicroBatch)
+    std::vector<FitSuggestion> suggestions; // suggestFits(plan, units); empty when it fits
+};
+
+// Asks the core for every figure above.
+TrainingResults computeTrainingResults(const Plan& plan, ByteUnits units);
+
+} // namespace envelope::ui

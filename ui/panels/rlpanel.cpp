@@ -1,0 +1,211 @@
+#include "panels/rlpanel.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+#include "widgets/figuregrid.h"
+#include "panels/panelchrome.h"
+#include "document/plandocument.h"
+#include "controls/rlcontrols.h"
+#include "charts/rltimeline.h"
+#include "document/settings.h"
+#include "charts/tenantbarchart.h"
+#include "widgets/throughputformat.h"
+
+namespace envelope::ui {
+namespace {
+QString duration(double s)
+{
+    return QString::fromStdString(formatDuration(s));
+}
+QString gpus(int n)
+{
+    return n == 1 ? QObject::tr("1 GPU") : QObject::tr("%1 GPUs").arg(n);
+}
+QString tokens(double n)
+{
+    return QObject::tr("%L1 tokens").arg(qlonglong(std::llround(n)));
+}
+} // namespace
+
+RlPanel::RlPanel(PlanDocument* document, Settings* settings, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_settings(settings)
+    , m_controls(new RlControls(document))
+    , m_header(new QLabel)
+    , m_status(new QLabel)
+    , m_figures(new FigureGrid(3))
+    , m_suggestion(new QLabel)
+    , m_roleChart(new TenantBarChart(tr("Memory per GPU, by role"),
+          std::vector<Tenant>(kAllTenants.begin(), kAllTenants.end())))
+    , m_timeline(new RlTimeline)
+{
+    QScrollArea* scroll = controlsColumn(m_controls,
+        tr("Model, GPU, recipe and MFU come from the Training tab; the "
+           "rollout engine's KV settings from the Serving tab."));
+
+    styleHeader(m_header);
+    bindValidationStatus(m_status, m_document);
+    QFont suggestionFont = m_suggestion->font();
+    suggestionFont.setBold(true);
+    m_suggestion->setFont(suggestionFont);
+    m_suggestion->setWordWrap(true);
+
+    const std::pair<const char*, QString> figures[] = {
+        { "rl.steps_per_hour", tr("Steps / hour") },
+        { "rl.step_s", tr("Step") },
+        { "rl.bottleneck", tr("Bottleneck") },
+        { "rl.rollout_s", tr("Rollout") },
+        { "rl.reference_s", tr("Frozen forwards") },
+        { "rl.train_s", tr("Train") },
+        { "rl.rollout_tokens", tr("Rollout tokens") },
+        { "rl.train_tokens", tr("Train tokens") },
+        { "rl.colocated_peak_bytes", tr("Memory") },
+    };
+    for (const auto& [key, title] : figures)
+        m_figures->addFigure(QLatin1String(key), title);
+
+    auto* right = new QVBoxLayout;
+    right->addWidget(m_header);
+    right->addWidget(m_status);
+    right->addWidget(m_figures);
+    right->addWidget(m_suggestion);
+    right->addWidget(m_roleChart, 1);
+    right->addWidget(m_timeline);
+
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(scroll);
+    layout->addLayout(right, 1);
+
+    // A role's segments all carry the core's formula of that role's per-GPU bytes.
+    m_roleChart->setFormulaProvider(
+        [this](int column, Tenant) { return tooltipFor(m_roleFigures.value(column)); });
+
+    connect(document, &PlanDocument::resultsChanged, this, &RlPanel::redraw);
+    connect(settings, &Settings::unitsChanged, this, &RlPanel::redraw);
+    redraw();
+}
+
+QString RlPanel::tooltipFor(const QString& figure)
+{
+    return explanationToolTip(m_document->explanation(figure));
+}
+
+QString RlPanel::suggestionText(const Plan& plan, const RlEstimate& rl)
+{
+    const RlConfig& c = plan.rl;
+    if (c.algorithm == RlAlgorithm::Dpo)
+        return tr("DPO has no rollout: all %1 GPUs train").arg(rl.suggestedTrainerGpus);
+    if (!rl.suggestionFits) {
+        // The core kept the current split only to stay defined: it balances nothing.
+        const int total = rl.suggestedRolloutGpus + rl.suggestedTrainerGpus;
+        return plan.training.zeroStage < 3
+            ? tr("no split of these %1 GPUs lets the trainer fit — add GPUs or shard the trainer "
+                 "(ZeRO-3)")
+                  .arg(total)
+            : tr("no split of these %1 GPUs lets the trainer fit — add GPUs").arg(total);
+    }
+    const int move = rl.suggestedRolloutGpus - c.rolloutGpus;
+    const QString split
+        = tr("%1 training + %2 rollout").arg(rl.suggestedTrainerGpus).arg(rl.suggestedRolloutGpus);
+    const QString pools
+        = c.placement == RlPlacement::Colocated ? tr(" (as disjoint pools)") : QString();
+    if (move == 0)
+        return tr("%1 already balances the step%2").arg(split, pools);
+    if (move > 0)
+        return tr("move %1 from training to rollout: %2 balances the step%3")
+            .arg(gpus(move), split, pools);
+    return tr("move %1 from rollout to training: %2 balances the step%3")
+        .arg(gpus(-move), split, pools);
+}
+
+void RlPanel::redraw()
+{
+    // Hidden behind another tab: mark stale and draw once when shown (showEvent), instead of
+    // redrawing on every edit made elsewhere.
+    if (!isVisible()) {
+        m_stale = true;
+        return;
+    }
+    m_stale = false;
+    const ByteUnits units = m_settings->units();
+    const Plan& plan = m_document->plan();
+    const RlEstimate& rl = m_document->results().estimate.rl;
+    const RlConfig& c = plan.rl;
+    const bool colocated = c.placement == RlPlacement::Colocated;
+    const double memory = plan.gpu.gpu.memoryBytes;
+
+    m_header->setText(tr("%1 %2 on %3 × %4, %5 — %6")
+                          .arg(QString::fromLatin1(rlAlgorithmId(c.algorithm).data()).toUpper(),
+                              QString::fromStdString(plan.model.arch.name))
+                          .arg(rl.totalGpus)
+                          .arg(QString::fromStdString(plan.gpu.gpu.name),
+                              colocated ? tr("colocated") : tr("disjoint pools"),
+                              rl.fits ? tr("every role fits") : tr("does not fit")));
+    QPalette headerPalette = palette();
+    headerPalette.setColor(QPalette::WindowText, rl.fits ? fitsColor() : overflowColor());
+    m_header->setPalette(headerPalette);
+
+    std::vector<TenantBarColumn> columns;
+    m_roleFigures.clear();
+    for (const RoleEstimate& role : rl.perRole)
+        m_roleFigures.push_back(
+            QStringLiteral("rl.per_role.%1.per_gpu_bytes").arg(QString::fromStdString(role.role)));
+    for (const RoleEstimate& role : rl.perRole)
+        columns.push_back({ tr("%1 · %2").arg(QString::fromStdString(role.role), gpus(role.gpus)),
+            role.perGpu, role.fits });
+    if (colocated)
+        m_roleChart->setColumns(
+            columns, memory, rl.colocatedPeakBytes, tr("colocated peak"), units);
+    else
+        m_roleChart->setColumns(columns, memory, memory * plan.serving.gpuMemoryUtilization,
+            tr("rollout util. %1").arg(plan.serving.gpuMemoryUtilization, 0, 'f', 2), units);
+
+    const bool overlapped = c.offPolicyPipeline && !colocated && rl.rolloutS > 0;
+    m_timeline->setStep(rl, overlapped);
+
+    auto set = [this](const char* key, const QString& text) {
+        const QString k = QLatin1String(key);
+        m_figures->setFigure(k, text, tooltipFor(k));
+    };
+    set("rl.steps_per_hour", QString::number(rl.stepsPerHour, 'f', 1));
+    set("rl.step_s", duration(rl.stepS));
+    set("rl.bottleneck", QString::fromStdString(rl.bottleneck));
+    set("rl.rollout_s", duration(rl.rolloutS));
+    set("rl.reference_s", duration(rl.referenceS));
+    set("rl.train_s", duration(rl.trainS));
+    set("rl.rollout_tokens", tokens(rl.rolloutTokens));
+    set("rl.train_tokens", tokens(rl.trainTokens));
+    if (colocated)
+        set("rl.colocated_peak_bytes",
+            tr("peak %1 of %2")
+                .arg(QString::fromStdString(formatBytes(rl.colocatedPeakBytes, units)),
+                    QString::fromStdString(formatBytes(memory, units))));
+    else
+        set("rl.colocated_peak_bytes", rl.fits ? tr("every pool fits") : tr("a pool overflows"));
+    m_figures->setFigureColor(
+        QStringLiteral("rl.colocated_peak_bytes"), rl.fits ? fitsColor() : overflowColor());
+
+    m_suggestion->setText(tr("Suggested split: %1").arg(suggestionText(plan, rl)));
+    QPalette suggestionPalette = palette();
+    if (!rl.suggestionFits)
+        suggestionPalette.setColor(QPalette::WindowText, overflowColor());
+    m_suggestion->setPalette(suggestionPalette);
+    m_suggestion->setToolTip(tooltipFor(QStringLiteral("rl.suggested_rollout_gpus")));
+}
+
+void RlPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_stale)
+        redraw();
+}
+
+} // namespace envelope::ui

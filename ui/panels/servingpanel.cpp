@@ -1,0 +1,191 @@
+#include "panels/servingpanel.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+#include "widgets/figuregrid.h"
+#include "panels/panelchrome.h"
+#include "document/plandocument.h"
+#include "serving/sweep.h"
+#include "controls/servingcontrols.h"
+#include "charts/servingcurvechart.h"
+#include "document/settings.h"
+#include "charts/tenantbarchart.h"
+#include "widgets/throughputformat.h"
+
+namespace envelope::ui {
+namespace {
+QString bytes(double b, ByteUnits units)
+{
+    return QString::fromStdString(formatBytes(b, units));
+}
+QString duration(double s)
+{
+    return QString::fromStdString(formatDuration(s));
+}
+} // namespace
+
+QString smallBytesText(double b, bool binary)
+{
+    return QString::fromStdString(formatBytesScaled(b, binary ? ByteUnits::GiB : ByteUnits::GB));
+}
+
+ServingPanel::ServingPanel(PlanDocument* document, Settings* settings, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_settings(settings)
+    , m_controls(new ServingControls(document))
+    , m_header(new QLabel)
+    , m_status(new QLabel)
+    , m_figures(new FigureGrid(3))
+    , m_memoryChart(new TenantBarChart(tr("Memory per GPU (serving)"),
+          { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }))
+    , m_curveChart(new ServingCurveChart)
+{
+    QScrollArea* scroll
+        = controlsColumn(m_controls, tr("Model and GPU come from the Training tab."));
+
+    styleHeader(m_header);
+    bindValidationStatus(m_status, m_document);
+
+    const std::pair<const char*, QString> figures[] = {
+        { "serving.kv_bytes_per_token", tr("KV per token") },
+        { "serving.kv_budget_bytes", tr("KV budget / GPU") },
+        { "serving.max_tokens", tr("Token slots") },
+        { "serving.max_sequences", tr("Max sequences") },
+        { "serving.contiguous_waste_bytes", tr("Contiguous waste") },
+        { "serving.decode_tokens_per_s", tr("Decode") },
+        { "serving.ttft_s", tr("TTFT") },
+        { "serving.itl_s", tr("ITL") },
+        { "serving.compute_bound_concurrency", tr("Compute-bound at") },
+    };
+    for (const auto& [key, title] : figures)
+        m_figures->addFigure(QLatin1String(key), title);
+
+    auto* charts = new QHBoxLayout;
+    charts->addWidget(m_memoryChart, 1);
+    charts->addWidget(m_curveChart, 1);
+
+    auto* right = new QVBoxLayout;
+    right->addWidget(m_header);
+    right->addWidget(m_status);
+    right->addWidget(m_figures);
+    right->addLayout(charts, 1);
+
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(scroll);
+    layout->addLayout(right, 1);
+
+    m_memoryChart->setFormulaProvider([this](int, Tenant tenant) {
+        switch (tenant) {
+        case Tenant::Weights:
+            return tooltipFor(QStringLiteral("serving.weights_bytes_per_gpu"));
+        case Tenant::KvCache:
+            return tooltipFor(QStringLiteral("serving.per_gpu_bytes.kv_cache"));
+        case Tenant::Activations:
+            return tooltipFor(QStringLiteral("serving.activation_peak_bytes"));
+        case Tenant::Overhead:
+            return tooltipFor(QStringLiteral("serving.overhead_bytes"));
+        default:
+            return QString();
+        }
+    });
+
+    connect(document, &PlanDocument::resultsChanged, this, &ServingPanel::redraw);
+    connect(settings, &Settings::unitsChanged, this, &ServingPanel::redraw);
+    redraw();
+}
+
+QString ServingPanel::tooltipFor(const QString& figure)
+{
+    return explanationToolTip(m_document->explanation(figure));
+}
+
+void ServingPanel::redraw()
+{
+    // Hidden behind another tab: mark stale and draw once when shown (showEvent), instead of
+    // redrawing on every edit made elsewhere.
+    if (!isVisible()) {
+        m_stale = true;
+        return;
+    }
+    m_stale = false;
+    const ByteUnits units = m_settings->units();
+    const bool binary = units == ByteUnits::GiB;
+    const Plan& plan = m_document->plan();
+    const ServingEstimate& s = m_document->results().estimate.serving;
+    const ServingConfig& c = plan.serving;
+    const double memory = plan.gpu.gpu.memoryBytes;
+
+    m_header->setText(
+        tr("%1 on %2× %3 — %4")
+            .arg(QString::fromStdString(plan.model.arch.name))
+            .arg(c.tp)
+            .arg(QString::fromStdString(plan.gpu.gpu.name),
+                s.fitsConcurrency
+                    ? tr("%1 sequences of %L2 tokens fit").arg(c.concurrency).arg(c.context)
+                    : (s.fits ? tr("%1 sequences of %L2 tokens do not fit: at most %L3")
+                                    .arg(c.concurrency)
+                                    .arg(c.context)
+                                    .arg(qlonglong(s.maxSequences))
+                              : tr("the weights leave no room for a KV cache"))));
+    QPalette headerPalette = palette();
+    headerPalette.setColor(QPalette::WindowText, s.fitsConcurrency ? fitsColor() : overflowColor());
+    m_header->setPalette(headerPalette);
+
+    // One bar per GPU of the TP group (every rank holds the same share).
+    std::vector<TenantBarColumn> columns;
+    const int bars = std::clamp(c.tp, 1, kMaxGpuBars);
+    for (int g = 0; g < bars; ++g)
+        columns.push_back(
+            { bars == 1 ? tr("GPU 0 (of 1)")
+                        : (g + 1 == bars && c.tp > bars ? tr("GPU %1 … %2").arg(g).arg(c.tp - 1)
+                                                        : tr("GPU %1").arg(g)),
+                s.perGpu, s.fitsConcurrency });
+    m_memoryChart->setColumns(columns, memory, s.usableBytes,
+        tr("util. %1").arg(c.gpuMemoryUtilization, 0, 'f', 2), units);
+
+    m_curveChart->setPoints(servingContextSweep(plan), c.context, s.maxSequences, c.concurrency);
+
+    auto set = [this](const char* key, const QString& text) {
+        const QString k = QLatin1String(key);
+        m_figures->setFigure(k, text, tooltipFor(k));
+    };
+    set("serving.kv_bytes_per_token",
+        tr("%1 (%2 / GPU)")
+            .arg(smallBytesText(s.kvBytesPerToken, binary),
+                smallBytesText(s.kvBytesPerTokenPerGpu, binary)));
+    set("serving.kv_budget_bytes", bytes(s.kvBudgetBytes, units));
+    set("serving.max_tokens", tr("%L1 tokens").arg(qlonglong(s.maxTokens)));
+    set("serving.max_sequences",
+        tr("%L1 at %L2 tok").arg(qlonglong(s.maxSequences)).arg(c.context));
+    set("serving.contiguous_waste_bytes",
+        tr("%1 (%2%)")
+            .arg(bytes(s.contiguousWasteBytes, units))
+            .arg(s.contiguousWasteFraction * 100, 0, 'f', 0));
+    set("serving.decode_tokens_per_s",
+        tr("%L1 tok/s").arg(qlonglong(std::llround(s.decodeTokensPerS))));
+    set("serving.ttft_s", duration(s.ttftS));
+    set("serving.itl_s", duration(s.itlS));
+    set("serving.compute_bound_concurrency",
+        s.computeBoundConcurrency > 0
+            ? tr("%L1 sequences").arg(qlonglong(s.computeBoundConcurrency))
+            : tr("never (memory-bound)"));
+    m_figures->setFigureColor(QStringLiteral("serving.max_sequences"),
+        s.maxSequences >= c.concurrency ? QColor() : overflowColor());
+}
+
+void ServingPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_stale)
+        redraw();
+}
+
+} // namespace envelope::ui

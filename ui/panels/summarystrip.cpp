@@ -1,0 +1,172 @@
+#include "panels/summarystrip.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "widgets/flowlayout.h"
+#include "charts/memoryview.h"
+#include "document/trainingresults.h"
+#include "widgets/valuelabel.h"
+
+namespace envelope::ui {
+namespace {
+QString bytesText(double bytes, ByteUnits units)
+{
+    return QString::fromStdString(formatBytes(bytes, units));
+}
+} // namespace
+
+SummaryStrip::SummaryStrip(QWidget* parent)
+    : QFrame(parent)
+{
+    setFrameShape(QFrame::StyledPanel);
+    setAutoFillBackground(true);
+    setBackgroundRole(QPalette::AlternateBase);
+    // Cards flow onto a second row in a narrow window rather than clipping their figures.
+    m_layout = new FlowLayout(this, 18, 6);
+    m_layout->setContentsMargins(10, 6, 10, 6);
+    m_badge = new QLabel(this);
+    m_badge->setAlignment(Qt::AlignCenter);
+    m_badge->setMinimumWidth(120);
+    QFont badgeFont = m_badge->font();
+    badgeFont.setBold(true);
+    badgeFont.setPointSizeF(badgeFont.pointSizeF() * 1.2);
+    m_badge->setFont(badgeFont);
+    m_layout->addWidget(m_badge);
+    m_total = addCard(tr("Per GPU"));
+    m_headroom = addCard(tr("Headroom"), &m_headroomCaption);
+    m_minGpus = addCard(tr("Min GPUs"));
+    m_largest = addCard(tr("Largest tenant"));
+
+    // The best single change takes the rest of the row; a long one ("micro-batch 16 -> 1
+    // (grad-accum x16) saves 52.4 GB (not enough alone)") wraps within it, and below 260 px
+    // it moves to a row of its own.
+    m_apply = new QToolButton;
+    m_apply->setText(tr("Appl&y"));
+    m_apply->setToolTip(tr("Apply this change to the plan (Undo reverts it)"));
+    m_apply->setVisible(false);
+    // Keeps its place when hidden, so crossing the fit line re-lays out nothing.
+    QSizePolicy policy = m_apply->sizePolicy();
+    policy.setRetainSizeWhenHidden(true);
+    m_apply->setSizePolicy(policy);
+    connect(m_apply, &QToolButton::clicked, this, &SummaryStrip::applySuggestionRequested);
+    m_suggestion = addCard(tr("Best single change"), nullptr, m_apply);
+    m_suggestion->setWordWrap(true);
+    m_layout->setLastItemElastic(260);
+}
+
+ValueLabel* SummaryStrip::addCard(const QString& title, QLabel** captionOut, QWidget* trailing)
+{
+    auto* card = new QWidget(this);
+    auto* column = new QVBoxLayout(card);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(0);
+    auto* caption = new QLabel(title, card);
+    caption->setForegroundRole(QPalette::PlaceholderText);
+    auto* value = new ValueLabel(card);
+    QFont font = value->font();
+    font.setPointSizeF(font.pointSizeF() * 1.25);
+    font.setBold(true);
+    value->setFont(font);
+    if (captionOut)
+        *captionOut = caption;
+    column->addWidget(caption);
+    if (trailing) {
+        auto* row = new QHBoxLayout;
+        row->setSpacing(8);
+        row->addWidget(value);
+        row->addWidget(trailing, 0, Qt::AlignVCenter);
+        row->addStretch(1);
+        column->addLayout(row);
+    } else {
+        column->addWidget(value);
+    }
+    m_layout->addWidget(card);
+    return value;
+}
+
+void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnits units)
+{
+    const TrainingMemory& m = results.estimate.training;
+    const double total = m.perGpu.total();
+    m_total->setText(
+        tr("%1 of %2").arg(bytesText(total, units), bytesText(m.gpuMemoryBytes, units)));
+
+    const double room = m.gpuMemoryBytes - total;
+    m_headroomCaption->setText(room >= 0 ? tr("Headroom") : tr("Overflow"));
+    m_headroom->setText(bytesText(std::abs(room), units));
+
+    const QColor badgeColor = m.fits ? fitsColor() : overflowColor();
+    m_badge->setText(m.fits ? tr("✔ FITS") : tr("✘ DOES NOT FIT"));
+    // Style sheets re-polish the widget: set them only when the state flips.
+    const QString badgeStyle = (QStringLiteral("QLabel { color: white; background: %1; "
+                                               "border-radius: 6px; padding: 6px 10px; }")
+                                    .arg(badgeColor.name()));
+    if (m_badge->styleSheet() != badgeStyle)
+        m_badge->setStyleSheet(badgeStyle);
+    const QString headroomStyle
+        = room >= 0 ? QString() : QStringLiteral("color: %1;").arg(overflowColor().name());
+    if (m_headroom->styleSheet() != headroomStyle)
+        m_headroom->setStyleSheet(headroomStyle);
+
+    if (m.minGpus <= 0)
+        m_minGpus->setText(tr("none fits"));
+    else
+        m_minGpus->setText(tr("%1 (plan: %2)").arg(m.minGpus).arg(gpus));
+
+    Tenant largest = kTenants.front();
+    for (Tenant t : kTenants)
+        if (tenantBytes(m.perGpu, t) > tenantBytes(m.perGpu, largest))
+            largest = t;
+    m_largest->setSwatch(tenantColor(largest));
+    m_largest->setText(QStringLiteral("%1 %2").arg(
+        tenantName(largest), bytesText(tenantBytes(m.perGpu, largest), units)));
+
+    QString suggestion;
+    if (m.fits)
+        suggestion = tr("none needed");
+    else if (results.suggestions.empty())
+        suggestion = tr("no single change fits; try more GPUs or TP/PP");
+    else {
+        const FitSuggestion& best = results.suggestions.front();
+        const QString text = QString::fromStdString(best.description);
+        suggestion = best.makesItFit ? text : tr("%1 (not enough alone)").arg(text);
+    }
+    if (m_suggestion->text() != suggestion) {
+        m_suggestion->setText(suggestion);
+        m_suggestion->setToolTip(suggestion);
+    }
+    // setVisible re-polishes and re-lays out even when nothing changes: only on a flip.
+    const bool offer = !m.fits && !results.suggestions.empty();
+    if (m_apply->isHidden() == offer)
+        m_apply->setVisible(offer);
+}
+
+QString SummaryStrip::totalText() const
+{
+    return m_total->text();
+}
+QString SummaryStrip::headroomText() const
+{
+    return m_headroom->text();
+}
+QString SummaryStrip::badgeText() const
+{
+    return m_badge->text();
+}
+QString SummaryStrip::minGpusText() const
+{
+    return m_minGpus->text();
+}
+QString SummaryStrip::largestText() const
+{
+    return m_largest->text();
+}
+QString SummaryStrip::suggestionText() const
+{
+    return m_suggestion->text();
+}
+
+} // namespace envelope::ui

@@ -1,0 +1,61 @@
+// The summary strip over the charts: total per GPU, headroom or overflow, a fits badge, the
+// smallest GPU count that fits, the largest tenant and the best single change (suggestFits),
+// which wraps rather than clips in a narrow window and which one click applies.
+#pragma once
+
+#include <QFrame>
+
+#include "base/units.h"
+
+class QLabel;
+class QToolButton;
+
+namespace envelope::ui {
+class FlowLayout;
+class ValueLabel;
+} // namespace envelope::ui
+
+namespace envelope::ui {
+
+struct TrainingResults;
+
+class SummaryStrip : public QFrame {
+    Q_OBJECT
+public:
+    explicit SummaryStrip(QWidget* parent = nullptr);
+
+    void setResults(const TrainingResults& results, int gpus, ByteUnits units);
+
+    QString totalText() const;
+    QString headroomText() const;
+    QString badgeText() const;
+    QString minGpusText() const;
+    QString largestText() const;
+    QString suggestionText() const;
+    ValueLabel* largestLabel() const { return m_largest; }
+    ValueLabel* suggestionLabel() const { return m_suggestion; }
+    FlowLayout* flowLayout() const { return m_layout; }
+    // Shown while there is a suggestion to apply: the core's plan with that one change.
+    QToolButton* applyButton() const { return m_apply; }
+
+signals:
+    // The user asked for the best single change (results.suggestions.front().plan).
+    void applySuggestionRequested();
+
+private:
+    // A caption over a bold value, optionally with a widget (the Apply button) after the value.
+    ValueLabel* addCard(
+        const QString& title, QLabel** captionOut = nullptr, QWidget* trailing = nullptr);
+
+    ValueLabel* m_total;
+    ValueLabel* m_headroom;
+    QLabel* m_headroomCaption = nullptr;
+    QLabel* m_badge;
+    ValueLabel* m_minGpus;
+    ValueLabel* m_largest;
+    ValueLabel* m_suggestion;
+    QToolButton* m_apply;
+    FlowLayout* m_layout;
+};
+
+} // namespace envelope::ui

@@ -1,0 +1,149 @@
+#include "window/exporter.h"
+
+#include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QFile>
+#include <QGraphicsLayout>
+#include <QLegend>
+#include <QPainter>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+#include "charts/memoryview.h"
+#include "plan/plan.h"
+#include "document/trainingresults.h"
+
+namespace envelope::ui {
+namespace {
+
+// Lays the chart out at `size`, lets `paint` draw the scene, and restores the on-screen layout.
+// On screen a wrapping ChartLegend widget stands in for the chart's own legend; an exported
+// image has no widgets around it, so the chart's legend is drawn for the export.
+template <class Paint> void withChartAt(QChartView* view, const QSize& size, Paint paint)
+{
+    QChart* chart = view->chart();
+    const QRectF old = chart->geometry();
+    const bool legendShown = chart->legend()->isVisible();
+    chart->legend()->setVisible(true);
+    chart->setGeometry(QRectF(QPointF(0, 0), QSizeF(size)));
+    if (chart->layout())
+        chart->layout()->activate();
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    paint(view->scene(), QRectF(QPointF(0, 0), QSizeF(size)));
+    chart->legend()->setVisible(legendShown);
+    chart->setGeometry(old);
+    if (chart->layout())
+        chart->layout()->activate();
+}
+
+// QSvgGenerator states the size in millimetres, which readers turn back into pixels at their own
+// dpi (QSvgRenderer and Inkscape use 90): state it in pixels so the image is exactly `size`.
+bool setSvgPixelSize(const QString& path, const QSize& size)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return false;
+    QString text = QString::fromUtf8(file.readAll());
+    file.close();
+    static const QRegularExpression header(
+        QStringLiteral(R"(<svg([^>]*?) width="[^"]*" height="[^"]*")"));
+    text.replace(header,
+        QStringLiteral(R"(<svg\1 width="%1" height="%2")").arg(size.width()).arg(size.height()));
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly))
+        return false;
+    out.write(text.toUtf8());
+    return out.commit();
+}
+
+} // namespace
+
+QImage renderChart(QChartView* view, const QSize& size)
+{
+    QImage image(size, QImage::Format_ARGB32_Premultiplied);
+    image.fill(view->chart()->backgroundBrush().color());
+    withChartAt(view, size, [&](QGraphicsScene* scene, const QRectF& rect) {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.setRenderHint(QPainter::TextAntialiasing);
+        scene->render(&painter, QRectF(QPointF(0, 0), QSizeF(size)), rect);
+    });
+    return image;
+}
+
+bool exportChartPng(QChartView* view, const QSize& size, const QString& path)
+{
+    return renderChart(view, size).save(path, "PNG");
+}
+
+bool exportChartSvg(QChartView* view, const QSize& size, const QString& path, const QString& title)
+{
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(size);
+    svg.setResolution(96);
+    svg.setViewBox(QRect(QPoint(0, 0), size));
+    svg.setTitle(title.isEmpty() ? view->chart()->title() : title);
+    svg.setDescription(QStringLiteral("Envelope chart"));
+    bool ok = false;
+    withChartAt(view, size, [&](QGraphicsScene* scene, const QRectF& rect) {
+        QPainter painter;
+        if (!painter.begin(&svg))
+            return;
+        painter.fillRect(rect, view->chart()->backgroundBrush());
+        scene->render(&painter, rect, rect);
+        ok = painter.end();
+    });
+    return ok && setSvgPixelSize(path, size);
+}
+
+QImage grabWidget(QWidget* widget, const QSize& size)
+{
+    QImage image = widget->grab().toImage();
+    if (image.size() != size)
+        image = image.scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    image.setDevicePixelRatio(1.0);
+    return image;
+}
+
+QString summaryMarkdown(const Plan& plan, const TrainingResults& results, ByteUnits units)
+{
+    const TrainingMemory& m = results.estimate.training;
+    auto bytes = [units](double b) { return QString::fromStdString(formatBytes(b, units)); };
+    QString md;
+    md += QStringLiteral("### %1\n\n").arg(QString::fromStdString(plan.name));
+    md += QStringLiteral("%1 (%2 params) on %3 × %4; ZeRO-%5, TP %6, PP %7, CP %8; "
+                         "micro-batch %9 × %10 tokens\n\n")
+              .arg(QString::fromStdString(
+                       plan.model.arch.name.empty() ? plan.model.presetId : plan.model.arch.name),
+                  QString::fromStdString(formatCount(results.estimate.params)))
+              .arg(plan.cluster.gpus)
+              .arg(QString::fromStdString(
+                  plan.gpu.gpu.name.empty() ? plan.gpu.presetId : plan.gpu.gpu.name))
+              .arg(plan.training.zeroStage)
+              .arg(plan.training.tp)
+              .arg(plan.training.pp)
+              .arg(plan.training.cp)
+              .arg(plan.training.microBatch)
+              .arg(plan.training.seqLen);
+    md += QStringLiteral("| Per GPU | %1 |\n|---|---:|\n")
+              .arg(QString::fromLatin1(unitLabel(units).data()));
+    for (Tenant t : kTenants)
+        md += QStringLiteral("| %1 | %2 |\n").arg(tenantName(t), bytes(tenantBytes(m.perGpu, t)));
+    md += QStringLiteral("| **Total** | **%1** |\n").arg(bytes(m.perGpu.total()));
+    md += QStringLiteral("| HBM | %1 |\n\n").arg(bytes(m.gpuMemoryBytes));
+    const double room = m.gpuMemoryBytes - m.perGpu.total();
+    md += m.fits ? QStringLiteral("**Fits**, %1 headroom.").arg(bytes(room))
+                 : QStringLiteral("**Does not fit**: %1 over.").arg(bytes(-room));
+    md += m.minGpus > 0 ? QStringLiteral(" Min GPUs: %1.").arg(m.minGpus)
+                        : QStringLiteral(" No GPU count fits at this parallelism.");
+    if (!results.suggestions.empty())
+        md += QStringLiteral(" Best single change: %1.")
+                  .arg(QString::fromStdString(results.suggestions.front().description));
+    md += QLatin1Char('\n');
+    return md;
+}
+
+} // namespace envelope::ui
