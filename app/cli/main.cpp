@@ -16,13 +16,16 @@
 #include <nlohmann/json.hpp>
 
 #include "estimate/estimate.h"
-#include "files.h"
+#include "io/files.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "report.h"
 
 namespace envelope::cli {
 namespace {
+
+using io::loadPresets;
+using io::readTextFile;
 
 constexpr int kOk = 0;
 constexpr int kFailure = 1;

@@ -1,37 +1,22 @@
 #include "window/application.h"
 
 #include <QApplication>
-#include <QDir>
-#include <QFile>
 #include <QRegularExpression>
-#include <QStandardPaths>
 #include <QWidget>
 
+#include "io/files.h"
 #include "window/exporter.h"
 
 namespace envelope::ui {
 
 PresetLibrary loadPresetLibrary(QStringList* warnings)
 {
-    Expected<PresetLibrary> builtin = builtinPresets();
-    if (!builtin) {
-        if (warnings)
-            warnings->push_back(QString::fromStdString(builtin.error().toString()));
-        return {};
-    }
-    PresetLibrary library = std::move(*builtin);
-    const QDir dir(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation)
-        + QStringLiteral("/presets"));
-    for (const QString& name :
-        dir.entryList({ QStringLiteral("*.json") }, QDir::Files, QDir::Name)) {
-        QFile file(dir.filePath(name));
-        if (!file.open(QIODevice::ReadOnly))
-            continue;
-        if (auto error
-            = mergePresetFile(library, file.readAll().toStdString(), file.fileName().toStdString());
-            error && warnings)
-            warnings->push_back(QString::fromStdString(error->toString()));
-    }
+    // The CLI's loader (io/files.h): the same user folder, $XDG_CONFIG_HOME/envelope/presets.
+    std::vector<std::string> messages;
+    PresetLibrary library = io::loadPresetsSkippingBad(messages);
+    if (warnings)
+        for (const std::string& message : messages)
+            warnings->push_back(QString::fromStdString(message));
     return library;
 }
 

@@ -12,8 +12,8 @@ class QWidget;
 
 namespace envelope::ui {
 
-// builtinPresets() plus every *.json in the user's config folder "presets/" (later files replace
-// entries by id). Problems are appended to `warnings`.
+// builtinPresets() plus every *.json in $XDG_CONFIG_HOME/envelope/presets, the folder envelope-cli
+// reads too (later files replace entries by id). Problems are appended to `warnings`.
 PresetLibrary loadPresetLibrary(QStringList* warnings = nullptr);
 
 // Shows `window` at exactly `size`, lets it lay out and paint, and writes it as PNG.

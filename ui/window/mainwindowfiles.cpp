@@ -13,6 +13,7 @@
 #include <QSaveFile>
 #include <QStatusBar>
 
+#include "io/files.h"
 #include "window/exporter.h"
 #include "window/exportsizedialog.h"
 #include "charts/memorybarchart.h"
@@ -24,13 +25,7 @@
 namespace envelope::ui {
 namespace {
 
-Expected<std::string> readTextFile(const std::string& path)
-{
-    QFile file(QString::fromStdString(path));
-    if (!file.open(QIODevice::ReadOnly))
-        return Error { "", "cannot read " + path + ": " + file.errorString().toStdString() };
-    return file.readAll().toStdString();
-}
+using io::readTextFile;
 
 const QString kPlanFilter = QObject::tr("Envelope plans (*.json);;All files (*)");
 

@@ -1,4 +1,4 @@
-#include "files.h"
+#include "io/files.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <vector>
 
-namespace envelope::cli {
+namespace envelope::io {
 namespace {
 
 // Plans, configs and preset files are kilobytes; anything this large is the wrong file.
@@ -56,22 +56,56 @@ std::string userPresetDir()
     return {};
 }
 
-Expected<PresetLibrary> loadPresets()
+namespace {
+
+// The *.json files of the user's preset folder, in file name order (later files win).
+std::vector<std::string> userPresetFiles()
 {
     namespace fs = std::filesystem;
-    Expected<PresetLibrary> library = builtinPresets();
-    if (!library)
-        return Error { "", "built-in presets: " + library.error().toString() };
+    std::vector<std::string> files;
     const std::string dir = userPresetDir();
     std::error_code ec;
     if (dir.empty() || !fs::is_directory(dir, ec))
-        return library;
-    std::vector<std::string> files;
+        return files;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
         if (it->path().extension() == ".json")
             files.push_back(it->path().string());
     std::sort(files.begin(), files.end());
-    for (const std::string& file : files) {
+    return files;
+}
+
+} // namespace
+
+PresetLibrary loadPresetsSkippingBad(std::vector<std::string>& warnings)
+{
+    Expected<PresetLibrary> builtin = builtinPresets();
+    if (!builtin) {
+        warnings.push_back("built-in presets: " + builtin.error().toString());
+        return {};
+    }
+    PresetLibrary library = std::move(builtin).value();
+    for (const std::string& file : userPresetFiles()) {
+        Expected<std::string> text = readTextFile(file);
+        if (!text) {
+            warnings.push_back(text.error().toString());
+            continue;
+        }
+        // Merge into a copy, so a file that fails half-way leaves no partial entries behind.
+        PresetLibrary merged = library;
+        if (auto e = mergePresetFile(merged, *text, file))
+            warnings.push_back(e->toString());
+        else
+            library = std::move(merged);
+    }
+    return library;
+}
+
+Expected<PresetLibrary> loadPresets()
+{
+    Expected<PresetLibrary> library = builtinPresets();
+    if (!library)
+        return Error { "", "built-in presets: " + library.error().toString() };
+    for (const std::string& file : userPresetFiles()) {
         Expected<std::string> text = readTextFile(file);
         if (!text)
             return text.error();
@@ -81,4 +115,4 @@ Expected<PresetLibrary> loadPresets()
     return library;
 }
 
-} // namespace envelope::cli
+} // namespace envelope::io

@@ -1,13 +1,15 @@
-// File access for envelope-cli (the core does no I/O): reading text files and the user's preset
-// folder.
+// File access shared by envelope-cli and the app (envelope_io: Qt-free, separate from
+// envelope_core, whose estimator does no I/O): reading text files with a size cap and the
+// user's preset folder. One loader, so the CLI and the GUI see the same user presets.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/expected.h"
 #include "plan/presets.h"
 
-namespace envelope::cli {
+namespace envelope::io {
 
 // The whole file as text. Errors name the file and the reason (missing, a folder, too large).
 Expected<std::string> readTextFile(const std::string& path);
@@ -20,4 +22,8 @@ std::string userPresetDir();
 // name order. An unreadable or invalid user file is an error naming the file and JSON path.
 Expected<PresetLibrary> loadPresets();
 
-} // namespace envelope::cli
+// The same, for the app: a user file that cannot be read or merged is skipped with a warning
+// naming it (the app still opens); the built-in presets are always there.
+PresetLibrary loadPresetsSkippingBad(std::vector<std::string>& warnings);
+
+} // namespace envelope::io
