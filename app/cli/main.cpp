@@ -19,13 +19,17 @@
 #include "io/files.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
-#include "report.h"
+#include "report/textreport.h"
 
 namespace envelope::cli {
 namespace {
 
 using io::loadPresets;
 using io::readTextFile;
+using report::formatExplanations;
+using report::formatReport;
+using report::ReportFormat;
+using report::humanBytes;
 
 constexpr int kOk = 0;
 constexpr int kFailure = 1;

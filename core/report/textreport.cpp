@@ -1,4 +1,4 @@
-#include "report.h"
+#include "report/textreport.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace envelope::cli {
+namespace envelope::report {
 namespace {
 
 struct Table {
@@ -258,4 +258,4 @@ std::string formatExplanations(const Plan& plan, const Estimate& e, ByteUnits un
     return out;
 }
 
-} // namespace envelope::cli
+} // namespace envelope::report

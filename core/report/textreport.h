@@ -1,4 +1,4 @@
-// Human-readable estimate reports for envelope-cli: aligned text tables or Markdown, with every
+// Human-readable estimate reports (envelope-cli's text and Markdown, the app's copied summary): aligned text tables or Markdown, with every
 // byte figure in the unit the user chose (GB = 1e9 or GiB = 2^30, always labelled).
 #pragma once
 
@@ -7,7 +7,7 @@
 #include "estimate/estimate.h"
 #include "base/units.h"
 
-namespace envelope::cli {
+namespace envelope::report {
 
 enum class ReportFormat { Text, Markdown };
 
@@ -20,4 +20,4 @@ std::string formatExplanations(const Plan& plan, const Estimate& estimate, ByteU
 // A byte figure in the chosen family, scaled to TB/GB/MB/KB (or TiB/GiB/MiB/KiB).
 std::string humanBytes(double bytes, ByteUnits units);
 
-} // namespace envelope::cli
+} // namespace envelope::report
