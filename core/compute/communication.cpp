@@ -11,14 +11,11 @@
 #include <cmath>
 
 #include "compute/detail.h"
+#include "base/numeric.h"
 
 namespace envelope {
 namespace {
 
-double nonNegative(double x)
-{
-    return std::isfinite(x) && x > 0 ? x : 0.0;
-}
 
 // `group` ranks spaced inside a block of `span` consecutive ranks.
 Link link(int group, double span, const ComputeSetup& s, const Gpu& gpu)
@@ -26,7 +23,7 @@ Link link(int group, double span, const ComputeSetup& s, const Gpu& gpu)
     Link l;
     l.group = std::max(group, 1);
     l.intraNode = span <= s.gpusPerNode;
-    l.bytesPerS = nonNegative(l.intraNode ? gpu.intraNodeBytesPerS : gpu.interNodeBytesPerS);
+    l.bytesPerS = positiveOrZero(l.intraNode ? gpu.intraNodeBytesPerS : gpu.interNodeBytesPerS);
     return l;
 }
 
@@ -50,9 +47,9 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     CommDetail d;
     Communication& c = d.result;
     const Recipe& recipe = config.recipe.recipe;
-    const double gradBytes = nonNegative(recipe.gradientBytes);
-    const double weightBytes = nonNegative(recipe.weightBytes);
-    const double actBytes = nonNegative(recipe.activationBytes);
+    const double gradBytes = positiveOrZero(recipe.gradientBytes);
+    const double weightBytes = positiveOrZero(recipe.weightBytes);
+    const double actBytes = positiveOrZero(recipe.activationBytes);
     const double m = s.microBatches;
     const double tokens = s.microBatch * s.seqLen / s.cp; // one micro-batch on one GPU
     d.layersPerStage = s.layers / s.pp;
@@ -69,8 +66,8 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     // reduce-scatter of gradients and an all-gather of updated weights (same volume, 2 Psi);
     // stage 3 all-gathers the weights again for the backward pass, 3 Psi: 1.5x the all-reduce.
     const double expertParams
-        = nonNegative(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0);
-    const double totalParams = nonNegative(counts.total);
+        = positiveOrZero(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0);
+    const double totalParams = positiveOrZero(counts.total);
     const double replicaShard = double(s.tp) * s.pp;
     d.dpParams = std::max(0.0, totalParams - expertParams) / replicaShard;
     d.expertDpParams = std::min(expertParams, totalParams) / (replicaShard * s.ep);

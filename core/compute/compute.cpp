@@ -16,14 +16,11 @@
 #include <limits>
 
 #include "compute/detail.h"
+#include "base/numeric.h"
 
 namespace envelope {
 namespace {
 
-double nonNegative(double x)
-{
-    return std::isfinite(x) && x > 0 ? x : 0.0;
-}
 int atLeastOne(int x)
 {
     return x < 1 ? 1 : x;
@@ -33,22 +30,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Integer GPU counts above this are not reported (a budget of 1e15 USD would overflow int).
 constexpr double kMaxGpus = 1e9;
 
-// Dense peak of one GPU at the recipe's matmul dtype. TF32 tensor cores run at half the
-// BF16 rate on every NVIDIA part with both (A100: 156 vs 312 TFLOP/s; H100 SXM: 495 vs 989),
-// so a GPU preset needs no separate TF32 field. FP8 falls back to BF16 where not supported.
-double peakFlops(const Gpu& gpu, ComputeDtype dtype)
-{
-    const double bf16 = nonNegative(gpu.bf16Flops);
-    switch (dtype) {
-    case ComputeDtype::Fp8:
-        return nonNegative(gpu.fp8Flops) > 0 ? nonNegative(gpu.fp8Flops) : bf16;
-    case ComputeDtype::Tf32:
-        return bf16 / 2;
-    case ComputeDtype::Bf16:
-        break;
-    }
-    return bf16;
-}
 
 // Extra forward FLOPs per token a recompute policy runs during backward (Korthikanti et al.
 // 2022 sec. 5-6): selective re-runs the attention core (QK^T, softmax, AV) only; full and
@@ -99,10 +80,10 @@ ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
     // Token and learned position embeddings are lookups; the LM head is a (vocab x h) matmul
     // whether or not it is tied to the embedding, so a tied head is added back.
     const double active
-        = nonNegative(counts.active) > 0 ? counts.active : nonNegative(counts.total);
-    const double embedding = nonNegative(counts.embedding);
-    const double positions = nonNegative(counts.positions);
-    const double lmHead = nonNegative(counts.lmHead);
+        = positiveOrZero(counts.active) > 0 ? counts.active : positiveOrZero(counts.total);
+    const double embedding = positiveOrZero(counts.embedding);
+    const double positions = positiveOrZero(counts.positions);
+    const double lmHead = positiveOrZero(counts.lmHead);
     s.headParams = lmHead > 0 ? lmHead : (arch.tiedEmbeddings ? embedding : 0.0);
     s.matmulParams
         = std::max(0.0, active - embedding - positions) + (lmHead > 0 ? 0 : s.headParams);
@@ -117,10 +98,7 @@ ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
         dQk = std::max(arch.mla->qkNopeHeadDim, 0) + std::max(arch.mla->qkRopeHeadDim, 0);
         dV = std::max(arch.mla->vHeadDim, 0);
     } else {
-        const double headDim = arch.headDim > 0 ? arch.headDim
-            : arch.heads > 0                    ? s.hidden / arch.heads
-                                                : 0.0;
-        dQk = dV = headDim;
+        dQk = dV = arch.headDimOrDefault();
     }
     const double heads = std::max(arch.heads, 0);
     s.attendedLen
@@ -163,12 +141,12 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     // al. 2022 sec. 6, "hardware FLOPs utilization"), over the same whole step.
     r.hfu = divideOr(
         r.hardwareFlopsPerToken * r.globalBatchTokens, s.gpus * s.peakFlops * r.stepTimeS, 0.0);
-    const double trainTokens = nonNegative(config.trainTokens);
+    const double trainTokens = positiveOrZero(config.trainTokens);
     r.trainTimeS = trainTokens > 0 ? divideOr(trainTokens, r.tokensPerS, kInf) : 0.0;
     r.gpuHours = r.trainTimeS > 0 ? s.gpus * r.trainTimeS / 3600 : 0.0;
     // A free GPU costs 0 even over an infinite time (no inf x 0 = NaN).
     r.cost
-        = r.gpuHours > 0 && nonNegative(gpu.pricePerHour) > 0 ? r.gpuHours * gpu.pricePerHour : 0.0;
+        = r.gpuHours > 0 && positiveOrZero(gpu.pricePerHour) > 0 ? r.gpuHours * gpu.pricePerHour : 0.0;
 
     // The largest part of the step names the bottleneck; ties go to compute.
     const Communication& c = r.communication;
@@ -193,10 +171,10 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     // Observed utilisation (seed 001 ex. 2): MFU = tokens/s x model FLOPs per token / peak of
     // the job; HFU the same with the hardware FLOPs. A step time is turned into tokens/s first.
     double observedTokensPerS = 0;
-    if (config.observedStepTimeS && nonNegative(*config.observedStepTimeS) > 0)
+    if (config.observedStepTimeS && positiveOrZero(*config.observedStepTimeS) > 0)
         observedTokensPerS = r.globalBatchTokens / *config.observedStepTimeS;
     else if (config.observedTokensPerS)
-        observedTokensPerS = nonNegative(*config.observedTokensPerS);
+        observedTokensPerS = positiveOrZero(*config.observedTokensPerS);
     const double jobPeak = s.gpus * s.peakFlops;
     if (observedTokensPerS > 0 && jobPeak > 0) {
         r.observedMfu = observedTokensPerS * r.flopsPerToken / jobPeak;
@@ -205,9 +183,9 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
 
     // Budget solver (seed 001 ex. 3): budget, deadline and MFU, any two give the third.
     const double trainFlops = r.flopsPerToken * trainTokens;
-    const double price = nonNegative(gpu.pricePerHour);
-    const double budget = config.budgetUsd ? nonNegative(*config.budgetUsd) : 0.0;
-    const double deadline = config.deadlineS ? nonNegative(*config.deadlineS) : 0.0;
+    const double price = positiveOrZero(gpu.pricePerHour);
+    const double budget = config.budgetUsd ? positiveOrZero(*config.budgetUsd) : 0.0;
+    const double deadline = config.deadlineS ? positiveOrZero(*config.deadlineS) : 0.0;
     if (deadline > 0 && s.peakFlops > 0 && trainFlops > 0) {
         r.requiredMfu = trainFlops / (s.gpus * s.peakFlops * deadline);
         if (mfu > 0) {

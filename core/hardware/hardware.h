@@ -19,6 +19,15 @@ struct Gpu {
     bool operator==(const Gpu&) const = default;
 };
 
+// Which tensor-core peak a recipe's matmuls run at.
+enum class ComputeDtype { Bf16, Fp8, Tf32 };
+
+// Dense peak of one GPU at a matmul dtype, FLOP/s (0 when the GPU states none). TF32 tensor
+// cores run at half the BF16 rate on every NVIDIA part with both (A100: 156 vs 312 TFLOP/s;
+// H100 SXM: 495 vs 989), so a GPU preset needs no separate TF32 field. FP8 falls back to the
+// BF16 peak where the GPU has no FP8 (fp8Flops 0, or not a finite positive number).
+double peakFlops(const Gpu& gpu, ComputeDtype dtype);
+
 struct Cluster {
     int gpus = 8;
     int gpusPerNode = 8;

@@ -65,6 +65,16 @@ struct ModelArch {
     // activations and FLOPs, while the parameter count is exactly this number.
     std::optional<double> declaredParams;
 
+    // Width of one attention head: headDim when stated, else hidden / heads (0 without heads).
+    int headDimOrDefault() const
+    {
+        if (headDim > 0)
+            return headDim;
+        return heads > 0 ? static_cast<int>(hidden / heads) : 0;
+    }
+    // Key/value heads: kvHeads when stated (GQA/MQA), else one per query head (MHA).
+    int kvHeadsOrDefault() const { return kvHeads > 0 ? kvHeads : (heads > 0 ? heads : 0); }
+
     bool operator==(const ModelArch&) const = default;
 };
 

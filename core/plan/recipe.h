@@ -10,10 +10,9 @@
 #include <string>
 #include <string_view>
 
-namespace envelope {
+#include "hardware/hardware.h"
 
-// Which tensor-core peak a recipe's matmuls run at.
-enum class ComputeDtype { Bf16, Fp8, Tf32 };
+namespace envelope {
 
 struct Recipe {
     std::string name;         // "bf16 mixed, fp32 master (16 B/param)"

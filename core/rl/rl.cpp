@@ -17,27 +17,12 @@
 #include "rl/detail.h"
 #include "serving/serving.h"
 #include "training/memory.h"
+#include "base/numeric.h"
 
 namespace envelope {
 namespace {
 
-double positive(double x)
-{
-    return std::isfinite(x) && x > 0 ? x : 0.0;
-}
 
-double peakFlops(const Gpu& gpu, ComputeDtype dtype)
-{
-    switch (dtype) {
-    case ComputeDtype::Fp8:
-        return gpu.fp8Flops > 0 ? gpu.fp8Flops : positive(gpu.bf16Flops);
-    case ComputeDtype::Tf32: // dense TF32 is half the BF16 peak on A100/H100
-        return positive(gpu.bf16Flops) / 2;
-    case ComputeDtype::Bf16:
-        break;
-    }
-    return positive(gpu.bf16Flops);
-}
 
 TrainingMemory trainerMemory(const Plan& plan, const ParamCounts& counts, int gpus)
 {
@@ -51,11 +36,11 @@ MemoryBreakdown forwardOnly(const Plan& plan, const ParamCounts& counts, int gpu
 {
     MemoryBreakdown m;
     const TrainingConfig& t = plan.training;
-    m.weights = 2.0 * positive(counts.total) / std::max(gpus, 1);
+    m.weights = 2.0 * positiveOrZero(counts.total) / std::max(gpus, 1);
     m.activations = inferenceActivationPeakBytes(
-        plan.model.arch, positive(t.microBatch) * positive(t.seqLen), positive(t.microBatch), 1);
-    m.overhead = positive(t.overhead.fixedBytes)
-        + positive(t.overhead.fragmentation) * (m.weights + m.activations);
+        plan.model.arch, positiveOrZero(t.microBatch) * positiveOrZero(t.seqLen), positiveOrZero(t.microBatch), 1);
+    m.overhead = positiveOrZero(t.overhead.fixedBytes)
+        + positiveOrZero(t.overhead.fragmentation) * (m.weights + m.activations);
     return m;
 }
 
@@ -72,8 +57,8 @@ MemoryBreakdown rolloutMemory(
     m.weights = servingWeights(counts, arch.layers, c.weightBits, c.quantGroupSize, tp).perGpuBytes;
     m.kvCache = perEngine * kvBytesPerTokenPerGpu(arch, c.kvBits, tp)
         * kvTokensKept(arch, s.tokensPerSequence);
-    m.activations = inferenceActivationPeakBytes(arch, positive(c.maxBatchedTokens), perEngine, tp);
-    m.overhead = positive(c.runtimeOverheadBytes);
+    m.activations = inferenceActivationPeakBytes(arch, positiveOrZero(c.maxBatchedTokens), perEngine, tp);
+    m.overhead = positiveOrZero(c.runtimeOverheadBytes);
     return m;
 }
 
@@ -107,9 +92,9 @@ RlSetup rlSetup(const Plan& plan)
     s.rewardGpus = s.reward ? (c.rewardGpus > 0 ? c.rewardGpus : std::max(c.referenceGpus, 1)) : 0;
     s.totalGpus = s.trainerGpus + s.referenceGpus + s.rolloutGpus + s.criticGpus + s.rewardGpus;
 
-    const double perPrompt = c.algorithm == RlAlgorithm::Dpo ? 2.0 : positive(c.groupSize);
-    s.completions = positive(c.prompts) * perPrompt;
-    s.tokensPerSequence = positive(c.promptLen) + positive(c.responseLen);
+    const double perPrompt = c.algorithm == RlAlgorithm::Dpo ? 2.0 : positiveOrZero(c.groupSize);
+    s.completions = positiveOrZero(c.prompts) * perPrompt;
+    s.tokensPerSequence = positiveOrZero(c.promptLen) + positiveOrZero(c.responseLen);
     s.trainTokens = s.completions * s.tokensPerSequence;
     s.rolloutTokens = s.rollout ? s.trainTokens : 0.0;
     s.trainPeakFlops = peakFlops(plan.gpu.gpu, plan.training.recipe.recipe.compute);
@@ -133,12 +118,12 @@ double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s,
     const int tp = std::max(sc.tp, 1);
     const double engines = std::max(1, gpus / tp);
     const double batch = std::ceil(s.completions / engines);
-    const double peak = positive(plan.gpu.gpu.bf16Flops) * tp;
+    const double peak = positiveOrZero(plan.gpu.gpu.bf16Flops) * tp;
     const double prefill
-        = peak > 0 ? batch * prefillFlops(arch, counts, positive(c.promptLen)) / peak : 0.0;
-    const double meanContext = positive(c.promptLen) + positive(c.responseLen) / 2;
+        = peak > 0 ? batch * prefillFlops(arch, counts, positiveOrZero(c.promptLen)) / peak : 0.0;
+    const double meanContext = positiveOrZero(c.promptLen) + positiveOrZero(c.responseLen) / 2;
     const DecodeStep step = decodeStep(arch, counts, sc, plan.gpu.gpu, batch, meanContext);
-    return prefill + positive(c.responseLen) * step.stepS;
+    return prefill + positiveOrZero(c.responseLen) * step.stepS;
 }
 
 double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
@@ -151,8 +136,8 @@ double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup
         return s.trainTokens / (*c.trainTokensPerS * gpus / measuredGpus);
     }
     // Forward + backward = 6 P per token (Kaplan et al. 2020; seed 000), active params for MoE.
-    const double rate = gpus * s.trainPeakFlops * positive(plan.training.mfu);
-    return rate > 0 ? 6.0 * positive(counts.active) * s.trainTokens / rate : 0.0;
+    const double rate = gpus * s.trainPeakFlops * positiveOrZero(plan.training.mfu);
+    return rate > 0 ? 6.0 * positiveOrZero(counts.active) * s.trainTokens / rate : 0.0;
 }
 
 double rlForwardS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
@@ -165,15 +150,15 @@ double rlForwardS(const Plan& plan, const ParamCounts& counts, const RlSetup& s,
         const double measuredGpus = s.colocated ? s.totalGpus : s.trainerGpus;
         return s.trainTokens / (3.0 * *c.trainTokensPerS * gpus / measuredGpus);
     }
-    const double rate = gpus * s.trainPeakFlops * positive(plan.training.mfu);
-    return rate > 0 ? 2.0 * positive(counts.active) * s.trainTokens / rate : 0.0;
+    const double rate = gpus * s.trainPeakFlops * positiveOrZero(plan.training.mfu);
+    return rate > 0 ? 2.0 * positiveOrZero(counts.active) * s.trainTokens / rate : 0.0;
 }
 
 RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex)
 {
     RlEstimate r;
     const RlSetup s = rlSetup(plan);
-    const double memory = positive(plan.gpu.gpu.memoryBytes);
+    const double memory = positiveOrZero(plan.gpu.gpu.memoryBytes);
     const double oldPolicyParamBytes
         = s.oldPolicy ? std::clamp(plan.rl.oldPolicyBytesPerParam, 0.0, 2.0) : 0.0;
     r.totalGpus = s.totalGpus;
@@ -186,7 +171,7 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
 
     const TrainingMemory trainer = trainerMemory(plan, counts, pool(s.trainerGpus));
     MemoryBreakdown oldPolicy;
-    oldPolicy.weights = oldPolicyParamBytes * positive(counts.total) / pool(s.trainerGpus);
+    oldPolicy.weights = oldPolicyParamBytes * positiveOrZero(counts.total) / pool(s.trainerGpus);
     r.perRole.push_back(role("trainer", pool(s.trainerGpus), trainer.perGpu));
     if (s.reference)
         r.perRole.push_back(role(
@@ -228,7 +213,7 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
                 critic.perGpu.gradients + critic.perGpu.activations);
         const OverheadConfig& o = plan.training.overhead;
         auto withOverhead = [&](double bytes) {
-            return positive(o.fixedBytes) + (1.0 + positive(o.fragmentation)) * bytes;
+            return positiveOrZero(o.fixedBytes) + (1.0 + positiveOrZero(o.fragmentation)) * bytes;
         };
         r.rolloutPhaseBytes = withOverhead(rollout);
         r.trainingPhaseBytes = withOverhead(training);
@@ -242,7 +227,7 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
         // The old-policy snapshot shares the trainer's GPUs, so both count it; the rollout
         // engine keeps to memory x gpu_memory_utilization (vLLM).
         const double trainerPool = trainer.perGpu.total() + oldPolicy.weights;
-        const double rolloutLimit = memory * positive(plan.serving.gpuMemoryUtilization);
+        const double rolloutLimit = memory * positiveOrZero(plan.serving.gpuMemoryUtilization);
         r.fits = true;
         for (RoleEstimate& e : r.perRole) {
             if (e.role == "trainer" || e.role == "old-policy")
@@ -279,7 +264,7 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     auto trainerFits = [&](int trainerGpus) {
         trainerGpus = std::max(trainerGpus, 1);
         const TrainingMemory t = trainerMemory(plan, counts, trainerGpus);
-        const double snapshot = oldPolicyParamBytes * positive(counts.total) / trainerGpus;
+        const double snapshot = oldPolicyParamBytes * positiveOrZero(counts.total) / trainerGpus;
         return t.perGpu.total() + snapshot <= memory;
     };
     if (s.rollout && total >= 2) {

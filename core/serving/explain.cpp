@@ -39,9 +39,8 @@ std::string kvFormula(const ModelArch& arch, const ServingConfig& config, double
                            "(({} + {}) x {}{}) = {}",
             config.kvBits < 16 ? " + scale" : "", arch.layers, arch.mla->kvLoraRank,
             arch.mla->qkRopeHeadDim, num(bytes), scale, servingBytesText(value));
-    const int kvHeads = arch.kvHeads > 0 ? arch.kvHeads : arch.heads;
-    const int headDim
-        = arch.headDim > 0 ? arch.headDim : (arch.heads > 0 ? int(arch.hidden / arch.heads) : 0);
+    const int kvHeads = arch.kvHeadsOrDefault();
+    const int headDim = arch.headDimOrDefault();
     const char* kind = kvHeads == arch.heads ? "MHA" : (kvHeads == 1 ? "MQA" : "GQA");
     return fmt::format("{}: 2 (K, V) x L x kv_heads x (head_dim x kv_bytes{}) = 2 x {} x {} x ({} "
                        "x {}{}) = {}",

@@ -16,39 +16,24 @@
 #include <fmt/format.h>
 
 #include "serving/detail.h"
+#include "base/numeric.h"
 
 namespace envelope {
 namespace {
 
-double positive(double x)
-{
-    return std::isfinite(x) && x > 0 ? x : 0.0;
-}
-
-int headDimOf(const ModelArch& arch)
-{
-    if (arch.headDim > 0)
-        return arch.headDim;
-    return arch.heads > 0 ? static_cast<int>(arch.hidden / arch.heads) : 0;
-}
-
-int kvHeadsOf(const ModelArch& arch)
-{
-    return arch.kvHeads > 0 ? arch.kvHeads : std::max(arch.heads, 0);
-}
 
 // Query-key and value widths per head, for attention FLOPs.
 double qkDim(const ModelArch& arch)
 {
     if (arch.mla)
         return arch.mla->qkNopeHeadDim + arch.mla->qkRopeHeadDim;
-    return headDimOf(arch);
+    return arch.headDimOrDefault();
 }
 double vDim(const ModelArch& arch)
 {
     if (arch.mla)
         return arch.mla->vHeadDim;
-    return headDimOf(arch);
+    return arch.headDimOrDefault();
 }
 
 // Query-key pairs a causal prompt of n tokens scores: n^2 / 2, or with a window W each query
@@ -81,12 +66,12 @@ double kvBytesPerToken(const ModelArch& arch, int kvBits)
             = std::max(arch.mla->kvLoraRank, 0) + std::max(arch.mla->qkRopeHeadDim, 0);
         return layers * (width * bytes + kvScaleBytes(kvBits));
     }
-    return 2.0 * layers * kvHeadsOf(arch) * (headDimOf(arch) * bytes + kvScaleBytes(kvBits));
+    return 2.0 * layers * arch.kvHeadsOrDefault() * (arch.headDimOrDefault() * bytes + kvScaleBytes(kvBits));
 }
 
 double kvTokensKept(const ModelArch& arch, double tokens)
 {
-    const double n = positive(tokens);
+    const double n = positiveOrZero(tokens);
     return arch.slidingWindow > 0 ? std::min(n, static_cast<double>(arch.slidingWindow)) : n;
 }
 
@@ -99,13 +84,13 @@ int kvHeadsPerGpu(const ModelArch& arch, int tp)
 {
     if (arch.mla)
         return 1;
-    return std::max(1, kvHeadsOf(arch) / std::max(tp, 1));
+    return std::max(1, arch.kvHeadsOrDefault() / std::max(tp, 1));
 }
 
 double kvBytesPerTokenPerGpu(const ModelArch& arch, int kvBits, int tp)
 {
     const double whole = kvBytesPerToken(arch, kvBits);
-    const int heads = kvHeadsOf(arch);
+    const int heads = arch.kvHeadsOrDefault();
     if (arch.mla || heads <= 0)
         return whole;
     return whole * kvHeadsPerGpu(arch, tp) / heads;
@@ -124,11 +109,11 @@ ServingWeights servingWeights(
     const ParamCounts& counts, int layers, int weightBits, int groupSize, int tp)
 {
     ServingWeights w;
-    const double total = positive(counts.total);
-    w.embeddingParams = std::min(total, positive(counts.embedding) + positive(counts.lmHead));
+    const double total = positiveOrZero(counts.total);
+    w.embeddingParams = std::min(total, positiveOrZero(counts.embedding) + positiveOrZero(counts.lmHead));
     w.replicatedParams = std::min(total - w.embeddingParams,
-        positive(counts.positions) + positive(counts.finalNorm)
-            + std::max(layers, 0) * positive(counts.normsPerLayer));
+        positiveOrZero(counts.positions) + positiveOrZero(counts.finalNorm)
+            + std::max(layers, 0) * positiveOrZero(counts.normsPerLayer));
     w.quantizedParams = std::max(0.0, total - w.embeddingParams - w.replicatedParams);
     w.bytesPerQuantized = quantizedBytesPerWeight(weightBits, groupSize);
     const double quantizedBytes = w.quantizedParams * w.bytesPerQuantized;
@@ -147,7 +132,7 @@ double inferenceActivationPeakBytes(const ModelArch& arch, double tokens, double
     if (arch.mla)
         attention = heads * (2 * qkDim(arch) + 2 * vDim(arch));
     else
-        attention = (2.0 * heads + 2.0 * kvHeadsOf(arch)) * headDimOf(arch);
+        attention = (2.0 * heads + 2.0 * arch.kvHeadsOrDefault()) * arch.headDimOrDefault();
     double ffn = static_cast<double>(std::max<std::int64_t>(arch.ffnHidden, 0));
     if (arch.moe) {
         const double perToken = (std::max(arch.moe->topK, 0) + std::max(arch.moe->sharedExperts, 0))
@@ -158,14 +143,14 @@ double inferenceActivationPeakBytes(const ModelArch& arch, double tokens, double
     const double ffnWorking = (arch.ffn == FfnKind::Gated ? 3.0 : 2.0) * ffn;
     const double perToken = 2.0 * arch.hidden + std::max(attention, ffnWorking) / t;
     const double logits
-        = std::min(positive(tokens), positive(sequences)) * positive(arch.vocab) * 4.0 / t;
-    return positive(tokens) * perToken * 2.0 + logits;
+        = std::min(positiveOrZero(tokens), positiveOrZero(sequences)) * positiveOrZero(arch.vocab) * 4.0 / t;
+    return positiveOrZero(tokens) * perToken * 2.0 + logits;
 }
 
 double prefillFlops(const ModelArch& arch, const ParamCounts& counts, double tokens)
 {
-    const double n = positive(tokens);
-    const double dense = 2.0 * positive(counts.active) * n;
+    const double n = positiveOrZero(tokens);
+    const double dense = 2.0 * positiveOrZero(counts.active) * n;
     // QK^T and AV: 2 FLOPs per multiply-add, over the causal pairs (flash attention skips the
     // masked half).
     const double attention = 2.0 * std::max(arch.layers, 0) * std::max(arch.heads, 0)
@@ -175,7 +160,7 @@ double prefillFlops(const ModelArch& arch, const ParamCounts& counts, double tok
 
 double decodeFlopsPerToken(const ModelArch& arch, const ParamCounts& counts, double contextTokens)
 {
-    return 2.0 * positive(counts.active)
+    return 2.0 * positiveOrZero(counts.active)
         + 2.0 * std::max(arch.layers, 0) * std::max(arch.heads, 0) * (qkDim(arch) + vDim(arch))
         * kvTokensKept(arch, contextTokens);
 }
@@ -184,7 +169,7 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
     const Gpu& gpu, double batch, double contextTokens)
 {
     DecodeStep s;
-    const double b = positive(batch);
+    const double b = positiveOrZero(batch);
     const int tp = std::max(config.tp, 1);
     const ServingWeights w
         = servingWeights(counts, arch.layers, config.weightBits, config.quantGroupSize, tp);
@@ -195,15 +180,15 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
         const double k = std::clamp(
             static_cast<double>(arch.moe->topK), 0.0, static_cast<double>(arch.moe->experts));
         const double touched = 1.0 - std::pow(1.0 - k / arch.moe->experts, b);
-        const double expertBytes = positive(counts.expertParamsPerLayer)
+        const double expertBytes = positiveOrZero(counts.expertParamsPerLayer)
             * std::max(counts.moeLayers, 0) * w.bytesPerQuantized / tp;
         s.weightReadBytes -= std::min(expertBytes, s.weightReadBytes) * (1.0 - touched);
     }
     s.kvReadBytes
         = b * kvBytesPerTokenPerGpu(arch, config.kvBits, tp) * kvTokensKept(arch, contextTokens);
-    const double bandwidth = positive(gpu.hbmBytesPerS) * positive(config.decodeEfficiency);
+    const double bandwidth = positiveOrZero(gpu.hbmBytesPerS) * positiveOrZero(config.decodeEfficiency);
     s.memoryS = bandwidth > 0 ? (s.weightReadBytes + s.kvReadBytes) / bandwidth : 0.0;
-    const double peak = positive(gpu.bf16Flops) * tp;
+    const double peak = positiveOrZero(gpu.bf16Flops) * tp;
     s.computeS = peak > 0 ? b * decodeFlopsPerToken(arch, counts, contextTokens) / peak : 0.0;
     s.stepS = std::max(s.memoryS, s.computeS);
     return s;
@@ -214,8 +199,8 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
 {
     ServingEstimate r;
     const int tp = std::max(config.tp, 1);
-    const double context = positive(config.context);
-    const double concurrency = positive(config.concurrency);
+    const double context = positiveOrZero(config.context);
+    const double concurrency = positiveOrZero(config.concurrency);
     const double blockSize = std::max(config.blockSize, 1);
 
     r.kvBytesPerToken = kvBytesPerToken(arch, config.kvBits);
@@ -227,10 +212,10 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.weightsBytesPerGpu = w.perGpuBytes;
     r.weightBytesPerParam = w.bytesPerQuantized;
     r.activationPeakBytes
-        = inferenceActivationPeakBytes(arch, positive(config.maxBatchedTokens), concurrency, tp);
-    r.overheadBytes = positive(config.runtimeOverheadBytes);
+        = inferenceActivationPeakBytes(arch, positiveOrZero(config.maxBatchedTokens), concurrency, tp);
+    r.overheadBytes = positiveOrZero(config.runtimeOverheadBytes);
 
-    r.usableBytes = positive(gpu.memoryBytes) * positive(config.gpuMemoryUtilization);
+    r.usableBytes = positiveOrZero(gpu.memoryBytes) * positiveOrZero(config.gpuMemoryUtilization);
     const double left
         = r.usableBytes - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
     r.fits = left > 0;
@@ -263,7 +248,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.itlS = step.stepS;
     r.decodeTokensPerS = r.itlS > 0 ? concurrency / r.itlS : 0.0;
 
-    const double peak = positive(gpu.bf16Flops) * tp;
+    const double peak = positiveOrZero(gpu.bf16Flops) * tp;
     r.prefillTimeS = peak > 0 ? prefillFlops(arch, counts, context) / peak : 0.0;
     // Chunked prefill: the prompt goes max_batched_tokens at a time, each chunk riding an engine
     // step that also decodes the running batch, so a chunk takes at least one decode step.
@@ -273,7 +258,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     // Arithmetic intensity of a decode step, B F / (W + B K), reaches the ridge peak / HBM at
     // B = ridge W / (F - ridge K); when F <= ridge K every added sequence brings more bytes than
     // FLOPs per the ridge and decode never turns compute-bound (reported as 0).
-    const double ridge = gpu.hbmBytesPerS > 0 ? positive(gpu.bf16Flops) / gpu.hbmBytesPerS : 0.0;
+    const double ridge = gpu.hbmBytesPerS > 0 ? positiveOrZero(gpu.bf16Flops) / gpu.hbmBytesPerS : 0.0;
     const double flopsPerGpu = decodeFlopsPerToken(arch, counts, context) / tp;
     const double kvPerSequence = r.kvBytesPerTokenPerGpu * keptContext;
     const double denominator = flopsPerGpu - ridge * kvPerSequence;

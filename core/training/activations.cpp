@@ -1,4 +1,5 @@
 #include "training/activations.h"
+#include "base/numeric.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,10 +8,6 @@ namespace envelope {
 namespace {
 
 // Guards for odd-but-valid input: never divide by zero, never let a NaN through.
-double nonNegative(double x)
-{
-    return std::isfinite(x) && x > 0 ? x : 0.0;
-}
 int atLeastOne(int x)
 {
     return x < 1 ? 1 : x;
@@ -21,12 +18,12 @@ int atLeastOne(int x)
 LayerTerms layerTerms(
     const ModelArch& arch, const TrainingConfig& config, double activationBytes, bool moeLayer)
 {
-    const double ab = nonNegative(activationBytes);
-    const double h = nonNegative(static_cast<double>(arch.hidden));
-    const double heads = nonNegative(arch.heads);
-    const double headDim = arch.headDim > 0 ? arch.headDim : (heads > 0 ? h / heads : 0.0);
-    const double kvHeads = arch.kvHeads > 0 ? arch.kvHeads : heads;
-    const double seq = nonNegative(config.seqLen);
+    const double ab = positiveOrZero(activationBytes);
+    const double h = positiveOrZero(static_cast<double>(arch.hidden));
+    const double heads = positiveOrZero(arch.heads);
+    const double headDim = arch.headDimOrDefault();
+    const double kvHeads = arch.kvHeadsOrDefault();
+    const double seq = positiveOrZero(config.seqLen);
     const bool dropout = arch.dropout > 0;
     const bool flash = config.flashAttention;
 
@@ -43,9 +40,9 @@ LayerTerms layerTerms(
         // up-projections, which keep the norm's input and output; per head the attention core
         // sees Q and K of width nope + rope and V of width v_head_dim.
         const MlaConfig& m = *arch.mla;
-        const double qk = nonNegative(m.qkNopeHeadDim) + nonNegative(m.qkRopeHeadDim);
-        const double v = nonNegative(m.vHeadDim);
-        t.latents = ab * (2 * nonNegative(m.qLoraRank) + 2 * nonNegative(m.kvLoraRank));
+        const double qk = positiveOrZero(m.qkNopeHeadDim) + positiveOrZero(m.qkRopeHeadDim);
+        const double v = positiveOrZero(m.vHeadDim);
+        t.latents = ab * (2 * positiveOrZero(m.qLoraRank) + 2 * positiveOrZero(m.kvLoraRank));
         t.attention = ab * heads * (2 * qk + 2 * v); // Q, K, V, output-projection input
     } else {
         // Q and K for QK^T, V for the product with the probabilities, the output-projection
@@ -72,15 +69,15 @@ LayerTerms layerTerms(
     const double tensorsPerFfn = arch.ffn == FfnKind::Gated ? 3.0 : 2.0;
     if (moeLayer && arch.moe) {
         const MoeConfig& m = *arch.moe;
-        const double fe = nonNegative(static_cast<double>(m.expertFfnHidden));
-        const double topK = nonNegative(m.topK);
-        t.ffn = ab * tensorsPerFfn * fe * (topK + nonNegative(m.sharedExperts));
+        const double fe = positiveOrZero(static_cast<double>(m.expertFfnHidden));
+        const double topK = positiveOrZero(m.topK);
+        t.ffn = ab * tensorsPerFfn * fe * (topK + positiveOrZero(m.sharedExperts));
         // Each token is dispatched to top-k experts (a permuted copy of its input per expert)
         // and their outputs are kept for the weighted combine; the router keeps fp32
         // probabilities over all experts.
-        t.moeTokens = 2 * ab * h * topK + 4 * nonNegative(m.experts);
+        t.moeTokens = 2 * ab * h * topK + 4 * positiveOrZero(m.experts);
     } else {
-        t.ffn = ab * tensorsPerFfn * nonNegative(static_cast<double>(arch.ffnHidden));
+        t.ffn = ab * tensorsPerFfn * positiveOrZero(static_cast<double>(arch.ffnHidden));
     }
     return t;
 }
@@ -88,21 +85,21 @@ LayerTerms layerTerms(
 ActivationCosts activationCosts(
     const ModelArch& arch, const TrainingConfig& config, double activationBytes)
 {
-    const double ab = nonNegative(activationBytes);
-    const double h = nonNegative(static_cast<double>(arch.hidden));
+    const double ab = positiveOrZero(activationBytes);
+    const double h = positiveOrZero(static_cast<double>(arch.hidden));
     const double tp = atLeastOne(config.tp);
     const double cp = atLeastOne(config.cp);
     // Sequence parallelism splits the otherwise replicated tensors (norms, dropout) over tp.
     const double tSp = config.sequenceParallel ? tp : 1.0;
 
     ActivationCosts c;
-    c.tokens = nonNegative(config.microBatch) * nonNegative(config.seqLen) / cp;
+    c.tokens = positiveOrZero(config.microBatch) * positiveOrZero(config.seqLen) / cp;
 
     if (config.activationModel.kind == ActivationModel::Kind::SimpleSbh) {
         // Seeds 002/003: k x B x S x h x bytes per layer with k x bytes = bytes_per_sbh_per_layer
         // stated for 2-byte activations (24 = 12 x 2), scaled to the recipe's activation width;
         // seed 001 divides it by TP ("activations are distributed, ~4x with TP=4").
-        const double per = nonNegative(config.activationModel.bytesPerSbhPerLayer) * (ab / 2.0)
+        const double per = positiveOrZero(config.activationModel.bytesPerSbhPerLayer) * (ab / 2.0)
             * c.tokens * h / tp;
         c.simple = true;
         c.dense = { per, per, per };
@@ -129,7 +126,7 @@ ActivationCosts activationCosts(
     // Output layer (Korthikanti sec. 4.3, 4sbh/t (1 + v/h) with SP): the final norm's input and
     // the head's input (2sbh each), the logits in the activation dtype plus the fp32 copy the
     // loss keeps (4sbv), both vocab-parallel over tp.
-    const double vocab = nonNegative(static_cast<double>(arch.vocab));
+    const double vocab = positiveOrZero(static_cast<double>(arch.vocab));
     c.outputBytes = c.tokens * (2 * ab * h / tSp + (ab + 4.0) * vocab / tp);
     return c;
 }

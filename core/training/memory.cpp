@@ -13,14 +13,11 @@
 #include <cmath>
 
 #include "training/detail.h"
+#include "base/numeric.h"
 
 namespace envelope {
 namespace {
 
-double nonNegative(double x)
-{
-    return std::isfinite(x) && x > 0 ? x : 0.0;
-}
 int atLeastOne(int x)
 {
     return x < 1 ? 1 : x;
@@ -68,15 +65,15 @@ TrainingSetup trainingSetup(
     s.leadingDense = s.layers - moeLayers;
 
     const double tp = s.tp;
-    const double attention = nonNegative(counts.attentionPerLayer);
-    const double norms = nonNegative(counts.normsPerLayer);
-    const double denseFfn = nonNegative(counts.denseFfnPerLayer);
-    const double moeFfn = nonNegative(counts.moeFfnPerLayer);
-    const double experts = std::min(nonNegative(counts.expertParamsPerLayer), moeFfn);
-    const double embedding = nonNegative(counts.embedding);
-    const double positions = nonNegative(counts.positions);
-    const double lmHead = nonNegative(counts.lmHead);
-    const double finalNorm = nonNegative(counts.finalNorm);
+    const double attention = positiveOrZero(counts.attentionPerLayer);
+    const double norms = positiveOrZero(counts.normsPerLayer);
+    const double denseFfn = positiveOrZero(counts.denseFfnPerLayer);
+    const double moeFfn = positiveOrZero(counts.moeFfnPerLayer);
+    const double experts = std::min(positiveOrZero(counts.expertParamsPerLayer), moeFfn);
+    const double embedding = positiveOrZero(counts.embedding);
+    const double positions = positiveOrZero(counts.positions);
+    const double lmHead = positiveOrZero(counts.lmHead);
+    const double finalNorm = positiveOrZero(counts.finalNorm);
     const bool perLayerKnown = counts.denseLayers + counts.moeLayers > 0;
     const double layersSum = perLayerKnown
         ? std::max(counts.denseLayers, 0) * (attention + norms + denseFfn)
@@ -85,7 +82,7 @@ TrainingSetup trainingSetup(
     // Whatever the per-part fields do not account for (a bare parameter count, hand-built
     // counts) is spread evenly over the layers as tensor-parallel matrices.
     const double residual = std::max(
-        0.0, nonNegative(counts.total) - (embedding + positions + lmHead + finalNorm + layersSum));
+        0.0, positiveOrZero(counts.total) - (embedding + positions + lmHead + finalNorm + layersSum));
     const double residualPerLayer = s.layers > 0 ? residual / s.layers : 0.0;
 
     // Tensor parallelism splits every matrix (Megatron-LM, Shoeybi et al. 2019); the norms are
@@ -102,15 +99,15 @@ TrainingSetup trainingSetup(
     s.lastStageParams = head / tp + finalNorm;
 
     const Recipe& recipe = config.recipe.recipe;
-    s.weightBytes = nonNegative(recipe.weightBytes);
-    s.gradientBytes = nonNegative(recipe.gradientBytes);
-    s.masterBytes = nonNegative(recipe.masterBytes);
-    s.momentBytes = nonNegative(optimizerStateBytesPerParam(recipe, config.optimizer));
+    s.weightBytes = positiveOrZero(recipe.weightBytes);
+    s.gradientBytes = positiveOrZero(recipe.gradientBytes);
+    s.masterBytes = positiveOrZero(recipe.masterBytes);
+    s.momentBytes = positiveOrZero(optimizerStateBytesPerParam(recipe, config.optimizer));
     s.offloadOptimizer = config.offloadOptimizer;
     s.offloadParams = config.offloadParams;
-    s.fixedBytes = nonNegative(config.overhead.fixedBytes);
-    s.fragmentation = nonNegative(config.overhead.fragmentation);
-    s.gpuMemoryBytes = nonNegative(gpu.memoryBytes);
+    s.fixedBytes = positiveOrZero(config.overhead.fixedBytes);
+    s.fragmentation = positiveOrZero(config.overhead.fragmentation);
+    s.gpuMemoryBytes = positiveOrZero(gpu.memoryBytes);
     s.activations = activationCosts(arch, config, recipe.activationBytes);
     return s;
 }
