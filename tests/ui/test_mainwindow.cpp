@@ -26,7 +26,9 @@
 #include "document/plandocument.h"
 #include "document/settings.h"
 #include "panels/trainingpanel.h"
+#include "charts/tenantpalette.h"
 #include "uitestutil.h"
+#include "widgets/appresources.h"
 
 using namespace envelope;
 using namespace envelope::ui;
@@ -78,6 +80,18 @@ private slots:
         m_window->document()->markSaved(); // no prompt on close
         m_window.reset();
         m_settings.reset();
+    }
+
+    void iconAndStylesComeFromTheResources()
+    {
+        // resources/envelope.qrc is compiled into the static envelope_ui: a lost resource
+        // would show no icon and an unstyled badge rather than fail.
+        QVERIFY(!m_window->windowIcon().isNull());
+        QVERIFY(!m_window->windowIcon().pixmap(64, 64).isNull());
+        const QString status = loadStyleSheet(QStringLiteral("status-line"), overflowColor());
+        QVERIFY2(status.contains(QStringLiteral("color: #c62828")), qPrintable(status));
+        QVERIFY(!status.contains(QStringLiteral("@accent")));
+        QVERIFY(loadStyleSheet(QStringLiteral("no-such-fragment")).isEmpty());
     }
 
     void titleShowsNameAndModifiedMarker()

@@ -15,36 +15,25 @@
 
 #include <cmath>
 
-#include "estimate/estimate.h"
-#include "widgets/figuregrid.h"
+#include "charts/memorybarchart.h"
 #include "charts/memoryview.h"
-#include "model/model.h"
-#include "document/plandocument.h"
-#include "controls/rlcontrols.h"
-#include "panels/rlpanel.h"
 #include "charts/rltimeline.h"
-#include "document/settings.h"
+#include "controls/rlcontrols.h"
 #include "controls/sliderspin.h"
-#include "charts/tenantbarchart.h"
+#include "document/plandocument.h"
+#include "document/settings.h"
+#include "estimate/estimate.h"
+#include "model/model.h"
+#include "panels/rlpanel.h"
 #include "uitestutil.h"
+#include "widgets/figuregrid.h"
 
 using namespace envelope;
 using namespace envelope::ui;
+using envelope::uitest::close;
+using envelope::uitest::typeInto;
 
 namespace {
-
-void typeInto(QAbstractSpinBox* spin, const QString& text)
-{
-    spin->setFocus();
-    spin->selectAll();
-    QTest::keyClicks(spin, text);
-    QTest::keyClick(spin, Qt::Key_Return);
-}
-
-bool close(double a, double b)
-{
-    return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b));
-}
 
 QStringList roleNames(const RlEstimate& rl)
 {
@@ -59,7 +48,7 @@ QStringList roleNames(const RlEstimate& rl)
 void verifyMatchesCore(const RlPanel& panel, const Plan& plan)
 {
     const RlEstimate rl = estimate(plan).rl;
-    const TenantBarChart* chart = panel.roleChart();
+    const MemoryBarChart* chart = panel.roleChart();
     QCOMPARE(chart->columnCount(), int(rl.perRole.size()));
     for (int c = 0; c < chart->columnCount(); ++c) {
         const RoleEstimate& role = rl.perRole[std::size_t(c)];
@@ -103,16 +92,11 @@ void verifyMatchesCore(const RlPanel& panel, const Plan& plan)
 
 } // namespace
 
-class TestRlPanel : public QObject {
+class TestRlPanel : public uitest::PanelTest<RlPanel> {
     Q_OBJECT
-private:
-    std::unique_ptr<Settings> m_settings;
-    std::unique_ptr<PlanDocument> m_doc;
-    std::unique_ptr<RlPanel> m_panel;
-
 private slots:
-    void init() { QVERIFY(uitest::openPanel(m_settings, m_doc, m_panel)); }
-    void cleanup() { uitest::closePanel(m_settings, m_doc, m_panel); }
+    void init() { QVERIFY(openPanel()); }
+    void cleanup() { closePanel(); }
 
     void grpoStartsWithTrainerReferenceAndRollout()
     {

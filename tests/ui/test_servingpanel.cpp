@@ -12,41 +12,30 @@
 
 #include <cmath>
 
-#include "estimate/estimate.h"
-#include "widgets/figuregrid.h"
+#include "charts/memorybarchart.h"
 #include "charts/memoryview.h"
-#include "document/plandocument.h"
-#include "controls/servingcontrols.h"
 #include "charts/servingcurvechart.h"
-#include "panels/servingpanel.h"
-#include "document/settings.h"
+#include "controls/servingcontrols.h"
 #include "controls/sliderspin.h"
-#include "charts/tenantbarchart.h"
+#include "document/plandocument.h"
+#include "document/settings.h"
+#include "estimate/estimate.h"
+#include "panels/servingpanel.h"
 #include "uitestutil.h"
+#include "widgets/figuregrid.h"
 
 using namespace envelope;
 using namespace envelope::ui;
+using envelope::uitest::close;
+using envelope::uitest::typeInto;
 
 namespace {
-
-void typeInto(QAbstractSpinBox* spin, const QString& text)
-{
-    spin->setFocus();
-    spin->selectAll();
-    QTest::keyClicks(spin, text);
-    QTest::keyClick(spin, Qt::Key_Return);
-}
-
-bool close(double a, double b)
-{
-    return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b));
-}
 
 // Bars, curve marker and figures equal the core's serving estimate of `plan`.
 void verifyMatchesCore(const ServingPanel& panel, const Plan& plan)
 {
     const ServingEstimate s = estimate(plan).serving;
-    const TenantBarChart* chart = panel.memoryChart();
+    const MemoryBarChart* chart = panel.memoryChart();
     QCOMPARE(chart->columnCount(), std::clamp(plan.serving.tp, 1, ServingPanel::kMaxGpuBars));
     for (Tenant t : { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }) {
         const double expected = toDisplayUnits(tenantBytes(s.perGpu, t), ByteUnits::GB);
@@ -86,16 +75,11 @@ void verifyMatchesCore(const ServingPanel& panel, const Plan& plan)
 
 } // namespace
 
-class TestServingPanel : public QObject {
+class TestServingPanel : public uitest::PanelTest<ServingPanel> {
     Q_OBJECT
-private:
-    std::unique_ptr<Settings> m_settings;
-    std::unique_ptr<PlanDocument> m_doc;
-    std::unique_ptr<ServingPanel> m_panel;
-
 private slots:
-    void init() { QVERIFY(uitest::openPanel(m_settings, m_doc, m_panel)); }
-    void cleanup() { uitest::closePanel(m_settings, m_doc, m_panel); }
+    void init() { QVERIFY(openPanel()); }
+    void cleanup() { closePanel(); }
 
     void startsAsTheCoreEstimate()
     {

@@ -11,31 +11,23 @@
 
 #include <cmath>
 
-#include "controls/budgetcontrols.h"
-#include "estimate/estimate.h"
-#include "widgets/formulatooltips.h"
-#include "document/plandocument.h"
-#include "controls/sliderspin.h"
 #include "charts/stepbreakdownbar.h"
+#include "controls/budgetcontrols.h"
+#include "controls/sliderspin.h"
 #include "controls/throughputcontrols.h"
+#include "document/plandocument.h"
+#include "estimate/estimate.h"
 #include "panels/throughputfigures.h"
-#include "widgets/throughputformat.h"
 #include "panels/throughputpanel.h"
 #include "uitestutil.h"
+#include "widgets/formulatooltips.h"
+#include "widgets/throughputformat.h"
 
 using namespace envelope;
 using namespace envelope::ui;
+using envelope::uitest::typeInto;
 
 namespace {
-
-// Replaces the spin box's text by `text` and commits it with Enter, as a user types.
-void typeInto(QDoubleSpinBox* spin, const QString& text)
-{
-    spin->setFocus();
-    spin->selectAll();
-    QTest::keyClicks(spin, text);
-    QTest::keyClick(spin, Qt::Key_Return);
-}
 
 const QString kTokensPerS = QStringLiteral("training.tokens_per_s");
 

@@ -21,36 +21,29 @@
 #include <QUndoStack>
 #include <QValueAxis>
 
-#include "panels/detailspane.h"
-#include "widgets/elidingdelegate.h"
-#include "widgets/flowlayout.h"
 #include "charts/memorybarchart.h"
-#include "controls/memorysavercontrols.h"
 #include "charts/memoryview.h"
+#include "charts/plotgrid.h"
+#include "charts/sweepchart.h"
+#include "controls/memorysavercontrols.h"
 #include "controls/modelcontrols.h"
 #include "controls/parallelismcontrols.h"
-#include "document/plandocument.h"
-#include "charts/plotgrid.h"
-#include "document/settings.h"
 #include "controls/sliderspin.h"
+#include "document/plandocument.h"
+#include "document/settings.h"
+#include "panels/detailspane.h"
 #include "panels/summarystrip.h"
-#include "charts/sweepchart.h"
 #include "panels/trainingpanel.h"
 #include "uitestutil.h"
+#include "widgets/elidingdelegate.h"
+#include "widgets/flowlayout.h"
 #include "widgets/valuelabel.h"
 
 using namespace envelope;
 using namespace envelope::ui;
+using envelope::uitest::typeInto;
 
 namespace {
-
-void typeInto(QAbstractSpinBox* spin, const QString& text)
-{
-    spin->setFocus();
-    spin->selectAll();
-    QTest::keyClicks(spin, text);
-    QTest::keyClick(spin, Qt::Key_Return);
-}
 
 // Every bar of the plan's own column equals the core's figure for the same plan.
 void verifyBarsMatchCore(const TrainingPanel& panel, const Plan& plan, ByteUnits units)
@@ -69,16 +62,11 @@ void verifyBarsMatchCore(const TrainingPanel& panel, const Plan& plan, ByteUnits
 
 } // namespace
 
-class TestTrainingPanel : public QObject {
+class TestTrainingPanel : public uitest::PanelTest<TrainingPanel> {
     Q_OBJECT
-private:
-    std::unique_ptr<Settings> m_settings;
-    std::unique_ptr<PlanDocument> m_doc;
-    std::unique_ptr<TrainingPanel> m_panel;
-
 private slots:
-    void init() { QVERIFY(uitest::openPanel(m_settings, m_doc, m_panel)); }
-    void cleanup() { uitest::closePanel(m_settings, m_doc, m_panel); }
+    void init() { QVERIFY(openPanel()); }
+    void cleanup() { closePanel(); }
 
     void barsStartAsTheCoreEstimate()
     {
@@ -171,7 +159,7 @@ private slots:
 
     void recomputeToggleComparesModes()
     {
-        m_panel->memoryChart()->setCompare(MemoryBarChart::Compare::RecomputeModes);
+        m_panel->setCompare(TrainingPanel::Compare::RecomputeModes);
         QCOMPARE(m_panel->memoryChart()->columnCount(), 4); // plan + none, selective, full
         QCOMPARE(m_panel->memoryChart()->highlightedColumn(), 2); // the plan's "selective"
         const auto variants = recomputeVariants(m_doc->plan());

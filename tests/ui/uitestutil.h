@@ -1,17 +1,21 @@
-// Shared helpers of the widget tests: an offscreen test main (hotspot's testutils pattern) and
-// a plan with an explicit architecture, so the tests do not depend on which presets ship.
+// Shared helpers of the widget tests: an offscreen test main (hotspot's testutils pattern), a
+// plan with an explicit architecture, so the tests do not depend on which presets ship, a panel
+// fixture, and what a user's typing and the tests' comparisons need.
 #pragma once
 
+#include <QAbstractSpinBox>
 #include <QApplication>
 #include <QString>
 #include <QtTest>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "document/plandocument.h"
+#include "document/settings.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
-#include "document/settings.h"
 
 namespace envelope::uitest {
 
@@ -40,30 +44,50 @@ inline Plan llama7bPlan()
     return *plan;
 }
 
-// A panel test's fixture: fresh settings, a document holding llama7bPlan(), and the panel shown
-// at 1400x900. False when the window never got exposed.
-template <class Panel>
-bool openPanel(std::unique_ptr<ui::Settings>& settings, std::unique_ptr<ui::PlanDocument>& document,
-    std::unique_ptr<Panel>& panel)
+// Replaces the spin box's text by `text` and commits it with Enter, as a user types.
+inline void typeInto(QAbstractSpinBox* spin, const QString& text)
 {
-    settings = std::make_unique<ui::Settings>();
-    document = std::make_unique<ui::PlanDocument>(presets());
-    document->reset(llama7bPlan());
-    panel = std::make_unique<Panel>(document.get(), settings.get());
-    panel->resize(1400, 900);
-    panel->show();
-    return QTest::qWaitForWindowExposed(panel.get());
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, text);
+    QTest::keyClick(spin, Qt::Key_Return);
 }
 
-// Tears the fixture down in the reverse order (the panel refers to the document and settings).
-template <class Panel>
-void closePanel(std::unique_ptr<ui::Settings>& settings,
-    std::unique_ptr<ui::PlanDocument>& document, std::unique_ptr<Panel>& panel)
+// Equal to 1e-9 relative (absolute below 1): a drawn value against the core's figure.
+inline bool close(double a, double b)
 {
-    panel.reset();
-    document.reset();
-    settings.reset();
+    return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b));
 }
+
+// A panel test's fixture: fresh settings, a document holding llama7bPlan() that takes its units
+// from those settings, and the panel shown at 1400x900. The test class derives from it and
+// calls openPanel() in init() and closePanel() in cleanup().
+template <class Panel> class PanelTest : public QObject {
+protected:
+    // False when the window never got exposed.
+    bool openPanel()
+    {
+        m_settings = std::make_unique<ui::Settings>();
+        m_doc = std::make_unique<ui::PlanDocument>(presets(), m_settings.get());
+        m_doc->reset(llama7bPlan());
+        m_panel = std::make_unique<Panel>(m_doc.get());
+        m_panel->resize(1400, 900);
+        m_panel->show();
+        return QTest::qWaitForWindowExposed(m_panel.get());
+    }
+
+    // Tears the fixture down in the reverse order (the panel refers to the document and settings).
+    void closePanel()
+    {
+        m_panel.reset();
+        m_doc.reset();
+        m_settings.reset();
+    }
+
+    std::unique_ptr<ui::Settings> m_settings;
+    std::unique_ptr<ui::PlanDocument> m_doc;
+    std::unique_ptr<Panel> m_panel;
+};
 
 } // namespace envelope::uitest
 

@@ -4,19 +4,12 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
-#include <QComboBox>
-#include <QEvent>
 #include <QFontMetricsF>
 #include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
-#include <QHBoxLayout>
-#include <QLabel>
-#include <QLegend>
-#include <QLegendMarker>
 #include <QLineSeries>
 #include <QStackedBarSeries>
 #include <QToolTip>
-#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -25,7 +18,6 @@
 #include "charts/chartlegend.h"
 #include "charts/chartstyle.h"
 #include "charts/memoryview.h"
-#include "document/trainingresults.h"
 
 namespace envelope::ui {
 namespace {
@@ -33,220 +25,177 @@ QString bytesText(double bytes, ByteUnits units)
 {
     return QString::fromStdString(formatBytes(bytes, units));
 }
+
+double finite(double v)
+{
+    return std::isfinite(v) ? v : 0.0; // an empty plan's 0/0
+}
 } // namespace
 
-MemoryBarChart::MemoryBarChart(QWidget* parent)
-    : QWidget(parent)
-    , m_compareCombo(new QComboBox(this))
-    , m_chart(new QChart)
+MemoryBarChart::MemoryBarChart(
+    const QString& title, std::vector<Tenant> tenants, double barWidth, QWidget* parent)
+    : ChartWidget(parent)
+    , m_tenants(std::move(tenants))
+    , m_barWidth(barWidth)
     , m_series(new QStackedBarSeries)
     , m_xAxis(new QBarCategoryAxis)
     , m_yAxis(new QValueAxis)
     , m_hbmLine(new QLineSeries)
-    , m_usableLine(new QLineSeries)
+    , m_limitLine(new QLineSeries)
 {
-    m_compareCombo->addItem(tr("ZeRO stages"));
-    m_compareCombo->addItem(tr("Recompute modes"));
-    auto* compareLabel = new QLabel(tr("Compare &bars with:"), this);
-    compareLabel->setBuddy(m_compareCombo);
-    auto* header = new QHBoxLayout;
-    header->addStretch(1);
-    header->addWidget(compareLabel);
-    header->addWidget(m_compareCombo);
-    connect(m_compareCombo, &QComboBox::activated, this, [this](int index) {
-        setCompare(index == 0 ? Compare::ZeroStages : Compare::RecomputeModes);
-    });
-
-    for (std::size_t i = 0; i < kTenants.size(); ++i) {
-        m_sets[i] = new QBarSet(tenantName(kTenants[i]));
-        m_sets[i]->setColor(tenantColor(kTenants[i]));
-        m_sets[i]->setBorderColor(tenantColor(kTenants[i]).darker(125));
-        m_series->append(m_sets[i]);
+    for (Tenant t : m_tenants) {
+        auto* set = new QBarSet(tenantName(t));
+        set->setColor(tenantColor(t));
+        set->setBorderColor(tenantColor(t).darker(125));
+        m_series->append(set);
+        m_sets.push_back(set);
     }
-    m_series->setBarWidth(0.62);
+    m_series->setBarWidth(m_barWidth);
     connect(m_series, &QStackedBarSeries::hovered, this, &MemoryBarChart::onHovered);
 
-    m_chart->setTitle(tr("Memory per GPU"));
-    m_chart->addSeries(m_series);
-    m_chart->addAxis(m_xAxis, Qt::AlignBottom);
-    m_chart->addAxis(m_yAxis, Qt::AlignLeft);
+    QChart* chart = this->chart();
+    chart->setTitle(title);
+    chart->addSeries(m_series);
+    chart->addAxis(m_xAxis, Qt::AlignBottom);
+    chart->addAxis(m_yAxis, Qt::AlignLeft);
     m_series->attachAxis(m_xAxis);
     m_series->attachAxis(m_yAxis);
-    for (QLineSeries* line : { m_hbmLine, m_usableLine }) {
-        m_chart->addSeries(line);
+    for (QLineSeries* line : { m_hbmLine, m_limitLine }) {
+        chart->addSeries(line);
         line->attachAxis(m_xAxis);
         line->attachAxis(m_yAxis);
     }
-    QPen hbmPen(capacityLineColor(), 2.0, Qt::DashLine);
-    m_hbmLine->setPen(hbmPen);
-    QPen usablePen(usableLineColor(), 1.6, Qt::DotLine);
-    m_usableLine->setPen(usablePen);
+    m_hbmLine->setPen(QPen(capacityLineColor(), 2.0, Qt::DashLine));
+    m_limitLine->setPen(QPen(usableLineColor(), 1.6, Qt::DotLine));
     m_yAxis->setLabelFormat(QStringLiteral("%.0f"));
     m_yAxis->setMinorTickCount(1);
 
-    m_hbmBox = new QGraphicsRectItem(m_chart);
-    m_usableBox = new QGraphicsRectItem(m_chart);
-    for (QGraphicsRectItem* box : { m_hbmBox, m_usableBox }) {
+    m_hbmBox = new QGraphicsRectItem(chart);
+    m_limitBox = new QGraphicsRectItem(chart);
+    for (QGraphicsRectItem* box : { m_hbmBox, m_limitBox }) {
         box->setPen(Qt::NoPen);
         box->setZValue(100.5);
     }
-    m_hbmLabel = new QGraphicsSimpleTextItem(m_chart);
-    m_usableLabel = new QGraphicsSimpleTextItem(m_chart);
+    m_hbmLabel = new QGraphicsSimpleTextItem(chart);
+    m_limitLabel = new QGraphicsSimpleTextItem(chart);
     m_hbmLabel->setBrush(capacityLineColor());
-    m_usableLabel->setBrush(usableLineColor().darker(115));
-    m_highlight = new QGraphicsRectItem(m_chart);
+    m_limitLabel->setBrush(usableLineColor().darker(115));
+    m_hbmLabel->setZValue(101);
+    m_limitLabel->setZValue(101);
+    m_highlight = new QGraphicsRectItem(chart);
     m_highlight->setZValue(100);
     m_highlight->setBrush(Qt::NoBrush);
-    for (QGraphicsItem* item : std::initializer_list<QGraphicsItem*> { m_hbmLabel, m_usableLabel })
-        item->setZValue(101);
+    m_highlight->setVisible(false);
 
-    styleChart(m_chart, palette());
-    // The wrapping legend under the plot replaces Qt's one-row legend, which elides labels.
-    m_chart->legend()->setVisible(false);
-    m_legend = new ChartLegend(this);
-    m_legend->setBackgroundRole(QPalette::Base);
-    m_legend->setAutoFillBackground(true);
-    m_view = new QChartView(m_chart, this);
-    // Axis-aligned bars and horizontal lines need no antialiasing; skipping it halves the paint.
-    m_view->setRenderHint(QPainter::Antialiasing, false);
-    m_view->setFrameShape(QFrame::NoFrame);
-    connect(m_chart, &QChart::plotAreaChanged, this, [this] { placeOverlays(); });
-
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(2);
-    layout->addLayout(header);
-    layout->addWidget(m_view, 1);
-    layout->addWidget(m_legend);
+    finishChart(false);
 }
 
 QBarSet* MemoryBarChart::barSet(Tenant tenant) const
 {
-    return m_sets[std::size_t(
-        std::find(kTenants.begin(), kTenants.end(), tenant) - kTenants.begin())];
-}
-
-int MemoryBarChart::columnCount() const
-{
-    return int(m_columnBytes.size());
+    const auto it = std::find(m_tenants.begin(), m_tenants.end(), tenant);
+    return it == m_tenants.end() ? nullptr : m_sets[std::size_t(it - m_tenants.begin())];
 }
 
 QString MemoryBarChart::columnLabel(int column) const
 {
-    return m_plainLabels.value(column);
+    return column >= 0 && column < columnCount() ? m_columns[std::size_t(column)].label : QString();
 }
 
-void MemoryBarChart::setCompare(Compare compare)
+QString MemoryBarChart::totalText(int column) const
 {
-    if (compare == m_compare)
-        return;
-    m_compare = compare;
-    m_compareCombo->setCurrentIndex(compare == Compare::ZeroStages ? 0 : 1);
-    emit compareChanged(compare);
+    return m_totalTexts.value(column);
 }
 
-void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
+void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, double hbmBytes,
+    std::optional<MemoryLimitLine> limit, ByteUnits units, int highlighted)
 {
+    m_columns = columns;
     m_units = units;
-    const auto& variants
-        = m_compare == Compare::ZeroStages ? results.zeroVariants : results.recomputeVariants;
-    const TrainingMemory& own = results.estimate.training;
-
-    m_columnBytes.clear();
-    m_plainLabels.clear();
-    m_highlighted = -1;
-    auto addColumn = [&](const MemoryBreakdown& breakdown, const QString& label) {
-        std::array<double, kTenants.size()> bytes {};
-        for (std::size_t i = 0; i < kTenants.size(); ++i)
-            bytes[i] = tenantBytes(breakdown, kTenants[i]);
-        m_columnBytes.push_back(bytes);
-        m_plainLabels.push_back(label);
-    };
-    addColumn(own.perGpu, tr("This plan"));
-    for (const Variant& v : variants) {
-        if (v.current)
-            m_highlighted = columnCount();
-        // "ZeRO-3 / FSDP" -> "ZeRO-3": category labels must fit under a bar.
-        addColumn(
-            v.memory.perGpu, QString::fromStdString(v.label).section(QStringLiteral(" / "), 0, 0));
-    }
-
-    m_hbm = toDisplayUnits(own.gpuMemoryBytes, units);
-    m_totals.assign(m_columnBytes.size(), 0.0);
-    const int columns = columnCount();
-    for (std::size_t t = 0; t < kTenants.size(); ++t) {
+    m_highlighted = highlighted >= 0 && highlighted < columnCount() ? highlighted : -1;
+    const int n = columnCount();
+    m_totals.assign(std::size_t(n), 0.0);
+    QList<ChartLegend::Entry> legend;
+    for (std::size_t t = 0; t < m_tenants.size(); ++t) {
         QList<qreal> values;
-        values.reserve(columns);
-        for (int c = 0; c < columns; ++c) {
-            double v = toDisplayUnits(m_columnBytes[std::size_t(c)][t], units);
-            if (!std::isfinite(v))
-                v = 0;
+        values.reserve(n);
+        bool any = false;
+        for (int c = 0; c < n; ++c) {
+            const double v = finite(
+                toDisplayUnits(tenantBytes(columns[std::size_t(c)].bytes, m_tenants[t]), units));
             values.append(v);
             m_totals[std::size_t(c)] += v;
+            any = any || v > 0;
         }
-        if (m_sets[t]->count() == columns) {
-            for (int c = 0; c < columns; ++c)
-                m_sets[t]->replace(c, values[c]);
+        QBarSet* set = m_sets[t];
+        if (set->count() == n) {
+            for (int c = 0; c < n; ++c)
+                set->replace(c, values[c]);
         } else {
-            m_sets[t]->remove(0, m_sets[t]->count());
-            m_sets[t]->append(values);
+            set->remove(0, set->count());
+            set->append(values);
         }
+        // Only the tenants present get a legend entry (serving has no optimizer state).
+        if (any)
+            legend.push_back(
+                { tenantName(m_tenants[t]), tenantColor(m_tenants[t]), ChartLegend::Marker::Box });
     }
 
     m_totalTexts.clear();
-    for (int c = 0; c < columns; ++c) {
-        const double bytes
-            = c == 0 ? own.perGpu.total() : variants[std::size_t(c - 1)].memory.perGpu.total();
-        m_totalTexts.push_back(bytesText(bytes, units));
+    for (const MemoryBarColumn& c : columns) {
+        QString text = bytesText(c.bytes.total(), units);
+        if (c.fits)
+            text += *c.fits ? QStringLiteral(" ✓") : QStringLiteral(" ✗");
+        m_totalTexts.push_back(text);
     }
     // The category labels are set in placeOverlays(), which knows the plot's width.
 
+    m_hbm = finite(toDisplayUnits(hbmBytes, units));
+    m_limit = limit ? finite(toDisplayUnits(limit->bytes, units)) : 0.0;
+    const double highest
+        = m_totals.empty() ? 0.0 : *std::max_element(m_totals.begin(), m_totals.end());
     // At least 1 unit: an empty plan (all zeros) still gets a valid axis.
-    const double top
-        = std::max({ *std::max_element(m_totals.begin(), m_totals.end()), m_hbm, 1.0 });
-    setNiceRange(m_yAxis, top * 1.12);
-    m_yAxis->setTitleText(
-        tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
+    setNiceRange(m_yAxis, std::max({ highest, m_hbm, 1.0 }) * 1.12);
+    const QString yTitle
+        = tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data()));
+    if (m_yAxis->titleText() != yTitle)
+        m_yAxis->setTitleText(yTitle);
 
     const double left = -0.5;
-    const double right = columns - 0.5;
-    const double usable = m_hbm * kUsableFraction;
+    const double right = std::max(n, 1) - 0.5;
     replaceIfChanged(m_hbmLine, QList<QPointF> { { left, m_hbm }, { right, m_hbm } });
-    replaceIfChanged(m_usableLine, QList<QPointF> { { left, usable }, { right, usable } });
-    m_hbmLine->setName(tr("HBM %1").arg(bytesText(own.gpuMemoryBytes, units)));
-    m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
-    QList<ChartLegend::Entry> legend;
-    for (Tenant tenant : kTenants)
-        legend.push_back({ tenantName(tenant), tenantColor(tenant), ChartLegend::Marker::Box });
+    const QString hbmText = tr("HBM %1").arg(bytesText(hbmBytes, units));
+    m_hbmLine->setName(hbmText);
+    m_hbmLabel->setText(hbmText);
     legend.push_back({ tr("HBM"), capacityLineColor(), ChartLegend::Marker::DashLine });
-    legend.push_back({ m_usableLine->name(), usableLineColor(), ChartLegend::Marker::DotLine });
-    m_legend->setEntries(legend);
-    m_hbmLabel->setText(tr("HBM %1").arg(bytesText(own.gpuMemoryBytes, units)));
-    m_usableLabel->setText(tr("%1% usable: %2")
-                               .arg(kUsableFraction * 100, 0, 'f', 0)
-                               .arg(bytesText(own.gpuMemoryBytes * kUsableFraction, units)));
+    m_limitLine->setVisible(limit.has_value());
+    m_limitLabel->setVisible(limit.has_value());
+    m_limitBox->setVisible(limit.has_value());
+    if (limit) {
+        replaceIfChanged(m_limitLine, QList<QPointF> { { left, m_limit }, { right, m_limit } });
+        m_limitLine->setName(limit->name);
+        m_limitLabel->setText(tr("%1: %2").arg(limit->name, bytesText(limit->bytes, units)));
+        legend.push_back({ limit->name, usableLineColor(), ChartLegend::Marker::DotLine });
+    }
+    this->legend()->setEntries(legend);
     placeOverlays();
 }
 
-void MemoryBarChart::placeOverlays()
+void MemoryBarChart::placeCategoryLabels(const QRectF& plot)
 {
-    if (m_columnBytes.empty())
-        return;
-    QRectF plot = m_chart->plotArea();
     // Category labels Qt would elide ("ZeR...") break onto two lines instead ("ZeRO-" / "3").
     // The margins differ so that the small change of plot size a break brings cannot flip it.
     const QFontMetricsF metrics(m_xAxis->labelsFont());
     double widest = 0;
-    for (const QString& label : m_plainLabels)
-        widest = std::max(widest, metrics.horizontalAdvance(label));
+    for (const MemoryBarColumn& column : m_columns)
+        widest = std::max(widest, metrics.horizontalAdvance(column.label));
     const double category = plot.width() / std::max(1, columnCount());
     if (!m_twoLineLabels && widest + 8 > category)
         m_twoLineLabels = true;
     else if (m_twoLineLabels && widest + 20 < category)
         m_twoLineLabels = false;
     QStringList labels;
-    for (const QString& label : m_plainLabels) {
-        QString text = label.toHtmlEscaped();
+    for (const MemoryBarColumn& column : m_columns) {
+        QString text = column.label.toHtmlEscaped();
         if (m_twoLineLabels) {
             const qsizetype space = text.indexOf(QLatin1Char(' '));
             const qsizetype dash = text.indexOf(QLatin1Char('-'));
@@ -257,27 +206,34 @@ void MemoryBarChart::placeOverlays()
         }
         labels.push_back(text);
     }
-    if (m_xAxis->categories() != labels) {
+    if (m_xAxis->categories() != labels)
         m_xAxis->setCategories(labels);
-        plot = m_chart->plotArea(); // the labels' height may have moved the plot
-    }
-    const QPointF hbmAt = m_chart->mapToPosition(QPointF(0, m_hbm), m_hbmLine);
-    const QPointF usableAt = m_chart->mapToPosition(QPointF(0, m_hbm * kUsableFraction), m_hbmLine);
+}
+
+void MemoryBarChart::placeOverlays()
+{
+    if (m_columns.empty())
+        return;
+    QChart* chart = this->chart();
+    placeCategoryLabels(chart->plotArea());
+    const QRectF plot = chart->plotArea(); // the labels' height may have moved the plot
+    const QPointF hbmAt = chart->mapToPosition(QPointF(0, m_hbm), m_hbmLine);
+    const QPointF limitAt = chart->mapToPosition(QPointF(0, m_limit), m_hbmLine);
     const qreal right = plot.right() - 4;
     m_hbmLabel->setPos(right - m_hbmLabel->boundingRect().width(),
         hbmAt.y() - m_hbmLabel->boundingRect().height() - 1);
-    m_usableLabel->setPos(right - m_usableLabel->boundingRect().width(), usableAt.y() + 1);
+    m_limitLabel->setPos(right - m_limitLabel->boundingRect().width(), limitAt.y() + 1);
     QColor boxColor = palette().color(QPalette::Base);
     boxColor.setAlphaF(0.85f);
     for (auto [box, label] :
-        { std::pair { m_hbmBox, m_hbmLabel }, std::pair { m_usableBox, m_usableLabel } }) {
+        { std::pair { m_hbmBox, m_hbmLabel }, std::pair { m_limitBox, m_limitLabel } }) {
         box->setBrush(boxColor);
         box->setRect(label->mapRectToParent(label->boundingRect()).adjusted(-3, 0, 3, 0));
     }
 
     // Each column's total above its bar, so the figure reads without hovering.
     while (m_totalLabels.size() < m_totalTexts.size()) {
-        auto* item = new QGraphicsSimpleTextItem(m_chart);
+        auto* item = new QGraphicsSimpleTextItem(chart);
         QFont font = item->font();
         font.setBold(true);
         item->setFont(font);
@@ -289,10 +245,11 @@ void MemoryBarChart::placeOverlays()
         item->setVisible(c < m_totalTexts.size());
         if (c >= m_totalTexts.size())
             continue;
-        item->setBrush(palette().color(QPalette::Text));
+        const bool overflows = m_columns[std::size_t(c)].fits == false;
+        item->setBrush(overflows ? overflowColor() : palette().color(QPalette::Text));
         item->setText(m_totalTexts[c]);
         const QPointF top
-            = m_chart->mapToPosition(QPointF(double(c), m_totals[std::size_t(c)]), m_hbmLine);
+            = chart->mapToPosition(QPointF(double(c), m_totals[std::size_t(c)]), m_hbmLine);
         const QRectF box = item->boundingRect();
         item->setPos(top.x() - box.width() / 2, std::max(plot.top(), top.y() - box.height() - 6));
     }
@@ -301,10 +258,10 @@ void MemoryBarChart::placeOverlays()
         m_highlight->setVisible(false);
         return;
     }
-    const double half = 0.5 * 0.62 + 0.06;
+    const double half = 0.5 * m_barWidth + 0.06;
     const double total = m_totals[std::size_t(m_highlighted)];
-    const QPointF topLeft = m_chart->mapToPosition(QPointF(m_highlighted - half, total), m_hbmLine);
-    const QPointF bottomRight = m_chart->mapToPosition(QPointF(m_highlighted + half, 0), m_hbmLine);
+    const QPointF topLeft = chart->mapToPosition(QPointF(m_highlighted - half, total), m_hbmLine);
+    const QPointF bottomRight = chart->mapToPosition(QPointF(m_highlighted + half, 0), m_hbmLine);
     QRectF rect(topLeft, bottomRight);
     rect.adjust(0, -4, 0, 0);
     m_highlight->setRect(rect.intersected(plot.adjusted(0, -2, 0, 0)));
@@ -318,30 +275,20 @@ void MemoryBarChart::onHovered(bool status, int index, QBarSet* set)
         QToolTip::hideText();
         return;
     }
-    std::size_t t = 0;
-    while (t < kTenants.size() && m_sets[t] != set)
-        ++t;
-    if (t == kTenants.size())
+    const auto it = std::find(m_sets.begin(), m_sets.end(), set);
+    if (it == m_sets.end())
         return;
-    const Tenant tenant = kTenants[t];
+    const Tenant tenant = m_tenants[std::size_t(it - m_sets.begin())];
+    const MemoryBarColumn& column = m_columns[std::size_t(index)];
     QString text = QStringLiteral("<b>%1</b> — %2<br>%3")
-                       .arg(tenantName(tenant), m_plainLabels[index],
-                           bytesText(m_columnBytes[std::size_t(index)][t], m_units));
-    if (index == 0 && m_formulaProvider) {
-        const QString formula = m_formulaProvider(tenant);
+                       .arg(tenantName(tenant), column.label.toHtmlEscaped(),
+                           bytesText(tenantBytes(column.bytes, tenant), m_units));
+    if (m_formulaProvider) {
+        const QString formula = m_formulaProvider(index, tenant);
         if (!formula.isEmpty())
             text += QStringLiteral("<hr>") + formula;
     }
-    QToolTip::showText(QCursor::pos(), text, m_view);
-}
-
-void MemoryBarChart::changeEvent(QEvent* event)
-{
-    if (event->type() == QEvent::PaletteChange) {
-        styleChart(m_chart, palette());
-        placeOverlays();
-    }
-    QWidget::changeEvent(event);
+    QToolTip::showText(QCursor::pos(), text, chartView());
 }
 
 } // namespace envelope::ui

@@ -1,24 +1,23 @@
-// Main chart: per-GPU memory of this plan as one stacked bar (weights, gradients, optimizer,
-// activations, overhead), beside the same stacks for each ZeRO stage or each recompute mode
-// (a toggle) with the plan's own setting outlined, against dashed lines at the GPU's HBM and
-// at the usable fraction of it.
+// Per-GPU memory as stacked bars in the tenant colours, one column per plan variant, GPU or RL
+// role, against a dashed line at the GPU's HBM and a dotted second limit (the usable fraction
+// of HBM, vLLM's gpu_memory_utilization, the colocated peak). Each column's total sits above
+// its bar, with a fits / does-not-fit mark where the caller gives one; one column may be
+// outlined (the training panel's own ZeRO stage or recompute mode among its comparison
+// columns). The training, serving and RL panels all draw their memory with this one chart.
 #pragma once
 
-#include <QWidget>
-
-#include <array>
 #include <functional>
+#include <optional>
 #include <vector>
 
-#include "charts/tenantpalette.h"
 #include "base/units.h"
+#include "charts/chartwidget.h"
+#include "charts/tenantpalette.h"
+#include "estimate/estimate.h"
 
 QT_BEGIN_NAMESPACE
 class QBarCategoryAxis;
 class QBarSet;
-class QChart;
-class QChartView;
-class QComboBox;
 class QGraphicsRectItem;
 class QGraphicsSimpleTextItem;
 class QLineSeries;
@@ -28,66 +27,72 @@ QT_END_NAMESPACE
 
 namespace envelope::ui {
 
-class ChartLegend;
-struct TrainingResults;
+struct MemoryBarColumn {
+    QString label;
+    MemoryBreakdown bytes;
+    std::optional<bool> fits; // when set, the total reads "62.3 GB ✓" or, in red, "✗"
+};
 
-class MemoryBarChart : public QWidget {
+// The second reference line: its name ("90% usable", "util. 0.90") and height.
+struct MemoryLimitLine {
+    QString name;
+    double bytes = 0;
+};
+
+class MemoryBarChart : public ChartWidget {
     Q_OBJECT
 public:
-    enum class Compare { ZeroStages, RecomputeModes };
+    // `tenants`: the stacked segments, bottom first. `barWidth`: of a category, 0..1.
+    MemoryBarChart(const QString& title, std::vector<Tenant> tenants, double barWidth = 0.55,
+        QWidget* parent = nullptr);
 
-    explicit MemoryBarChart(QWidget* parent = nullptr);
+    // `highlighted`: the column to outline, -1 for none.
+    void setColumns(const std::vector<MemoryBarColumn>& columns, double hbmBytes,
+        std::optional<MemoryLimitLine> limit, ByteUnits units, int highlighted = -1);
 
-    void setResults(const TrainingResults& results, ByteUnits units);
-    void setCompare(Compare compare);
-    Compare compare() const { return m_compare; }
-
-    // Text shown under a tenant's tooltip for the plan's own bar (the core's formula).
-    using FormulaProvider = std::function<QString(Tenant)>;
+    // Tooltip text under a segment: the core's formula for (column, tenant), rich text, asked
+    // for only when the tooltip shows.
+    using FormulaProvider = std::function<QString(int column, Tenant tenant)>;
     void setFormulaProvider(FormulaProvider provider) { m_formulaProvider = std::move(provider); }
 
-    QChartView* chartView() const { return m_view; }
-    ChartLegend* legend() const { return m_legend; }
-    QComboBox* compareCombo() const { return m_compareCombo; }
-    // The bar segment values as drawn, in display units (column 0 is this plan).
-    QBarSet* barSet(Tenant tenant) const;
-    int columnCount() const;
-    int highlightedColumn() const { return m_highlighted; }
+    QBarSet* barSet(Tenant tenant) const; // values as drawn, in display units
+    int columnCount() const { return int(m_columns.size()); }
     QString columnLabel(int column) const;
+    QString totalText(int column) const; // "62.3 GB ✓"
+    int highlightedColumn() const { return m_highlighted; }
+    double hbmLineValue() const { return m_hbm; } // display units
+    double limitLineValue() const { return m_limit; } // display units, 0 when none
 
-signals:
-    void compareChanged(envelope::ui::MemoryBarChart::Compare compare);
+    // Exposed for the header row of the training chart's comparison toggle.
+    using ChartWidget::header;
 
 protected:
-    void changeEvent(QEvent* event) override;
+    void placeOverlays() override;
 
 private:
-    void placeOverlays();
+    void placeCategoryLabels(const QRectF& plot);
     void onHovered(bool status, int index, QBarSet* set);
 
-    Compare m_compare = Compare::ZeroStages;
+    std::vector<Tenant> m_tenants;
+    std::vector<MemoryBarColumn> m_columns;
     ByteUnits m_units = ByteUnits::GB;
-    std::vector<std::array<double, kTenants.size()>> m_columnBytes; // per column, bytes
-    QComboBox* m_compareCombo;
-    QChartView* m_view;
-    ChartLegend* m_legend;
-    QChart* m_chart;
+    double m_barWidth;
     QStackedBarSeries* m_series;
-    QBarSet* m_sets[kTenants.size()];
+    std::vector<QBarSet*> m_sets;
     QBarCategoryAxis* m_xAxis;
     QValueAxis* m_yAxis;
     QLineSeries* m_hbmLine;
-    QLineSeries* m_usableLine;
+    QLineSeries* m_limitLine;
     QGraphicsSimpleTextItem* m_hbmLabel;
-    QGraphicsSimpleTextItem* m_usableLabel;
+    QGraphicsSimpleTextItem* m_limitLabel;
     QGraphicsRectItem* m_hbmBox; // backgrounds that keep the line labels legible over bars
-    QGraphicsRectItem* m_usableBox;
+    QGraphicsRectItem* m_limitBox;
     QGraphicsRectItem* m_highlight;
-    QStringList m_plainLabels;
-    QStringList m_totalTexts; // formatted column totals
+    QStringList m_totalTexts;
     QList<QGraphicsSimpleTextItem*> m_totalLabels; // drawn above the bars
     std::vector<double> m_totals; // display units, per column
-    double m_hbm = 0; // display units
+    double m_hbm = 0;
+    double m_limit = 0;
     int m_highlighted = -1;
     bool m_twoLineLabels = false; // category labels broken onto two lines (narrow plot)
     FormulaProvider m_formulaProvider;

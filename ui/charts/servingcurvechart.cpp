@@ -2,19 +2,15 @@
 
 #include <QCategoryAxis>
 #include <QChart>
-#include <QChartView>
-#include <QEvent>
 #include <QGraphicsSimpleTextItem>
-#include <QLegend>
-#include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
-#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
 
+#include "charts/chartlegend.h"
 #include "charts/chartstyle.h"
 #include "charts/tenantpalette.h"
 
@@ -31,8 +27,7 @@ QString contextLabel(int log2)
 } // namespace
 
 ServingCurveChart::ServingCurveChart(QWidget* parent)
-    : QWidget(parent)
-    , m_chart(new QChart)
+    : ChartWidget(parent)
     , m_curve(new QLineSeries)
     , m_points(new QScatterSeries)
     , m_marker(new QScatterSeries)
@@ -41,7 +36,8 @@ ServingCurveChart::ServingCurveChart(QWidget* parent)
     , m_xAxis(new QCategoryAxis)
     , m_yAxis(new QValueAxis)
 {
-    m_chart->setTitle(tr("Max concurrent sequences vs context"));
+    QChart* chart = this->chart();
+    chart->setTitle(tr("Max concurrent sequences vs context"));
     m_curve->setName(tr("max sequences (KV budget)"));
     m_curve->setPen(QPen(tenantColor(Tenant::KvCache).darker(130), 2.5));
     m_points->setColor(tenantColor(Tenant::KvCache).darker(130));
@@ -66,38 +62,32 @@ ServingCurveChart::ServingCurveChart(QWidget* parent)
 
     for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*> {
              m_curve, m_points, m_concurrencyLine, m_contextLine, m_marker }) {
-        m_chart->addSeries(s);
+        chart->addSeries(s);
     }
-    m_chart->addAxis(m_xAxis, Qt::AlignBottom);
-    m_chart->addAxis(m_yAxis, Qt::AlignLeft);
-    for (QAbstractSeries* s : m_chart->series()) {
+    chart->addAxis(m_xAxis, Qt::AlignBottom);
+    chart->addAxis(m_yAxis, Qt::AlignLeft);
+    for (QAbstractSeries* s : chart->series()) {
         s->attachAxis(m_xAxis);
         s->attachAxis(m_yAxis);
     }
-    styleChart(m_chart, palette());
-    const auto markers = m_chart->legend()->markers(m_points);
-    for (auto* m : markers)
-        m->setVisible(false);
-    for (auto* m : m_chart->legend()->markers(m_contextLine))
-        m->setVisible(false);
+    // The dots on the curve and the plan's context line need no entry of their own.
+    legend()->setEntries({
+        { m_curve->name(), m_curve->pen().color(), ChartLegend::Marker::Line },
+        { m_marker->name(), capacityLineColor(), ChartLegend::Marker::Dot },
+        { m_concurrencyLine->name(), tenantColor(Tenant::Weights), ChartLegend::Marker::DotLine },
+    });
 
-    m_markerLabel = new QGraphicsSimpleTextItem(m_chart);
+    m_markerLabel = new QGraphicsSimpleTextItem(chart);
     m_markerLabel->setBrush(capacityLineColor().darker(110));
     m_markerLabel->setZValue(101);
     QFont bold = m_markerLabel->font();
     bold.setBold(true);
     m_markerLabel->setFont(bold);
-    m_concurrencyLabel = new QGraphicsSimpleTextItem(m_chart);
+    m_concurrencyLabel = new QGraphicsSimpleTextItem(chart);
     m_concurrencyLabel->setBrush(tenantColor(Tenant::Weights));
     m_concurrencyLabel->setZValue(101);
 
-    m_view = new QChartView(m_chart, this);
-    m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setFrameShape(QFrame::NoFrame);
-    connect(m_chart, &QChart::plotAreaChanged, this, [this] { placeOverlays(); });
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_view, 1);
+    finishChart(true);
 }
 
 void ServingCurveChart::setPoints(const std::vector<ServingSweepPoint>& points,
@@ -111,17 +101,17 @@ void ServingCurveChart::setPoints(const std::vector<ServingSweepPoint>& points,
         xy.append(QPointF(std::log2(p.context), finite(p.maxSequences)));
         top = std::max(top, finite(p.maxSequences));
     }
-    m_curve->replace(xy);
-    m_points->replace(xy);
+    replaceIfChanged(m_curve, xy);
+    replaceIfChanged(m_points, xy);
     const double x = std::log2(std::max(currentContext, 1.0));
-    m_marker->replace(QList<QPointF> { { x, currentSequences } });
-    m_yAxis->setRange(0, top * 1.1);
-    m_yAxis->applyNiceNumbers();
+    replaceIfChanged(m_marker, QList<QPointF> { { x, currentSequences } });
+    setNiceRange(m_yAxis, top * 1.1);
     const double yTop = m_yAxis->max();
-    m_contextLine->replace(QList<QPointF> { { x, 0 }, { x, yTop } });
+    replaceIfChanged(m_contextLine, QList<QPointF> { { x, 0 }, { x, yTop } });
     m_concurrency = concurrency;
-    m_concurrencyLine->replace(QList<QPointF> { { double(kServingSweepMinLog2), concurrency },
-        { double(kServingSweepMaxLog2), concurrency } });
+    replaceIfChanged(m_concurrencyLine,
+        QList<QPointF> { { double(kServingSweepMinLog2), concurrency },
+            { double(kServingSweepMaxLog2), concurrency } });
     m_markerLabel->setText(tr("%L1 tokens: %L2 sequences")
                                .arg(qlonglong(currentContext))
                                .arg(qlonglong(currentSequences)));
@@ -133,26 +123,17 @@ void ServingCurveChart::placeOverlays()
 {
     if (m_marker->count() == 0)
         return;
-    const QRectF plot = m_chart->plotArea();
-    const QPointF at = m_chart->mapToPosition(m_marker->at(0), m_marker);
+    const QRectF plot = chart()->plotArea();
+    const QPointF at = chart()->mapToPosition(m_marker->at(0), m_marker);
     const QRectF box = m_markerLabel->boundingRect();
     double left = at.x() + 10;
     if (left + box.width() > plot.right())
         left = at.x() - 10 - box.width();
     m_markerLabel->setPos(left, std::max(plot.top(), at.y() - box.height() - 8));
     const QPointF c
-        = m_chart->mapToPosition(QPointF(kServingSweepMaxLog2, m_concurrency), m_marker);
+        = chart()->mapToPosition(QPointF(kServingSweepMaxLog2, m_concurrency), m_marker);
     const QRectF cbox = m_concurrencyLabel->boundingRect();
     m_concurrencyLabel->setPos(plot.right() - cbox.width() - 4, c.y() - cbox.height() - 1);
-}
-
-void ServingCurveChart::changeEvent(QEvent* event)
-{
-    if (event->type() == QEvent::PaletteChange) {
-        styleChart(m_chart, palette());
-        placeOverlays();
-    }
-    QWidget::changeEvent(event);
 }
 
 } // namespace envelope::ui

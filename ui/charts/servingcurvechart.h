@@ -2,16 +2,13 @@
 // the core's servingContextSweep; the plan's context marked, the plan's concurrency as a line.
 #pragma once
 
-#include <QWidget>
-
 #include <vector>
 
+#include "charts/chartwidget.h"
 #include "serving/sweep.h"
 
 QT_BEGIN_NAMESPACE
 class QCategoryAxis;
-class QChart;
-class QChartView;
 class QGraphicsSimpleTextItem;
 class QLineSeries;
 class QScatterSeries;
@@ -20,7 +17,7 @@ QT_END_NAMESPACE
 
 namespace envelope::ui {
 
-class ServingCurveChart : public QWidget {
+class ServingCurveChart : public ChartWidget {
     Q_OBJECT
 public:
     explicit ServingCurveChart(QWidget* parent = nullptr);
@@ -29,18 +26,13 @@ public:
     void setPoints(const std::vector<ServingSweepPoint>& points, double currentContext,
         double currentSequences, double concurrency);
 
-    QChartView* chartView() const { return m_view; }
     QLineSeries* curve() const { return m_curve; } // x = log2(context), y = max sequences
     QScatterSeries* marker() const { return m_marker; }
 
 protected:
-    void changeEvent(QEvent* event) override;
+    void placeOverlays() override;
 
 private:
-    void placeOverlays();
-
-    QChart* m_chart;
-    QChartView* m_view;
     QLineSeries* m_curve;
     QScatterSeries* m_points;
     QScatterSeries* m_marker;

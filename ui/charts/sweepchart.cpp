@@ -2,16 +2,12 @@
 
 #include <QCategoryAxis>
 #include <QChart>
-#include <QChartView>
 #include <QComboBox>
-#include <QEvent>
 #include <QFontMetricsF>
 #include <QGraphicsEllipseItem>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLegend>
 #include <QLineSeries>
-#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -26,9 +22,8 @@
 namespace envelope::ui {
 
 SweepChart::SweepChart(QWidget* parent)
-    : QWidget(parent)
+    : ChartWidget(parent)
     , m_axisCombo(new QComboBox(this))
-    , m_chart(new QChart)
     , m_total(new QLineSeries)
     , m_hbmLine(new QLineSeries)
     , m_usableLine(new QLineSeries)
@@ -46,18 +41,18 @@ SweepChart::SweepChart(QWidget* parent)
     QFont largestFont = m_largestLabel->font();
     largestFont.setBold(true);
     m_largestLabel->setFont(largestFont);
-    auto* header = new QHBoxLayout;
-    header->addWidget(m_largestLabel, 1);
-    header->addWidget(axisLabel);
-    header->addWidget(m_axisCombo);
+    header()->addWidget(m_largestLabel, 1);
+    header()->addWidget(axisLabel);
+    header()->addWidget(m_axisCombo);
     connect(m_axisCombo, &QComboBox::activated, this,
         [this](int index) { setAxis(index == 0 ? Axis::Context : Axis::MicroBatch); });
 
-    m_chart->addAxis(m_xAxis, Qt::AlignBottom);
-    m_chart->addAxis(m_yAxis, Qt::AlignLeft);
+    QChart* chart = this->chart();
+    chart->addAxis(m_xAxis, Qt::AlignBottom);
+    chart->addAxis(m_yAxis, Qt::AlignLeft);
     for (QXYSeries* series :
         std::initializer_list<QXYSeries*> { m_hbmLine, m_usableLine, m_total }) {
-        m_chart->addSeries(series);
+        chart->addSeries(series);
         series->attachAxis(m_xAxis);
         series->attachAxis(m_yAxis);
     }
@@ -67,7 +62,7 @@ SweepChart::SweepChart(QWidget* parent)
     m_hbmLine->setPen(QPen(capacityLineColor(), 2.0, Qt::DashLine));
     m_usableLine->setPen(QPen(usableLineColor(), 1.6, Qt::DotLine));
     constexpr double kMarker = 13;
-    m_current = new QGraphicsEllipseItem(-kMarker / 2, -kMarker / 2, kMarker, kMarker, m_chart);
+    m_current = new QGraphicsEllipseItem(-kMarker / 2, -kMarker / 2, kMarker, kMarker, chart);
     m_current->setBrush(tenantColor(Tenant::Gradients));
     m_current->setPen(QPen(Qt::black, 1.0));
     m_current->setZValue(50); // above the series, below the chart's tooltips
@@ -76,27 +71,7 @@ SweepChart::SweepChart(QWidget* parent)
     m_yAxis->setLabelFormat(QStringLiteral("%.0f"));
     m_yAxis->setMinorTickCount(1);
 
-    styleChart(m_chart, palette());
-    m_chart->legend()->setVisible(false); // the wrapping legend below replaces it
-    m_legend = new ChartLegend(this);
-    m_legend->setBackgroundRole(QPalette::Base);
-    m_legend->setAutoFillBackground(true);
-    m_view = new QChartView(m_chart, this);
-    m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setFrameShape(QFrame::NoFrame);
-    // The label spacing depends on the plot's width: re-pick it when the width changes.
-    connect(m_chart, &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
-        if (std::abs(plot.width() - m_labelledWidth) > 0.5)
-            updateXLabels();
-        placeCurrentMarker();
-    });
-
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(2);
-    layout->addLayout(header);
-    layout->addWidget(m_view, 1);
-    layout->addWidget(m_legend);
+    finishChart(true);
 }
 
 QString SweepChart::shortCount(double value)
@@ -169,8 +144,8 @@ void SweepChart::setResults(
     placeCurrentMarker();
 
     const QString title = context ? tr("Memory vs context") : tr("Memory vs micro-batch");
-    if (m_chart->title() != title)
-        m_chart->setTitle(title);
+    if (chart()->title() != title)
+        chart()->setTitle(title);
     const QString unit = context ? tr("tokens") : tr("sequences");
     m_largestLabel->setText(largest > 0
             ? tr("Largest that fits: %1 %2").arg(QLocale().toString(qlonglong(largest)), unit)
@@ -179,7 +154,7 @@ void SweepChart::setResults(
     largestPalette.setColor(QPalette::WindowText, largest > 0 ? fitsColor() : overflowColor());
     m_largestLabel->setPalette(largestPalette);
 
-    m_legend->setEntries({
+    legend()->setEntries({
         { m_total->name(), tenantColor(Tenant::Weights), ChartLegend::Marker::Line },
         { m_current->toolTip(), tenantColor(Tenant::Gradients), ChartLegend::Marker::Dot },
         { tr("HBM"), capacityLineColor(), ChartLegend::Marker::DashLine },
@@ -191,7 +166,7 @@ void SweepChart::updateXLabels()
 {
     // Every power of two when the plot has room for its labels, else every 2nd, 4th, ...: the
     // axis never elides a label ("2..."). Rebuilt only on a change: each rebuild re-lays out.
-    const QRectF plot = m_chart->plotArea();
+    const QRectF plot = chart()->plotArea();
     m_labelledWidth = plot.width();
     const double span = std::max(m_last - m_first, 1.0);
     const QFontMetricsF metrics(m_xAxis->labelsFont());
@@ -217,16 +192,17 @@ void SweepChart::updateXLabels()
 
 void SweepChart::placeCurrentMarker()
 {
-    const QPointF at = m_chart->mapToPosition(m_currentValue, m_total);
+    const QPointF at = chart()->mapToPosition(m_currentValue, m_total);
     if (m_current->pos() != at)
         m_current->setPos(at);
 }
 
-void SweepChart::changeEvent(QEvent* event)
+void SweepChart::placeOverlays()
 {
-    if (event->type() == QEvent::PaletteChange)
-        styleChart(m_chart, palette());
-    QWidget::changeEvent(event);
+    // The label spacing depends on the plot's width: re-pick it when the width changes.
+    if (std::abs(chart()->plotArea().width() - m_labelledWidth) > 0.5)
+        updateXLabels();
+    placeCurrentMarker();
 }
 
 } // namespace envelope::ui

@@ -3,14 +3,12 @@
 #pragma once
 
 #include <QPointF>
-#include <QWidget>
 
 #include "base/units.h"
+#include "charts/chartwidget.h"
 
 QT_BEGIN_NAMESPACE
 class QCategoryAxis;
-class QChart;
-class QChartView;
 class QComboBox;
 class QLabel;
 class QLineSeries;
@@ -20,10 +18,9 @@ QT_END_NAMESPACE
 
 namespace envelope::ui {
 
-class ChartLegend;
 struct TrainingResults;
 
-class SweepChart : public QWidget {
+class SweepChart : public ChartWidget {
     Q_OBJECT
 public:
     enum class Axis { Context, MicroBatch };
@@ -34,14 +31,12 @@ public:
     void setAxis(Axis axis);
     Axis axis() const { return m_axis; }
 
-    QChartView* chartView() const { return m_view; }
     QComboBox* axisCombo() const { return m_axisCombo; }
     QLineSeries* totalSeries() const { return m_total; }
     // The plan's own point in chart coordinates (x = log2 of the swept value, y = memory).
     QPointF currentPoint() const { return m_currentValue; }
     QGraphicsEllipseItem* currentMarker() const { return m_current; }
     QCategoryAxis* xAxis() const { return m_xAxis; }
-    ChartLegend* legend() const { return m_legend; }
     QLabel* largestLabel() const { return m_largestLabel; }
 
     // "256", "4K", "1M": a power-of-two count as axis labels show it.
@@ -51,7 +46,8 @@ signals:
     void axisChanged(envelope::ui::SweepChart::Axis axis);
 
 protected:
-    void changeEvent(QEvent* event) override;
+    // Re-picks the x labels when the plot's width changed, and moves the plan's marker.
+    void placeOverlays() override;
 
 private:
     void updateXLabels();
@@ -59,8 +55,6 @@ private:
 
     Axis m_axis = Axis::Context;
     QComboBox* m_axisCombo;
-    QChartView* m_view;
-    QChart* m_chart;
     QLineSeries* m_total;
     QLineSeries* m_hbmLine;
     QLineSeries* m_usableLine;
@@ -71,7 +65,6 @@ private:
     QCategoryAxis* m_xAxis;
     QValueAxis* m_yAxis;
     QLabel* m_largestLabel;
-    ChartLegend* m_legend;
     double m_first = 0; // log2 of the first and last sweep points
     double m_last = 1;
     double m_labelledWidth = -1; // plot width the x labels were picked for

@@ -3,17 +3,26 @@
 #include <QUndoStack>
 
 #include "document/planeditcommand.h"
+#include "document/settings.h"
 #include "plan/planio.h"
 
 namespace envelope::ui {
 
-PlanDocument::PlanDocument(PresetLibrary presets, QObject* parent)
+PlanDocument::PlanDocument(PresetLibrary presets, Settings* settings, QObject* parent)
     : QObject(parent)
     , m_presets(std::move(presets))
     , m_undoStack(new QUndoStack(this))
+    , m_settings(settings)
 {
     connect(m_undoStack, &QUndoStack::cleanChanged, this,
         [this](bool clean) { emit modifiedChanged(!clean); });
+    if (m_settings)
+        connect(m_settings, &Settings::unitsChanged, this, [this] {
+            // The same figures in the new units (suggestion texts carry formatted bytes), also
+            // while an invalid edit keeps the last valid figures drawn.
+            m_results = computeTrainingResults(m_resultsPlan, units());
+            emit resultsChanged();
+        });
     recompute();
 }
 
@@ -85,12 +94,9 @@ void PlanDocument::markSaved()
     m_undoStack->setClean();
 }
 
-void PlanDocument::setUnits(ByteUnits units)
+ByteUnits PlanDocument::units() const
 {
-    if (units == m_units)
-        return;
-    m_units = units;
-    recompute(); // suggestion texts carry formatted bytes
+    return m_settings ? m_settings->units() : ByteUnits::GB;
 }
 
 void PlanDocument::recompute()
@@ -105,7 +111,8 @@ void PlanDocument::recompute()
         emit validationChanged(message);
     if (!message.isEmpty())
         return; // keep drawing the last valid figures
-    m_results = computeTrainingResults(m_plan, m_units);
+    m_resultsPlan = m_plan;
+    m_results = computeTrainingResults(m_plan, units());
     emit resultsChanged();
 }
 

@@ -1,6 +1,8 @@
 // The one open plan (Tiled's Document pattern): the Plan, its undo stack, file path and
 // modified flag. Every change asks the core for fresh figures and emits them; panels draw only
-// what this object hands them.
+// what this object hands them. The display units are the Settings' (the one place they live):
+// a units change recomputes (suggestion texts carry formatted bytes) and emits resultsChanged
+// once, so every panel redraws once, with the new units and fresh texts together.
 #pragma once
 
 #include <QObject>
@@ -10,18 +12,22 @@
 #include <optional>
 #include <vector>
 
+#include "document/trainingresults.h"
 #include "plan/plan.h"
 #include "plan/presets.h"
-#include "document/trainingresults.h"
 
 class QUndoStack;
 
 namespace envelope::ui {
 
+class Settings;
+
 class PlanDocument : public QObject {
     Q_OBJECT
 public:
-    explicit PlanDocument(PresetLibrary presets, QObject* parent = nullptr);
+    // `settings` (not owned, may be null: then GB) supplies the display units.
+    explicit PlanDocument(
+        PresetLibrary presets, Settings* settings = nullptr, QObject* parent = nullptr);
     ~PlanDocument() override;
 
     const PresetLibrary& presets() const { return m_presets; }
@@ -54,8 +60,8 @@ public:
     bool isModified() const;
     void markSaved(); // the current state is what is on disk
 
-    ByteUnits units() const { return m_units; }
-    void setUnits(ByteUnits units);
+    // The display units every panel formats bytes in (Settings::units()).
+    ByteUnits units() const;
 
 signals:
     void planChanged();
@@ -70,11 +76,12 @@ private:
     PresetLibrary m_presets;
     Plan m_plan;
     TrainingResults m_results;
+    Plan m_resultsPlan; // the plan m_results belong to (the last valid one)
     QString m_validationMessage;
     std::optional<std::vector<Explanation>> m_explanations;
     QUndoStack* m_undoStack;
     QString m_filePath;
-    ByteUnits m_units = ByteUnits::GB;
+    Settings* m_settings;
 };
 
 } // namespace envelope::ui

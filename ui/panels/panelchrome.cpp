@@ -6,7 +6,9 @@
 
 #include <algorithm>
 
+#include "charts/tenantpalette.h"
 #include "document/plandocument.h"
+#include "widgets/appresources.h"
 
 namespace envelope::ui {
 
@@ -41,15 +43,15 @@ void styleHeader(QLabel* header)
 void bindValidationStatus(QLabel* status, PlanDocument* document)
 {
     status->setWordWrap(true);
-    status->setVisible(false);
-    status->setStyleSheet(QStringLiteral("QLabel { color: #C62828; font-weight: bold; }"));
-    QObject::connect(
-        document, &PlanDocument::validationChanged, status, [status](const QString& message) {
-            status->setText(message.isEmpty()
-                    ? QString()
-                    : QObject::tr("⚠ %1 — showing the last valid estimate").arg(message));
-            status->setVisible(!message.isEmpty());
-        });
+    status->setStyleSheet(loadStyleSheet(QStringLiteral("status-line"), overflowColor()));
+    const auto show = [status](const QString& message) {
+        status->setText(message.isEmpty()
+                ? QString()
+                : QObject::tr("⚠ %1 — showing the last valid estimate").arg(message));
+        status->setVisible(!message.isEmpty());
+    };
+    show(document->validationMessage());
+    QObject::connect(document, &PlanDocument::validationChanged, status, show);
 }
 
 } // namespace envelope::ui

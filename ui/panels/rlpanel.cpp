@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "widgets/figuregrid.h"
-#include "panels/panelchrome.h"
-#include "document/plandocument.h"
-#include "controls/rlcontrols.h"
+#include "charts/memorybarchart.h"
 #include "charts/rltimeline.h"
-#include "document/settings.h"
-#include "charts/tenantbarchart.h"
+#include "controls/rlcontrols.h"
+#include "document/plandocument.h"
+#include "panels/panelchrome.h"
+#include "widgets/figuregrid.h"
+#include "widgets/formulatooltips.h"
 #include "widgets/throughputformat.h"
 
 namespace envelope::ui {
@@ -33,16 +33,16 @@ QString tokens(double n)
 }
 } // namespace
 
-RlPanel::RlPanel(PlanDocument* document, Settings* settings, QWidget* parent)
+RlPanel::RlPanel(PlanDocument* document, QWidget* parent)
     : QWidget(parent)
     , m_document(document)
-    , m_settings(settings)
     , m_controls(new RlControls(document))
     , m_header(new QLabel)
     , m_status(new QLabel)
-    , m_figures(new FigureGrid(3))
+    , m_toolTips(new FormulaToolTips(this))
+    , m_figures(new FigureGrid(m_toolTips, 3))
     , m_suggestion(new QLabel)
-    , m_roleChart(new TenantBarChart(tr("Memory per GPU, by role"),
+    , m_roleChart(new MemoryBarChart(tr("Memory per GPU, by role"),
           std::vector<Tenant>(kAllTenants.begin(), kAllTenants.end())))
     , m_timeline(new RlTimeline)
 {
@@ -51,11 +51,13 @@ RlPanel::RlPanel(PlanDocument* document, Settings* settings, QWidget* parent)
            "rollout engine's KV settings from the Serving tab."));
 
     styleHeader(m_header);
+    m_toolTips->setProvider([this](const QString& figure) { return tooltipFor(figure); });
     bindValidationStatus(m_status, m_document);
     QFont suggestionFont = m_suggestion->font();
     suggestionFont.setBold(true);
     m_suggestion->setFont(suggestionFont);
     m_suggestion->setWordWrap(true);
+    m_toolTips->attach(m_suggestion, QStringLiteral("rl.suggested_rollout_gpus"));
 
     const std::pair<const char*, QString> figures[] = {
         { "rl.steps_per_hour", tr("Steps / hour") },
@@ -89,7 +91,6 @@ RlPanel::RlPanel(PlanDocument* document, Settings* settings, QWidget* parent)
         [this](int column, Tenant) { return tooltipFor(m_roleFigures.value(column)); });
 
     connect(document, &PlanDocument::resultsChanged, this, &RlPanel::redraw);
-    connect(settings, &Settings::unitsChanged, this, &RlPanel::redraw);
     redraw();
 }
 
@@ -135,7 +136,7 @@ void RlPanel::redraw()
         return;
     }
     m_stale = false;
-    const ByteUnits units = m_settings->units();
+    const ByteUnits units = m_document->units();
     const Plan& plan = m_document->plan();
     const RlEstimate& rl = m_document->results().estimate.rl;
     const RlConfig& c = plan.rl;
@@ -153,7 +154,7 @@ void RlPanel::redraw()
     headerPalette.setColor(QPalette::WindowText, rl.fits ? fitsColor() : overflowColor());
     m_header->setPalette(headerPalette);
 
-    std::vector<TenantBarColumn> columns;
+    std::vector<MemoryBarColumn> columns;
     m_roleFigures.clear();
     for (const RoleEstimate& role : rl.perRole)
         m_roleFigures.push_back(
@@ -161,19 +162,19 @@ void RlPanel::redraw()
     for (const RoleEstimate& role : rl.perRole)
         columns.push_back({ tr("%1 · %2").arg(QString::fromStdString(role.role), gpus(role.gpus)),
             role.perGpu, role.fits });
-    if (colocated)
-        m_roleChart->setColumns(
-            columns, memory, rl.colocatedPeakBytes, tr("colocated peak"), units);
-    else
-        m_roleChart->setColumns(columns, memory, memory * plan.serving.gpuMemoryUtilization,
-            tr("rollout util. %1").arg(plan.serving.gpuMemoryUtilization, 0, 'f', 2), units);
+    const MemoryLimitLine limit = colocated
+        ? MemoryLimitLine { tr("colocated peak"), rl.colocatedPeakBytes }
+        : MemoryLimitLine {
+              tr("rollout util. %1").arg(plan.serving.gpuMemoryUtilization, 0, 'f', 2),
+              memory * plan.serving.gpuMemoryUtilization
+          };
+    m_roleChart->setColumns(columns, memory, limit, units);
 
     const bool overlapped = c.offPolicyPipeline && !colocated && rl.rolloutS > 0;
     m_timeline->setStep(rl, overlapped);
 
     auto set = [this](const char* key, const QString& text) {
-        const QString k = QLatin1String(key);
-        m_figures->setFigure(k, text, tooltipFor(k));
+        m_figures->setFigure(QLatin1String(key), text);
     };
     set("rl.steps_per_hour", QString::number(rl.stepsPerHour, 'f', 1));
     set("rl.step_s", duration(rl.stepS));
@@ -198,7 +199,6 @@ void RlPanel::redraw()
     if (!rl.suggestionFits)
         suggestionPalette.setColor(QPalette::WindowText, overflowColor());
     m_suggestion->setPalette(suggestionPalette);
-    m_suggestion->setToolTip(tooltipFor(QStringLiteral("rl.suggested_rollout_gpus")));
 }
 
 void RlPanel::showEvent(QShowEvent* event)

@@ -16,19 +16,19 @@ struct Plan;
 namespace envelope::ui {
 
 class FigureGrid;
+class FormulaToolTips;
+class MemoryBarChart;
 class PlanDocument;
 class RlControls;
 class RlTimeline;
-class Settings;
-class TenantBarChart;
 
 class RlPanel : public QWidget {
     Q_OBJECT
 public:
-    RlPanel(PlanDocument* document, Settings* settings, QWidget* parent = nullptr);
+    explicit RlPanel(PlanDocument* document, QWidget* parent = nullptr);
 
     RlControls* controls() const { return m_controls; }
-    TenantBarChart* roleChart() const { return m_roleChart; }
+    MemoryBarChart* roleChart() const { return m_roleChart; }
     RlTimeline* timeline() const { return m_timeline; }
     FigureGrid* figures() const { return m_figures; }
     QLabel* suggestionLabel() const { return m_suggestion; }
@@ -44,13 +44,13 @@ private:
     QString tooltipFor(const QString& figure);
 
     PlanDocument* m_document;
-    Settings* m_settings;
     RlControls* m_controls;
     QLabel* m_header;
     QLabel* m_status;
+    FormulaToolTips* m_toolTips;
     FigureGrid* m_figures;
     QLabel* m_suggestion;
-    TenantBarChart* m_roleChart;
+    MemoryBarChart* m_roleChart;
     RlTimeline* m_timeline;
     QStringList m_roleFigures; // per column: "rl.per_role.<role>.per_gpu_bytes"
     bool m_stale = true; // results changed while hidden

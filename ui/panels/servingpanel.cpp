@@ -8,14 +8,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "widgets/figuregrid.h"
-#include "panels/panelchrome.h"
-#include "document/plandocument.h"
-#include "serving/sweep.h"
-#include "controls/servingcontrols.h"
+#include "charts/memorybarchart.h"
 #include "charts/servingcurvechart.h"
-#include "document/settings.h"
-#include "charts/tenantbarchart.h"
+#include "controls/servingcontrols.h"
+#include "document/plandocument.h"
+#include "panels/panelchrome.h"
+#include "serving/sweep.h"
+#include "widgets/figuregrid.h"
+#include "widgets/formulatooltips.h"
 #include "widgets/throughputformat.h"
 
 namespace envelope::ui {
@@ -35,15 +35,15 @@ QString smallBytesText(double b, bool binary)
     return QString::fromStdString(formatBytesScaled(b, binary ? ByteUnits::GiB : ByteUnits::GB));
 }
 
-ServingPanel::ServingPanel(PlanDocument* document, Settings* settings, QWidget* parent)
+ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     : QWidget(parent)
     , m_document(document)
-    , m_settings(settings)
     , m_controls(new ServingControls(document))
     , m_header(new QLabel)
     , m_status(new QLabel)
-    , m_figures(new FigureGrid(3))
-    , m_memoryChart(new TenantBarChart(tr("Memory per GPU (serving)"),
+    , m_toolTips(new FormulaToolTips(this))
+    , m_figures(new FigureGrid(m_toolTips, 3))
+    , m_memoryChart(new MemoryBarChart(tr("Memory per GPU (serving)"),
           { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }))
     , m_curveChart(new ServingCurveChart)
 {
@@ -51,6 +51,7 @@ ServingPanel::ServingPanel(PlanDocument* document, Settings* settings, QWidget* 
         = controlsColumn(m_controls, tr("Model and GPU come from the Training tab."));
 
     styleHeader(m_header);
+    m_toolTips->setProvider([this](const QString& figure) { return tooltipFor(figure); });
     bindValidationStatus(m_status, m_document);
 
     const std::pair<const char*, QString> figures[] = {
@@ -98,7 +99,6 @@ ServingPanel::ServingPanel(PlanDocument* document, Settings* settings, QWidget* 
     });
 
     connect(document, &PlanDocument::resultsChanged, this, &ServingPanel::redraw);
-    connect(settings, &Settings::unitsChanged, this, &ServingPanel::redraw);
     redraw();
 }
 
@@ -116,7 +116,7 @@ void ServingPanel::redraw()
         return;
     }
     m_stale = false;
-    const ByteUnits units = m_settings->units();
+    const ByteUnits units = m_document->units();
     const bool binary = units == ByteUnits::GiB;
     const Plan& plan = m_document->plan();
     const ServingEstimate& s = m_document->results().estimate.serving;
@@ -140,7 +140,7 @@ void ServingPanel::redraw()
     m_header->setPalette(headerPalette);
 
     // One bar per GPU of the TP group (every rank holds the same share).
-    std::vector<TenantBarColumn> columns;
+    std::vector<MemoryBarColumn> columns;
     const int bars = std::clamp(c.tp, 1, kMaxGpuBars);
     for (int g = 0; g < bars; ++g)
         columns.push_back(
@@ -148,14 +148,14 @@ void ServingPanel::redraw()
                         : (g + 1 == bars && c.tp > bars ? tr("GPU %1 … %2").arg(g).arg(c.tp - 1)
                                                         : tr("GPU %1").arg(g)),
                 s.perGpu, s.fitsConcurrency });
-    m_memoryChart->setColumns(columns, memory, s.usableBytes,
-        tr("util. %1").arg(c.gpuMemoryUtilization, 0, 'f', 2), units);
+    m_memoryChart->setColumns(columns, memory,
+        MemoryLimitLine { tr("util. %1").arg(c.gpuMemoryUtilization, 0, 'f', 2), s.usableBytes },
+        units);
 
     m_curveChart->setPoints(servingContextSweep(plan), c.context, s.maxSequences, c.concurrency);
 
     auto set = [this](const char* key, const QString& text) {
-        const QString k = QLatin1String(key);
-        m_figures->setFigure(k, text, tooltipFor(k));
+        m_figures->setFigure(QLatin1String(key), text);
     };
     set("serving.kv_bytes_per_token",
         tr("%1 (%2 / GPU)")

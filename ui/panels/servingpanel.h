@@ -10,19 +10,19 @@ class QLabel;
 namespace envelope::ui {
 
 class FigureGrid;
+class FormulaToolTips;
+class MemoryBarChart;
 class PlanDocument;
 class ServingControls;
 class ServingCurveChart;
-class Settings;
-class TenantBarChart;
 
 class ServingPanel : public QWidget {
     Q_OBJECT
 public:
-    ServingPanel(PlanDocument* document, Settings* settings, QWidget* parent = nullptr);
+    explicit ServingPanel(PlanDocument* document, QWidget* parent = nullptr);
 
     ServingControls* controls() const { return m_controls; }
-    TenantBarChart* memoryChart() const { return m_memoryChart; }
+    MemoryBarChart* memoryChart() const { return m_memoryChart; }
     ServingCurveChart* curveChart() const { return m_curveChart; }
     FigureGrid* figures() const { return m_figures; }
 
@@ -37,12 +37,12 @@ private:
     QString tooltipFor(const QString& figure);
 
     PlanDocument* m_document;
-    Settings* m_settings;
     ServingControls* m_controls;
     QLabel* m_header;
     QLabel* m_status;
+    FormulaToolTips* m_toolTips;
     FigureGrid* m_figures;
-    TenantBarChart* m_memoryChart;
+    MemoryBarChart* m_memoryChart;
     ServingCurveChart* m_curveChart;
     bool m_stale = true; // results changed while hidden
 };

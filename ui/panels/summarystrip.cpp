@@ -5,9 +5,10 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "widgets/flowlayout.h"
 #include "charts/memoryview.h"
 #include "document/trainingresults.h"
+#include "widgets/appresources.h"
+#include "widgets/flowlayout.h"
 #include "widgets/valuelabel.h"
 
 namespace envelope::ui {
@@ -22,6 +23,10 @@ SummaryStrip::SummaryStrip(QWidget* parent)
     : QFrame(parent)
 {
     setFrameShape(QFrame::StyledPanel);
+    // Read once: setResults compares against them on every slider step.
+    m_fitsBadgeStyle = loadStyleSheet(QStringLiteral("fit-badge"), fitsColor());
+    m_overflowBadgeStyle = loadStyleSheet(QStringLiteral("fit-badge"), overflowColor());
+    m_overflowStyle = loadStyleSheet(QStringLiteral("overflow-text"), overflowColor());
     setAutoFillBackground(true);
     setBackgroundRole(QPalette::AlternateBase);
     // Cards flow onto a second row in a narrow window rather than clipping their figures.
@@ -98,16 +103,12 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
     m_headroomCaption->setText(room >= 0 ? tr("Headroom") : tr("Overflow"));
     m_headroom->setText(bytesText(std::abs(room), units));
 
-    const QColor badgeColor = m.fits ? fitsColor() : overflowColor();
     m_badge->setText(m.fits ? tr("✔ FITS") : tr("✘ DOES NOT FIT"));
     // Style sheets re-polish the widget: set them only when the state flips.
-    const QString badgeStyle = (QStringLiteral("QLabel { color: white; background: %1; "
-                                               "border-radius: 6px; padding: 6px 10px; }")
-                                    .arg(badgeColor.name()));
+    const QString& badgeStyle = m.fits ? m_fitsBadgeStyle : m_overflowBadgeStyle;
     if (m_badge->styleSheet() != badgeStyle)
         m_badge->setStyleSheet(badgeStyle);
-    const QString headroomStyle
-        = room >= 0 ? QString() : QStringLiteral("color: %1;").arg(overflowColor().name());
+    const QString headroomStyle = room >= 0 ? QString() : m_overflowStyle;
     if (m_headroom->styleSheet() != headroomStyle)
         m_headroom->setStyleSheet(headroomStyle);
 

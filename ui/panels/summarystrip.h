@@ -56,6 +56,9 @@ private:
     ValueLabel* m_suggestion;
     QToolButton* m_apply;
     FlowLayout* m_layout;
+    QString m_fitsBadgeStyle; // resources/styles/fit-badge.qss in the fits colour
+    QString m_overflowBadgeStyle; // ... in the overflow colour
+    QString m_overflowStyle; // resources/styles/overflow-text.qss
 };
 
 } // namespace envelope::ui

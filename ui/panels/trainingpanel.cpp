@@ -10,16 +10,17 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "panels/detailspane.h"
-#include "controls/hardwarecontrols.h"
 #include "charts/memorybarchart.h"
+#include "charts/memoryview.h"
+#include "charts/sweepchart.h"
+#include "controls/hardwarecontrols.h"
 #include "controls/memorysavercontrols.h"
 #include "controls/modelcontrols.h"
 #include "controls/parallelismcontrols.h"
 #include "document/plandocument.h"
-#include "document/settings.h"
+#include "panels/detailspane.h"
+#include "panels/panelchrome.h"
 #include "panels/summarystrip.h"
-#include "charts/sweepchart.h"
 #include "widgets/throughputformat.h"
 
 namespace envelope::ui {
@@ -28,17 +29,18 @@ namespace {
 constexpr int kControlsWidth = 340;
 } // namespace
 
-TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget* parent)
+TrainingPanel::TrainingPanel(PlanDocument* document, QWidget* parent)
     : QWidget(parent)
     , m_document(document)
-    , m_settings(settings)
     , m_model(new ModelControls(document))
     , m_hardware(new HardwareControls(document))
     , m_parallelism(new ParallelismControls(document))
     , m_savers(new MemorySaverControls(document))
     , m_summary(new SummaryStrip)
     , m_status(new QLabel)
-    , m_memoryChart(new MemoryBarChart)
+    , m_memoryChart(new MemoryBarChart(
+          tr("Memory per GPU"), std::vector<Tenant>(kTenants.begin(), kTenants.end()), 0.62))
+    , m_compareCombo(new QComboBox)
     , m_sweepChart(new SweepChart)
     , m_details(new DetailsPane)
 {
@@ -73,9 +75,18 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     scroll->setMaximumWidth(controlsWidth);
     scroll->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
 
-    m_status->setWordWrap(true);
-    m_status->setVisible(false);
-    m_status->setStyleSheet(QStringLiteral("QLabel { color: #C62828; font-weight: bold; }"));
+    bindValidationStatus(m_status, m_document);
+
+    m_compareCombo->addItem(tr("ZeRO stages"));
+    m_compareCombo->addItem(tr("Recompute modes"));
+    auto* compareLabel = new QLabel(tr("Compare &bars with:"));
+    compareLabel->setBuddy(m_compareCombo);
+    m_memoryChart->header()->addStretch(1);
+    m_memoryChart->header()->addWidget(compareLabel);
+    m_memoryChart->header()->addWidget(m_compareCombo);
+    connect(m_compareCombo, &QComboBox::activated, this, [this](int index) {
+        setCompare(index == 0 ? Compare::ZeroStages : Compare::RecomputeModes);
+    });
 
     auto* charts = new QWidget;
     m_chartRow = new QHBoxLayout(charts);
@@ -106,13 +117,17 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     layout->addWidget(scroll, 0);
     layout->addWidget(vertical, 1);
 
-    m_memoryChart->setFormulaProvider([this](Tenant tenant) {
-        return explanationToolTip(m_document->explanation(tenantFigure(tenant)));
+    // Only the plan's own column has the core's formulas (the variants are other plans).
+    m_memoryChart->setFormulaProvider([this](int column, Tenant tenant) {
+        return column == 0 ? explanationToolTip(m_document->explanation(tenantFigure(tenant)))
+                           : QString();
     });
 
     connect(document, &PlanDocument::resultsChanged, this, &TrainingPanel::redraw);
-    connect(document, &PlanDocument::validationChanged, this, &TrainingPanel::showValidation);
-    connect(m_memoryChart, &MemoryBarChart::compareChanged, this, &TrainingPanel::redraw);
+    // The suggestions belong to the last valid plan: no applying one over an invalid edit.
+    connect(document, &PlanDocument::validationChanged, this, [this](const QString& message) {
+        m_summary->applyButton()->setEnabled(message.isEmpty());
+    });
     connect(m_sweepChart, &SweepChart::axisChanged, this, &TrainingPanel::redraw);
     connect(m_summary, &SummaryStrip::applySuggestionRequested, this, [this] {
         // The suggestions belong to the last valid plan: applying one over an invalid edit
@@ -124,9 +139,17 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
             tr("Apply %1").arg(QString::fromStdString(suggestions.front().description)));
     });
     connect(m_model, &ModelControls::importRequested, this, &TrainingPanel::importRequested);
-    connect(settings, &Settings::unitsChanged, this, &TrainingPanel::redraw);
     redraw();
-    showValidation(document->validationMessage());
+    m_summary->applyButton()->setEnabled(document->isValid());
+}
+
+void TrainingPanel::setCompare(Compare compare)
+{
+    if (compare == m_compare)
+        return;
+    m_compare = compare;
+    m_compareCombo->setCurrentIndex(compare == Compare::ZeroStages ? 0 : 1);
+    redraw();
 }
 
 void TrainingPanel::setSideWidget(QWidget* widget)
@@ -160,20 +183,44 @@ void TrainingPanel::drawIfStale()
 void TrainingPanel::draw()
 {
     m_stale = false;
-    const ByteUnits units = m_settings->units();
+    const ByteUnits units = m_document->units();
     const TrainingResults& results = m_document->results();
     const Plan& plan = m_document->plan();
     m_summary->setResults(results, plan.cluster.gpus, units);
-    m_memoryChart->setResults(results, units);
+    drawMemoryChart();
     m_sweepChart->setResults(results, plan.training.seqLen, plan.training.microBatch, units);
     m_detailsStale = true;
     if (m_details->isVisible() && m_details->height() > 0)
         refreshDetails();
 }
 
+void TrainingPanel::drawMemoryChart()
+{
+    // The plan's own stack, then the same plan at each ZeRO stage or recompute mode.
+    const TrainingResults& results = m_document->results();
+    const auto& variants
+        = m_compare == Compare::ZeroStages ? results.zeroVariants : results.recomputeVariants;
+    const TrainingMemory& own = results.estimate.training;
+    std::vector<MemoryBarColumn> columns;
+    columns.reserve(variants.size() + 1);
+    columns.push_back({ tr("This plan"), own.perGpu, std::nullopt });
+    int highlighted = -1;
+    for (const Variant& v : variants) {
+        if (v.current)
+            highlighted = int(columns.size());
+        // "ZeRO-3 / FSDP" -> "ZeRO-3": category labels must fit under a bar.
+        columns.push_back({ QString::fromStdString(v.label).section(QStringLiteral(" / "), 0, 0),
+            v.memory.perGpu, std::nullopt });
+    }
+    const MemoryLimitLine usable { tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0),
+        own.gpuMemoryBytes * kUsableFraction };
+    m_memoryChart->setColumns(
+        columns, own.gpuMemoryBytes, usable, m_document->units(), highlighted);
+}
+
 void TrainingPanel::refreshDetails()
 {
-    m_details->setExplanations(m_document->explanations(), m_settings->units());
+    m_details->setExplanations(m_document->explanations(), m_document->units());
     m_detailsStale = false;
 }
 
@@ -184,14 +231,6 @@ void TrainingPanel::showEvent(QShowEvent* event)
         draw();
     else if (m_detailsStale)
         refreshDetails();
-}
-
-void TrainingPanel::showValidation(const QString& message)
-{
-    m_status->setText(
-        message.isEmpty() ? QString() : tr("⚠ %1 — showing the last valid estimate").arg(message));
-    m_status->setVisible(!message.isEmpty());
-    m_summary->applyButton()->setEnabled(message.isEmpty());
 }
 
 } // namespace envelope::ui

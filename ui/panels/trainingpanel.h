@@ -5,9 +5,9 @@
 
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 class QHBoxLayout;
-class QSplitter;
 
 namespace envelope::ui {
 
@@ -18,14 +18,17 @@ class MemorySaverControls;
 class ModelControls;
 class ParallelismControls;
 class PlanDocument;
-class Settings;
 class SummaryStrip;
 class SweepChart;
 
 class TrainingPanel : public QWidget {
     Q_OBJECT
 public:
-    TrainingPanel(PlanDocument* document, Settings* settings, QWidget* parent = nullptr);
+    // What the memory chart's columns beside "This plan" compare: each ZeRO stage or each
+    // recompute mode, the plan's own setting outlined.
+    enum class Compare { ZeroStages, RecomputeModes };
+
+    explicit TrainingPanel(PlanDocument* document, QWidget* parent = nullptr);
 
     // Places `widget` to the right of the charts (e.g. a throughput panel). Takes ownership.
     void setSideWidget(QWidget* widget);
@@ -37,6 +40,9 @@ public:
     ParallelismControls* parallelismControls() const { return m_parallelism; }
     MemorySaverControls* memorySaverControls() const { return m_savers; }
     MemoryBarChart* memoryChart() const { return m_memoryChart; }
+    QComboBox* compareCombo() const { return m_compareCombo; }
+    Compare compare() const { return m_compare; }
+    void setCompare(Compare compare);
     SweepChart* sweepChart() const { return m_sweepChart; }
     SummaryStrip* summary() const { return m_summary; }
     DetailsPane* details() const { return m_details; }
@@ -51,11 +57,10 @@ protected:
 private:
     void redraw();
     void draw();
+    void drawMemoryChart();
     void refreshDetails();
-    void showValidation(const QString& message);
 
     PlanDocument* m_document;
-    Settings* m_settings;
     ModelControls* m_model;
     HardwareControls* m_hardware;
     ParallelismControls* m_parallelism;
@@ -63,6 +68,8 @@ private:
     SummaryStrip* m_summary;
     QLabel* m_status;
     MemoryBarChart* m_memoryChart;
+    QComboBox* m_compareCombo;
+    Compare m_compare = Compare::ZeroStages;
     SweepChart* m_sweepChart;
     QHBoxLayout* m_chartRow;
     QWidget* m_side = nullptr;

@@ -3,12 +3,14 @@
 #include <QGridLayout>
 #include <QLabel>
 
+#include "widgets/formulatooltips.h"
 #include "widgets/valuelabel.h"
 
 namespace envelope::ui {
 
-FigureGrid::FigureGrid(int columns, QWidget* parent)
+FigureGrid::FigureGrid(FormulaToolTips* toolTips, int columns, QWidget* parent)
     : QFrame(parent)
+    , m_toolTips(toolTips)
     , m_columns(std::max(columns, 1))
     , m_grid(new QGridLayout(this))
 {
@@ -35,19 +37,17 @@ void FigureGrid::addFigure(const QString& key, const QString& title)
     const int column = 2 * (m_count % m_columns);
     m_grid->addWidget(name, row, column);
     m_grid->addWidget(value, row, column + 1);
+    m_toolTips->attach(name, key);
+    m_toolTips->attach(value, key);
     m_titles.insert(key, name);
     m_values.insert(key, value);
     ++m_count;
 }
 
-void FigureGrid::setFigure(const QString& key, const QString& text, const QString& tooltip)
+void FigureGrid::setFigure(const QString& key, const QString& text)
 {
-    QLabel* value = m_values.value(key);
-    if (!value)
-        return;
-    value->setText(text);
-    value->setToolTip(tooltip);
-    m_titles.value(key)->setToolTip(tooltip);
+    if (QLabel* value = m_values.value(key))
+        value->setText(text);
 }
 
 void FigureGrid::setFigureColor(const QString& key, const QColor& color)
@@ -69,8 +69,8 @@ QString FigureGrid::figureText(const QString& key) const
 
 QString FigureGrid::figureToolTip(const QString& key) const
 {
-    const QLabel* value = m_values.value(key);
-    return value ? value->toolTip() : QString();
+    QLabel* value = m_values.value(key);
+    return value ? m_toolTips->toolTipFor(value) : QString();
 }
 
 } // namespace envelope::ui

@@ -15,33 +15,33 @@
 #include <QUndoStack>
 
 #include "document/plandocument.h"
-#include "plan/planio.h"
+#include "document/settings.h"
 #include "panels/rlpanel.h"
 #include "panels/servingpanel.h"
-#include "document/settings.h"
 #include "panels/throughputpanel.h"
 #include "panels/trainingpanel.h"
+#include "plan/planio.h"
+#include "widgets/appresources.h"
 
 namespace envelope::ui {
 
 MainWindow::MainWindow(PresetLibrary presets, Settings* settings, QWidget* parent)
     : QMainWindow(parent)
     , m_settings(settings)
-    , m_document(new PlanDocument(std::move(presets), this))
+    , m_document(new PlanDocument(std::move(presets), settings, this))
     , m_tabs(new QTabWidget(this))
 {
-    m_document->setUnits(settings->units());
-    m_training = new TrainingPanel(m_document, settings);
+    setWindowIcon(applicationIcon());
+    m_training = new TrainingPanel(m_document);
     m_training->setSideWidget(new ThroughputPanel(m_document));
     m_tabs->setDocumentMode(true);
     setCentralWidget(m_tabs);
     addPanel(QStringLiteral("training"), tr("Training"), m_training);
-    addPanel(QStringLiteral("serving"), tr("Serving"), new ServingPanel(m_document, settings));
-    addPanel(QStringLiteral("rl"), tr("RL post-training"), new RlPanel(m_document, settings));
+    addPanel(QStringLiteral("serving"), tr("Serving"), new ServingPanel(m_document));
+    addPanel(QStringLiteral("rl"), tr("RL post-training"), new RlPanel(m_document));
     setAcceptDrops(true);
     createMenus();
 
-    connect(settings, &Settings::unitsChanged, m_document, &PlanDocument::setUnits);
     connect(settings, &Settings::recentFilesChanged, this, &MainWindow::updateRecentMenu);
     connect(m_document, &PlanDocument::planChanged, this, &MainWindow::updateTitle);
     connect(m_document, &PlanDocument::filePathChanged, this, &MainWindow::updateTitle);
