@@ -10,6 +10,7 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "search/search.h"
+#include "whatif/whatif.h"
 
 namespace {
 
@@ -87,6 +88,22 @@ void BM_SearchDeepSeekMinGpusOnGpu(benchmark::State& state)
     runSearch(state, deepSeekPlan(), envelope::SearchGoal::MinGpus, false);
 }
 BENCHMARK(BM_SearchDeepSeekMinGpusOnGpu)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+
+// The training summary's "what makes it fit" for DeepSeek-V3 on one node: suggestFits with the
+// planner's answer (search/fit.h), which PlanDocument runs on every edit of a plan that does
+// not fit.
+void BM_SuggestFitsDeepSeekOnOneNode(benchmark::State& state)
+{
+    envelope::Plan plan = deepSeekPlan();
+    plan.cluster.gpus = 8;
+    plan.training.zeroStage = 1;
+    plan.training.gradAccum = 32;
+    for (auto _ : state) {
+        auto suggestions = envelope::suggestFits(plan);
+        benchmark::DoNotOptimize(suggestions);
+    }
+}
+BENCHMARK(BM_SuggestFitsDeepSeekOnOneNode)->Unit(benchmark::kMillisecond);
 
 } // namespace
 
