@@ -219,9 +219,13 @@ std::string noSolutionMessage(const Plan& input, const SearchResult& r, ByteUnit
             r.rejected.empty() ? std::string("the constraints leave none") : "see rejected counts");
     const Candidate& m = *r.nearestMiss;
     const double usable = r.usableFraction * m.gpuMemoryBytes;
-    return fmt::format("no layout fits: nearest miss is {} on {} GPUs, {} per GPU, {} over the "
+    // describeChanges names the GPU count when it changed.
+    const std::string where = m.layout.gpus == input.cluster.gpus
+        ? fmt::format(" on {} GPUs", m.layout.gpus)
+        : std::string();
+    return fmt::format("no layout fits: nearest miss is {}{}, {} per GPU, {} over the "
                        "usable {} ({:.0f}% of {})",
-        describeChanges(input, m.layout), m.layout.gpus, formatBytes(m.perGpuBytes, units),
+        describeChanges(input, m.layout), where, formatBytes(m.perGpuBytes, units),
         formatBytes(m.perGpuBytes - usable, units), formatBytes(usable, units),
         r.usableFraction * 100, formatBytes(m.gpuMemoryBytes, units));
 }
