@@ -231,8 +231,10 @@ SearchResult Searcher::run()
     m_rejected.invalid += std::erase_if(m_result.candidates, invalid);
     m_result.pareto = m_front.take();
     std::erase_if(m_result.pareto, invalid);
-    if (m_result.feasible > 0)
+    if (m_result.feasible > 0) {
         m_result.nearestMiss.reset();
+        m_result.nearestConstraintMiss.reset();
+    }
 
     long long total = m_result.feasible;
     const std::pair<std::string_view, long long> reasons[] = { { "memory", m_rejected.memory },
@@ -397,12 +399,19 @@ void Searcher::searchRow(int gpus, long long perReplica)
         c.tokensPerS = t.tokensPerS;
         c.trainTimeS = t.trainTimeS;
         c.cost = t.cost;
+        std::optional<Candidate>& missed = m_result.nearestConstraintMiss;
         if (o.goal == SearchGoal::MinCost && m_cfg.deadlineS && c.trainTimeS > *m_cfg.deadlineS) {
             ++m_rejected.deadline;
+            if (!missed || c.trainTimeS < missed->trainTimeS
+                || (c.trainTimeS == missed->trainTimeS && ranksBefore(o.goal, c, *missed)))
+                missed = c;
             continue;
         }
         if (o.goal == SearchGoal::MinTime && m_cfg.budgetUsd && c.cost > *m_cfg.budgetUsd) {
             ++m_rejected.budget;
+            if (!missed || c.cost < missed->cost
+                || (c.cost == missed->cost && ranksBefore(o.goal, c, *missed)))
+                missed = c;
             continue;
         }
         ++m_result.feasible;

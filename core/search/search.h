@@ -86,6 +86,8 @@ struct SearchOptions {
     // Host RAM per node for offloaded states: DGX H100 / A100 ship 2 TB (NVIDIA DGX datasheets).
     double hostBytesPerNode = 2e12;
     bool tpAcrossNodes = false; // TP groups stay inside a node unless allowed
+    // Offload for the memory goals (min-gpus, max-seq-len, max-micro-batch); max-throughput,
+    // min-cost and min-time consider it only when fixed (the step time does not charge it).
     bool allowOffload = true;
     // Memory lower bounds and the micro-batch cut before the full estimate; off only to check
     // that pruning changes nothing (tests).
@@ -111,6 +113,9 @@ struct SearchResult {
     std::string paretoX; // "per_gpu_bytes_total", "gpus" or "cost"
     std::vector<Candidate> feasibleList; // keepAllFeasible only
     std::optional<Candidate> nearestMiss; // least over usable memory, when nothing fits
+    // When layouts fit in memory but not the plan's deadline (min-cost) or budget (min-time):
+    // the fastest, or the cheapest, of them.
+    std::optional<Candidate> nearestConstraintMiss;
     double usableFraction = 0.9;
     double elapsedS = 0;
     bool cancelled = false;

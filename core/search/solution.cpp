@@ -146,6 +146,8 @@ std::string writeSolutionJson(const Plan& input, const SearchResult& r)
     for (const Candidate& c : r.pareto)
         pareto.push_back(candidateJson(input, c));
     j["pareto"] = pareto;
+    if (r.nearestConstraintMiss)
+        j["nearest_constraint_miss"] = candidateJson(input, *r.nearestConstraintMiss);
     if (r.nearestMiss) {
         ordered_json miss = candidateJson(input, *r.nearestMiss);
         miss["over_usable_bytes"] = integer(
@@ -213,16 +215,31 @@ std::string noSolutionMessage(const Plan& input, const SearchResult& r, ByteUnit
 {
     if (r.cancelled)
         return "the search was cancelled before a layout fitted";
+    // describeChanges names the GPU count when it changed.
+    const auto onGpus = [&](const Candidate& c) {
+        return c.layout.gpus == input.cluster.gpus ? fmt::format(" on {} GPUs", c.layout.gpus)
+                                                   : std::string();
+    };
+    if (const std::optional<Candidate>& c = r.nearestConstraintMiss) {
+        const std::string what = describeChanges(input, c->layout) + onGpus(*c);
+        if (r.goal == SearchGoal::MinCost && input.training.deadlineS)
+            return fmt::format("no layout fits the deadline: the fastest that fits in memory, {}"
+                               ", takes {}, {} over the {} deadline",
+                what, formatDuration(c->trainTimeS),
+                formatDuration(c->trainTimeS - *input.training.deadlineS),
+                formatDuration(*input.training.deadlineS));
+        if (input.training.budgetUsd)
+            return fmt::format("no layout fits the budget: the cheapest that fits in memory, {}"
+                               ", costs ${:.0f}, ${:.0f} over the ${:.0f} budget",
+                what, c->cost, c->cost - *input.training.budgetUsd, *input.training.budgetUsd);
+    }
     if (!r.nearestMiss)
         return fmt::format("no layout fits: none of the {} layouts could be evaluated ({})",
             r.searched,
             r.rejected.empty() ? std::string("the constraints leave none") : "see rejected counts");
     const Candidate& m = *r.nearestMiss;
     const double usable = r.usableFraction * m.gpuMemoryBytes;
-    // describeChanges names the GPU count when it changed.
-    const std::string where = m.layout.gpus == input.cluster.gpus
-        ? fmt::format(" on {} GPUs", m.layout.gpus)
-        : std::string();
+    const std::string where = onGpus(m);
     return fmt::format("no layout fits: nearest miss is {}{}, {} per GPU, {} over the "
                        "usable {} ({:.0f}% of {})",
         describeChanges(input, m.layout), where, formatBytes(m.perGpuBytes, units),

@@ -134,12 +134,17 @@ Axes searchAxes(const Plan& plan, const SearchOptions& o)
             a.recomputes = { { Recompute::EveryK, every->number } };
     }
 
-    // Offload: none, optimizer states, optimizer states + parameters (ZeRO-Infinity).
+    // Offload: none, optimizer states, optimizer states + parameters (ZeRO-Infinity). The step
+    // time does not charge offload's PCIe traffic or the CPU optimizer step, so goals ranked by
+    // speed or cost would get it for free: they consider it only when --fix asks for it.
     const FixedField* offOpt = fixedOf(o, "training.offload_optimizer");
     const FixedField* offParams = fixedOf(o, "training.offload_params");
+    const bool rankedBySpeed = o.goal == SearchGoal::MaxThroughput || o.goal == SearchGoal::MinCost
+        || o.goal == SearchGoal::MinTime;
+    const bool offloadAllowed = o.allowOffload && !rankedBySpeed;
     const OffloadChoice all[] = { { false, false }, { true, false }, { true, true } };
     for (const OffloadChoice& c : all) {
-        if (!o.allowOffload && (c.optimizer || c.params) && !offOpt && !offParams)
+        if (!offloadAllowed && (c.optimizer || c.params) && !offOpt && !offParams)
             continue;
         if (offOpt && c.optimizer != (offOpt->number != 0))
             continue;

@@ -109,6 +109,9 @@ PlanPanel::PlanPanel(PlanDocument* document, Settings* /*settings*/, QWidget* pa
     m_gpusPerNode->setRange(0, 1024);
     m_gpusPerNode->setSpecialValueText(tr("plan's"));
     m_offload->setChecked(true);
+    m_offload->setToolTip(tr("For the memory goals (fewest GPUs, longest sequence, largest "
+                             "micro-batch): the step time does not charge offload, so the speed "
+                             "and cost goals never propose it"));
     m_cancel->setVisible(false);
     m_progress->setVisible(false);
     m_progress->setRange(0, 1000);
