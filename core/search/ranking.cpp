@@ -125,11 +125,10 @@ bool ranksBefore(SearchGoal goal, const Candidate& a, const Candidate& b)
     return a.perGpuBytes < b.perGpuBytes;
 }
 
+// min-gpus stops at one GPU count, so its front is drawn against memory like the others.
 const char* paretoAxis(SearchGoal goal)
 {
     switch (goal) {
-    case SearchGoal::MinGpus:
-        return "gpus";
     case SearchGoal::MinCost:
     case SearchGoal::MinTime:
         return "cost";
@@ -141,8 +140,6 @@ const char* paretoAxis(SearchGoal goal)
 double paretoX(SearchGoal goal, const Candidate& c)
 {
     switch (goal) {
-    case SearchGoal::MinGpus:
-        return c.layout.gpus;
     case SearchGoal::MinCost:
     case SearchGoal::MinTime:
         return c.cost;

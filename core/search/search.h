@@ -110,7 +110,7 @@ struct SearchResult {
     std::vector<RejectCount> rejected;
     std::vector<Candidate> candidates; // best first, at most `top`
     std::vector<Candidate> pareto; // x = paretoX ascending, tokens/s rising
-    std::string paretoX; // "per_gpu_bytes_total", "gpus" or "cost"
+    std::string paretoX; // "per_gpu_bytes_total" or "cost"
     std::vector<Candidate> feasibleList; // keepAllFeasible only
     std::optional<Candidate> nearestMiss; // least over usable memory, when nothing fits
     // When layouts fit in memory but not the plan's deadline (min-cost) or budget (min-time):

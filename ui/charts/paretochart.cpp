@@ -37,7 +37,7 @@ ParetoChart::ParetoChart(QWidget* parent)
     }
     m_yAxis->setTitleText(tr("tokens/s"));
     m_yAxis->setLabelFormat(QStringLiteral("%.0f"));
-    m_xAxis->setLabelFormat(QStringLiteral("%.3g"));
+    m_xAxis->setLabelFormat(QStringLiteral("%.4g"));
     m_view = new QChartView(m_chart, this);
     m_view->setRenderHint(QPainter::Antialiasing);
     m_view->setMinimumSize(280, 220);
@@ -72,8 +72,6 @@ ParetoChart::ParetoChart(QWidget* parent)
 
 double ParetoChart::xOf(const Candidate& c) const
 {
-    if (m_paretoX == "gpus")
-        return c.layout.gpus;
     if (m_paretoX == "cost")
         return c.cost;
     return toDisplayUnits(c.perGpuBytes, m_units);
@@ -85,8 +83,7 @@ void ParetoChart::setResult(const SearchResult& result, ByteUnits units)
     m_paretoX = result.paretoX;
     m_frontItems = result.pareto;
     m_candidateItems = result.candidates;
-    m_xAxis->setTitleText(m_paretoX == "gpus" ? tr("GPUs")
-            : m_paretoX == "cost"
+    m_xAxis->setTitleText(m_paretoX == "cost"
             ? tr("cost of the run (USD)")
             : tr("per-GPU memory (%1)").arg(QString::fromUtf8(unitLabel(units).data())));
     QList<QPointF> front, candidates;
@@ -105,6 +102,8 @@ void ParetoChart::setResult(const SearchResult& result, ByteUnits units)
     replaceIfChanged(m_candidates, candidates);
     setNiceRange(m_xAxis, maxX > 0 ? maxX * 1.05 : 1);
     setNiceRange(m_yAxis, maxY > 0 ? maxY * 1.05 : 1);
+    // Whole tokens/s for real ranges; an empty chart's 0..1 needs decimals to tell ticks apart.
+    m_yAxis->setLabelFormat(maxY >= 100 ? QStringLiteral("%.0f") : QStringLiteral("%.2g"));
 }
 
 void ParetoChart::clear()

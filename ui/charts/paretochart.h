@@ -1,4 +1,4 @@
-// The planner's Pareto front: per-GPU memory, GPUs or cost (the goal's x) against tokens/s, from
+// The planner's Pareto front: per-GPU memory or cost (the goal's x) against tokens/s, from
 // the core's SearchResult::pareto, with the top candidates behind it. Hovering a point shows its
 // layout; clicking one asks to apply it.
 #pragma once

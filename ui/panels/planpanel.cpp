@@ -203,8 +203,16 @@ PlanPanel::~PlanPanel()
 void PlanPanel::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
-    if (!m_searchedOnce && m_document->isValid())
+    if (!m_searchedOnce && m_document->isValid()) {
+        // A plan that does not fit asks "how many GPUs", one that fits "how fast".
+        const TrainingMemory& m = m_document->results().estimate.training;
+        const bool fits
+            = fitVerdict(m.perGpu.total(), m.gpuMemoryBytes, SearchOptions {}.usableFraction)
+            == FitVerdict::Fits;
+        m_goal->setCurrentIndex(
+            m_goal->findData(int(fits ? SearchGoal::MaxThroughput : SearchGoal::MinGpus)));
         startSearch();
+    }
 }
 
 void PlanPanel::startSearch()
@@ -274,11 +282,13 @@ void PlanPanel::finish(const std::shared_ptr<Job>& job)
                        .arg(rejected);
     if (m_result.cancelled)
         text = tr("Cancelled. ") + text;
-    if (m_result.candidates.empty())
-        text += QLatin1Char(' ')
-            + QString::fromStdString(
-                noSolutionMessage(m_searchedPlan, m_result, m_document->units()));
-    else
+    if (m_result.candidates.empty()) {
+        QString message = QString::fromStdString(
+            noSolutionMessage(m_searchedPlan, m_result, m_document->units()));
+        if (!message.isEmpty())
+            message[0] = message[0].toUpper();
+        text += QLatin1Char(' ') + message + QLatin1Char('.');
+    } else
         text += QLatin1Char(' ') + tr("Best: %1.").arg(describe(m_result.candidates.front()));
     m_status->setText(text);
     fillTable();
