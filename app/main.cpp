@@ -1,4 +1,4 @@
-// envelope [PLAN.json] [--screenshot FILE.png] [--size WxH] [--panel training|rl|serving]
+// envelope [PLAN.json] [--screenshot FILE.png] [--size WxH] [--panel training|rl|serving|planner]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QSettings>
@@ -32,7 +32,7 @@ int main(int argc, char** argv)
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WxH."),
         QStringLiteral("WxH"), QStringLiteral("1600x1000"));
     const QCommandLineOption panel(QStringLiteral("panel"), QStringLiteral("Panel to show."),
-        QStringLiteral("training|rl|serving"));
+        QStringLiteral("training|rl|serving|planner"));
     parser.addOptions({ screenshot, size, panel });
     parser.process(app);
 

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cmd_solve.h"
 #include "estimate/estimate.h"
 #include "io/files.h"
 #include "plan/planio.h"
@@ -196,6 +197,8 @@ int run(int argc, char** argv)
     presetsCmd->add_option("KIND", kind, "models, gpus or recipes")
         ->check(CLI::IsMember({ "models", "gpus", "recipes" }));
 
+    const auto solveArgs = addSolveCommand(app);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -207,6 +210,8 @@ int run(int argc, char** argv)
     if (!parseByteUnits(unitsText, units))
         return fail("--units: must be gb or gib, got \"" + unitsText + "\"");
 
+    if (solveChosen(*solveArgs))
+        return runSolve(*solveArgs);
     if (*estimateCmd)
         return runEstimate(planPath, format, units);
     if (*explainCmd)

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "search/fit.h"
 #include "training/memory.h"
 
 namespace envelope {
@@ -188,6 +189,22 @@ std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
             return a.makesItFit;
         return a.savedBytes > b.savedBytes;
     });
+
+    // No single change fits on the user's GPUs: ask the planner, which changes the layout,
+    // ZeRO, recompute, offload and GPU count together (issue 11 item 7), and lead with it.
+    const bool fitsHere = std::any_of(out.begin(), out.end(), [&](const FitSuggestion& s) {
+        return s.makesItFit && s.plan.cluster.gpus == plan.cluster.gpus;
+    });
+    if (!fitsHere) {
+        if (const std::optional<Candidate> fit = whatMakesItFit(plan, FitScope::FullLayout)) {
+            FitSuggestion s;
+            s.description = describeChanges(plan, fit->layout);
+            s.savedBytes = base.perGpu.total() - fit->perGpuBytes;
+            s.makesItFit = true;
+            s.plan = applyLayout(plan, fit->layout);
+            out.insert(out.begin(), std::move(s));
+        }
+    }
     return out;
 }
 

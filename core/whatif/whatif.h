@@ -48,7 +48,9 @@ struct FitSuggestion {
 
 // When the plan does not fit: the single changes (ZeRO stage up, recompute, flash attention,
 // optimizer offload, more GPUs at fixed tp*pp*cp) ranked — fitting ones first, then by bytes
-// saved. When it fits: empty. `units` picks how descriptions show bytes.
+// saved. When none of them fits on the plan's GPUs, the planner's answer (search/fit.h: layout,
+// ZeRO, recompute, offload and GPU count together, e.g. "ZeRO-3 + full recompute + EP 8 on 20
+// nodes (160 GPUs)") comes first. When it fits: empty. `units` picks how descriptions show bytes.
 std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units = ByteUnits::GB);
 
 }  // namespace envelope

@@ -210,7 +210,7 @@ private slots:
     void panelsAreAddedAndSelectedById()
     {
         const QStringList builtIn { QStringLiteral("training"), QStringLiteral("serving"),
-            QStringLiteral("rl") };
+            QStringLiteral("rl"), QStringLiteral("planner") };
         QCOMPARE(m_window->panelIds(), builtIn);
         QVERIFY(m_window->selectPanel(QStringLiteral("rl")));
         QCOMPARE(m_window->tabs()->currentIndex(), 2);

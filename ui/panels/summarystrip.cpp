@@ -57,7 +57,7 @@ SummaryStrip::SummaryStrip(QWidget* parent)
     policy.setRetainSizeWhenHidden(true);
     m_apply->setSizePolicy(policy);
     connect(m_apply, &QToolButton::clicked, this, &SummaryStrip::applySuggestionRequested);
-    m_suggestion = addCard(tr("Best single change"), nullptr, m_apply);
+    m_suggestion = addCard(tr("What makes it fit"), nullptr, m_apply);
     m_suggestion->setWordWrap(true);
     m_layout->setLastItemElastic(260);
 }
@@ -129,7 +129,7 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
     if (m.fits)
         suggestion = tr("none needed");
     else if (results.suggestions.empty())
-        suggestion = tr("no single change fits; try more GPUs or TP/PP");
+        suggestion = tr("no layout fits up to 65,536 GPUs");
     else {
         const FitSuggestion& best = results.suggestions.front();
         const QString text = QString::fromStdString(best.description);

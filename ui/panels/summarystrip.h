@@ -1,5 +1,5 @@
 // The summary strip over the charts: total per GPU, headroom or overflow, a fits badge, the
-// smallest GPU count that fits, the largest tenant and the best single change (suggestFits),
+// smallest GPU count that fits, the largest tenant and what makes it fit (suggestFits: the best single change, or the planner's combined one),
 // which wraps rather than clips in a narrow window and which one click applies.
 #pragma once
 

@@ -2,9 +2,11 @@
 
 #include <QApplication>
 #include <QRegularExpression>
+#include <QThread>
 #include <QWidget>
 
 #include "io/files.h"
+#include "panels/planpanel.h"
 #include "window/exporter.h"
 
 namespace envelope::ui {
@@ -26,6 +28,14 @@ bool writeScreenshot(QWidget* window, const QSize& size, const QString& path)
     window->resize(size);
     window->show();
     // Two rounds: the first lays out and resizes the charts, the second paints them.
+    for (int i = 0; i < 3; ++i)
+        QApplication::processEvents();
+    // The planner tab searches on a worker thread when first shown: let it finish (a few ms).
+    for (PlanPanel* planner : window->findChildren<PlanPanel*>())
+        for (int i = 0; i < 500 && planner->isSearching(); ++i) {
+            QThread::msleep(10);
+            QApplication::processEvents();
+        }
     for (int i = 0; i < 3; ++i)
         QApplication::processEvents();
     return grabWidget(window, size).save(path, "PNG");

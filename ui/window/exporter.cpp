@@ -140,7 +140,7 @@ QString summaryMarkdown(const Plan& plan, const TrainingResults& results, ByteUn
     md += m.minGpus > 0 ? QStringLiteral(" Min GPUs: %1.").arg(m.minGpus)
                         : QStringLiteral(" No GPU count fits at this parallelism.");
     if (!results.suggestions.empty())
-        md += QStringLiteral(" Best single change: %1.")
+        md += QStringLiteral(" What makes it fit: %1.")
                   .arg(QString::fromStdString(results.suggestions.front().description));
     md += QLatin1Char('\n');
     return md;

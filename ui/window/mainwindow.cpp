@@ -16,6 +16,7 @@
 
 #include "document/plandocument.h"
 #include "document/settings.h"
+#include "panels/planpanel.h"
 #include "panels/rlpanel.h"
 #include "panels/servingpanel.h"
 #include "panels/throughputpanel.h"
@@ -39,6 +40,7 @@ MainWindow::MainWindow(PresetLibrary presets, Settings* settings, QWidget* paren
     addPanel(QStringLiteral("training"), tr("Training"), m_training);
     addPanel(QStringLiteral("serving"), tr("Serving"), new ServingPanel(m_document));
     addPanel(QStringLiteral("rl"), tr("RL post-training"), new RlPanel(m_document));
+    addPanel(QStringLiteral("planner"), tr("Find a plan"), new PlanPanel(m_document));
     setAcceptDrops(true);
     createMenus();
 

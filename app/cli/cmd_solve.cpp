@@ -1,0 +1,123 @@
+// envelope-cli solve PLAN.json --goal GOAL [--top K] [--fix PATH=VALUE]... [--max-gpus N]
+//                   [--gpus-per-node N] [--format json|text|markdown|csv] [--units gb|gib]
+#include "cmd_solve.h"
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "io/files.h"
+#include "plan/planio.h"
+#include "search/search.h"
+#include "search/solution.h"
+
+namespace envelope::cli {
+
+struct SolveArgs {
+    CLI::App* command = nullptr;
+    std::string planPath;
+    std::string goal;
+    int top = 10;
+    std::vector<std::string> fixes;
+    int maxGpus = 0;
+    int gpusPerNode = 0;
+    std::string format = "json";
+    std::string units = "gb";
+};
+
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kFailure = 1;
+constexpr int kBadPlan = 2;
+constexpr int kNoSolution = 3;
+
+} // namespace
+
+std::shared_ptr<SolveArgs> addSolveCommand(CLI::App& app)
+{
+    auto args = std::make_shared<SolveArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "solve", "Search every training layout for a goal (envelope.solution JSON by default)");
+    args->command = cmd;
+    cmd->add_option("PLAN", args->planPath, "plan JSON file")->required();
+    cmd->add_option("--goal", args->goal,
+           "min-gpus, max-throughput, min-cost, min-time, max-seq-len or max-micro-batch")
+        ->required()
+        ->check(CLI::IsMember({ "min-gpus", "max-throughput", "min-cost", "min-time", "max-seq-len",
+            "max-micro-batch" }));
+    cmd->add_option("--top", args->top, "candidates to list (default 10)")
+        ->check(CLI::Range(1, 10000));
+    cmd->add_option("--fix", args->fixes, "hold a field, e.g. training.tp=8 (repeatable)");
+    cmd->add_option("--max-gpus", args->maxGpus, "largest GPU count to consider")
+        ->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--gpus-per-node", args->gpusPerNode, "GPUs per node")
+        ->check(CLI::Range(1, 1024));
+    cmd->add_option("--format", args->format, "json, text, markdown or csv")
+        ->check(CLI::IsMember({ "json", "text", "markdown", "csv" }));
+    cmd->add_option("--units", args->units, "byte units of text output: gb or gib")
+        ->check(CLI::IsMember({ "gb", "gib" }));
+    return args;
+}
+
+bool solveChosen(const SolveArgs& args)
+{
+    return args.command && args.command->parsed();
+}
+
+int runSolve(const SolveArgs& args)
+{
+    SearchOptions options;
+    parseSearchGoal(args.goal, options.goal);
+    options.top = args.top;
+    options.maxGpus = args.maxGpus;
+    options.gpusPerNode = args.gpusPerNode;
+    options.keepAllFeasible = args.format == "csv";
+    for (const std::string& fix : args.fixes) {
+        Expected<FixedField> f = parseFixedField(fix);
+        if (!f) {
+            std::cerr << "envelope-cli: --fix " << f.error().toString() << "\n";
+            return kBadPlan;
+        }
+        options.fixed.push_back(*f);
+    }
+    ByteUnits units = ByteUnits::GB;
+    parseByteUnits(args.units, units);
+
+    Expected<PresetLibrary> presets = io::loadPresets();
+    if (!presets) {
+        std::cerr << "envelope-cli: " << presets.error().toString() << "\n";
+        return kFailure;
+    }
+    Expected<std::string> text = io::readTextFile(args.planPath);
+    if (!text) {
+        std::cerr << "envelope-cli: " << text.error().toString() << "\n";
+        return kFailure;
+    }
+    ReadOptions read;
+    read.readFile = io::readTextFile;
+    read.baseDir = std::filesystem::path(args.planPath).parent_path().string();
+    Expected<Plan> plan = readPlan(*text, *presets, read);
+    if (!plan) {
+        std::cerr << args.planPath << ": " << plan.error().toString() << "\n";
+        return kBadPlan;
+    }
+
+    const SearchResult result = search(*plan, options);
+    if (args.format == "json")
+        std::cout << writeSolutionJson(*plan, result);
+    else if (args.format == "csv")
+        std::cout << writeSolutionCsv(result);
+    else
+        std::cout << writeSolutionText(*plan, result, units, args.format == "markdown");
+    if (result.candidates.empty()) {
+        std::cerr << "envelope-cli: " << noSolutionMessage(*plan, result, units) << "\n";
+        return kNoSolution;
+    }
+    return kOk;
+}
+
+} // namespace envelope::cli

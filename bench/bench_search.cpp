@@ -1,0 +1,140 @@
+// Google Benchmark: the planner's exhaustive searches must finish in under a second,
+// single-threaded (issue 14). Counters: layouts searched and evaluated per second of search.
+//   build/bench/envelope_bench_search --benchmark_min_time=1
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include "plan/planio.h"
+#include "plan/presets.h"
+#include "search/search.h"
+#include "whatif/whatif.h"
+
+// Every heap allocation of this process is counted, so the benchmark can report how many one
+// search makes: the inner loop must make none per layout (issue 14).
+namespace {
+std::atomic<long long> g_allocations { 0 };
+}
+
+void* operator new(std::size_t size)
+{
+    ++g_allocations;
+    if (void* p = std::malloc(size ? size : 1))
+        return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept
+{
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept
+{
+    std::free(p);
+}
+
+namespace {
+
+envelope::Plan readOrDie(const std::string& json)
+{
+    auto presets = envelope::builtinPresets();
+    auto plan = presets ? envelope::readPlan(json, *presets)
+                        : envelope::Expected<envelope::Plan>(presets.error());
+    if (!plan) {
+        std::cerr << plan.error().toString() << '\n';
+        std::abort();
+    }
+    return *plan;
+}
+
+// Llama 3.1 405B pre-training as Meta describe it (Llama 3 paper, sec. 3.3): 16,384 H100s,
+// 8,192-token sequences, a 16M-token global batch (2,048 sequences).
+envelope::Plan llama405bPlan()
+{
+    return readOrDie(R"({"format": "envelope.plan", "version": 1, "model": "llama-3.1-405b",
+        "gpu": "h100-sxm", "cluster": {"gpus": 16384, "gpus_per_node": 8},
+        "training": {"zero_stage": 1, "tp": 8, "pp": 16, "micro_batch": 1, "grad_accum": 16,
+                     "seq_len": 8192, "recompute": "selective", "sequence_parallel": true}})");
+}
+
+// DeepSeek-V3 full fine-tuning: 4,096-token sequences, 256 sequences a step.
+envelope::Plan deepSeekPlan()
+{
+    return readOrDie(R"({"format": "envelope.plan", "version": 1, "model": "deepseek-v3",
+        "gpu": "h100-sxm", "cluster": {"gpus": 256, "gpus_per_node": 8},
+        "training": {"zero_stage": 3, "ep": 8, "micro_batch": 1, "grad_accum": 1,
+                     "seq_len": 4096, "recompute": "full"}})");
+}
+
+void runSearch(
+    benchmark::State& state, const envelope::Plan& plan, envelope::SearchGoal goal, bool offload)
+{
+    envelope::SearchOptions options;
+    options.goal = goal;
+    options.prune = state.range(0) != 0;
+    options.allowOffload = offload;
+    envelope::SearchResult last;
+    long long allocations = 0;
+    for (auto _ : state) {
+        const long long before = g_allocations.load();
+        last = envelope::search(plan, options);
+        allocations = g_allocations.load() - before;
+        benchmark::DoNotOptimize(last);
+    }
+    // Allocations of one search: the axes, the reserved lists, the result's candidates and
+    // the validation of each reported candidate (it copies the plan), none per layout.
+    state.counters["allocations"] = static_cast<double>(allocations);
+    if (last.candidates.empty())
+        state.SkipWithError("no layout fits");
+    state.counters["searched"] = static_cast<double>(last.searched);
+    state.counters["evaluated"] = static_cast<double>(last.evaluated);
+    state.counters["feasible"] = static_cast<double>(last.feasible);
+    state.counters["searched_per_s"] = benchmark::Counter(
+        static_cast<double>(last.searched), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["evaluated_per_s"] = benchmark::Counter(
+        static_cast<double>(last.evaluated), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["best_gpus"] = last.candidates.empty() ? 0 : last.candidates.front().layout.gpus;
+}
+
+// Exhaustive max-throughput for Llama 3.1 405B on 16,384 H100s. Arg: 1 pruned, 0 unpruned.
+void BM_Search405bMaxThroughput(benchmark::State& state)
+{
+    runSearch(state, llama405bPlan(), envelope::SearchGoal::MaxThroughput, true);
+}
+BENCHMARK(BM_Search405bMaxThroughput)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+
+// min-gpus for DeepSeek-V3 with EP, with and without offload.
+void BM_SearchDeepSeekMinGpus(benchmark::State& state)
+{
+    runSearch(state, deepSeekPlan(), envelope::SearchGoal::MinGpus, true);
+}
+BENCHMARK(BM_SearchDeepSeekMinGpus)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+
+void BM_SearchDeepSeekMinGpusOnGpu(benchmark::State& state)
+{
+    runSearch(state, deepSeekPlan(), envelope::SearchGoal::MinGpus, false);
+}
+BENCHMARK(BM_SearchDeepSeekMinGpusOnGpu)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+
+// The training summary's "what makes it fit" for DeepSeek-V3 on one node: suggestFits with the
+// planner's answer (search/fit.h), which PlanDocument runs on every edit of a plan that does
+// not fit.
+void BM_SuggestFitsDeepSeekOnOneNode(benchmark::State& state)
+{
+    envelope::Plan plan = deepSeekPlan();
+    plan.cluster.gpus = 8;
+    plan.training.zeroStage = 1;
+    plan.training.gradAccum = 32;
+    for (auto _ : state) {
+        auto suggestions = envelope::suggestFits(plan);
+        benchmark::DoNotOptimize(suggestions);
+    }
+}
+BENCHMARK(BM_SuggestFitsDeepSeekOnOneNode)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,198 @@
+// A layout as plan fields: reading it from a plan, writing it into one, the changes it makes
+// and `--fix PATH=VALUE`.
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "search/search.h"
+
+namespace envelope {
+namespace {
+
+struct IntField {
+    const char* path;
+    int Layout::*member;
+    int min, max;
+};
+// The ranges are validatePlan's (plan/fields.h); a fixed value outside them could never pass.
+constexpr IntField kIntFields[] = {
+    { "cluster.gpus", &Layout::gpus, 1, 1 << 20 },
+    { "cluster.gpus_per_node", &Layout::gpusPerNode, 1, 1024 },
+    { "training.tp", &Layout::tp, 1, 1024 },
+    { "training.pp", &Layout::pp, 1, 1024 },
+    { "training.cp", &Layout::cp, 1, 1024 },
+    { "training.ep", &Layout::ep, 1, 1024 },
+    { "training.virtual_stages", &Layout::virtualStages, 1, 64 },
+    { "training.zero_stage", &Layout::zeroStage, 0, 3 },
+    { "training.micro_batch", &Layout::microBatch, 1, 1 << 20 },
+    { "training.grad_accum", &Layout::gradAccum, 1, 1 << 20 },
+    { "training.seq_len", &Layout::seqLen, 1, 1 << 24 },
+    { "training.recompute_every", &Layout::recomputeEvery, 1, 1024 },
+};
+struct BoolField {
+    const char* path;
+    bool Layout::*member;
+};
+constexpr BoolField kBoolFields[] = {
+    { "training.sequence_parallel", &Layout::sequenceParallel },
+    { "training.offload_optimizer", &Layout::offloadOptimizer },
+    { "training.offload_params", &Layout::offloadParams },
+};
+
+std::string recomputeWords(const Layout& l)
+{
+    if (l.recompute == Recompute::EveryK)
+        return fmt::format("recompute every {} layers", l.recomputeEvery);
+    if (l.recompute == Recompute::None)
+        return "no recompute";
+    return fmt::format("{} recompute", recomputeId(l.recompute));
+}
+
+} // namespace
+
+Expected<FixedField> parseFixedField(std::string_view assignment)
+{
+    const size_t eq = assignment.find('=');
+    if (eq == std::string_view::npos)
+        return Error { "", fmt::format("--fix: expected PATH=VALUE, got \"{}\"", assignment) };
+    FixedField f;
+    f.path = std::string(assignment.substr(0, eq));
+    const std::string_view value = assignment.substr(eq + 1);
+    if (f.path == "training.recompute") {
+        if (!parseRecompute(value, f.recompute))
+            return Error { f.path,
+                fmt::format("must be none, selective, full or every-k, got \"{}\"", value) };
+        return f;
+    }
+    for (const BoolField& b : kBoolFields)
+        if (f.path == b.path) {
+            if (value != "true" && value != "false")
+                return Error { f.path, fmt::format("must be true or false, got \"{}\"", value) };
+            f.number = value == "true" ? 1 : 0;
+            return f;
+        }
+    for (const IntField& i : kIntFields)
+        if (f.path == i.path) {
+            int number = 0;
+            const auto [end, ec]
+                = std::from_chars(value.data(), value.data() + value.size(), number);
+            if (ec != std::errc() || end != value.data() + value.size() || number < i.min
+                || number > i.max)
+                return Error { f.path,
+                    fmt::format("must be an integer {}..{}, got \"{}\"", i.min, i.max, value) };
+            f.number = number;
+            return f;
+        }
+    return Error { f.path,
+        "cannot be fixed: the planner searches cluster.gpus, cluster.gpus_per_node and "
+        "training.{tp,pp,cp,ep,virtual_stages,zero_stage,micro_batch,grad_accum,seq_len,"
+        "recompute,recompute_every,sequence_parallel,offload_optimizer,offload_params}" };
+}
+
+Layout layoutOf(const Plan& plan)
+{
+    const TrainingConfig& t = plan.training;
+    Layout l;
+    l.gpus = plan.cluster.gpus;
+    l.gpusPerNode = plan.cluster.gpusPerNode;
+    l.tp = t.tp;
+    l.pp = t.pp;
+    l.cp = t.cp;
+    l.ep = t.ep;
+    l.virtualStages = t.virtualStages;
+    l.zeroStage = t.zeroStage;
+    l.microBatch = t.microBatch;
+    l.gradAccum = t.gradAccum;
+    l.seqLen = t.seqLen;
+    l.recompute = t.recompute;
+    l.recomputeEvery = t.recomputeEvery;
+    l.sequenceParallel = t.sequenceParallel;
+    l.offloadOptimizer = t.offloadOptimizer;
+    l.offloadParams = t.offloadParams;
+    return l;
+}
+
+Plan applyLayout(const Plan& plan, const Layout& l)
+{
+    Plan p = plan;
+    p.cluster.gpus = l.gpus;
+    p.cluster.gpusPerNode = l.gpusPerNode;
+    TrainingConfig& t = p.training;
+    t.tp = l.tp;
+    t.pp = l.pp;
+    t.cp = l.cp;
+    t.ep = l.ep;
+    t.virtualStages = l.virtualStages;
+    t.zeroStage = l.zeroStage;
+    t.microBatch = l.microBatch;
+    t.gradAccum = l.gradAccum;
+    t.seqLen = l.seqLen;
+    t.recompute = l.recompute;
+    t.recomputeEvery = l.recomputeEvery;
+    t.sequenceParallel = l.sequenceParallel;
+    t.offloadOptimizer = l.offloadOptimizer;
+    t.offloadParams = l.offloadParams;
+    return p;
+}
+
+std::vector<FieldChange> layoutChanges(const Plan& plan, const Layout& layout)
+{
+    const Layout from = layoutOf(plan);
+    std::vector<FieldChange> out;
+    for (const IntField& i : kIntFields)
+        if (from.*(i.member) != layout.*(i.member))
+            out.push_back({ i.path, std::to_string(layout.*(i.member)) });
+    if (from.recompute != layout.recompute)
+        out.push_back(
+            { "training.recompute", fmt::format("\"{}\"", recomputeId(layout.recompute)) });
+    for (const BoolField& b : kBoolFields)
+        if (from.*(b.member) != layout.*(b.member))
+            out.push_back({ b.path, layout.*(b.member) ? "true" : "false" });
+    return out;
+}
+
+std::string describeChanges(const Plan& plan, const Layout& l)
+{
+    const Layout from = layoutOf(plan);
+    std::vector<std::string> parts;
+    if (l.zeroStage != from.zeroStage)
+        parts.push_back(l.zeroStage == 3 ? "ZeRO-3" : fmt::format("ZeRO-{}", l.zeroStage));
+    if (l.recompute != from.recompute
+        || (l.recompute == Recompute::EveryK && l.recomputeEvery != from.recomputeEvery))
+        parts.push_back(recomputeWords(l));
+    if (l.offloadOptimizer != from.offloadOptimizer || l.offloadParams != from.offloadParams)
+        parts.push_back(l.offloadParams ? "optimizer + parameter offload"
+                : l.offloadOptimizer    ? "optimizer offload"
+                                        : "no offload");
+    const auto axis = [&](const char* name, int to, int was) {
+        if (to != was)
+            parts.push_back(fmt::format("{} {}", name, to));
+    };
+    axis("TP", l.tp, from.tp);
+    axis("PP", l.pp, from.pp);
+    if (l.pp > 1)
+        axis("virtual stages", l.virtualStages, from.virtualStages);
+    axis("CP", l.cp, from.cp);
+    axis("EP", l.ep, from.ep);
+    if (l.sequenceParallel != from.sequenceParallel)
+        parts.push_back(l.sequenceParallel ? "sequence parallel" : "no sequence parallel");
+    if (l.microBatch != from.microBatch || l.gradAccum != from.gradAccum)
+        parts.push_back(fmt::format("micro-batch {} x grad-accum {}", l.microBatch, l.gradAccum));
+    if (l.seqLen != from.seqLen)
+        parts.push_back(fmt::format("seq-len {}", l.seqLen));
+    std::string text;
+    for (const std::string& part : parts)
+        text += (text.empty() ? "" : " + ") + part;
+    if (l.gpus != from.gpus || l.gpusPerNode != from.gpusPerNode) {
+        const bool wholeNodes
+            = l.gpusPerNode > 0 && l.gpus % l.gpusPerNode == 0 && l.gpus >= l.gpusPerNode;
+        const std::string where = wholeNodes
+            ? fmt::format("{} node{} ({} GPUs)", l.gpus / l.gpusPerNode,
+                l.gpus / l.gpusPerNode == 1 ? "" : "s", l.gpus)
+            : fmt::format("{} GPU{}", l.gpus, l.gpus == 1 ? "" : "s");
+        text += (text.empty() ? "" : " ") + std::string("on ") + where;
+    }
+    return text.empty() ? "the plan as it is" : text;
+}
+
+} // namespace envelope

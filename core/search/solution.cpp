@@ -1,0 +1,250 @@
+// writeSolutionJson / Csv / Text: the planner's result for scripts and people.
+#include "search/solution.h"
+
+#include <cmath>
+#include <cstdint>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "estimate/estimate.h"
+#include "plan/planio.h"
+
+namespace envelope {
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+ordered_json integer(double v)
+{
+    if (!std::isfinite(v) || std::fabs(v) > 9e18)
+        return nullptr;
+    return static_cast<std::int64_t>(std::llround(v));
+}
+
+ordered_json real(double v)
+{
+    return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+}
+
+ordered_json changesJson(const Plan& input, const Layout& layout)
+{
+    ordered_json j = ordered_json::object();
+    for (const FieldChange& c : layoutChanges(input, layout))
+        j[c.path] = ordered_json::parse(c.json);
+    return j;
+}
+
+ordered_json candidateJson(const Plan& input, const Candidate& c)
+{
+    ordered_json j;
+    j["changes"] = changesJson(input, c.layout);
+    j["description"] = describeChanges(input, c.layout);
+    j["gpus"] = c.layout.gpus;
+    j["per_gpu_bytes_total"] = integer(c.perGpuBytes);
+    j["verdict"] = std::string(fitVerdictId(c.verdict));
+    j["step_time_s"] = real(c.stepTimeS);
+    j["tokens_per_s"] = real(c.tokensPerS);
+    j["train_time_s"] = real(c.trainTimeS);
+    j["cost"] = real(c.cost);
+    return j;
+}
+
+// The best plan's own figures, straight from estimate(): what `envelope-cli estimate` prints.
+ordered_json summaryJson(const Plan& plan, double usableFraction)
+{
+    const Estimate e = estimate(plan);
+    const TrainingMemory& m = e.training;
+    const TrainingCompute& c = e.compute;
+    ordered_json j;
+    j["gpus"] = c.gpus;
+    j["per_gpu_bytes"] = { { "weights", integer(m.perGpu.weights) },
+        { "gradients", integer(m.perGpu.gradients) }, { "optimizer", integer(m.perGpu.optimizer) },
+        { "activations", integer(m.perGpu.activations) },
+        { "overhead", integer(m.perGpu.overhead) }, { "total", integer(m.perGpu.total()) } };
+    j["gpu_memory_bytes"] = integer(m.gpuMemoryBytes);
+    j["usable_fraction"] = usableFraction;
+    j["verdict"]
+        = std::string(fitVerdictId(fitVerdict(m.perGpu.total(), m.gpuMemoryBytes, usableFraction)));
+    j["host_bytes_per_node"] = integer(m.hostBytesPerNode);
+    j["step_time_s"] = real(c.stepTimeS);
+    j["tokens_per_s"] = real(c.tokensPerS);
+    j["train_time_s"] = real(c.trainTimeS);
+    j["gpu_hours"] = real(c.gpuHours);
+    j["cost"] = real(c.cost);
+    j["bottleneck"] = c.bottleneck;
+    return j;
+}
+
+std::string csvRow(const Candidate& c)
+{
+    const Layout& l = c.layout;
+    return fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0f},{},{:.6g},{:.6g},{:.6g},{:.6g}\n",
+        l.gpus, l.gpusPerNode, l.tp, l.pp, l.cp, l.ep, l.virtualStages, l.zeroStage, l.microBatch,
+        l.gradAccum, l.seqLen, recomputeId(l.recompute), l.recomputeEvery,
+        l.sequenceParallel ? "true" : "false", l.offloadOptimizer ? "true" : "false",
+        l.offloadParams ? "true" : "false", c.perGpuBytes, fitVerdictId(c.verdict), c.stepTimeS,
+        c.tokensPerS, c.trainTimeS, c.cost);
+}
+
+std::string layoutCell(const Layout& l)
+{
+    std::string text = fmt::format("tp {} pp {}", l.tp, l.pp);
+    if (l.virtualStages > 1)
+        text += fmt::format("x{}", l.virtualStages);
+    text += fmt::format(" cp {} ep {} dp {}", l.cp, l.ep, l.gpus / std::max(1, l.tp * l.pp * l.cp));
+    return text;
+}
+
+std::string settingsCell(const Layout& l)
+{
+    std::string text = fmt::format("ZeRO-{} {}", l.zeroStage,
+        l.recompute == Recompute::EveryK ? fmt::format("every-{}", l.recomputeEvery)
+                                         : std::string(recomputeId(l.recompute)));
+    if (l.sequenceParallel)
+        text += " SP";
+    if (l.offloadOptimizer)
+        text += l.offloadParams ? " offload opt+params" : " offload opt";
+    return text + fmt::format(" mb {}x{}", l.microBatch, l.gradAccum);
+}
+
+} // namespace
+
+std::string writeSolutionJson(const Plan& input, const SearchResult& r)
+{
+    ordered_json j;
+    j["format"] = "envelope.solution";
+    j["version"] = 1;
+    j["goal"] = std::string(searchGoalId(r.goal));
+    j["searched"] = r.searched;
+    j["evaluated"] = r.evaluated;
+    j["feasible"] = r.feasible;
+    ordered_json rejected = ordered_json::object();
+    for (const RejectCount& c : r.rejected)
+        rejected[c.reason] = c.count;
+    j["rejected"] = rejected;
+    j["elapsed_s"] = r.elapsedS;
+    j["usable_fraction"] = r.usableFraction;
+    if (r.candidates.empty()) {
+        j["best"] = nullptr;
+    } else {
+        const Plan best = applyLayout(input, r.candidates.front().layout);
+        ordered_json b;
+        b["plan"] = ordered_json::parse(writePlan(best));
+        b["changes"] = changesJson(input, r.candidates.front().layout);
+        b["description"] = describeChanges(input, r.candidates.front().layout);
+        b["summary"] = summaryJson(best, r.usableFraction);
+        j["best"] = b;
+    }
+    ordered_json candidates = ordered_json::array();
+    for (const Candidate& c : r.candidates)
+        candidates.push_back(candidateJson(input, c));
+    j["candidates"] = candidates;
+    j["pareto_x"] = r.paretoX;
+    ordered_json pareto = ordered_json::array();
+    for (const Candidate& c : r.pareto)
+        pareto.push_back(candidateJson(input, c));
+    j["pareto"] = pareto;
+    if (r.nearestConstraintMiss)
+        j["nearest_constraint_miss"] = candidateJson(input, *r.nearestConstraintMiss);
+    if (r.nearestMiss) {
+        ordered_json miss = candidateJson(input, *r.nearestMiss);
+        miss["over_usable_bytes"] = integer(
+            r.nearestMiss->perGpuBytes - r.usableFraction * r.nearestMiss->gpuMemoryBytes);
+        j["nearest_miss"] = miss;
+    }
+    if (r.cancelled)
+        j["cancelled"] = true;
+    return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string writeSolutionCsv(const SearchResult& r)
+{
+    std::string out = "gpus,gpus_per_node,tp,pp,cp,ep,virtual_stages,zero_stage,micro_batch,"
+                      "grad_accum,seq_len,recompute,recompute_every,sequence_parallel,"
+                      "offload_optimizer,offload_params,per_gpu_bytes_total,verdict,step_time_s,"
+                      "tokens_per_s,train_time_s,cost\n";
+    const std::vector<Candidate>& rows = r.feasibleList.empty() ? r.candidates : r.feasibleList;
+    for (const Candidate& c : rows)
+        out += csvRow(c);
+    return out;
+}
+
+std::string writeSolutionText(
+    const Plan& input, const SearchResult& r, ByteUnits units, bool markdown)
+{
+    std::string out;
+    out += markdown ? fmt::format("## Planner: {}\n\n", searchGoalId(r.goal))
+                    : fmt::format("Planner: {}\n", searchGoalId(r.goal));
+    std::string rejected;
+    for (const RejectCount& c : r.rejected)
+        rejected += fmt::format("{}{} {}", rejected.empty() ? "" : ", ", c.count, c.reason);
+    out += fmt::format("Searched {} layouts in {:.3f} s: {} fit; rejected: {}.\n", r.searched,
+        r.elapsedS, r.feasible, rejected);
+    if (r.candidates.empty()) {
+        out += noSolutionMessage(input, r, units) + "\n";
+        return out;
+    }
+    out += fmt::format(
+        "{}Best: {}\n", markdown ? "\n" : "", describeChanges(input, r.candidates.front().layout));
+    if (markdown)
+        out += "\n| # | GPUs | layout | settings | per GPU | tokens/s | step | cost |\n"
+               "|---|---|---|---|---|---|---|---|\n";
+    else
+        out += fmt::format("\n{:>3} {:>6}  {:<30} {:<40} {:>10} {:>12} {:>9} {:>12}\n", "#", "GPUs",
+            "layout", "settings", "per GPU", "tokens/s", "step", "cost");
+    int rank = 1;
+    for (const Candidate& c : r.candidates) {
+        const std::string cost = fmt::format("${:.0f}", c.cost);
+        const std::string tokens = fmt::format("{:.0f}", c.tokensPerS);
+        if (markdown)
+            out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", rank, c.layout.gpus,
+                layoutCell(c.layout), settingsCell(c.layout), formatBytes(c.perGpuBytes, units),
+                tokens, formatDuration(c.stepTimeS), cost);
+        else
+            out += fmt::format("{:>3} {:>6}  {:<30} {:<40} {:>10} {:>12} {:>9} {:>12}\n", rank,
+                c.layout.gpus, layoutCell(c.layout), settingsCell(c.layout),
+                formatBytes(c.perGpuBytes, units), tokens, formatDuration(c.stepTimeS), cost);
+        ++rank;
+    }
+    return out;
+}
+
+std::string noSolutionMessage(const Plan& input, const SearchResult& r, ByteUnits units)
+{
+    if (r.cancelled)
+        return "the search was cancelled before a layout fitted";
+    // describeChanges names the GPU count when it changed.
+    const auto onGpus = [&](const Candidate& c) {
+        return c.layout.gpus == input.cluster.gpus ? fmt::format(" on {} GPUs", c.layout.gpus)
+                                                   : std::string();
+    };
+    if (const std::optional<Candidate>& c = r.nearestConstraintMiss) {
+        const std::string what = describeChanges(input, c->layout) + onGpus(*c);
+        if (r.goal == SearchGoal::MinCost && input.training.deadlineS)
+            return fmt::format("no layout fits the deadline: the fastest that fits in memory, {}"
+                               ", takes {}, {} over the {} deadline",
+                what, formatDuration(c->trainTimeS),
+                formatDuration(c->trainTimeS - *input.training.deadlineS),
+                formatDuration(*input.training.deadlineS));
+        if (input.training.budgetUsd)
+            return fmt::format("no layout fits the budget: the cheapest that fits in memory, {}"
+                               ", costs ${:.0f}, ${:.0f} over the ${:.0f} budget",
+                what, c->cost, c->cost - *input.training.budgetUsd, *input.training.budgetUsd);
+    }
+    if (!r.nearestMiss)
+        return fmt::format("no layout fits: none of the {} layouts could be evaluated ({})",
+            r.searched,
+            r.rejected.empty() ? std::string("the constraints leave none") : "see rejected counts");
+    const Candidate& m = *r.nearestMiss;
+    const double usable = r.usableFraction * m.gpuMemoryBytes;
+    const std::string where = onGpus(m);
+    return fmt::format("no layout fits: nearest miss is {}{}, {} per GPU, {} over the "
+                       "usable {} ({:.0f}% of {})",
+        describeChanges(input, m.layout), where, formatBytes(m.perGpuBytes, units),
+        formatBytes(m.perGpuBytes - usable, units), formatBytes(usable, units),
+        r.usableFraction * 100, formatBytes(m.gpuMemoryBytes, units));
+}
+
+} // namespace envelope

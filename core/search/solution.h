@@ -1,0 +1,28 @@
+// The planner's answer as text: the "envelope.solution" version 1 JSON (design.md, "Solution
+// JSON"), CSV of the feasible candidates, and a text or Markdown summary; the message for a
+// search that found nothing. All figures come from SearchResult and estimate().
+#pragma once
+
+#include <string>
+
+#include "base/units.h"
+#include "search/search.h"
+
+namespace envelope {
+
+// best.plan is writePlan(applyLayout(input, best)); best.summary its estimate() figures.
+std::string writeSolutionJson(const Plan& input, const SearchResult& result);
+
+// One row per feasible candidate (SearchResult::feasibleList, or the top candidates when the
+// search did not keep them all), header first.
+std::string writeSolutionCsv(const SearchResult& result);
+
+// The best layout, the counts and a table of the top candidates; Markdown when `markdown`.
+std::string writeSolutionText(
+    const Plan& input, const SearchResult& result, ByteUnits units, bool markdown);
+
+// "no layout fits: nearest miss tp 8 + ... needs 93.1 GB per GPU, 16.1 GB over the usable
+// 77.0 GB (90% of 85.5 GB)", or a sentence saying why nothing was evaluated.
+std::string noSolutionMessage(const Plan& input, const SearchResult& result, ByteUnits units);
+
+} // namespace envelope

@@ -1,0 +1,67 @@
+// "What makes it fit" asks the planner: a plan no single change rescues gets a combined change
+// (layout, ZeRO, recompute, offload, GPU count) that really fits, by the estimator's own figures.
+#include <gtest/gtest.h>
+
+#include "estimate/estimate.h"
+#include "plan/planio.h"
+#include "search/fit.h"
+#include "test_search_fixtures.h"
+#include "whatif/whatif.h"
+
+namespace envelope {
+namespace {
+
+using testing::searchPlan;
+
+// Fits by the planner's rule: the per-GPU total within 90% of HBM.
+void expectFits(const Plan& plan)
+{
+    EXPECT_FALSE(validatePlan(plan).has_value());
+    const Estimate e = estimate(plan);
+    EXPECT_LE(e.training.perGpu.total(), 0.9 * e.training.gpuMemoryBytes);
+}
+
+TEST(SearchFit, DeepSeekV3OnOneNodeGetsTheFewestNodesThatFit)
+{
+    // 671B x 16 B = 10.7 TB of states on 8 GPUs: no single change fits, nor does more DP at
+    // this layout alone; the planner's answer leads the suggestions.
+    const Plan plan = searchPlan("deepseek-v3", "h100-sxm", 8, 8,
+        R"({"zero_stage": 1, "tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "grad_accum": 32,
+            "seq_len": 4096, "recompute": "selective"})");
+    ASSERT_FALSE(estimate(plan).training.fits);
+    const std::vector<FitSuggestion> suggestions = suggestFits(plan);
+    ASSERT_FALSE(suggestions.empty());
+    const FitSuggestion& first = suggestions.front();
+    EXPECT_TRUE(first.makesItFit);
+    EXPECT_GT(first.plan.cluster.gpus, 8);
+    EXPECT_LE(first.plan.cluster.gpus, 163);
+    EXPECT_EQ(first.plan.cluster.gpus % 8, 0);
+    EXPECT_NE(first.description.find(" nodes ("), std::string::npos) << first.description;
+    expectFits(first.plan);
+    EXPECT_EQ(first.savedBytes,
+        estimate(plan).training.perGpu.total() - estimate(first.plan).training.perGpu.total());
+}
+
+TEST(SearchFit, MemorySettingsKeepTheParallelLayout)
+{
+    const Plan plan = searchPlan("llama-2-70b", "h100-sxm", 8, 8,
+        R"({"zero_stage": 0, "tp": 4, "pp": 2, "micro_batch": 1, "grad_accum": 16,
+            "seq_len": 4096, "recompute": "none"})");
+    ASSERT_FALSE(estimate(plan).training.fits);
+    const std::optional<Candidate> fit = whatMakesItFit(plan, FitScope::MemorySettings);
+    ASSERT_TRUE(fit.has_value());
+    EXPECT_EQ(fit->layout.tp, 4);
+    EXPECT_EQ(fit->layout.pp, 2);
+    EXPECT_EQ(fit->layout.microBatch, 1);
+    expectFits(applyLayout(plan, fit->layout));
+}
+
+TEST(SearchFit, APlanThatFitsStaysAsItIs)
+{
+    const Plan plan = searchPlan("llama-2-7b", "h100-sxm", 8, 8,
+        R"({"zero_stage": 3, "micro_batch": 1, "grad_accum": 4, "seq_len": 4096})");
+    EXPECT_TRUE(suggestFits(plan).empty());
+}
+
+} // namespace
+} // namespace envelope
