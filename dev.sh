@@ -13,7 +13,7 @@ JOBS=${JOBS:-$(nproc)}
 
 packages=(cmake ninja-build g++ pkg-config ccache dpkg-dev file
           nlohmann-json3-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev)
-gui_packages=(qt6-base-dev libqt6charts6-dev libqt6svg6-dev libqt6opengl6-dev libgl-dev
+gui_packages=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
               fonts-dejavu-core)
 
 deps() {
