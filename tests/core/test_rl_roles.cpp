@@ -10,7 +10,7 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "rl/rl.h"
-#include "test_rl_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {

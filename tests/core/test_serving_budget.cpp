@@ -7,7 +7,7 @@
 
 #include "plan/planio.h"
 #include "plan/presets.h"
-#include "test_serving_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
