@@ -252,8 +252,8 @@ std::string formatSummaryMarkdown(
         tc.pp, tc.cp, tc.microBatch, tc.seqLen);
     md += fmt::format("| Per GPU | {} |\n|---|---:|\n", unitLabel(units));
     for (Tenant tenant : kTrainingTenants)
-        md += fmt::format("| {} | {} |\n", tenantInfo(tenant).name,
-            bytes(m.perGpu.*tenantInfo(tenant).bytes));
+        md += fmt::format(
+            "| {} | {} |\n", tenantInfo(tenant).name, bytes(m.perGpu.*tenantInfo(tenant).bytes));
     md += fmt::format("| **Total** | **{}** |\n", bytes(m.perGpu.total()));
     md += fmt::format("| HBM | {} |\n\n", bytes(m.gpuMemoryBytes));
     const double room = m.gpuMemoryBytes - m.perGpu.total();

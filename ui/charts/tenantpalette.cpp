@@ -34,15 +34,15 @@ QColor tenantColor(Tenant tenant)
 
 QString tenantName(Tenant tenant)
 {
-    return QString::fromUtf8(tenantInfo(tenant).name.data(), qsizetype(tenantInfo(tenant).name.size()));
+    return QString::fromUtf8(
+        tenantInfo(tenant).name.data(), qsizetype(tenantInfo(tenant).name.size()));
 }
 
 QString tenantFigure(Tenant tenant)
 {
     // The training explanation covers the training tenants; the KV cache is explained by serving.
     const TenantInfo& info = tenantInfo(tenant);
-    const QString section
-        = info.training ? QStringLiteral("training") : QStringLiteral("serving");
+    const QString section = info.training ? QStringLiteral("training") : QStringLiteral("serving");
     return section + QStringLiteral(".per_gpu_bytes.")
         + QString::fromUtf8(info.key.data(), qsizetype(info.key.size()));
 }
