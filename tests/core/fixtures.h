@@ -307,6 +307,18 @@ inline PresetLibrary testPresets()
     return library;
 }
 
+// presets/default-plan.json read with the built-in presets (a valid plan to vary field by field).
+inline Plan defaultPlan()
+{
+    const Expected<PresetLibrary> lib = builtinPresets();
+    EXPECT_TRUE(lib.ok());
+    if (!lib.ok())
+        return {};
+    const Expected<Plan> plan = readPlan(lib->defaultPlanJson, *lib);
+    EXPECT_TRUE(plan.ok()) << plan.error().toString();
+    return plan.ok() ? *plan : Plan {};
+}
+
 inline constexpr const char* kMinimalPlan = R"({"model": "test-7b", "gpu": "h100-sxm"})";
 
 } // namespace envelope::testing

@@ -10,11 +10,7 @@
 namespace envelope {
 namespace {
 
-using testing::computeConfig;
-using testing::computeFor;
-using testing::gptModel;
-using testing::seed001H100;
-using testing::sixPsiModel;
+using namespace envelope::testing;
 
 // ZeRO (Rajbhandari et al. 2020) sec. 7: stages 1-2 move 2 Psi per GPU like the all-reduce
 // (reduce-scatter + all-gather), stage 3 moves 3 Psi: 1.5x. 7B on 8 GPUs of one node:

@@ -7,11 +7,7 @@
 namespace envelope {
 namespace {
 
-using testing::computeConfig;
-using testing::computeFor;
-using testing::gptModel;
-using testing::seed001H100;
-using testing::sixPsiModel;
+using namespace envelope::testing;
 
 // Narayanan et al. 2021 eq. 3 without recompute (Korthikanti et al. 2022 eq. 7), per token:
 // 72 l h^2 (1 + s/(6h) + V/(12 l h)). GPT-2 XL shape: l = 48, h = 1600, 25 heads, V = 50257.

@@ -9,11 +9,7 @@
 namespace envelope {
 namespace {
 
-using testing::computeConfig;
-using testing::computeFor;
-using testing::gptModel;
-using testing::seed001H100;
-using testing::sixPsiModel;
+using namespace envelope::testing;
 
 constexpr double kDay = 86400;
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,8 @@ TEST(Tenants, ResultJsonKeysFollowTheContract)
         "kv_cache", "overhead", "total" };
     Plan plan = testing::seedGrpoPlan();
     plan.name = "tenants";
-    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(writeResult(plan, estimate(plan)));
+    const nlohmann::ordered_json j
+        = nlohmann::ordered_json::parse(writeResult(plan, estimate(plan)));
     std::vector<std::string> keys;
     for (const auto& [key, value] : j["training"]["per_gpu_bytes"].items())
         keys.push_back(key);
@@ -54,6 +56,14 @@ TEST(Tenants, StackingOrder)
     EXPECT_EQ(kTrainingTenants,
         (std::array { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer, Tenant::Activations,
             Tenant::Overhead }));
+}
+
+// Two rows at one stack position would stack in an unspecified order (std::ranges::sort).
+TEST(Tenants, StackPositionsAreDistinct)
+{
+    std::set<int> positions;
+    for (const TenantInfo& row : kTenantTable)
+        EXPECT_TRUE(positions.insert(row.stack).second) << row.key;
 }
 
 TEST(Tenants, TotalIsTheSumOfEveryTenant)
