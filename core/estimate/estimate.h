@@ -11,20 +11,10 @@
 #include <vector>
 
 #include "base/explain.h"
+#include "estimate/tenants.h"
 #include "plan/plan.h"
 
 namespace envelope {
-
-// The memory tenants of one GPU. `kvCache` is used by serving and the RL rollout engine.
-struct MemoryBreakdown {
-    double weights = 0;
-    double gradients = 0;
-    double optimizer = 0;   // master copy + moments
-    double activations = 0;
-    double kvCache = 0;
-    double overhead = 0;    // CUDA context, communication buffers, fragmentation allowance
-    double total() const { return weights + gradients + optimizer + activations + kvCache + overhead; }
-};
 
 struct TrainingMemory {
     MemoryBreakdown perGpu;        // the most-loaded GPU (worst pipeline stage)

@@ -49,6 +49,29 @@ Expected<std::int64_t> readInt(
     return static_cast<std::int64_t>(x);
 }
 
+// An integer key of an architecture object: its allowed range and where it goes.
+struct IntKey {
+    const char* key;
+    std::int64_t min, max;
+    std::function<void(std::int64_t)> set;
+};
+
+// Reads each key present in `object`; the first out-of-range value is the error.
+template <std::size_t N>
+std::optional<Error> readIntKeys(
+    const json& object, const std::string& path, const IntKey (&keys)[N])
+{
+    for (const IntKey& k : keys) {
+        if (!object.contains(k.key))
+            continue;
+        auto v = readInt(object.at(k.key), join(path, k.key), k.min, k.max);
+        if (!v)
+            return v.error();
+        k.set(*v);
+    }
+    return std::nullopt;
+}
+
 Expected<bool> readBool(const json& v, const std::string& path)
 {
     if (!v.is_boolean())
@@ -107,11 +130,6 @@ std::optional<Error> readMoe(
                 return Error { join(path, key), "is required" };
         m.expertFfnHidden = ffnHidden; // Mixtral: each expert is a full-width FFN
     }
-    struct IntKey {
-        const char* key;
-        std::int64_t min, max;
-        std::function<void(std::int64_t)> set;
-    };
     const IntKey ints[] = {
         { "experts", 1, 100000, [&](std::int64_t x) { m.experts = static_cast<int>(x); } },
         { "top_k", 1, 100000, [&](std::int64_t x) { m.topK = static_cast<int>(x); } },
@@ -120,14 +138,8 @@ std::optional<Error> readMoe(
         { "expert_ffn_hidden", 1, 10000000, [&](std::int64_t x) { m.expertFfnHidden = x; } },
         { "dense_layers", 0, 1000, [&](std::int64_t x) { m.denseLayers = static_cast<int>(x); } },
     };
-    for (const IntKey& k : ints) {
-        if (!object.contains(k.key))
-            continue;
-        auto v = readInt(object.at(k.key), join(path, k.key), k.min, k.max);
-        if (!v)
-            return v.error();
-        k.set(*v);
-    }
+    if (auto e = readIntKeys(object, path, ints))
+        return e;
     if (object.contains("router_bias")) {
         auto v = readBool(object.at("router_bias"), join(path, "router_bias"));
         if (!v)
@@ -174,11 +186,6 @@ std::optional<Error> readArchKeys(ModelArch& a, const json& object, const std::s
             return Error { join(path, "name"), fmt::format("must be a string, got {}", shown(v)) };
         a.name = v.get<std::string>();
     }
-    struct IntKey {
-        const char* key;
-        std::int64_t min, max;
-        std::function<void(std::int64_t)> set;
-    };
     const IntKey ints[] = {
         { "layers", 1, 1000, [&](std::int64_t x) { a.layers = static_cast<int>(x); } },
         { "hidden", 1, 1000000, [&](std::int64_t x) { a.hidden = x; } },
@@ -191,14 +198,8 @@ std::optional<Error> readArchKeys(ModelArch& a, const json& object, const std::s
         { "sliding_window", 0, 100000000,
             [&](std::int64_t x) { a.slidingWindow = static_cast<int>(x); } },
     };
-    for (const IntKey& k : ints) {
-        if (!object.contains(k.key))
-            continue;
-        auto v = readInt(object.at(k.key), join(path, k.key), k.min, k.max);
-        if (!v)
-            return v.error();
-        k.set(*v);
-    }
+    if (auto e = readIntKeys(object, path, ints))
+        return e;
     const std::pair<const char*, bool*> bools[]
         = { { "tied_embeddings", &a.tiedEmbeddings }, { "qkv_bias", &a.qkvBias },
               { "linear_bias", &a.linearBias }, { "learned_positions", &a.learnedPositions } };

@@ -93,7 +93,7 @@ ModelArch llamaShape(ConfigReader& r, bool tiedByDefault)
     a.ffn = FfnKind::Gated;
     a.heads = static_cast<int>(r.integer("num_attention_heads"));
     a.kvHeads = static_cast<int>(r.integer("num_key_value_heads", a.heads));
-    a.headDim = static_cast<int>(r.integer("head_dim", a.heads > 0 ? a.hidden / a.heads : 0));
+    a.headDim = static_cast<int>(r.integer("head_dim", a.headDimOrDefault()));
     a.vocab = r.integer("vocab_size");
     a.tiedEmbeddings = r.boolean("tie_word_embeddings", tiedByDefault);
     a.norm = NormKind::RmsNorm;
@@ -116,7 +116,7 @@ ModelArch fromGpt2(ConfigReader& r)
     a.ffn = FfnKind::Plain;
     a.heads = static_cast<int>(r.integer("n_head"));
     a.kvHeads = a.heads;
-    a.headDim = a.heads > 0 ? static_cast<int>(a.hidden / a.heads) : 0;
+    a.headDim = a.headDimOrDefault(); // hidden / heads: the config states none
     a.vocab = r.integer("vocab_size");
     a.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
     a.norm = NormKind::LayerNorm;
@@ -140,7 +140,7 @@ ModelArch fromGptNeox(ConfigReader& r)
     a.ffn = FfnKind::Plain;
     a.heads = static_cast<int>(r.integer("num_attention_heads"));
     a.kvHeads = a.heads;
-    a.headDim = a.heads > 0 ? static_cast<int>(a.hidden / a.heads) : 0;
+    a.headDim = a.headDimOrDefault(); // hidden / heads: the config states none
     a.vocab = r.integer("vocab_size");
     a.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
     a.norm = NormKind::LayerNorm;

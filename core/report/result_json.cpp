@@ -33,16 +33,13 @@ ordered_json count(double v)
     return bytes(v);
 }
 
+// The tenants in the table's order (estimate/tenants.h); a training step holds no KV cache.
 ordered_json breakdown(const MemoryBreakdown& m, bool withKv)
 {
     ordered_json j = ordered_json::object();
-    j["weights"] = bytes(m.weights);
-    j["gradients"] = bytes(m.gradients);
-    j["optimizer"] = bytes(m.optimizer);
-    j["activations"] = bytes(m.activations);
-    if (withKv)
-        j["kv_cache"] = bytes(m.kvCache);
-    j["overhead"] = bytes(m.overhead);
+    for (const TenantInfo& tenant : kTenantTable)
+        if (withKv || tenant.training)
+            j[std::string(tenant.key)] = bytes(m.*tenant.bytes);
     j["total"] = bytes(m.total());
     return j;
 }

@@ -65,11 +65,9 @@ Table trainingMemory(const Estimate& e, ByteUnits units)
 {
     const TrainingMemory& m = e.training;
     Table t { "Training memory per GPU (most-loaded GPU)", {}, {} };
-    t.add("weights", humanBytes(m.perGpu.weights, units));
-    t.add("gradients", humanBytes(m.perGpu.gradients, units));
-    t.add("optimizer state", humanBytes(m.perGpu.optimizer, units));
-    t.add("activations", humanBytes(m.perGpu.activations, units));
-    t.add("overhead", humanBytes(m.perGpu.overhead, units));
+    for (Tenant tenant : kTrainingTenants)
+        t.add(std::string(tenantInfo(tenant).label),
+            humanBytes(m.perGpu.*tenantInfo(tenant).bytes, units));
     t.add("total", humanBytes(m.perGpu.total(), units));
     t.add("GPU memory", humanBytes(m.gpuMemoryBytes, units));
     t.add("fits",
@@ -237,6 +235,36 @@ std::string formatReport(const Plan& plan, const Estimate& e, ByteUnits units, R
     if (format == ReportFormat::Markdown)
         return "# " + escapeCell(plan.name) + "\n\n" + renderMarkdown(tables);
     return renderText(tables);
+}
+
+std::string formatSummaryMarkdown(
+    const Plan& plan, const Estimate& e, ByteUnits units, const std::string& bestChange)
+{
+    const TrainingMemory& m = e.training;
+    auto bytes = [units](double b) { return formatBytes(b, units); };
+    const TrainingConfig& tc = plan.training;
+    std::string md = fmt::format("### {}\n\n", plan.name);
+    md += fmt::format("{} ({} params) on {} × {}; ZeRO-{}, TP {}, PP {}, CP {}; "
+                      "micro-batch {} × {} tokens\n\n",
+        plan.model.arch.name.empty() ? plan.model.presetId : plan.model.arch.name,
+        formatCount(e.params), plan.cluster.gpus,
+        plan.gpu.gpu.name.empty() ? plan.gpu.presetId : plan.gpu.gpu.name, tc.zeroStage, tc.tp,
+        tc.pp, tc.cp, tc.microBatch, tc.seqLen);
+    md += fmt::format("| Per GPU | {} |\n|---|---:|\n", unitLabel(units));
+    for (Tenant tenant : kTrainingTenants)
+        md += fmt::format(
+            "| {} | {} |\n", tenantInfo(tenant).name, bytes(m.perGpu.*tenantInfo(tenant).bytes));
+    md += fmt::format("| **Total** | **{}** |\n", bytes(m.perGpu.total()));
+    md += fmt::format("| HBM | {} |\n\n", bytes(m.gpuMemoryBytes));
+    const double room = m.gpuMemoryBytes - m.perGpu.total();
+    md += m.fits ? fmt::format("**Fits**, {} headroom.", bytes(room))
+                 : fmt::format("**Does not fit**: {} over.", bytes(-room));
+    md += m.minGpus > 0 ? fmt::format(" Min GPUs: {}.", m.minGpus)
+                        : std::string(" No GPU count fits at this parallelism.");
+    if (!bestChange.empty())
+        md += fmt::format(" What makes it fit: {}.", bestChange);
+    md += "\n";
+    return md;
 }
 
 std::string formatExplanations(const Plan& plan, const Estimate& e, ByteUnits units)

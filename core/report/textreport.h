@@ -14,6 +14,12 @@ enum class ReportFormat { Text, Markdown };
 std::string formatReport(
     const Plan& plan, const Estimate& estimate, ByteUnits units, ReportFormat format);
 
+// The app's "copy summary as Markdown": a heading, one line of model, GPUs and parallelism, the
+// training memory of the most-loaded GPU (every training tenant, total, HBM) in `units`, and
+// the verdict with the minimum GPU count and, when given, the best single change.
+std::string formatSummaryMarkdown(
+    const Plan& plan, const Estimate& estimate, ByteUnits units, const std::string& bestChange = {});
+
 // Every explained figure: "figure = value unit", its formula and its source.
 std::string formatExplanations(const Plan& plan, const Estimate& estimate, ByteUnits units);
 

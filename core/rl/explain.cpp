@@ -1,6 +1,7 @@
 // Explanations of the RL figures: each formula with the plan's values substituted and its
 // source. Only runs when an Explainer is given (never on the fast path).
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -26,19 +27,17 @@ std::string bytes(double b)
 std::string breakdown(const MemoryBreakdown& m)
 {
     std::string text;
-    auto part = [&](const char* name, double v) {
+    auto part = [&](std::string_view name, double v) {
         if (v <= 0)
             return;
         if (!text.empty())
             text += " + ";
         text += fmt::format("{} {}", name, bytes(v));
     };
-    part("weights", m.weights);
-    part("gradients", m.gradients);
-    part("optimizer", m.optimizer);
-    part("activations", m.activations);
-    part("KV", m.kvCache);
-    part("overhead", m.overhead);
+    // Every tenant of the table (estimate/tenants.h), so the parts always add up to the total;
+    // the KV cache keeps its short name in these formulas.
+    for (const TenantInfo& tenant : kTenantTable)
+        part(tenant.id == Tenant::KvCache ? std::string_view("KV") : tenant.key, m.*tenant.bytes);
     return text.empty() ? std::string("0") : text;
 }
 

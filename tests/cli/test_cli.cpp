@@ -308,6 +308,22 @@ TEST_F(CliTest, UserPresetsAreMergedOverTheBuiltinsById)
         << broken.err;
 }
 
+// Issue 10's bug: a GPU preset in $XDG_CONFIG_HOME/envelope/presets is a GPU a plan can name
+// (tests/ui/test_userpresets.cpp checks the app finds the same file).
+TEST_F(CliTest, PlanCanNameAUserGpuPresetFromXdgConfigHome)
+{
+    writeFile(m_dir / "config/envelope/presets/mine.json", R"({"gpus": [
+        {"id": "my-gpu", "name": "My GPU", "memory_bytes": 1e10, "bf16_tflops": 100,
+         "hbm_gbps": 500, "intra_node_gbps": 32, "inter_node_gbps": 12.5}]})");
+    writeFile(m_dir / "plan.json", R"({"model": "llama-2-7b", "gpu": "my-gpu"})");
+    const CliRun r = cli("estimate " + quote((m_dir / "plan.json").string()));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["gpu"]["preset"], "my-gpu");
+    EXPECT_EQ(j["gpu"]["name"], "My GPU");
+    EXPECT_EQ(j["gpu"]["memory_bytes"], 10000000000);
+}
+
 TEST_F(CliTest, ImportHfPrintsTheModelObjectAndItsParams)
 {
     const CliRun r = cli("import-hf " + quote(kPlans + "llama-2-7b-config.json"));

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "training/activations.h"
-#include "test_training_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
@@ -18,9 +18,9 @@ constexpr double sbh = s * b * h;
 
 // GPT-2/3 style block: LayerNorm, GELU FFN of 4h, MHA, dropout 0.1, vocab 0 so the output
 // layer is only its two h-wide inputs.
-BareModel gptBlockModel(int layers = 8, std::int64_t vocab = 0)
+CountedModel gptBlockModel(int layers = 8, std::int64_t vocab = 0)
 {
-    BareModel m = bareModel(1e9, layers, 4096, 32, vocab);
+    CountedModel m = bareModel(1e9, layers, 4096, 32, vocab);
     m.arch.norm = NormKind::LayerNorm;
     m.arch.dropout = 0.1;
     return m;
@@ -37,7 +37,7 @@ TrainingConfig tensorConfig()
     return c;
 }
 
-double perLayer(const BareModel& m, const TrainingConfig& c)
+double perLayer(const CountedModel& m, const TrainingConfig& c)
 {
     return estimateFor(m, c, c.tp * c.pp * c.cp, 1e15).activationBytesPerLayer;
 }
@@ -80,7 +80,7 @@ TEST(Activations, KorthikantiFullRecomputeKeepsLayerInputsPlusOneLayer)
     // Table 2: 2sbh per layer; one layer's sbh(34 + 5as/h) is rebuilt at a time. The embedding
     // keeps token ids (8 B) and its dropout mask (sbh x 1 B); the output layer keeps the final
     // norm input and the head input (2sbh each) and, with vocab 0, no logits.
-    const BareModel m = gptBlockModel(8);
+    const CountedModel m = gptBlockModel(8);
     TrainingConfig c = tensorConfig();
     c.recompute = Recompute::Full;
     const TrainingMemory r = estimateFor(m, c, 1, 1e15);
@@ -98,7 +98,7 @@ TEST(Activations, WholeModelIsLayersPlusEmbeddingPlusLogits)
     // Sec. 4.3 (with t = 1): the output layer keeps 4sbh (1 + v/h) = 4sbh + 4sbv for the fp32
     // loss; we add the logits in the activation dtype (2sbv) that live alongside it.
     const double v = 50304;
-    const BareModel m = gptBlockModel(8, 50304);
+    const CountedModel m = gptBlockModel(8, 50304);
     const TrainingMemory r = estimateFor(m, tensorConfig(), 1, 1e15);
     const double layers = 8 * sbh * (34 + 5 * a * s / h);
     const double embedding = s * b * 8 + sbh;
@@ -122,16 +122,16 @@ TEST(Activations, NoDropoutMeansNoMasksAndOneCopyOfTheProbabilities)
 {
     // Dropout 0: the two sbh masks go (34 -> 32), and the softmax output is the matmul input,
     // kept once: 2as^2b instead of 5as^2b.
-    BareModel m = gptBlockModel();
+    CountedModel m = gptBlockModel();
     m.arch.dropout = 0;
     EXPECT_DOUBLE_EQ(perLayer(m, tensorConfig()), sbh * (32 + 2 * a * s / h));
 }
 
 // Llama-3-8B's block: hidden 4096, SwiGLU 14336, 32 heads, 8 KV heads of 128, RMSNorm, no
 // dropout, vocab 128256.
-BareModel llama3Block()
+CountedModel llama3Block()
 {
-    BareModel m = bareModel(8e9, 32, 4096, 32, 128256);
+    CountedModel m = bareModel(8e9, 32, 4096, 32, 128256);
     m.arch.ffn = FfnKind::Gated;
     m.arch.ffnHidden = 14336;
     m.arch.kvHeads = 8;
@@ -184,7 +184,7 @@ TEST(Activations, MoeLayerCountsTopKExpertsAndSharedOnes)
     // Per token: norms 4h + 4h bytes, attention 2 x (4096 + 1024 + 1024 + 4096), flash 4 x 32,
     // expert intermediates 2 x 3 x 14336 x 2 experts, dispatched inputs and expert outputs
     // 2 x 2 x 4096 x 2, router probabilities 4 x 8.
-    BareModel m = llama3Block();
+    CountedModel m = llama3Block();
     m.arch.moe = MoeConfig { 8, 2, 0, 14336, 0, false };
     m.counts.moeLayers = 32;
     TrainingConfig c = tensorConfig();
@@ -213,7 +213,7 @@ TEST(Activations, OneFOneBKeepsPpMicroBatchesOnTheFirstStage)
     // 5.5 micro-batches of its 2 layers.
     EXPECT_DOUBLE_EQ(microBatchesInFlight(0, 4, 2, 8), 5.5);
 
-    const BareModel m = gptBlockModel(8);
+    const CountedModel m = gptBlockModel(8);
     TrainingConfig c = tensorConfig();
     c.pp = 4;
     c.gradAccum = 8;
@@ -227,7 +227,7 @@ TEST(Activations, OneFOneBKeepsPpMicroBatchesOnTheFirstStage)
 TEST(Activations, RecomputeEveryKLayersKeepsSegmentInputsAndOneSegment)
 {
     // 8 layers, checkpoint every 2: ceil(8/2) = 4 segment inputs (2sbh each) + 2 layers rebuilt.
-    const BareModel m = gptBlockModel(8);
+    const CountedModel m = gptBlockModel(8);
     TrainingConfig c = tensorConfig();
     c.recompute = Recompute::EveryK;
     c.recomputeEvery = 2;
@@ -248,7 +248,7 @@ TEST(Activations, ContextParallelDividesTheTokens)
 
 TEST(Activations, CalibrationMultipliesTheWholeFigure)
 {
-    const BareModel m = gptBlockModel(8, 50304);
+    const CountedModel m = gptBlockModel(8, 50304);
     TrainingConfig c = tensorConfig();
     const double plain = estimateFor(m, c, 1, 1e15).perGpu.activations;
     c.activationModel.calibration = 1.25;
@@ -258,7 +258,7 @@ TEST(Activations, CalibrationMultipliesTheWholeFigure)
 TEST(Activations, SimpleModelScalesWithTheRecipesActivationWidth)
 {
     // bytes_per_sbh_per_layer is stated for 2-byte activations: fp32 activations double it.
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.recipe.recipe.activationBytes = 4;
     EXPECT_DOUBLE_EQ(

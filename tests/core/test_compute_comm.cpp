@@ -5,16 +5,12 @@
 #include <cmath>
 #include <string>
 
-#include "test_compute_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
 
-using testing::computeConfig;
-using testing::computeFor;
-using testing::gptModel;
-using testing::h100;
-using testing::sixPsiModel;
+using namespace envelope::testing;
 
 // ZeRO (Rajbhandari et al. 2020) sec. 7: stages 1-2 move 2 Psi per GPU like the all-reduce
 // (reduce-scatter + all-gather), stage 3 moves 3 Psi: 1.5x. 7B on 8 GPUs of one node:
@@ -57,7 +53,7 @@ TEST(ComputeComm, DataParallelSyncsTheShardEachGpuHolds)
 // Routed experts sync over the expert-data-parallel group dp / ep with 1/ep of the experts.
 TEST(ComputeComm, RoutedExpertsSyncOverTheExpertDataParallelGroup)
 {
-    testing::ComputeModel m = sixPsiModel(47e9);
+    testing::CountedModel m = sixPsiModel(47e9);
     m.counts.active = 13e9;
     m.counts.moeLayers = 32;
     m.counts.expertParamsPerLayer = 45e9 / 32; // 45e9 in experts, 2e9 elsewhere
@@ -74,7 +70,7 @@ TEST(ComputeComm, TensorParallelLinkIsNvlinkInsideANode)
 {
     TrainingConfig c = computeConfig();
     c.tp = 8;
-    const testing::ComputeModel m = gptModel(80, 8192, 64, 32000);
+    const testing::CountedModel m = gptModel(80, 8192, 64, 32000);
     const TrainingCompute inside = computeFor(m, c, 8);
     EXPECT_NEAR(inside.communication.tpS, inside.communication.tpBytes / 900e9, 1e-12);
 
@@ -98,7 +94,7 @@ TEST(ComputeComm, FullRecomputeAddsTheForwardAllReducesAgain)
 {
     TrainingConfig c = computeConfig();
     c.tp = 8;
-    const testing::ComputeModel m = gptModel(80, 8192, 64, 32000);
+    const testing::CountedModel m = gptModel(80, 8192, 64, 32000);
     const double plain = computeFor(m, c, 8).communication.tpBytes;
     c.recompute = Recompute::Full;
     EXPECT_NEAR(computeFor(m, c, 8).communication.tpBytes, plain * 6 / 4, 1);
@@ -118,7 +114,7 @@ TEST(ComputeComm, PipelineSendsOneActivationAndOneGradientPerMicroBatch)
 // Llama-3-8B-like: 8 K/V heads x 128, s = 32768 over cp = 4 -> 8192 local tokens.
 TEST(ComputeComm, ContextParallelMovesKeyValueChunksAroundTheRing)
 {
-    testing::ComputeModel m = gptModel(32, 4096, 32, 128256);
+    testing::CountedModel m = gptModel(32, 4096, 32, 128256);
     m.arch.kvHeads = 8;
     TrainingConfig c = computeConfig();
     c.cp = 4;
@@ -131,7 +127,7 @@ TEST(ComputeComm, ContextParallelMovesKeyValueChunksAroundTheRing)
 // Expert parallel: 4 all-to-alls per MoE layer of tokens x top-k x h x 2 B x (ep-1)/ep.
 TEST(ComputeComm, ExpertParallelAllToAllsPerMoeLayer)
 {
-    testing::ComputeModel m = gptModel(32, 4096, 32, 32000);
+    testing::CountedModel m = gptModel(32, 4096, 32, 32000);
     m.arch.moe = MoeConfig { 8, 2, 0, 14336, 0, false };
     m.counts.moeLayers = 32;
     TrainingConfig c = computeConfig();
@@ -153,7 +149,7 @@ TEST(ComputeComm, OverlapHidesCommunicationUpToTheComputeTime)
     EXPECT_NEAR(r.stepTimeS, r.computeTimeS + 0.5 * comm, 1e-12);
 
     // A slow NIC: 1 GB/s makes the all-reduce (2 x 15/16 x 14 GB = 26 GB) outlast the compute.
-    Gpu slow = h100();
+    Gpu slow = seed001H100();
     slow.interNodeBytesPerS = 1e9;
     c.commOverlap = 1.0;
     r = computeFor(sixPsiModel(7e9), c, 16, slow);
@@ -270,7 +266,7 @@ TEST(ComputeEdges, NoUtilisationMeansInfiniteTimeNotNan)
     EXPECT_EQ(r.tokensPerS, 0);
     EXPECT_EQ(r.bottleneck, "compute");
 
-    Gpu free = h100();
+    Gpu free = seed001H100();
     free.pricePerHour = 0;
     free.bf16Flops = 0;
     c.mfu = 0.45;
@@ -314,7 +310,7 @@ TEST(ComputeExplain, EveryResultKeyIsExplainedWithItsValue)
     c.deadlineS = 30 * 86400.0;
     c.budgetUsd = 2e6;
     Explainer ex;
-    const TrainingCompute r = computeFor(gptModel(32, 4096, 32, 32000), c, 16, h100(), 8, &ex);
+    const TrainingCompute r = computeFor(gptModel(32, 4096, 32, 32000), c, 16, seed001H100(), 8, &ex);
     const struct {
         const char* key;
         double value;
@@ -358,7 +354,7 @@ TEST(ComputeExplain, ExplainingChangesNoFigure)
     c.pp = 2;
     Explainer ex;
     const TrainingCompute quiet = computeFor(gptModel(32, 4096, 32, 32000), c, 16);
-    const TrainingCompute told = computeFor(gptModel(32, 4096, 32, 32000), c, 16, h100(), 8, &ex);
+    const TrainingCompute told = computeFor(gptModel(32, 4096, 32, 32000), c, 16, seed001H100(), 8, &ex);
     EXPECT_DOUBLE_EQ(quiet.stepTimeS, told.stepTimeS);
     EXPECT_EQ(quiet.bottleneck, told.bottleneck);
     EXPECT_FALSE(ex.items().empty());

@@ -2,16 +2,12 @@
 // the peak per compute dtype. Expected values are worked out by hand from the formulas' sources.
 #include <gtest/gtest.h>
 
-#include "test_compute_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
 
-using testing::computeConfig;
-using testing::computeFor;
-using testing::gptModel;
-using testing::h100;
-using testing::sixPsiModel;
+using namespace envelope::testing;
 
 // Narayanan et al. 2021 eq. 3 without recompute (Korthikanti et al. 2022 eq. 7), per token:
 // 72 l h^2 (1 + s/(6h) + V/(12 l h)). GPT-2 XL shape: l = 48, h = 1600, 25 heads, V = 50257.
@@ -32,7 +28,7 @@ TEST(ComputeFlops, GptShapeMatchesNarayananEquationThreeWithoutRecompute)
 // (Gemma-7B: 16 heads x 256 with h = 3072), and GQA's fewer K/V heads do not change it.
 TEST(ComputeFlops, AttentionTermUsesHeadsTimesHeadDimNotHidden)
 {
-    testing::ComputeModel m = sixPsiModel(8.5e9);
+    testing::CountedModel m = sixPsiModel(8.5e9);
     m.arch.layers = 28;
     m.arch.hidden = 3072;
     m.arch.heads = 16;
@@ -49,7 +45,7 @@ TEST(ComputeFlops, AttentionTermUsesHeadsTimesHeadDimNotHidden)
 
 TEST(ComputeFlops, SlidingWindowBoundsTheAttendedLength)
 {
-    testing::ComputeModel m = sixPsiModel(7e9);
+    testing::CountedModel m = sixPsiModel(7e9);
     m.arch.layers = 32;
     m.arch.hidden = 4096;
     m.arch.heads = 32;
@@ -65,7 +61,7 @@ TEST(ComputeFlops, SlidingWindowBoundsTheAttendedLength)
 // Forward per token and layer 2 x s x 128 x (192 + 128); training 3x that.
 TEST(ComputeFlops, MultiHeadLatentAttentionCountsQueryKeyAndValueWidths)
 {
-    testing::ComputeModel m = sixPsiModel(37e9);
+    testing::CountedModel m = sixPsiModel(37e9);
     m.arch.layers = 61;
     m.arch.hidden = 7168;
     m.arch.heads = 128;
@@ -81,20 +77,20 @@ TEST(ComputeFlops, MultiHeadLatentAttentionCountsQueryKeyAndValueWidths)
 TEST(ComputeFlops, EmbeddingLookupsAreLeftOutAndTheLmHeadIsKeptTiedOrNot)
 {
     const double vh = 32000.0 * 4096, layers = 6.476e9;
-    testing::ComputeModel untied = sixPsiModel(0);
+    testing::CountedModel untied = sixPsiModel(0);
     untied.counts.embedding = vh;
     untied.counts.lmHead = vh;
     untied.counts.total = untied.counts.active = layers + 2 * vh;
     const double expected = 6 * (layers + vh);
     EXPECT_NEAR(computeFor(untied, computeConfig(), 1).flopsPerToken, expected, 1);
 
-    testing::ComputeModel tied = untied;
+    testing::CountedModel tied = untied;
     tied.arch.tiedEmbeddings = true;
     tied.counts.lmHead = 0;
     tied.counts.total = tied.counts.active = layers + vh; // the shared matrix counted once
     EXPECT_NEAR(computeFor(tied, computeConfig(), 1).flopsPerToken, expected, 1);
 
-    testing::ComputeModel learnedPositions = untied; // GPT-2's position table is a lookup too
+    testing::CountedModel learnedPositions = untied; // GPT-2's position table is a lookup too
     learnedPositions.counts.positions = 1024.0 * 4096;
     learnedPositions.counts.total = learnedPositions.counts.active
         = layers + 2 * vh + 1024.0 * 4096;
@@ -104,7 +100,7 @@ TEST(ComputeFlops, EmbeddingLookupsAreLeftOutAndTheLmHeadIsKeptTiedOrNot)
 // MoE: a token runs through its top-k experts only. Mixtral 8x7B: 46.7B total, 12.9B active.
 TEST(ComputeFlops, MixtureOfExpertsCountsActiveParameters)
 {
-    testing::ComputeModel m = sixPsiModel(46.7e9);
+    testing::CountedModel m = sixPsiModel(46.7e9);
     m.counts.active = 12.9e9;
     EXPECT_NEAR(computeFor(m, computeConfig(), 1).flopsPerToken, 6 * 12.9e9, 1);
 }
@@ -114,7 +110,7 @@ TEST(ComputeFlops, MixtureOfExpertsCountsActiveParameters)
 TEST(ComputeFlops, HardwareFlopsAddTheRecomputedForward)
 {
     const double l = 32, h = 4096, v = 50000, s = 4096;
-    const testing::ComputeModel m = gptModel(32, 4096, 32, 50000);
+    const testing::CountedModel m = gptModel(32, 4096, 32, 50000);
     TrainingConfig c = computeConfig();
     c.seqLen = 4096;
     const double model = 72 * l * h * h + 12 * l * s * h + 6 * v * h;
@@ -138,7 +134,7 @@ TEST(ComputeFlops, HardwareFlopsAddTheRecomputedForward)
 
 TEST(ComputeFlops, ObservedHfuExceedsMfuOnlyByTheRecomputedWork)
 {
-    const testing::ComputeModel m = gptModel(32, 4096, 32, 50000);
+    const testing::CountedModel m = gptModel(32, 4096, 32, 50000);
     TrainingConfig c = computeConfig();
     c.observedTokensPerS = 1e6;
     c.recompute = Recompute::Selective;
@@ -165,7 +161,7 @@ TEST(ComputeFlops, PeakFollowsTheRecipesComputeDtype)
     c.recipe.recipe.compute = ComputeDtype::Tf32;
     EXPECT_DOUBLE_EQ(computeFor(sixPsiModel(7e9), c, 1).peakFlopsPerGpu, 494.5e12);
 
-    Gpu a100 = h100(); // no FP8 tensor cores: the FP8 recipe runs its matmuls at BF16
+    Gpu a100 = seed001H100(); // no FP8 tensor cores: the FP8 recipe runs its matmuls at BF16
     a100.bf16Flops = 312e12;
     a100.fp8Flops = 0;
     c.recipe.recipe.compute = ComputeDtype::Fp8;

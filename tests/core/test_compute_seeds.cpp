@@ -4,16 +4,12 @@
 
 #include <cmath>
 
-#include "test_compute_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
 
-using testing::computeConfig;
-using testing::computeFor;
-using testing::gptModel;
-using testing::h100;
-using testing::sixPsiModel;
+using namespace envelope::testing;
 
 constexpr double kDay = 86400;
 
@@ -185,14 +181,14 @@ TEST(ComputeSeed001, TensorParallelAllReducesAreTheSeedFigureTimesBackwardAndRin
 TEST(ComputePublished, Gpt3OnOneThousandA100sTrainsInThirtyFourDays)
 {
     const double l = 96, h = 12288, v = 51200, s = 2048, batch = 1536;
-    const testing::ComputeModel gpt3 = gptModel(96, 12288, 96, 51200);
+    const testing::CountedModel gpt3 = gptModel(96, 12288, 96, 51200);
     TrainingConfig c = computeConfig();
     c.recompute = Recompute::Full;
     c.seqLen = 2048;
     c.tp = 8; // dp = 1024 / 8 = 128; 128 x 12 micro-batches x 1 = 1536 sequences
     c.gradAccum = 12;
     c.trainTokens = 300e9;
-    Gpu a100 = h100();
+    Gpu a100 = seed001H100();
     a100.bf16Flops = 312e12;
     a100.intraNodeBytesPerS = a100.interNodeBytesPerS = 0; // X already includes all losses
 

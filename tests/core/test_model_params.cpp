@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "fixtures.h"
 #include "model/model.h"
 
 namespace envelope {
@@ -12,31 +13,16 @@ namespace {
 ModelArch llamaLike(
     int layers, std::int64_t hidden, std::int64_t ffn, int heads, int kvHeads, std::int64_t vocab)
 {
-    ModelArch a;
+    ModelArch a = testing::llamaShape(
+        layers, hidden, heads, kvHeads, static_cast<int>(hidden / heads), ffn, vocab);
     a.name = "llama-like";
-    a.layers = layers;
-    a.hidden = hidden;
-    a.ffnHidden = ffn;
-    a.heads = heads;
-    a.kvHeads = kvHeads;
-    a.headDim = static_cast<int>(hidden / heads);
-    a.vocab = vocab;
     a.maxPositions = 4096;
     return a;
 }
 
 ModelArch gpt2Like(int layers, std::int64_t hidden, int heads, std::int64_t positions)
 {
-    ModelArch a;
-    a.name = "gpt2-like";
-    a.layers = layers;
-    a.hidden = hidden;
-    a.ffnHidden = 4 * hidden;
-    a.ffn = FfnKind::Plain;
-    a.heads = heads;
-    a.kvHeads = heads;
-    a.headDim = static_cast<int>(hidden / heads);
-    a.vocab = 50257;
+    ModelArch a = testing::denseShape("gpt2-like", layers, hidden, heads, 50257);
     a.tiedEmbeddings = true;
     a.norm = NormKind::LayerNorm;
     a.qkvBias = true;

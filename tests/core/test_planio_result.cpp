@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "planio_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {

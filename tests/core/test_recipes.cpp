@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/presets.h"
-#include "test_training_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {

@@ -10,7 +10,7 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "rl/rl.h"
-#include "test_rl_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
@@ -254,22 +254,19 @@ TEST(RlEdges, DegenerateInputsStayFinite)
 // and the app share.
 TEST(RlValidation, ErrorsNameTheJsonPathAndTheAllowedRange)
 {
-    const Expected<PresetLibrary> lib = builtinPresets();
-    ASSERT_TRUE(lib.ok());
-    const Expected<Plan> base = readPlan(lib->defaultPlanJson, *lib);
-    ASSERT_TRUE(base.ok());
-    Plan plan = *base;
+    const Plan base = defaultPlan();
+    Plan plan = base;
     EXPECT_FALSE(validatePlan(plan).has_value());
     plan.rl.groupSize = 0;
     auto e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->path, "rl.group_size");
-    plan = *base;
+    plan = base;
     plan.rl.oldPolicyBytesPerParam = 3;
     e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->toString(), "rl.old_policy_bytes_per_param: must be 0, 1 or 2, got 3");
-    plan = *base;
+    plan = base;
     plan.rl.rolloutGpus = 0; // GRPO needs a rollout engine ...
     e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());

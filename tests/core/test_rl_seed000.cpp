@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "rl/rl.h"
-#include "test_rl_fixtures.h"
+#include "fixtures.h"
 #include "training/memory.h"
 
 namespace envelope {

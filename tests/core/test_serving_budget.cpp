@@ -7,7 +7,7 @@
 
 #include "plan/planio.h"
 #include "plan/presets.h"
-#include "test_serving_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
@@ -243,22 +243,19 @@ TEST(ServingEdges, DegenerateInputsStayFinite)
 // the CLI and the app share.
 TEST(ServingValidation, ErrorsNameTheJsonPathAndTheAllowedRange)
 {
-    const Expected<PresetLibrary> lib = builtinPresets();
-    ASSERT_TRUE(lib.ok());
-    const Expected<Plan> base = readPlan(lib->defaultPlanJson, *lib);
-    ASSERT_TRUE(base.ok());
-    Plan plan = *base;
+    const Plan base = defaultPlan();
+    Plan plan = base;
     EXPECT_FALSE(validatePlan(plan).has_value());
     plan.serving.kvBits = 5;
     auto e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->toString(), "serving.kv_bits: must be 4, 8 or 16, got 5");
-    plan = *base;
+    plan = base;
     plan.serving.gpuMemoryUtilization = 1.5;
     e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->path, "serving.gpu_memory_utilization");
-    plan = *base;
+    plan = base;
     plan.serving.blockSize = 0;
     e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());

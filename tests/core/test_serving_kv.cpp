@@ -3,7 +3,7 @@
 // expectation is the arithmetic written out here.
 #include <gtest/gtest.h>
 
-#include "test_serving_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "serving/sweep.h"
-#include "test_serving_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {

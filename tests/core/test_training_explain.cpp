@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "test_training_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
@@ -46,7 +46,7 @@ std::vector<Case> cases()
 
 TEST(TrainingExplain, EveryFigureHasAFormulaItsValueAndASource)
 {
-    const BareModel m = bareModel(7e9, 32, 4096, 32, 32000);
+    const CountedModel m = bareModel(7e9, 32, 4096, 32, 32000);
     for (const Case& k : cases()) {
         SCOPED_TRACE(k.name);
         Explainer ex;
@@ -89,7 +89,7 @@ TEST(TrainingExplain, FormulasShowTheSubstitutedValues)
 {
     // Seed 002's ZeRO-3 on 8 GPUs: weights 2 x 7e9 / 8 = 1.75 GB, optimizer (4 + 8) x 7e9 / 8 =
     // 10.5 GB; min_gpus: 112e9 / dp + 4.03e9 <= 85.52e9 -> dp >= 1.37 -> 2.
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.zeroStage = 3;
     c.seqLen = 2048;
@@ -112,7 +112,7 @@ TEST(TrainingExplain, FormulasShowTheSubstitutedValues)
 TEST(TrainingExplain, NoDataParallelSizeFitsSaysWhy)
 {
     // ZeRO-0 replicates 112 GB on every GPU: the explanation names what cannot be sharded.
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     Explainer ex;
     const TrainingMemory r = estimateFor(m, seedConfig(), 8, kH100Bytes, &ex);
     EXPECT_EQ(r.minGpus, 0);

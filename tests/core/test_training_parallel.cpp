@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "test_training_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
@@ -13,9 +13,9 @@ using namespace envelope::testing;
 
 // A dense model with named parts: embedding 1e9, LM head 1.5e9, 8 layers of 1e9 (attention
 // 0.4e9 + FFN 0.6e9), no norms: 10.5e9 in all.
-BareModel partsModel()
+CountedModel partsModel()
 {
-    BareModel m = bareModel(10.5e9, 8, 4096);
+    CountedModel m = bareModel(10.5e9, 8, 4096);
     m.counts.embedding = 1e9;
     m.counts.lmHead = 1.5e9;
     m.counts.attentionPerLayer = 0.4e9;
@@ -64,7 +64,7 @@ TEST(TrainingParallel, FirstStageBecomesWorstWhenActivationsDominate)
 TEST(TrainingParallel, UnevenLayersGiveTheLastStageTheRemainder)
 {
     // 10 layers of 1e9 over pp = 4: ceil(10/4) = 3 per stage, the last gets 1.
-    BareModel m = bareModel(10e9, 10, 4096);
+    CountedModel m = bareModel(10e9, 10, 4096);
     m.counts.denseFfnPerLayer = 1e9;
     m.counts.denseLayers = 10;
     TrainingConfig c = staticOnly();
@@ -76,7 +76,7 @@ TEST(TrainingParallel, UnevenLayersGiveTheLastStageTheRemainder)
 
 TEST(TrainingParallel, TiedEmbeddingsKeepACopyOnTheLastStage)
 {
-    BareModel m = partsModel();
+    CountedModel m = partsModel();
     m.counts.lmHead = 0; // tied: the head is the embedding matrix
     m.counts.total = 9e9; // embedding 1e9 + 8 layers of 1e9
     m.arch.tiedEmbeddings = true;
@@ -92,7 +92,7 @@ TEST(TrainingParallel, TiedEmbeddingsKeepACopyOnTheLastStage)
 TEST(TrainingParallel, TensorParallelSplitsMatricesNotNorms)
 {
     // tp = 4: embedding 1e9/4, head 1.5e9/4, layers 8e9/4, norms 8 x 1e6 replicated.
-    BareModel m = partsModel();
+    CountedModel m = partsModel();
     m.counts.normsPerLayer = 1e6;
     m.counts.total += 8e6;
     TrainingConfig c = staticOnly();
@@ -103,9 +103,9 @@ TEST(TrainingParallel, TensorParallelSplitsMatricesNotNorms)
 
 // A MoE model: 4 MoE layers of attention 1e8 + routed experts 8e8 + router 1e7, embedding and
 // head 1e8 each: 3.84e9 in all.
-BareModel moeModel()
+CountedModel moeModel()
 {
-    BareModel m = bareModel(3.84e9, 4, 4096);
+    CountedModel m = bareModel(3.84e9, 4, 4096);
     m.arch.moe = MoeConfig { 8, 2, 0, 14336, 0, false };
     m.counts.embedding = 1e8;
     m.counts.lmHead = 1e8;
@@ -137,7 +137,7 @@ TEST(TrainingParallel, OptimizerOffloadMovesMasterMomentsAndPartitionedGradients
     // 7e9 params, ZeRO-3 over 8 GPUs, optimizer offload: the GPU keeps the 2 B weight shard
     // (1.75 GB); the host keeps (4 master + 8 moments + 4 fp32 grads) x 7e9 / 8 = 14 GB per GPU,
     // 8 GPUs per node -> 112 GB per node.
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = staticOnly();
     c.zeroStage = 3;
     c.offloadOptimizer = true;
@@ -169,7 +169,7 @@ TEST(TrainingParallel, MinGpusSolvesZero1WithOverheadByHand)
     // ZeRO-1, 7e9, 16 B/param, no activations, overhead 2.5 GB + 10%:
     // 2.5e9 + 1.1 x (4 x 7e9 + 12 x 7e9 / dp) <= 85,520,809,984
     //   => 84e9 / dp <= (85,520,809,984 - 2.5e9) / 1.1 - 28e9 = 47.47e9  => dp >= 1.77 => 2.
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = staticOnly();
     c.zeroStage = 1;
     c.overhead = { 2.5e9, 0.10 };
@@ -184,10 +184,10 @@ TEST(TrainingParallel, MinGpusAgreesWithABruteForceSearch)
 {
     // For a spread of settings, min_gpus is the first GPU count (a multiple of tp*pp*cp*ep) at
     // which the estimate itself says "fits", and the one below it does not.
-    const BareModel dense = bareModel(70e9, 80, 8192, 64);
-    const BareModel moe = moeModel();
+    const CountedModel dense = bareModel(70e9, 80, 8192, 64);
+    const CountedModel moe = moeModel();
     struct Case {
-        const BareModel* model;
+        const CountedModel* model;
         int zero, tp, pp, ep;
         double fixed, frag;
     };
@@ -229,7 +229,7 @@ TEST(TrainingParallel, MinGpusIsZeroWhenReplicatedStatesNeverFit)
 TEST(TrainingParallel, FitsIsTotalAtMostTheUsableMemory)
 {
     // 16 x 5e9 = 80e9 exactly: fits an 80e9 GPU, not one a byte smaller.
-    const BareModel m = bareModel(5e9, 32, 4096);
+    const CountedModel m = bareModel(5e9, 32, 4096);
     EXPECT_TRUE(estimateFor(m, staticOnly(), 1, 80e9).fits);
     EXPECT_FALSE(estimateFor(m, staticOnly(), 1, 80e9 - 1).fits);
     EXPECT_DOUBLE_EQ(estimateFor(m, staticOnly(), 1, 80e9).gpuMemoryBytes, 80e9);
@@ -237,7 +237,7 @@ TEST(TrainingParallel, FitsIsTotalAtMostTheUsableMemory)
 
 TEST(TrainingParallel, OverheadIsFixedPlusAFractionOfEverythingElse)
 {
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.zeroStage = 3;
     c.overhead = { 2.5e9, 0.10 };
@@ -251,7 +251,7 @@ TEST(TrainingParallel, OptimizerKindChangesTheMomentCount)
 {
     // bf16 mixed 16 B with SGD + momentum: 2 + 2 + 4 + 1 x 4 = 12 B; plain SGD: 8 B; a custom
     // recipe states its optimizer bytes outright (3 B here).
-    const BareModel m = bareModel(1e9, 8, 1024);
+    const CountedModel m = bareModel(1e9, 8, 1024);
     TrainingConfig c = staticOnly();
     c.optimizer = OptimizerKind::SgdMomentum;
     EXPECT_DOUBLE_EQ(estimateFor(m, c, 1, kH100Bytes).perGpu.total(), 12e9);
@@ -265,7 +265,7 @@ TEST(TrainingParallel, OddButValidInputGivesFiniteFigures)
 {
     // No layers, no hidden size, no heads, an empty micro-batch, pp larger than the layer count,
     // recompute every 0 layers, no GPUs and no memory: nothing divides by zero.
-    BareModel m = bareModel(1e9, 0, 0, 0, 0);
+    CountedModel m = bareModel(1e9, 0, 0, 0, 0);
     m.arch.headDim = 0;
     TrainingConfig c = seedConfig();
     c.activationModel.kind = ActivationModel::Kind::Tensors;

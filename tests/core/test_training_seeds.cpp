@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "test_training_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
@@ -19,7 +19,7 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 TEST(TrainingSeed003, CaseALlama7BBatch1Seq4kNeedsTwoH100s)
 {
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     const TrainingMemory r = estimateFor(m, seedConfig(), 1, k80GB);
     EXPECT_DOUBLE_EQ(r.perGpu.weights, 7e9 * 2); // 14.0 GB
     EXPECT_DOUBLE_EQ(r.perGpu.gradients, 7e9 * 2); // 14.0 GB
@@ -43,7 +43,7 @@ TEST(TrainingSeed003, CaseALlama7BBatch1Seq4kNeedsTwoH100s)
 
 TEST(TrainingSeed003, CaseBBatch4Seq8kOnlyChangesActivations)
 {
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.microBatch = 4;
     c.seqLen = 8192;
@@ -62,7 +62,7 @@ TEST(TrainingSeed003, CaseBBatch4Seq8kOnlyChangesActivations)
 
 TEST(TrainingSeed003, CaseCDeepSeekV3Bf16NeedsAbout135Gpus)
 {
-    const BareModel m = bareModel(671e9, 61, 7168, 128);
+    const CountedModel m = bareModel(671e9, 61, 7168, 128);
     const TrainingMemory r = estimateFor(m, seedConfig(), 1, k80GB);
     EXPECT_NEAR(r.perGpu.weights / 1e12, 1.34, 0.005); // 671e9 x 2
     EXPECT_NEAR(r.perGpu.gradients / 1e12, 1.34, 0.005);
@@ -79,7 +79,7 @@ TEST(TrainingSeed003, CaseDDeepSeekFp8RecipeHalvesTheGpuFloor)
     // Seed 003 case D: FP8 weights (1 B), bf16 grads (2 B), compressed AdamW (~6 B) = 9 B/param;
     // "acts ~ 31 GB (FP8 activations on the FP8 paths)". The fp8-deepseek recipe states the
     // optimizer as a 2 B master + 2 x 2 B moments and 1.44 B per saved activation element.
-    const BareModel m = bareModel(671e9, 61, 7168, 128);
+    const CountedModel m = bareModel(671e9, 61, 7168, 128);
     TrainingConfig c = seedConfig();
     c.recipe.recipe.weightBytes = 1;
     c.recipe.recipe.gradientBytes = 2;
@@ -123,7 +123,7 @@ TEST(TrainingSeed003, ScriptOutputForGpt2AndLlama7BInGiB)
     };
     for (const ScriptRow& row : rows) {
         SCOPED_TRACE(row.name);
-        const BareModel m = bareModel(row.params, row.layers, row.hidden);
+        const CountedModel m = bareModel(row.params, row.layers, row.hidden);
         TrainingConfig c = seedConfig();
         c.seqLen = row.seq;
         const TrainingMemory r = estimateFor(m, c, 1, k80GiB);
@@ -144,7 +144,7 @@ TEST(TrainingSeed003, ScriptOutputForDeepSeekV3)
     // -> "needs at least 126 x 80GB H100". 671e9 x 2 / 2^30 = 1249.83 (the script's count must
     // have been ~670.85e9, 0.02% lower), and its acts do not follow from L = 61, d = 7168:
     // 12 x 61 x 4096 x 7168 x 2 / 2^30 = 40.03. We pin our arithmetic and the GPU count.
-    const BareModel m = bareModel(671e9, 61, 7168, 128);
+    const CountedModel m = bareModel(671e9, 61, 7168, 128);
     const TrainingMemory r = estimateFor(m, seedConfig(), 1, k80GiB);
     EXPECT_NEAR(r.perGpu.weights / kGiB, 1249.55, 1249.55 * 3e-4);
     EXPECT_NEAR(r.perGpu.optimizer / kGiB, 7497.32, 7497.32 * 3e-4);
@@ -166,7 +166,7 @@ TEST(TrainingSeed002, BudgetNaiveOneGpu)
     // no checkpointing, ZeRO-0, 1 GPU): weights 14.0, gradients 14.0, optimizer 84.0 (12 B/param),
     // activations 12 x 4 x 2048 x 4096 x 2 / 1e9 = 0.805 GB per layer x 32 = 25.77 GB.
     // (The seed's prose says "51 GB" and "1.6 GB per layer": twice what its code computes.)
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.seqLen = 2048;
     c.microBatch = 4;
@@ -182,7 +182,7 @@ TEST(TrainingSeed002, BudgetCheckpointingPlusZero3OnEightGpus)
 {
     // Same model, gradient_checkpointing=True, ZeRO-3, 8 GPUs: weights 14/8 = 1.75, gradients
     // 1.75, optimizer 84/8 = 10.5, activations int(sqrt(32)) = 5 layers x 0.805 = 4.03 GB.
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.seqLen = 2048;
     c.microBatch = 4;
@@ -207,7 +207,7 @@ TEST(TrainingSeed002, ZeroStagesOnEightGpusWithTheZero2LineCorrected)
     const double n = 8;
     const double expected[4] = { 16 * p, 4 * p + 12 * p / n, 2 * p + 14 * p / n, 16 * p / n };
     const double expectedGB[4] = { 112, 38.5, 26.25, 14 };
-    const BareModel m = bareModel(p, 32, 4096);
+    const CountedModel m = bareModel(p, 32, 4096);
     for (int stage = 0; stage <= 3; ++stage) {
         SCOPED_TRACE(stage);
         TrainingConfig c = seedConfig();
@@ -227,7 +227,7 @@ TEST(TrainingSeed002, EightBitAdamStateIsTwoBytesPerParam)
 {
     // optimizer="adamw_8bit": optimizer_gb = n_params x 2 (1 byte per state value, no master):
     // the bf16-pure-adam8bit recipe, 2 + 2 + 0 + 2 x 1 = 6 B/param.
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.recipe.recipe.masterBytes = 0;
     c.recipe.recipe.momentBytes = 1;
@@ -243,7 +243,7 @@ TEST(TrainingSeed001, Static70BTable)
 {
     // Parameters 2 x 70e9 = 140 GB, gradients 140 GB, optimizer 12 x 70e9 = 840 GB,
     // total 16 x 70e9 = 1.12 TB: ">= 14 H100s just for static memory" (1.12e12 / 80e9 = 14).
-    const BareModel m = bareModel(70e9, 80, 8192, 64);
+    const CountedModel m = bareModel(70e9, 80, 8192, 64);
     TrainingConfig c = seedConfig();
     c.activationModel.bytesPerSbhPerLayer = 0;
     const TrainingMemory r = estimateFor(m, c, 1, k80GB);
@@ -259,7 +259,7 @@ TEST(TrainingSeed001, Static70BTable)
 TEST(TrainingSeed001, Exercise13BWithTp4Zero3On32Gpus)
 {
     // 13B, TP = 4, ZeRO-3, 32 GPUs (dp = 8), batch 8, seq 4096, hidden 5120, 40 layers, 40 heads.
-    const BareModel m = bareModel(13e9, 40, 5120, 40);
+    const CountedModel m = bareModel(13e9, 40, 5120, 40);
     TrainingConfig c = seedConfig();
     c.tp = 4;
     c.zeroStage = 3;
@@ -293,7 +293,7 @@ TEST(TrainingSeed001, Exercise13BFullRecomputeWithTheTensorModelFits)
     // model (GPT block with dropout, LayerNorm, GELU 4h, TP = 4 with sequence parallelism, no
     // flash): each of the 40 layers keeps its input 2sbh/t and one layer is rebuilt at a time,
     // sbh/t (34 + 5as/h) = 8.137e9.
-    BareModel m = bareModel(13e9, 40, 5120, 40, 0);
+    CountedModel m = bareModel(13e9, 40, 5120, 40, 0);
     m.arch.norm = NormKind::LayerNorm;
     m.arch.dropout = 0.1;
     TrainingConfig c = seedConfig();
@@ -320,7 +320,7 @@ TEST(TrainingSeed000, ParamByteTableIs18BytesWithFp32Gradients)
 {
     // bf16 weights 2 + fp32 master 4 + fp32 grad 4 + AdamW m, v 4 + 4 = 18 B/param;
     // "7e9 x 18 = 126 GB".
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.recipe.recipe.gradientBytes = 4;
     c.activationModel.bytesPerSbhPerLayer = 0;
@@ -349,7 +349,7 @@ TEST(TrainingSeed000, SanityChecksMinGpusWithZero3)
         { 405e9, 126, 16384, 92, 12, 86 } };
     for (const Row& row : rows) {
         SCOPED_TRACE(row.params);
-        const BareModel m = bareModel(row.params, row.layers, row.hidden, 64);
+        const CountedModel m = bareModel(row.params, row.layers, row.hidden, 64);
         TrainingConfig c = seedConfig();
         c.recipe.recipe.gradientBytes = 4;
         c.activationModel.bytesPerSbhPerLayer = 0;
@@ -364,7 +364,7 @@ TEST(TrainingSeed000, SanityChecksMinGpusWithZero3)
 TEST(TrainingSeed000, GrpoTrainerOnFourGpus)
 {
     // "Trainer (4 GPUs, FSDP): 18 x 7e9 / 4 = 31.5 GB/GPU".
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.recipe.recipe.gradientBytes = 4;
     c.activationModel.bytesPerSbhPerLayer = 0;

@@ -9,7 +9,7 @@ struct MemoryBreakdown;
 
 namespace envelope::ui {
 
-// The bytes of one tenant in a core breakdown.
+// The bytes of one tenant in a core breakdown (its accessor in the core's tenant table).
 double tenantBytes(const MemoryBreakdown& breakdown, Tenant tenant);
 
 // The display fraction of HBM drawn as the "usable" reference line: allocators and frameworks

@@ -2,61 +2,59 @@
 
 namespace envelope::ui {
 
-QColor tenantColor(Tenant tenant)
+QColor tenantColor(TenantColorRole role)
 {
     // Okabe & Ito (2008), "Color Universal Design": distinguishable under the common forms of
     // colour-vision deficiency.
-    switch (tenant) {
-    case Tenant::Weights:
-        return QColor(0x00, 0x72, 0xB2); // blue
-    case Tenant::Gradients:
-        return QColor(0xE6, 0x9F, 0x00); // orange
-    case Tenant::Optimizer:
-        return QColor(0x00, 0x9E, 0x73); // bluish green
-    case Tenant::Activations:
-        return QColor(0xCC, 0x79, 0xA7); // reddish purple
-    case Tenant::Overhead:
-        return QColor(0x99, 0x99, 0x99); // grey
-    case Tenant::KvCache:
-        return QColor(0xE8, 0xD4, 0x3A); // yellow, a touch darker to read on white
+    switch (role) {
+    case TenantColorRole::Blue:
+        return QColor(0x00, 0x72, 0xB2);
+    case TenantColorRole::Orange:
+        return QColor(0xE6, 0x9F, 0x00);
+    case TenantColorRole::BluishGreen:
+        return QColor(0x00, 0x9E, 0x73);
+    case TenantColorRole::ReddishPurple:
+        return QColor(0xCC, 0x79, 0xA7);
+    case TenantColorRole::Yellow:
+        return QColor(0xE8, 0xD4, 0x3A); // a touch darker than F0E442 to read on white
+    case TenantColorRole::Grey:
+        return QColor(0x99, 0x99, 0x99);
+    case TenantColorRole::SkyBlue:
+        return QColor(0x56, 0xB4, 0xE9);
+    case TenantColorRole::Vermillion:
+        return QColor(0xD5, 0x5E, 0x00);
     }
     return Qt::gray;
 }
 
+QColor tenantColor(Tenant tenant)
+{
+    return tenantColor(tenantInfo(tenant).color);
+}
+
 QString tenantName(Tenant tenant)
 {
-    switch (tenant) {
-    case Tenant::Weights:
-        return QStringLiteral("Weights");
-    case Tenant::Gradients:
-        return QStringLiteral("Gradients");
-    case Tenant::Optimizer:
-        return QStringLiteral("Optimizer");
-    case Tenant::Activations:
-        return QStringLiteral("Activations");
-    case Tenant::Overhead:
-        return QStringLiteral("Overhead");
-    case Tenant::KvCache:
-        return QStringLiteral("KV cache");
-    }
-    return {};
+    return QString::fromUtf8(
+        tenantInfo(tenant).name.data(), qsizetype(tenantInfo(tenant).name.size()));
 }
 
 QString tenantFigure(Tenant tenant)
 {
-    if (tenant == Tenant::KvCache)
-        return QStringLiteral("serving.per_gpu_bytes.kv_cache");
-    return QStringLiteral("training.per_gpu_bytes.") + tenantName(tenant).toLower();
+    // The training explanation covers the training tenants; the KV cache is explained by serving.
+    const TenantInfo& info = tenantInfo(tenant);
+    const QString section = info.training ? QStringLiteral("training") : QStringLiteral("serving");
+    return section + QStringLiteral(".per_gpu_bytes.")
+        + QString::fromUtf8(info.key.data(), qsizetype(info.key.size()));
 }
 
 QColor capacityLineColor()
 {
-    return QColor(0xD5, 0x5E, 0x00);
-} // vermillion
+    return tenantColor(TenantColorRole::Vermillion);
+}
 QColor usableLineColor()
 {
-    return QColor(0x56, 0xB4, 0xE9);
-} // sky blue
+    return tenantColor(TenantColorRole::SkyBlue);
+}
 QColor fitsColor()
 {
     return QColor(0x1B, 0x8A, 0x3A);

@@ -7,20 +7,20 @@
 #include <QColor>
 #include <QString>
 
-#include <array>
+#include "estimate/tenants.h"
 
 namespace envelope::ui {
 
-enum class Tenant { Weights, Gradients, Optimizer, Activations, Overhead, KvCache };
+// The core's tenant table (estimate/tenants.h) names the tenants; this file only colours them.
+using envelope::Tenant;
 
-// The training tenants (a training step holds no KV cache).
-inline constexpr std::array kTenants { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer,
-    Tenant::Activations, Tenant::Overhead };
+// The training tenants (a training step holds no KV cache), in stacking order.
+inline constexpr std::array kTenants = kTrainingTenants;
 // Every tenant, in stacking order, for serving and RL roles (the rollout engine's KV cache).
-inline constexpr std::array kAllTenants { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer,
-    Tenant::KvCache, Tenant::Activations, Tenant::Overhead };
+inline constexpr std::array kAllTenants = kStackedTenants;
 
 QColor tenantColor(Tenant tenant);
+QColor tenantColor(TenantColorRole role);
 QString tenantName(Tenant tenant); // "Weights", "Gradients", ...
 // The explanation key of the tenant's figure ("training.per_gpu_bytes.weights").
 QString tenantFigure(Tenant tenant);

@@ -11,7 +11,7 @@
 #include <QSaveFile>
 #include <QSvgGenerator>
 
-#include "charts/memoryview.h"
+#include "report/textreport.h"
 #include "plan/plan.h"
 #include "document/trainingresults.h"
 
@@ -110,40 +110,9 @@ QImage grabWidget(QWidget* widget, const QSize& size)
 
 QString summaryMarkdown(const Plan& plan, const TrainingResults& results, ByteUnits units)
 {
-    const TrainingMemory& m = results.estimate.training;
-    auto bytes = [units](double b) { return QString::fromStdString(formatBytes(b, units)); };
-    QString md;
-    md += QStringLiteral("### %1\n\n").arg(QString::fromStdString(plan.name));
-    md += QStringLiteral("%1 (%2 params) on %3 × %4; ZeRO-%5, TP %6, PP %7, CP %8; "
-                         "micro-batch %9 × %10 tokens\n\n")
-              .arg(QString::fromStdString(
-                       plan.model.arch.name.empty() ? plan.model.presetId : plan.model.arch.name),
-                  QString::fromStdString(formatCount(results.estimate.params)))
-              .arg(plan.cluster.gpus)
-              .arg(QString::fromStdString(
-                  plan.gpu.gpu.name.empty() ? plan.gpu.presetId : plan.gpu.gpu.name))
-              .arg(plan.training.zeroStage)
-              .arg(plan.training.tp)
-              .arg(plan.training.pp)
-              .arg(plan.training.cp)
-              .arg(plan.training.microBatch)
-              .arg(plan.training.seqLen);
-    md += QStringLiteral("| Per GPU | %1 |\n|---|---:|\n")
-              .arg(QString::fromLatin1(unitLabel(units).data()));
-    for (Tenant t : kTenants)
-        md += QStringLiteral("| %1 | %2 |\n").arg(tenantName(t), bytes(tenantBytes(m.perGpu, t)));
-    md += QStringLiteral("| **Total** | **%1** |\n").arg(bytes(m.perGpu.total()));
-    md += QStringLiteral("| HBM | %1 |\n\n").arg(bytes(m.gpuMemoryBytes));
-    const double room = m.gpuMemoryBytes - m.perGpu.total();
-    md += m.fits ? QStringLiteral("**Fits**, %1 headroom.").arg(bytes(room))
-                 : QStringLiteral("**Does not fit**: %1 over.").arg(bytes(-room));
-    md += m.minGpus > 0 ? QStringLiteral(" Min GPUs: %1.").arg(m.minGpus)
-                        : QStringLiteral(" No GPU count fits at this parallelism.");
-    if (!results.suggestions.empty())
-        md += QStringLiteral(" What makes it fit: %1.")
-                  .arg(QString::fromStdString(results.suggestions.front().description));
-    md += QLatin1Char('\n');
-    return md;
+    // The core's report writer, so the copied summary and envelope-cli read the same.
+    return QString::fromStdString(report::formatSummaryMarkdown(plan, results.estimate, units,
+        results.suggestions.empty() ? std::string() : results.suggestions.front().description));
 }
 
 } // namespace envelope::ui

@@ -1,0 +1,23 @@
+# Fails when a core-internal header (core/<concern>/detail.h) is included from anywhere but a
+# core .cpp: outside core/ (app, ui, tests, bench) or from a core header, which would hand it to
+# every user of that header. docs/architecture.md ("Public and internal headers") says why.
+set(outside)
+foreach(dir app ui tests bench)
+  file(GLOB_RECURSE found "${ROOT}/${dir}/*.h" "${ROOT}/${dir}/*.cpp")
+  list(APPEND outside ${found})
+endforeach()
+file(GLOB_RECURSE core_headers "${ROOT}/core/*.h")
+set(bad)
+foreach(f IN LISTS outside core_headers)
+  file(STRINGS "${f}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]([A-Za-z_]+/)?detail\\.h[>\"]")
+  if(lines)
+    list(APPEND bad "${f}: ${lines}")
+  endif()
+endforeach()
+if(bad)
+  list(JOIN bad "\n  " report)
+  message(FATAL_ERROR "core-internal detail.h included outside a core .cpp:\n  ${report}")
+endif()
+list(LENGTH outside n_outside)
+list(LENGTH core_headers n_core)
+message(STATUS "detail.h stays private: ${n_outside} files outside core/, ${n_core} core headers")
