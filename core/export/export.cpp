@@ -42,7 +42,9 @@ bool engineImports(Engine engine)
         || engine == Engine::Megatron;
 }
 
-EngineConfig exportPlan(
+namespace {
+
+EngineConfig dispatch(
     const Plan& plan, const Estimate& estimate, Engine engine, const std::string& modelRepo)
 {
     switch (engine) {
@@ -53,6 +55,26 @@ EngineConfig exportPlan(
     case Engine::Vllm: return exportVllm(plan, estimate, modelRepo);
     }
     return exportDeepSpeed(plan, estimate);
+}
+
+} // namespace
+
+EngineConfig exportPlan(
+    const Plan& plan, const Estimate& estimate, Engine engine, const std::string& modelRepo)
+{
+    EngineConfig config = dispatch(plan, estimate, engine, modelRepo);
+    // An export is not a verdict: a plan that does not fit still exports, but says so first.
+    if (engine == Engine::Vllm && !estimate.serving.fitsConcurrency)
+        config.warnings.insert(config.warnings.begin(),
+            fmt::format("the plan does not fit: {} sequences of {} tokens requested, {} fit",
+                plan.serving.concurrency, plan.serving.context,
+                formatCount(std::floor(estimate.serving.maxSequences))));
+    else if (engine != Engine::Vllm && !estimate.training.fits)
+        config.warnings.insert(config.warnings.begin(),
+            fmt::format("the plan does not fit: {} per GPU of {}",
+                formatBytes(estimate.training.perGpu.total(), ByteUnits::GB),
+                formatBytes(estimate.training.gpuMemoryBytes, ByteUnits::GB)));
+    return config;
 }
 
 std::string modelRepository(const Plan& plan, const PresetLibrary& presets)
