@@ -107,6 +107,8 @@ void MainWindow::createMenus()
     exportMenu->addAction(tr("&Window as PNG…"), this, &MainWindow::exportWindowPng);
     exportMenu->addAction(tr("Summary as &Markdown to clipboard"), QKeySequence(tr("Ctrl+Shift+C")),
         this, &MainWindow::copySummaryMarkdown);
+    exportMenu->addAction(tr("&Engine config…"), this, &MainWindow::exportEngineConfig);
+    file->addAction(tr("&Import engine config…"), this, &MainWindow::importEngineConfig);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
