@@ -154,6 +154,7 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
 
     m_columnBytes.clear();
     m_plainLabels.clear();
+    m_pinnedNames.clear();
     m_highlighted = -1;
     auto addColumn = [&](const MemoryBreakdown& breakdown, const QString& label) {
         std::array<double, kTenants.size()> bytes {};
@@ -163,6 +164,16 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
         m_plainLabels.push_back(label);
     };
     addColumn(own.perGpu, tr("This plan"));
+    std::vector<double> totalBytes { own.perGpu.total() };
+    for (const PinnedColumn& pin : m_pinned) {
+        // A short category ("Pinned", "Pinned 2"): the name is in the summary and the tooltip.
+        const int n = int(totalBytes.size());
+        addColumn(pin.perGpu, m_pinned.size() == 1 ? tr("Pinned") : tr("Pinned %1").arg(n));
+        m_pinnedNames.push_back(pin.label);
+        totalBytes.push_back(pin.perGpu.total());
+    }
+    for (const Variant& v : variants)
+        totalBytes.push_back(v.memory.perGpu.total());
     for (const Variant& v : variants) {
         if (v.current)
             m_highlighted = columnCount();
@@ -193,12 +204,19 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
         }
     }
 
-    m_totalTexts.clear();
-    for (int c = 0; c < columns; ++c) {
-        const double bytes
-            = c == 0 ? own.perGpu.total() : variants[std::size_t(c - 1)].memory.perGpu.total();
-        m_totalTexts.push_back(bytesText(bytes, units));
+    // Pinned columns are ghosted: the same tenant colours, faded (QBarSet's per-bar selection).
+    for (std::size_t t = 0; t < kTenants.size(); ++t) {
+        QColor ghost = tenantColor(kTenants[t]);
+        ghost.setAlphaF(0.35f);
+        m_sets[t]->setSelectedColor(ghost);
+        m_sets[t]->deselectAllBars();
+        for (int c = 1; c <= int(m_pinned.size()); ++c)
+            m_sets[t]->selectBar(c);
     }
+
+    m_totalTexts.clear();
+    for (int c = 0; c < columns; ++c)
+        m_totalTexts.push_back(bytesText(totalBytes[std::size_t(c)], units));
     // The category labels are set in placeOverlays(), which knows the plot's width.
 
     // At least 1 unit: an empty plan (all zeros) still gets a valid axis.
@@ -324,8 +342,11 @@ void MemoryBarChart::onHovered(bool status, int index, QBarSet* set)
     if (t == kTenants.size())
         return;
     const Tenant tenant = kTenants[t];
+    const QString column = index >= 1 && index <= int(m_pinnedNames.size())
+        ? tr("pinned \u201c%1\u201d").arg(m_pinnedNames[std::size_t(index - 1)])
+        : m_plainLabels[index];
     QString text = QStringLiteral("<b>%1</b> — %2<br>%3")
-                       .arg(tenantName(tenant), m_plainLabels[index],
+                       .arg(tenantName(tenant), column,
                            bytesText(m_columnBytes[std::size_t(index)][t], m_units));
     if (index == 0 && m_formulaProvider) {
         const QString formula = m_formulaProvider(tenant);

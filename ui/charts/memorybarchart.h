@@ -12,6 +12,7 @@
 
 #include "charts/tenantpalette.h"
 #include "base/units.h"
+#include "estimate/estimate.h"
 
 QT_BEGIN_NAMESPACE
 class QBarCategoryAxis;
@@ -39,6 +40,14 @@ public:
     explicit MemoryBarChart(QWidget* parent = nullptr);
 
     void setResults(const TrainingResults& results, ByteUnits units);
+    // Pinned plans' stacks, drawn ghosted (same colours, faded) right after "This plan" on the
+    // next setResults(). Empty: no pinned columns.
+    struct PinnedColumn {
+        QString label;
+        MemoryBreakdown perGpu;
+    };
+    void setPinned(std::vector<PinnedColumn> pinned) { m_pinned = std::move(pinned); }
+    int pinnedColumns() const { return int(m_pinned.size()); }
     void setCompare(Compare compare);
     Compare compare() const { return m_compare; }
 
@@ -91,6 +100,8 @@ private:
     int m_highlighted = -1;
     bool m_twoLineLabels = false; // category labels broken onto two lines (narrow plot)
     FormulaProvider m_formulaProvider;
+    std::vector<PinnedColumn> m_pinned;
+    QStringList m_pinnedNames; // per drawn pinned column, for its tooltip
 };
 
 } // namespace envelope::ui

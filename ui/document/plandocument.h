@@ -12,6 +12,7 @@
 
 #include "plan/plan.h"
 #include "plan/presets.h"
+#include "document/pins.h"
 #include "document/trainingresults.h"
 
 class QUndoStack;
@@ -54,6 +55,13 @@ public:
     bool isModified() const;
     void markSaved(); // the current state is what is on disk
 
+    // Pinned snapshots (document/pins.h). A new or opened plan starts with none; MainWindow
+    // restores a saved plan's pins after opening it. Pinning is not an edit of the plan.
+    const std::vector<PinnedPlan>& pins() const { return m_pins; }
+    bool pinCurrent(); // false when the plan is not valid (nothing trustworthy to keep)
+    void setPins(std::vector<PinnedPlan> pins);
+    void clearPins(); // an edit the user saves, unlike setPins (what is on disk)
+
     ByteUnits units() const { return m_units; }
     void setUnits(ByteUnits units);
 
@@ -63,6 +71,7 @@ signals:
     void validationChanged(const QString& message);
     void filePathChanged(const QString& path);
     void modifiedChanged(bool modified);
+    void pinsChanged();
 
 private:
     void recompute();
@@ -74,6 +83,8 @@ private:
     std::optional<std::vector<Explanation>> m_explanations;
     QUndoStack* m_undoStack;
     QString m_filePath;
+    std::vector<PinnedPlan> m_pins;
+    bool m_pinsModified = false;
     ByteUnits m_units = ByteUnits::GB;
 };
 

@@ -19,6 +19,7 @@
 #include "document/plandocument.h"
 #include "document/settings.h"
 #include "panels/summarystrip.h"
+#include "report/compare.h"
 #include "charts/sweepchart.h"
 #include "widgets/throughputformat.h"
 
@@ -111,6 +112,7 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     });
 
     connect(document, &PlanDocument::resultsChanged, this, &TrainingPanel::redraw);
+    connect(document, &PlanDocument::pinsChanged, this, &TrainingPanel::redraw);
     connect(document, &PlanDocument::validationChanged, this, &TrainingPanel::showValidation);
     connect(m_memoryChart, &MemoryBarChart::compareChanged, this, &TrainingPanel::redraw);
     connect(m_sweepChart, &SweepChart::axisChanged, this, &TrainingPanel::redraw);
@@ -164,11 +166,37 @@ void TrainingPanel::draw()
     const TrainingResults& results = m_document->results();
     const Plan& plan = m_document->plan();
     m_summary->setResults(results, plan.cluster.gpus, units);
+    std::vector<MemoryBarChart::PinnedColumn> pinned;
+    for (const PinnedPlan& pin : m_document->pins())
+        pinned.push_back({ pin.label, pin.estimate.training.perGpu });
+    m_memoryChart->setPinned(std::move(pinned));
     m_memoryChart->setResults(results, units);
+    showPinComparison(units);
     m_sweepChart->setResults(results, plan.training.seqLen, plan.training.microBatch, units);
     m_detailsStale = true;
     if (m_details->isVisible() && m_details->height() > 0)
         refreshDetails();
+}
+
+void TrainingPanel::showPinComparison(ByteUnits units)
+{
+    if (m_document->pins().empty()) {
+        m_summary->setPinComparison({}, {});
+        return;
+    }
+    // The core's comparison rows (report/compare.h), the latest pin first, so each cell reads
+    // as this plan's value and its change against the pin.
+    const PinnedPlan& pin = m_document->pins().back();
+    const std::vector<report::ComparedPlan> plans {
+        { pin.label.toStdString(), &pin.plan, &pin.estimate },
+        { m_document->plan().name, &m_document->plan(), &m_document->results().estimate },
+    };
+    QStringList cells;
+    for (const report::CompareRow& row : report::compareRows(plans))
+        if (row.key == "training.per_gpu_bytes.total" || row.key == "training.step_time_s")
+            cells.push_back(QString::fromStdString(report::formatCell(row, 1, units)));
+    m_summary->setPinComparison(
+        tr("vs pinned \u201c%1\u201d (memory, step)").arg(pin.label), cells.join(QStringLiteral(" · ")));
 }
 
 void TrainingPanel::refreshDetails()

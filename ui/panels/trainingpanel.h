@@ -5,6 +5,8 @@
 
 #include <QWidget>
 
+#include "base/units.h"
+
 class QLabel;
 class QHBoxLayout;
 class QSplitter;
@@ -52,6 +54,7 @@ private:
     void redraw();
     void draw();
     void refreshDetails();
+    void showPinComparison(ByteUnits units);
     void showValidation(const QString& message);
 
     PlanDocument* m_document;

@@ -119,6 +119,9 @@ void MainWindow::createMenus()
     m_redo->setShortcut(QKeySequence::Redo);
     edit->addAction(m_undo);
     edit->addAction(m_redo);
+    edit->addSeparator();
+    edit->addAction(tr("&Pin this plan"), QKeySequence(tr("Ctrl+Shift+P")), this, &MainWindow::pinPlan);
+    edit->addAction(tr("C&lear pins"), this, &MainWindow::clearPins);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QMenu* units = view->addMenu(tr("&Units"));

@@ -64,6 +64,8 @@ public slots:
     void copySummaryMarkdown();
     void exportEngineConfig();
     void importEngineConfig();
+    void pinPlan();
+    void clearPins();
 
 protected:
     void closeEvent(QCloseEvent* event) override;

@@ -86,4 +86,25 @@ void MainWindow::importEngineConfig()
     statusBar()->showMessage(tr("Imported %1").arg(QFileInfo(dialog.filePath()).fileName()), 4000);
 }
 
+void MainWindow::pinPlan()
+{
+    if (!m_document->pinCurrent()) {
+        showError(tr("Cannot pin"), tr("The plan is not valid: %1").arg(m_document->validationMessage()));
+        return;
+    }
+    // Pins are saved beside the plan (PLAN.pins.json); mark the document so Save writes them.
+    statusBar()->showMessage(tr("Pinned \u201c%1\u201d: the memory chart shows it beside the "
+                                "plan; Save keeps it in %2")
+                                 .arg(m_document->pins().back().label,
+                                     m_document->filePath().isEmpty()
+                                         ? tr("PLAN.pins.json")
+                                         : QFileInfo(pinsPathFor(m_document->filePath())).fileName()),
+        6000);
+}
+
+void MainWindow::clearPins()
+{
+    m_document->clearPins();
+}
+
 } // namespace envelope::ui
