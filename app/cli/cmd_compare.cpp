@@ -14,7 +14,9 @@ void registerCompare(CLI::App& app, CompareCommand& c)
 {
     c.command = app.add_subcommand(
         "compare", "Plans side by side: a column per plan, deltas against the first");
-    c.command->add_option("PLANS", c.plans, "two or more plan JSON files")->required()->expected(2, -1);
+    c.command->add_option("PLANS", c.plans, "two or more plan JSON files")
+        ->required()
+        ->expected(2, -1);
     c.command->add_option("--format", c.format, "text, markdown or json")
         ->check(CLI::IsMember({ "text", "markdown", "json" }));
     c.command->add_option("--units", c.units, "byte units of text output: gb or gib");

@@ -36,8 +36,8 @@ int runExport(const ExportCommand& c)
         return kExitFailure;
     }
     const Estimate e = estimatePlan(loaded->plan, false);
-    const EngineConfig config = exportPlan(
-        loaded->plan, e, engine, modelRepository(loaded->plan, loaded->presets));
+    const EngineConfig config
+        = exportPlan(loaded->plan, e, engine, modelRepository(loaded->plan, loaded->presets));
     if (c.output.empty()) {
         std::cout << config.text;
     } else if (std::string error = writeFileAtomically(c.output, config.text); !error.empty()) {

@@ -19,11 +19,16 @@ namespace {
 const char* formatName(Engine engine)
 {
     switch (engine) {
-    case Engine::DeepSpeed: return "a DeepSpeed config (JSON)";
-    case Engine::TorchTitan: return "a torchtitan job (TOML)";
-    case Engine::Megatron: return "Megatron-LM arguments";
-    case Engine::Hf: return "Hugging Face TrainingArguments";
-    case Engine::Vllm: return "vllm serve flags";
+    case Engine::DeepSpeed:
+        return "a DeepSpeed config (JSON)";
+    case Engine::TorchTitan:
+        return "a torchtitan job (TOML)";
+    case Engine::Megatron:
+        return "Megatron-LM arguments";
+    case Engine::Hf:
+        return "Hugging Face TrainingArguments";
+    case Engine::Vllm:
+        return "vllm serve flags";
     }
     return "";
 }
@@ -93,8 +98,8 @@ int runImport(const ImportCommand& c)
     readOptions.readFile = io::readTextFile;
     Expected<Plan> plan = readPlan(imported->planJson, *presets, readOptions);
     if (!plan) {
-        std::cerr << c.file << " (" << formatName(engine) << ", as a plan): "
-                  << plan.error().toString() << "\n";
+        std::cerr << c.file << " (" << formatName(engine)
+                  << ", as a plan): " << plan.error().toString() << "\n";
         return kExitBadPlan;
     }
     for (const std::string& w : imported->warnings)

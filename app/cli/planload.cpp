@@ -54,9 +54,10 @@ std::optional<PlanFile> readPlanFile(
 
 void addSetOption(CLI::App* command, std::vector<std::string>& sets)
 {
-    command->add_option("--set", sets,
-        "override one plan field by its JSON path, e.g. --set training.tp=8 --set gpu=h200 "
-        "(repeatable)")
+    command
+        ->add_option("--set", sets,
+            "override one plan field by its JSON path, e.g. --set training.tp=8 --set gpu=h200 "
+            "(repeatable)")
         ->allow_extra_args(false);
 }
 

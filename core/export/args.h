@@ -16,7 +16,7 @@
 namespace envelope::exportdetail {
 
 struct Argument {
-    std::string flag;                 // "--tensor-model-parallel-size"
+    std::string flag; // "--tensor-model-parallel-size"
     std::optional<std::string> value; // "8"; absent for a switch ("--bf16")
 };
 

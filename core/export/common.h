@@ -15,9 +15,9 @@ struct Precision {
     enum class Kind { Bf16, Fp16, Fp32, Fp8 };
     Kind kind = Kind::Bf16;
     bool fp32Gradients = false; // bf16-mixed-18: gradients reduced and accumulated in fp32
-    bool masterWeights = true;  // fp32 master copy kept by the optimizer
+    bool masterWeights = true; // fp32 master copy kept by the optimizer
     bool eightBitOptimizer = false;
-    bool exact = true;          // false: a custom recipe read by its byte counts
+    bool exact = true; // false: a custom recipe read by its byte counts
 };
 Precision precisionOf(const RecipeChoice& recipe);
 
@@ -26,7 +26,7 @@ std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients);
 
 int dataParallel(const Plan& plan); // gpus / (tp x pp x cp)
 long long globalBatch(const Plan& plan); // micro x accum x dp (sequences per step)
-long long trainSteps(const Plan& plan);  // ceil(train_tokens / (global batch x seq_len))
+long long trainSteps(const Plan& plan); // ceil(train_tokens / (global batch x seq_len))
 
 // One line each: plan, model, cluster, memory per GPU and fit, step time, tokens/s, time and cost.
 std::vector<std::string> trainingFigures(const Plan& plan, const Estimate& estimate);

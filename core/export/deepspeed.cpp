@@ -26,7 +26,8 @@ EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate)
     j["gradient_accumulation_steps"] = t.gradAccum;
 
     const Precision p = precisionOf(t.recipe);
-    j["bf16"] = { { "enabled", p.kind == Precision::Kind::Bf16 || p.kind == Precision::Kind::Fp8 } };
+    j["bf16"]
+        = { { "enabled", p.kind == Precision::Kind::Bf16 || p.kind == Precision::Kind::Fp8 } };
     j["fp16"] = { { "enabled", p.kind == Precision::Kind::Fp16 } };
     if (p.fp32Gradients)
         j["data_types"] = { { "grad_accum_dtype", "fp32" } };
@@ -75,13 +76,13 @@ EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate)
             t.seqLen));
 
     out.text = j.dump(2) + "\n";
-    const int nodes = std::max(1, (plan.cluster.gpus + plan.cluster.gpusPerNode - 1)
-            / std::max(1, plan.cluster.gpusPerNode));
+    const int nodes = std::max(1,
+        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
     const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
     out.launch = nodes > 1
         ? fmt::format("deepspeed --hostfile hostfile --num_nodes {} --num_gpus {} train.py "
                       "--deepspeed {}",
-              nodes, perNode, out.fileName)
+            nodes, perNode, out.fileName)
         : fmt::format("deepspeed --num_gpus {} train.py --deepspeed {}", perNode, out.fileName);
     return out;
 }

@@ -16,19 +16,24 @@ using namespace exportdetail;
 std::string_view engineId(Engine engine)
 {
     switch (engine) {
-    case Engine::DeepSpeed: return "deepspeed";
-    case Engine::TorchTitan: return "torchtitan";
-    case Engine::Megatron: return "megatron";
-    case Engine::Hf: return "hf";
-    case Engine::Vllm: return "vllm";
+    case Engine::DeepSpeed:
+        return "deepspeed";
+    case Engine::TorchTitan:
+        return "torchtitan";
+    case Engine::Megatron:
+        return "megatron";
+    case Engine::Hf:
+        return "hf";
+    case Engine::Vllm:
+        return "vllm";
     }
     return "deepspeed";
 }
 
 bool parseEngine(std::string_view id, Engine& out)
 {
-    for (Engine e : { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf,
-             Engine::Vllm })
+    for (Engine e :
+        { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm })
         if (engineId(e) == id) {
             out = e;
             return true;
@@ -48,11 +53,16 @@ EngineConfig dispatch(
     const Plan& plan, const Estimate& estimate, Engine engine, const std::string& modelRepo)
 {
     switch (engine) {
-    case Engine::DeepSpeed: return exportDeepSpeed(plan, estimate);
-    case Engine::TorchTitan: return exportTorchTitan(plan, estimate);
-    case Engine::Megatron: return exportMegatron(plan, estimate);
-    case Engine::Hf: return exportHf(plan, estimate, modelRepo);
-    case Engine::Vllm: return exportVllm(plan, estimate, modelRepo);
+    case Engine::DeepSpeed:
+        return exportDeepSpeed(plan, estimate);
+    case Engine::TorchTitan:
+        return exportTorchTitan(plan, estimate);
+    case Engine::Megatron:
+        return exportMegatron(plan, estimate);
+    case Engine::Hf:
+        return exportHf(plan, estimate, modelRepo);
+    case Engine::Vllm:
+        return exportVllm(plan, estimate, modelRepo);
     }
     return exportDeepSpeed(plan, estimate);
 }
@@ -131,18 +141,21 @@ Precision precisionOf(const RecipeChoice& choice)
 std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients)
 {
     switch (kind) {
-    case Precision::Kind::Bf16: return fp32Gradients ? "bf16-mixed-18" : "bf16-mixed-16";
-    case Precision::Kind::Fp16: return "fp16-mixed";
-    case Precision::Kind::Fp32: return "fp32";
-    case Precision::Kind::Fp8: return "fp8-deepseek";
+    case Precision::Kind::Bf16:
+        return fp32Gradients ? "bf16-mixed-18" : "bf16-mixed-16";
+    case Precision::Kind::Fp16:
+        return "fp16-mixed";
+    case Precision::Kind::Fp32:
+        return "fp32";
+    case Precision::Kind::Fp8:
+        return "fp8-deepseek";
     }
     return "bf16-mixed-16";
 }
 
 int dataParallel(const Plan& plan)
 {
-    const int modelParallel
-        = std::max(1, plan.training.tp * plan.training.pp * plan.training.cp);
+    const int modelParallel = std::max(1, plan.training.tp * plan.training.pp * plan.training.cp);
     return std::max(1, plan.cluster.gpus / modelParallel);
 }
 
@@ -155,8 +168,9 @@ long long globalBatch(const Plan& plan)
 long long trainSteps(const Plan& plan)
 {
     const double tokensPerStep = static_cast<double>(globalBatch(plan)) * plan.training.seqLen;
-    return tokensPerStep > 0 ? static_cast<long long>(std::ceil(plan.training.trainTokens / tokensPerStep))
-                             : 0;
+    return tokensPerStep > 0
+        ? static_cast<long long>(std::ceil(plan.training.trainTokens / tokensPerStep))
+        : 0;
 }
 
 std::vector<std::string> trainingFigures(const Plan& plan, const Estimate& e)

@@ -1,8 +1,9 @@
 // From plan to launch (issue 15): a plan as the configuration of the engine that runs it, and an
 // engine's configuration back as a plan.
 //
-//   EngineConfig c = exportPlan(plan, estimate(plan), Engine::DeepSpeed, "meta-llama/Llama-2-7b-hf");
-//   c.text      the file (DeepSpeed JSON, torchtitan TOML, Megatron arguments, HF
+//   EngineConfig c = exportPlan(plan, estimate(plan), Engine::DeepSpeed,
+//   "meta-llama/Llama-2-7b-hf"); c.text      the file (DeepSpeed JSON, torchtitan TOML, Megatron
+//   arguments, HF
 //               TrainingArguments JSON, a `vllm serve` command)
 //   c.launch    the command line that starts the job with it
 //   c.warnings  what the engine cannot express from the plan: never a silent drop
@@ -33,12 +34,12 @@ inline constexpr const char* kImportEngineIdList = "deepspeed, torchtitan or meg
 
 struct EngineConfig {
     Engine engine = Engine::DeepSpeed;
-    std::string text;     // the configuration file itself
-    std::string launch;   // the command that starts the job with `fileName`
+    std::string text; // the configuration file itself
+    std::string launch; // the command that starts the job with `fileName`
     std::string fileName; // suggested name: ds_config.json, job.toml, megatron.args, ...
     std::vector<std::string> warnings; // plan choices the engine cannot express
-    std::vector<std::string> figures;  // Envelope's figures; also comments in `text` when the
-                                       // format has comments (TOML, arguments, shell)
+    std::vector<std::string> figures; // Envelope's figures; also comments in `text` when the
+                                      // format has comments (TOML, arguments, shell)
 };
 
 // `modelRepo` is the Hugging Face repository of the model ("" when unknown: the export then
@@ -55,7 +56,7 @@ struct ImportOptions {
     // ({"hf_config": "/abs/config.json"} or a full architecture).
     std::string modelJson;
     std::optional<int> gpus; // the cluster size; otherwise derived from the file or the default
-    std::string sourceName;  // the file's name, for the plan's name and messages
+    std::string sourceName; // the file's name, for the plan's name and messages
 };
 
 struct ImportedPlan {

@@ -55,8 +55,8 @@ EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::str
                                ">= 2) in the Trainer");
     if (!fsdp.empty()) {
         j["fsdp"] = fsdp;
-        j["fsdp_config"] = { { "backward_prefetch", "backward_pre" },
-            { "use_orig_params", true }, { "activation_checkpointing", false } };
+        j["fsdp_config"] = { { "backward_prefetch", "backward_pre" }, { "use_orig_params", true },
+            { "activation_checkpointing", false } };
     }
     if (p.eightBitOptimizer)
         j["optim"] = "adamw_bnb_8bit";
@@ -86,8 +86,8 @@ EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::str
 
     out.text = j.dump(2) + "\n";
     const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
-    const int nodes = std::max(1, (plan.cluster.gpus + plan.cluster.gpusPerNode - 1)
-            / std::max(1, plan.cluster.gpusPerNode));
+    const int nodes = std::max(1,
+        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
     out.launch = fmt::format("torchrun --nnodes {} --nproc_per_node {} train.py {}{}", nodes,
         perNode, out.fileName, modelRepo.empty() ? "" : "  # model: " + modelRepo);
     return out;

@@ -22,15 +22,20 @@ Expected<ImportedPlan> importEngineConfig(Engine engine, std::string_view text,
     const PresetLibrary& presets, const ImportOptions& options)
 {
     switch (engine) {
-    case Engine::DeepSpeed: return importDeepSpeed(text, presets, options);
-    case Engine::TorchTitan: return importTorchTitan(text, presets, options);
-    case Engine::Megatron: return importMegatron(text, presets, options);
+    case Engine::DeepSpeed:
+        return importDeepSpeed(text, presets, options);
+    case Engine::TorchTitan:
+        return importTorchTitan(text, presets, options);
+    case Engine::Megatron:
+        return importMegatron(text, presets, options);
     case Engine::Hf:
-    case Engine::Vllm: break;
+    case Engine::Vllm:
+        break;
     }
-    return Error { "", fmt::format("importing {} files is not supported; the importable engines "
-                                   "are {}",
-                           engineId(engine), kImportEngineIdList) };
+    return Error { "",
+        fmt::format("importing {} files is not supported; the importable engines "
+                    "are {}",
+            engineId(engine), kImportEngineIdList) };
 }
 
 namespace exportdetail {
@@ -216,8 +221,8 @@ Expected<ImportedPlan> importDeepSpeed(
             && key != "activation_checkpointing")
             ignored.push_back(key);
     if (!ignored.empty())
-        d.warnings.push_back(fmt::format("not part of an Envelope plan, not read: {}",
-            fmt::join(ignored, ", ")));
+        d.warnings.push_back(
+            fmt::format("not part of an Envelope plan, not read: {}", fmt::join(ignored, ", ")));
     d.warnings.push_back(fmt::format("DeepSpeed's config does not name the sequence length: "
                                      "training.seq_len is the default plan's {}",
         t["seq_len"].dump()));

@@ -15,11 +15,11 @@ namespace {
 constexpr const char* kShapeFlags[] = { "--num-layers", "--hidden-size", "--ffn-hidden-size",
     "--num-attention-heads", "--group-query-attention", "--num-query-groups", "--kv-channels",
     "--max-position-embeddings", "--vocab-size", "--position-embedding-type", "--normalization",
-    "--swiglu", "--disable-bias-linear", "--add-qkv-bias",
-    "--untie-embeddings-and-output-weights", "--attention-dropout", "--hidden-dropout",
-    "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
-    "--moe-shared-expert-intermediate-size", "--moe-layer-freq", "--multi-latent-attention",
-    "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim" };
+    "--swiglu", "--disable-bias-linear", "--add-qkv-bias", "--untie-embeddings-and-output-weights",
+    "--attention-dropout", "--hidden-dropout", "--num-experts", "--moe-router-topk",
+    "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size", "--moe-layer-freq",
+    "--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+    "--qk-pos-emb-head-dim", "--v-head-dim" };
 
 } // namespace
 
@@ -58,8 +58,9 @@ Expected<ImportedPlan> importMegatron(
             usedChars = 0;
         }
         if (!v || usedChars != v->size() || n < min) {
-            error = Error { f, fmt::format("must be an integer >= {}, got {}", min,
-                                   v ? "\"" + *v + "\"" : std::string("no value")) };
+            error = Error { f,
+                fmt::format("must be an integer >= {}, got {}", min,
+                    v ? "\"" + *v + "\"" : std::string("no value")) };
             return std::nullopt;
         }
         return n;
@@ -116,11 +117,12 @@ Expected<ImportedPlan> importMegatron(
     if (samples)
         t["train_tokens"] = static_cast<double>(*samples) * seqLen;
     else if (iters)
-        t["train_tokens"] = static_cast<double>(*iters) * m * t["grad_accum"].get<double>() * dp
-            * seqLen;
+        t["train_tokens"]
+            = static_cast<double>(*iters) * m * t["grad_accum"].get<double>() * dp * seqLen;
     if (perVirtual) {
-        const std::optional<int> layers
-            = layersArg ? std::optional<int>(static_cast<int>(*layersArg)) : presetLayers(d, presets);
+        const std::optional<int> layers = layersArg
+            ? std::optional<int>(static_cast<int>(*layersArg))
+            : presetLayers(d, presets);
         if (layers)
             t["virtual_stages"] = std::max(1LL, *layers / (pp * *perVirtual));
     }
@@ -186,8 +188,8 @@ Expected<ImportedPlan> importMegatron(
         if (std::find(used.begin(), used.end(), flag) == used.end())
             ignored.push_back(flag);
     if (!ignored.empty())
-        d.warnings.push_back(fmt::format("not part of an Envelope plan, not read: {}",
-            fmt::join(ignored, " ")));
+        d.warnings.push_back(
+            fmt::format("not part of an Envelope plan, not read: {}", fmt::join(ignored, " ")));
     return ImportedPlan { d.plan.dump(2) + "\n", std::move(d.warnings) };
 }
 

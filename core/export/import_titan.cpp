@@ -21,8 +21,8 @@ struct TomlReader {
         return &root[table][key];
     }
     // An integer >= `min` (or absent).
-    Expected<std::optional<long long>> count(const std::string& table, const std::string& key,
-        long long min = 1)
+    Expected<std::optional<long long>> count(
+        const std::string& table, const std::string& key, long long min = 1)
     {
         const nlohmann::json* v = get(table, key);
         if (!v)
@@ -147,8 +147,8 @@ Expected<ImportedPlan> importTorchTitan(
     t["micro_batch"] = micro;
     t["grad_accum"] = accum;
     if (steps->has_value())
-        t["train_tokens"] = static_cast<double>(**steps) * micro * accum * dp
-            * t["seq_len"].get<double>();
+        t["train_tokens"]
+            = static_cast<double>(**steps) * micro * accum * dp * t["seq_len"].get<double>();
 
     const std::string mode = r.text("activation_checkpoint", "mode");
     const nlohmann::json* option = r.get("activation_checkpoint", "selective_ac_option");
@@ -166,8 +166,7 @@ Expected<ImportedPlan> importTorchTitan(
             long long k = 0;
             try {
                 k = std::stoll(o);
-            } catch (const std::exception&) {
-            }
+            } catch (const std::exception&) { }
             if (k < 1)
                 return Error { "activation_checkpoint.selective_ac_option",
                     fmt::format("must be \"op\" or a layer count >= 1, got \"{}\"", o) };

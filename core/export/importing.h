@@ -17,7 +17,8 @@ struct PlanDraft {
     std::vector<std::string> warnings;
     nlohmann::json& training() { return plan["training"]; }
 };
-Expected<PlanDraft> startDraft(Engine engine, const PresetLibrary& presets, const ImportOptions& options);
+Expected<PlanDraft> startDraft(
+    Engine engine, const PresetLibrary& presets, const ImportOptions& options);
 
 // The layer count of the draft's model when it is a preset id (for per-stage layer counts).
 std::optional<int> presetLayers(const PlanDraft& draft, const PresetLibrary& presets);
@@ -25,11 +26,11 @@ std::optional<int> presetLayers(const PlanDraft& draft, const PresetLibrary& pre
 // A positive integer from a JSON value (an integer, or a float with no fraction).
 std::optional<long long> asCount(const nlohmann::json& v);
 
-Expected<ImportedPlan> importDeepSpeed(std::string_view text, const PresetLibrary& presets,
-    const ImportOptions& options);
-Expected<ImportedPlan> importTorchTitan(std::string_view text, const PresetLibrary& presets,
-    const ImportOptions& options);
-Expected<ImportedPlan> importMegatron(std::string_view text, const PresetLibrary& presets,
-    const ImportOptions& options);
+Expected<ImportedPlan> importDeepSpeed(
+    std::string_view text, const PresetLibrary& presets, const ImportOptions& options);
+Expected<ImportedPlan> importTorchTitan(
+    std::string_view text, const PresetLibrary& presets, const ImportOptions& options);
+Expected<ImportedPlan> importMegatron(
+    std::string_view text, const PresetLibrary& presets, const ImportOptions& options);
 
 } // namespace envelope::exportdetail

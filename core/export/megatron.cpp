@@ -20,9 +20,8 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     out.figures = trainingFigures(plan, estimate);
     warnCommon(plan, out.warnings, "Megatron-LM");
     std::vector<std::string> args;
-    const auto arg = [&](std::string flag, auto value) {
-        args.push_back(fmt::format("{} {}", flag, value));
-    };
+    const auto arg
+        = [&](std::string flag, auto value) { args.push_back(fmt::format("{} {}", flag, value)); };
 
     // Model shape.
     arg("--num-layers", a.layers);
@@ -59,7 +58,8 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
                 a.moe->sharedExperts * a.moe->expertFfnHidden);
         if (a.moe->denseLayers > 0)
             arg("--moe-layer-freq",
-                fmt::format("'([0]*{}+[1]*{})'", a.moe->denseLayers, a.layers - a.moe->denseLayers));
+                fmt::format(
+                    "'([0]*{}+[1]*{})'", a.moe->denseLayers, a.layers - a.moe->denseLayers));
     }
     if (a.mla) {
         args.push_back("--multi-latent-attention");
@@ -90,8 +90,11 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     arg("--train-samples", numberText(std::ceil(t.trainTokens / t.seqLen)));
 
     switch (t.recompute) {
-    case Recompute::None: break;
-    case Recompute::Selective: arg("--recompute-granularity", "selective"); break;
+    case Recompute::None:
+        break;
+    case Recompute::Selective:
+        arg("--recompute-granularity", "selective");
+        break;
     case Recompute::Full:
     case Recompute::EveryK:
         arg("--recompute-granularity", "full");
@@ -121,8 +124,11 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
         if (!p.fp32Gradients)
             args.push_back("--grad-reduce-in-bf16");
         break;
-    case Precision::Kind::Fp16: args.push_back("--fp16"); break;
-    case Precision::Kind::Fp32: break;
+    case Precision::Kind::Fp16:
+        args.push_back("--fp16");
+        break;
+    case Precision::Kind::Fp32:
+        break;
     case Precision::Kind::Fp8:
         args.push_back("--bf16");
         arg("--fp8-format", "e4m3");
@@ -141,14 +147,14 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     if (t.optimizer == OptimizerKind::Sgd || t.optimizer == OptimizerKind::SgdMomentum)
         arg("--optimizer", "sgd");
 
-    std::string s = commentBlock("Envelope export for Megatron-LM (pretrain_gpt.py arguments)",
-        out.figures);
+    std::string s
+        = commentBlock("Envelope export for Megatron-LM (pretrain_gpt.py arguments)", out.figures);
     for (const std::string& a : args)
         s += a + "\n";
     out.text = s;
     const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
-    const int nodes = std::max(1, (plan.cluster.gpus + plan.cluster.gpusPerNode - 1)
-            / std::max(1, plan.cluster.gpusPerNode));
+    const int nodes = std::max(1,
+        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
     // xargs honours the quotes around --moe-layer-freq's expression; $(...) would not.
     out.launch = fmt::format("grep -v '^#' {} | xargs torchrun --nnodes {} --nproc_per_node {} "
                              "pretrain_gpt.py",

@@ -13,7 +13,10 @@ namespace {
 
 class LineParser {
 public:
-    LineParser(std::string_view line, int number) : m_s(line), m_line(number) {}
+    LineParser(std::string_view line, int number)
+        : m_s(line)
+        , m_line(number)
+    { }
 
     void skipSpace()
     {
@@ -52,11 +55,20 @@ public:
             if (quote == '"' && c == '\\' && m_i < m_s.size()) {
                 const char e = m_s[m_i++];
                 switch (e) {
-                case 'n': c = '\n'; break;
-                case 't': c = '\t'; break;
-                case '"': c = '"'; break;
-                case '\\': c = '\\'; break;
-                default: return error(fmt::format("unsupported escape \\{} in a string", e));
+                case 'n':
+                    c = '\n';
+                    break;
+                case 't':
+                    c = '\t';
+                    break;
+                case '"':
+                    c = '"';
+                    break;
+                case '\\':
+                    c = '\\';
+                    break;
+                default:
+                    return error(fmt::format("unsupported escape \\{} in a string", e));
                 }
             }
             out += c;
@@ -134,8 +146,8 @@ public:
         for (char d : word)
             if (d != '_')
                 digits += d;
-        const bool isFloat = digits.find_first_of(".eE") != std::string::npos
-            || digits == "inf" || digits == "+inf" || digits == "-inf" || digits == "nan";
+        const bool isFloat = digits.find_first_of(".eE") != std::string::npos || digits == "inf"
+            || digits == "+inf" || digits == "-inf" || digits == "nan";
         if (!isFloat) {
             long long v = 0;
             const char* begin = digits.data() + (digits.size() > 1 && digits[0] == '+' ? 1 : 0);
@@ -148,8 +160,7 @@ public:
                 const double v = std::stod(digits, &used);
                 if (used == digits.size())
                     return nlohmann::json(v);
-            } catch (const std::exception&) {
-            }
+            } catch (const std::exception&) { }
         }
         return error(fmt::format("\"{}\" is not a string, number, boolean or array", word));
     }

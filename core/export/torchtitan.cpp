@@ -74,7 +74,8 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
 
     const bool pipelined = t.pp > 1;
     s += "\n[training]\n";
-    s += fmt::format("local_batch_size = {}\n", pipelined ? t.microBatch * t.gradAccum : t.microBatch);
+    s += fmt::format(
+        "local_batch_size = {}\n", pipelined ? t.microBatch * t.gradAccum : t.microBatch);
     s += fmt::format("global_batch_size = {}\n", globalBatch(plan));
     s += fmt::format("seq_len = {}\n", t.seqLen);
     s += fmt::format("steps = {}\n", trainSteps(plan));
@@ -104,8 +105,8 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
     s += fmt::format("data_parallel_replicate_degree = {}\n", sharded ? 1 : dp);
     s += fmt::format("data_parallel_shard_degree = {}\n", sharded ? dp : 1);
     if (sharded)
-        s += fmt::format("fsdp_reshard_after_forward = \"{}\"\n",
-            t.zeroStage == 3 ? "always" : "never");
+        s += fmt::format(
+            "fsdp_reshard_after_forward = \"{}\"\n", t.zeroStage == 3 ? "always" : "never");
     if (t.zeroStage == 1)
         out.warnings.push_back("training.zero_stage = 1: FSDP2 shards gradients too; exported as "
                                "ZeRO-2 (shard, fsdp_reshard_after_forward = \"never\")");
@@ -128,9 +129,15 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
 
     s += "\n[activation_checkpoint]\n";
     switch (t.recompute) {
-    case Recompute::None: s += "mode = \"none\"\n"; break;
-    case Recompute::Full: s += "mode = \"full\"\n"; break;
-    case Recompute::Selective: s += "mode = \"selective\"\nselective_ac_option = \"op\"\n"; break;
+    case Recompute::None:
+        s += "mode = \"none\"\n";
+        break;
+    case Recompute::Full:
+        s += "mode = \"full\"\n";
+        break;
+    case Recompute::Selective:
+        s += "mode = \"selective\"\nselective_ac_option = \"op\"\n";
+        break;
     case Recompute::EveryK:
         s += fmt::format("mode = \"selective\"\nselective_ac_option = \"{}\"\n", t.recomputeEvery);
         break;
@@ -142,13 +149,13 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
 
     s += "\n[compile]\n# Envelope's activation profile assumes fused kernels\nenable = true\n";
     if (p.kind == Precision::Kind::Fp8)
-        s += "\n[float8]\nenable_fsdp_float8_all_gather = " + std::string(sharded ? "true" : "false")
-            + "\n";
+        s += "\n[float8]\nenable_fsdp_float8_all_gather = "
+            + std::string(sharded ? "true" : "false") + "\n";
     out.text = s;
 
     const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
-    const int nodes = std::max(1, (plan.cluster.gpus + plan.cluster.gpusPerNode - 1)
-            / std::max(1, plan.cluster.gpusPerNode));
+    const int nodes = std::max(1,
+        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
     out.launch = fmt::format("torchrun --nnodes {} --nproc_per_node {} -m torchtitan.train "
                              "--job.config_file {}",
         nodes, perNode, out.fileName);

@@ -35,10 +35,10 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
                                            "replace \"{}\" with the model's path",
             plan.model.arch.name, model.empty() ? "MODEL" : model));
 
-    std::vector<std::string> flags { "vllm serve " + (model.empty() ? std::string("MODEL") : model) };
-    const auto flag = [&](std::string name, auto value) {
-        flags.push_back(fmt::format("{} {}", name, value));
-    };
+    std::vector<std::string> flags { "vllm serve "
+        + (model.empty() ? std::string("MODEL") : model) };
+    const auto flag
+        = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
     flag("--tensor-parallel-size", sc.tp);
     flag("--max-model-len", sc.context);
     flag("--gpu-memory-utilization", numberText(sc.gpuMemoryUtilization));
@@ -69,7 +69,8 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
     const RlConfig& rl = plan.rl;
     const int replicas = std::max(1, rl.rolloutGpus / std::max(1, sc.tp));
     const int seqs = rl.prompts * rl.groupSize;
-    std::vector<std::string> rollout { "vllm serve " + (model.empty() ? std::string("MODEL") : model) };
+    std::vector<std::string> rollout { "vllm serve "
+        + (model.empty() ? std::string("MODEL") : model) };
     const auto rflag = [&](std::string name, auto value) {
         rollout.push_back(fmt::format("{} {}", name, value));
     };

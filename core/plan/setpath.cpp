@@ -52,7 +52,8 @@ std::optional<Error> applySets(nlohmann::json& plan, const std::vector<std::stri
     return std::nullopt;
 }
 
-Expected<std::string> applySetsToText(std::string_view planText, const std::vector<std::string>& sets)
+Expected<std::string> applySetsToText(
+    std::string_view planText, const std::vector<std::string>& sets)
 {
     Expected<nlohmann::json> plan = parseJsonText(planText);
     if (!plan)

@@ -23,6 +23,7 @@ namespace envelope {
 std::optional<Error> applySets(nlohmann::json& plan, const std::vector<std::string>& sets);
 
 // The same on plan text; returns the edited document's text.
-Expected<std::string> applySetsToText(std::string_view planText, const std::vector<std::string>& sets);
+Expected<std::string> applySetsToText(
+    std::string_view planText, const std::vector<std::string>& sets);
 
 } // namespace envelope

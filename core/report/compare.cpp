@@ -76,23 +76,30 @@ std::string plain(const CompareRow& row, double v, ByteUnits units)
     if (!std::isfinite(v))
         return "n/a";
     switch (row.unit) {
-    case FigureUnit::Bytes: return humanBytes(v, units);
-    case FigureUnit::Count: return formatCount(v);
-    case FigureUnit::Seconds: return v > 0 ? formatDuration(v) : "n/a";
-    case FigureUnit::Usd: return fmt::format("USD {:.0f}", v);
-    case FigureUnit::PerSecond: return formatCount(v) + "/s";
-    case FigureUnit::PerHour: return fmt::format("{:.3g}/h", v);
-    case FigureUnit::Verdict: return v > 0.5 ? "fits" : "does not fit";
-    case FigureUnit::Text: return {};
+    case FigureUnit::Bytes:
+        return humanBytes(v, units);
+    case FigureUnit::Count:
+        return formatCount(v);
+    case FigureUnit::Seconds:
+        return v > 0 ? formatDuration(v) : "n/a";
+    case FigureUnit::Usd:
+        return fmt::format("USD {:.0f}", v);
+    case FigureUnit::PerSecond:
+        return formatCount(v) + "/s";
+    case FigureUnit::PerHour:
+        return fmt::format("{:.3g}/h", v);
+    case FigureUnit::Verdict:
+        return v > 0.5 ? "fits" : "does not fit";
+    case FigureUnit::Text:
+        return {};
     }
     return {};
 }
 
 std::string signedDelta(const CompareRow& row, double d, ByteUnits units)
 {
-    const std::string magnitude = row.unit == FigureUnit::Seconds
-        ? formatDuration(std::fabs(d))
-        : plain(row, std::fabs(d), units);
+    const std::string magnitude = row.unit == FigureUnit::Seconds ? formatDuration(std::fabs(d))
+                                                                  : plain(row, std::fabs(d), units);
     return (d < 0 ? "-" : "+") + magnitude;
 }
 

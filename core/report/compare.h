@@ -14,10 +14,10 @@ namespace envelope::report {
 enum class FigureUnit { Bytes, Count, Seconds, Usd, PerSecond, PerHour, Verdict, Text };
 
 struct CompareRow {
-    std::string key;   // result JSON key: "training.per_gpu_bytes.total"
+    std::string key; // result JSON key: "training.per_gpu_bytes.total"
     std::string label; // "memory per GPU: total"
     FigureUnit unit = FigureUnit::Count;
-    std::vector<double> values;     // one per plan (Verdict: 1 fits, 0 does not)
+    std::vector<double> values; // one per plan (Verdict: 1 fits, 0 does not)
     std::vector<std::string> texts; // Text rows (bottlenecks); empty otherwise
 };
 

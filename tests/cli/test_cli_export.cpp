@@ -46,8 +46,8 @@ protected:
     {
         m_dir = fs::temp_directory_path()
             / ("envelope-export-cli-"
-                + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name())
-                + "-" + std::to_string(::getpid()));
+                + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-"
+                + std::to_string(::getpid()));
         fs::remove_all(m_dir);
         fs::create_directories(m_dir / "config");
     }
@@ -57,8 +57,8 @@ protected:
     {
         const fs::path out = m_dir / "stdout", err = m_dir / "stderr";
         const std::string command = "XDG_CONFIG_HOME=" + q((m_dir / "config").string()) + " "
-            + q(ENVELOPE_CLI_PATH) + " " + args + " >" + q(out.string()) + " 2>"
-            + q(err.string()) + " </dev/null";
+            + q(ENVELOPE_CLI_PATH) + " " + args + " >" + q(out.string()) + " 2>" + q(err.string())
+            + " </dev/null";
         const int raw = std::system(command.c_str());
         CliResult r;
         r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
@@ -136,14 +136,15 @@ TEST_F(ExportCli, SetOnEstimateAndExplain)
 
 TEST_F(ExportCli, ImportRoundTripsAnExportAndEstimatesIt)
 {
-    ASSERT_EQ(cli("export " + q(kDefaultPlan) + " --to torchtitan -o " + q(path("job.toml"))).status,
-        0);
-    CliResult r = cli("import torchtitan " + q(path("job.toml")) + " --model llama-2-7b --format plan");
+    ASSERT_EQ(
+        cli("export " + q(kDefaultPlan) + " --to torchtitan -o " + q(path("job.toml"))).status, 0);
+    CliResult r
+        = cli("import torchtitan " + q(path("job.toml")) + " --model llama-2-7b --format plan");
     ASSERT_EQ(r.status, 0) << r.err;
     const nlohmann::json plan = nlohmann::json::parse(r.out);
     const nlohmann::json original = nlohmann::json::parse(slurp(kDefaultPlan));
-    for (const char* key : { "tp", "pp", "zero_stage", "micro_batch", "grad_accum", "seq_len",
-             "recompute", "recipe" })
+    for (const char* key :
+        { "tp", "pp", "zero_stage", "micro_batch", "grad_accum", "seq_len", "recompute", "recipe" })
         EXPECT_EQ(plan["training"][key], original["training"][key]) << key;
     EXPECT_EQ(plan["name"], original["name"]);
 
@@ -190,7 +191,8 @@ TEST_F(ExportCli, ImportBadFilesExit2NamingTheKey)
     write("ds.json", R"({"zero_optimization": {"stage": 4}})");
     CliResult r = cli("import deepspeed " + q(path("ds.json")) + " --model llama-2-7b");
     EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find("(a DeepSpeed config (JSON)): zero_optimization.stage: must be 0..3, got 4"),
+    EXPECT_NE(
+        r.err.find("(a DeepSpeed config (JSON)): zero_optimization.stage: must be 0..3, got 4"),
         std::string::npos)
         << r.err;
     write("ds2.json", R"({"train_micro_batch_size_per_gpu": 1})");

@@ -61,10 +61,10 @@ TEST(ExportDeepSpeed, DefaultPlanEveryKey)
 
 TEST(ExportDeepSpeed, OffloadFullRecomputeFp32GradientsTwoNodes)
 {
-    const Plan plan = defaultPlanWith({ "training.offload_optimizer=true",
-        "training.offload_params=true", "training.recompute=\"full\"",
-        "training.recipe=\"bf16-mixed-18\"", "cluster.gpus=16", "training.micro_batch=2",
-        "training.grad_accum=4" });
+    const Plan plan
+        = defaultPlanWith({ "training.offload_optimizer=true", "training.offload_params=true",
+            "training.recompute=\"full\"", "training.recipe=\"bf16-mixed-18\"", "cluster.gpus=16",
+            "training.micro_batch=2", "training.grad_accum=4" });
     const EngineConfig c = exportOf(plan, Engine::DeepSpeed);
     const nlohmann::json j = nlohmann::json::parse(c.text);
     EXPECT_EQ(j["train_batch_size"], 128); // 2 x 4 x 16
@@ -94,17 +94,17 @@ TEST(ExportTorchTitan, DefaultPlanEveryValue)
     ASSERT_TRUE(toml.ok()) << toml.error().toString();
     const nlohmann::json& t = toml.value();
     EXPECT_EQ(keysOf(t),
-        (std::set<std::string> { "job", "model", "training", "parallelism",
-            "activation_checkpoint", "compile" }));
+        (std::set<std::string> {
+            "job", "model", "training", "parallelism", "activation_checkpoint", "compile" }));
     EXPECT_EQ(t["job"]["description"], "Llama-2 7B SFT on 8x H100");
     EXPECT_TRUE(t["model"].empty()); // no torchtitan flavour for Llama 2: a note and a warning
     EXPECT_TRUE(anyWarningMentions(c, "no flavour"));
     EXPECT_EQ(t["training"],
-        nlohmann::json({ { "local_batch_size", 1 }, { "global_batch_size", 64 },
-            { "seq_len", 4096 },
-            // ceil(2e12 / (64 x 4096)) = ceil(7,629,394.53)
-            { "steps", 7629395 }, { "mixed_precision_param", "bfloat16" },
-            { "mixed_precision_reduce", "float32" } }));
+        nlohmann::json(
+            { { "local_batch_size", 1 }, { "global_batch_size", 64 }, { "seq_len", 4096 },
+                // ceil(2e12 / (64 x 4096)) = ceil(7,629,394.53)
+                { "steps", 7629395 }, { "mixed_precision_param", "bfloat16" },
+                { "mixed_precision_reduce", "float32" } }));
     EXPECT_EQ(t["parallelism"],
         nlohmann::json({ { "data_parallel_replicate_degree", 1 },
             { "data_parallel_shard_degree", 8 }, { "fsdp_reshard_after_forward", "always" },
@@ -126,7 +126,8 @@ TEST(ExportTorchTitan, ThreeDimensionalFp8Llama3)
     const EngineConfig c = exportOf(plan, Engine::TorchTitan);
     const nlohmann::json t = parseToml(c.text).value();
     EXPECT_EQ(t["model"],
-        nlohmann::json({ { "name", "llama3" }, { "flavor", "8B" }, { "converters", { "float8" } } }));
+        nlohmann::json(
+            { { "name", "llama3" }, { "flavor", "8B" }, { "converters", { "float8" } } }));
     EXPECT_EQ(t["training"]["local_batch_size"], 8); // micro 1 x 8 micro-batches per pipeline
     EXPECT_EQ(t["training"]["global_batch_size"], 16); // 1 x 8 x dp 2
     EXPECT_EQ(t["parallelism"]["data_parallel_shard_degree"], 2);
@@ -144,18 +145,32 @@ TEST(ExportMegatron, DefaultPlanEveryArgument)
 {
     const EngineConfig c = exportOf(defaultPlanWith({}), Engine::Megatron);
     const std::map<std::string, std::string> expected {
-        { "--num-layers", "32" }, { "--hidden-size", "4096" }, { "--ffn-hidden-size", "11008" },
-        { "--num-attention-heads", "32" }, { "--max-position-embeddings", "4096" },
-        { "--vocab-size", "32000" }, { "--position-embedding-type", "rope" },
-        { "--normalization", "RMSNorm" }, { "--swiglu", "" }, { "--disable-bias-linear", "" },
-        { "--untie-embeddings-and-output-weights", "" }, { "--attention-dropout", "0" },
-        { "--hidden-dropout", "0" }, { "--tensor-model-parallel-size", "1" },
-        { "--pipeline-model-parallel-size", "1" }, { "--context-parallel-size", "1" },
-        { "--expert-model-parallel-size", "1" }, { "--micro-batch-size", "1" },
-        { "--global-batch-size", "64" }, { "--seq-length", "4096" },
+        { "--num-layers", "32" },
+        { "--hidden-size", "4096" },
+        { "--ffn-hidden-size", "11008" },
+        { "--num-attention-heads", "32" },
+        { "--max-position-embeddings", "4096" },
+        { "--vocab-size", "32000" },
+        { "--position-embedding-type", "rope" },
+        { "--normalization", "RMSNorm" },
+        { "--swiglu", "" },
+        { "--disable-bias-linear", "" },
+        { "--untie-embeddings-and-output-weights", "" },
+        { "--attention-dropout", "0" },
+        { "--hidden-dropout", "0" },
+        { "--tensor-model-parallel-size", "1" },
+        { "--pipeline-model-parallel-size", "1" },
+        { "--context-parallel-size", "1" },
+        { "--expert-model-parallel-size", "1" },
+        { "--micro-batch-size", "1" },
+        { "--global-batch-size", "64" },
+        { "--seq-length", "4096" },
         { "--train-samples", "488281250" }, // 2e12 / 4096
-        { "--recompute-granularity", "selective" }, { "--use-distributed-optimizer", "" },
-        { "--bf16", "" }, { "--grad-reduce-in-bf16", "" }, { "--use-flash-attn", "" },
+        { "--recompute-granularity", "selective" },
+        { "--use-distributed-optimizer", "" },
+        { "--bf16", "" },
+        { "--grad-reduce-in-bf16", "" },
+        { "--use-flash-attn", "" },
     };
     EXPECT_EQ(argumentMap(c.text), expected);
     EXPECT_TRUE(anyWarningMentions(c, "training.zero_stage = 3")); // ZeRO-1 only
@@ -166,9 +181,8 @@ TEST(ExportMegatron, MixtralWithExpertAndVirtualPipeline)
     // Mixtral 8x7B (config.json: 8 experts, top-2, expert FFN 14336, 8 KV heads) on 16 GPUs.
     const Plan plan = defaultPlanWith({ "model=\"mixtral-8x7b\"", "cluster.gpus=16",
         "training.tp=2", "training.pp=2", "training.virtual_stages=4", "training.ep=4",
-        "training.sequence_parallel=true", "training.recompute=\"full\"",
-        "training.zero_stage=1", "training.recipe=\"bf16-mixed-18\"",
-        "training.offload_optimizer=true" });
+        "training.sequence_parallel=true", "training.recompute=\"full\"", "training.zero_stage=1",
+        "training.recipe=\"bf16-mixed-18\"", "training.offload_optimizer=true" });
     const std::map<std::string, std::string> args
         = argumentMap(exportOf(plan, Engine::Megatron).text);
     EXPECT_EQ(args.at("--group-query-attention"), "");
@@ -201,9 +215,11 @@ TEST(ExportHf, TrainingArgumentsEveryKey)
                     { "activation_checkpointing", false } } },
             { "optim", "adamw_torch_fused" } }));
     EXPECT_TRUE(anyWarningMentions(c, "exported as full"));
-    const nlohmann::json z2 = nlohmann::json::parse(exportOf(defaultPlanWith({ "training.zero_stage=2",
-        "training.offload_params=true", "training.offload_optimizer=true",
-        "training.recipe=\"bf16-adam8bit\"" }), Engine::Hf).text);
+    const nlohmann::json z2 = nlohmann::json::parse(
+        exportOf(defaultPlanWith({ "training.zero_stage=2", "training.offload_params=true",
+                     "training.offload_optimizer=true", "training.recipe=\"bf16-adam8bit\"" }),
+            Engine::Hf)
+            .text);
     EXPECT_EQ(z2["fsdp"], "shard_grad_op auto_wrap offload");
     EXPECT_EQ(z2["optim"], "adamw_bnb_8bit");
 }
@@ -222,23 +238,21 @@ std::pair<std::vector<std::string>, std::vector<std::string>> vllmWords(const st
 
 TEST(ExportVllm, ServeAndRolloutFlags)
 {
-    const Plan plan = defaultPlanWith({ "serving.kv_bits=8", "serving.weight_bits=4",
-        "serving.tp=2" });
+    const Plan plan
+        = defaultPlanWith({ "serving.kv_bits=8", "serving.weight_bits=4", "serving.tp=2" });
     const EngineConfig c = exportOf(plan, Engine::Vllm);
     const auto [serve, rollout] = vllmWords(c.text);
     EXPECT_EQ(serve,
         (std::vector<std::string> { "vllm", "serve", "meta-llama/Llama-2-7b-hf",
-            "--tensor-parallel-size", "2", "--max-model-len", "4096",
-            "--gpu-memory-utilization", "0.9", "--max-num-seqs", "16",
-            "--max-num-batched-tokens", "8192", "--block-size", "16", "--kv-cache-dtype", "fp8",
-            "--quantization", "bitsandbytes" }));
+            "--tensor-parallel-size", "2", "--max-model-len", "4096", "--gpu-memory-utilization",
+            "0.9", "--max-num-seqs", "16", "--max-num-batched-tokens", "8192", "--block-size", "16",
+            "--kv-cache-dtype", "fp8", "--quantization", "bitsandbytes" }));
     // GRPO: 8 prompts x 8 completions = 64 sequences of 512 + 3584 tokens on 3 rollout GPUs;
     // tp 2 leaves one replica.
     EXPECT_EQ(rollout,
         (std::vector<std::string> { "vllm", "serve", "meta-llama/Llama-2-7b-hf",
             "--tensor-parallel-size", "2", "--max-model-len", "4096", "--max-num-seqs", "64",
-            "--gpu-memory-utilization", "0.9", "--block-size", "16", "--kv-cache-dtype",
-            "fp8" }));
+            "--gpu-memory-utilization", "0.9", "--block-size", "16", "--kv-cache-dtype", "fp8" }));
     EXPECT_TRUE(anyWarningMentions(c, "serving.quant_group_size"));
 }
 
@@ -256,10 +270,10 @@ TEST(ExportVllm, FourBitKvCacheIsWarnedNotDropped)
 TEST(ExportAll, APlanThatDoesNotFitSaysSoFirst)
 {
     // Llama-2 70B with no sharding on one 80 GB GPU: 70e9 x 16 B is far over.
-    const Plan plan = defaultPlanWith({ "model=\"llama-2-70b\"", "training.zero_stage=0",
-        "serving.concurrency=100000" });
-    for (Engine e : { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf,
-             Engine::Vllm }) {
+    const Plan plan = defaultPlanWith(
+        { "model=\"llama-2-70b\"", "training.zero_stage=0", "serving.concurrency=100000" });
+    for (Engine e :
+        { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm }) {
         const EngineConfig c = exportOf(plan, e);
         ASSERT_FALSE(c.warnings.empty());
         EXPECT_TRUE(c.warnings.front().starts_with("the plan does not fit")) << engineId(e);
@@ -268,8 +282,8 @@ TEST(ExportAll, APlanThatDoesNotFitSaysSoFirst)
 
 TEST(ExportAll, EngineIds)
 {
-    for (Engine e : { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf,
-             Engine::Vllm }) {
+    for (Engine e :
+        { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm }) {
         Engine parsed = Engine::Vllm;
         ASSERT_TRUE(parseEngine(engineId(e), parsed));
         EXPECT_EQ(parsed, e);

@@ -81,8 +81,8 @@ TEST(ArgumentReader, CommandLinesAndFiles)
     EXPECT_EQ((*args)[4].value, "-1");
     Expected<std::vector<exportdetail::Argument>> stray = parseArguments("--bf16\nstray words");
     ASSERT_FALSE(stray.ok());
-    EXPECT_EQ(stray.error().toString(),
-        "words: expected an argument starting with --, got \"words\"");
+    EXPECT_EQ(
+        stray.error().toString(), "words: expected an argument starting with --, got \"words\"");
 }
 
 TEST(ApplySets, PathsValuesAndPresetObjects)
@@ -91,8 +91,7 @@ TEST(ApplySets, PathsValuesAndPresetObjects)
     EXPECT_FALSE(applySets(plan,
         { "training.tp=8", "gpu=h200", "model.layers=16", "training.mfu=0.5",
             "training.recompute=\"full\"", "name=My plan", "serving.kv_bits=null" }));
-    EXPECT_EQ(plan,
-        nlohmann::json::parse(R"({"model": {"preset": "llama-2-7b", "layers": 16},
+    EXPECT_EQ(plan, nlohmann::json::parse(R"({"model": {"preset": "llama-2-7b", "layers": 16},
             "gpu": "h200", "name": "My plan",
             "training": {"tp": 8, "mfu": 0.5, "recompute": "full"},
             "serving": {"kv_bits": null}})"));
@@ -116,8 +115,8 @@ TEST(ApplySets, OverridesGetTheFilesValidation)
     EXPECT_EQ(plan.error().toString(), "training.zero_stage: must be 0..3, got 5");
 }
 
-Expected<ImportedPlan> importText(Engine engine, const std::string& text,
-    std::optional<int> gpus = std::nullopt)
+Expected<ImportedPlan> importText(
+    Engine engine, const std::string& text, std::optional<int> gpus = std::nullopt)
 {
     ImportOptions options;
     options.modelJson = "\"llama-2-7b\"";
@@ -200,11 +199,11 @@ TEST(Compare, RowsNameResultJsonKeys)
     // The weights do not depend on the micro batch; activations grow with it.
     const auto rows = report::compareRows(plans);
     const auto find = [&](const std::string& key) {
-        return *std::find_if(rows.begin(), rows.end(),
-            [&](const report::CompareRow& r) { return r.key == key; });
+        return *std::find_if(
+            rows.begin(), rows.end(), [&](const report::CompareRow& r) { return r.key == key; });
     };
-    EXPECT_EQ(report::formatCell(find("training.per_gpu_bytes.weights"), 1, ByteUnits::GB),
-        "1.7 GB (=)");
+    EXPECT_EQ(
+        report::formatCell(find("training.per_gpu_bytes.weights"), 1, ByteUnits::GB), "1.7 GB (=)");
     EXPECT_GT(report::rowDelta(find("training.per_gpu_bytes.activations"), 1), 0);
 }
 

@@ -56,9 +56,8 @@ std::vector<Case> cases()
         const std::string text = readTestFile(dir + "/" + file);
         ReadOptions options;
         options.baseDir = dir;
-        options.readFile = [](const std::string& path) -> Expected<std::string> {
-            return readTestFile(path);
-        };
+        options.readFile
+            = [](const std::string& path) -> Expected<std::string> { return readTestFile(path); };
         Expected<Plan> plan = readPlan(text, exportPresets(), options);
         EXPECT_TRUE(plan.ok()) << file << ": " << plan.error().toString();
         nlohmann::json model = nlohmann::json::parse(text)["model"];
@@ -83,9 +82,8 @@ Plan roundTrip(const Case& c, Engine engine, std::optional<int> gpus)
     if (!imported.ok())
         return {};
     ReadOptions readOptions;
-    readOptions.readFile = [](const std::string& path) -> Expected<std::string> {
-        return readTestFile(path);
-    };
+    readOptions.readFile
+        = [](const std::string& path) -> Expected<std::string> { return readTestFile(path); };
     Expected<Plan> plan = readPlan(imported->planJson, exportPresets(), readOptions);
     EXPECT_TRUE(plan.ok()) << c.label << ": " << plan.error().toString();
     return plan.ok() ? plan.value() : Plan {};
@@ -150,8 +148,7 @@ TEST(ExportRoundTrip, TorchTitan)
         if (recipeIs(c.plan, { "bf16-mixed-16", "fp32", "fp8-deepseek" }))
             EXPECT_EQ(b.recipe.presetId, a.recipe.presetId);
         // Steps round up: the tokens come back within one step's worth.
-        const double stepTokens
-            = static_cast<double>(exportdetail::globalBatch(c.plan)) * a.seqLen;
+        const double stepTokens = static_cast<double>(exportdetail::globalBatch(c.plan)) * a.seqLen;
         EXPECT_GE(b.trainTokens, a.trainTokens);
         EXPECT_LT(b.trainTokens - a.trainTokens, stepTokens);
     }
@@ -180,8 +177,8 @@ TEST(ExportRoundTrip, Megatron)
         EXPECT_EQ(b.zeroStage, std::min(a.zeroStage, 1)); // the distributed optimizer is ZeRO-1
         EXPECT_EQ(b.offloadOptimizer, a.offloadOptimizer);
         EXPECT_EQ(b.flashAttention, a.flashAttention);
-        if (recipeIs(c.plan, { "bf16-mixed-16", "bf16-mixed-18", "fp16-mixed", "fp32",
-                "fp8-deepseek" }))
+        if (recipeIs(
+                c.plan, { "bf16-mixed-16", "bf16-mixed-18", "fp16-mixed", "fp32", "fp8-deepseek" }))
             EXPECT_EQ(b.recipe.presetId, a.recipe.presetId);
         EXPECT_NEAR(b.trainTokens, a.trainTokens, a.seqLen); // --train-samples rounds up
     }

@@ -12,10 +12,10 @@
 #include "document/plandocument.h"
 #include "document/settings.h"
 #include "estimate/estimate.h"
+#include "uitestutil.h"
 #include "window/engineexportdialog.h"
 #include "window/engineimportdialog.h"
 #include "window/mainwindow.h"
-#include "uitestutil.h"
 
 using namespace envelope;
 using namespace envelope::ui;
@@ -58,8 +58,8 @@ private slots:
         dialog.show();
         QVERIFY(QTest::qWaitForWindowExposed(&dialog));
         const Plan& plan = m_window->document()->plan();
-        for (Engine e : { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf,
-                 Engine::Vllm }) {
+        for (Engine e :
+            { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm }) {
             dialog.setEngine(e);
             QCOMPARE(dialog.engine(), e);
             const EngineConfig expected = exportPlan(plan, estimate(plan), e, std::string());
@@ -98,8 +98,8 @@ private slots:
         QVERIFY(dialog.saveTo(path));
         QString error;
         QStringList warnings;
-        QVERIFY2(m_window->importEngineConfigFile(Engine::TorchTitan, path,
-                     QStringLiteral("llama-2-7b"), 16, &error, &warnings),
+        QVERIFY2(m_window->importEngineConfigFile(
+                     Engine::TorchTitan, path, QStringLiteral("llama-2-7b"), 16, &error, &warnings),
             qPrintable(error));
         const Plan& imported = m_window->document()->plan();
         QCOMPARE(imported.cluster.gpus, 16);

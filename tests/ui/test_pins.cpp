@@ -10,8 +10,8 @@
 #include "document/settings.h"
 #include "panels/summarystrip.h"
 #include "panels/trainingpanel.h"
-#include "window/mainwindow.h"
 #include "uitestutil.h"
+#include "window/mainwindow.h"
 
 using namespace envelope;
 using namespace envelope::ui;
@@ -24,10 +24,7 @@ private:
     std::unique_ptr<MainWindow> m_window;
 
     MemoryBarChart* chart() const { return m_window->trainingPanel()->memoryChart(); }
-    SummaryStrip* summary() const
-    {
-        return m_window->trainingPanel()->findChild<SummaryStrip*>();
-    }
+    SummaryStrip* summary() const { return m_window->trainingPanel()->findChild<SummaryStrip*>(); }
 
 private slots:
     void init()

@@ -77,8 +77,9 @@ std::vector<PinnedPlan> loadPins(const QString& path, const PresetLibrary& prese
             return fail(QStringLiteral("pins[%1]: must be {\"label\", \"plan\"}").arg(i));
         Expected<Plan> plan = readPlan(entry["plan"].dump(), presets, options);
         if (!plan)
-            return fail(QStringLiteral("pins[%1].plan.%2").arg(i).arg(
-                QString::fromStdString(plan.error().toString())));
+            return fail(QStringLiteral("pins[%1].plan.%2")
+                            .arg(i)
+                            .arg(QString::fromStdString(plan.error().toString())));
         PinnedPlan pin;
         pin.label = QString::fromStdString(
             entry.value("label", plan->name.empty() ? std::string("pinned") : plan->name));

@@ -16,7 +16,7 @@
 namespace envelope::ui {
 
 struct PinnedPlan {
-    QString label;     // the plan's name when pinned
+    QString label; // the plan's name when pinned
     Plan plan;
     Estimate estimate; // the core's figures for `plan`
 };
@@ -29,7 +29,7 @@ bool savePins(const QString& path, const std::vector<PinnedPlan>& pins, QString*
 
 // Reads the pins (and estimates them). A missing file is no pins; a bad one is an error naming
 // the pin and the JSON path. `baseDir` resolves hf_config paths as for the plan itself.
-std::vector<PinnedPlan> loadPins(const QString& path, const PresetLibrary& presets,
-    QString* error = nullptr);
+std::vector<PinnedPlan> loadPins(
+    const QString& path, const PresetLibrary& presets, QString* error = nullptr);
 
 } // namespace envelope::ui

@@ -34,8 +34,8 @@ EngineExportDialog::EngineExportDialog(PlanDocument* document, QWidget* parent)
     m_engine->addItem(tr("DeepSpeed (config JSON)"), static_cast<int>(Engine::DeepSpeed));
     m_engine->addItem(tr("torchtitan (job TOML)"), static_cast<int>(Engine::TorchTitan));
     m_engine->addItem(tr("Megatron-LM (arguments)"), static_cast<int>(Engine::Megatron));
-    m_engine->addItem(tr("Hugging Face Trainer (TrainingArguments JSON)"),
-        static_cast<int>(Engine::Hf));
+    m_engine->addItem(
+        tr("Hugging Face Trainer (TrainingArguments JSON)"), static_cast<int>(Engine::Hf));
     m_engine->addItem(tr("vLLM (vllm serve)"), static_cast<int>(Engine::Vllm));
     m_text->setReadOnly(true);
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
@@ -92,8 +92,8 @@ void EngineExportDialog::refresh()
         m_save->setEnabled(false);
         return;
     }
-    m_config = exportPlan(plan, estimate(plan), engine(),
-        modelRepository(plan, m_document->presets()));
+    m_config
+        = exportPlan(plan, estimate(plan), engine(), modelRepository(plan, m_document->presets()));
     m_text->setPlainText(text());
     m_save->setEnabled(true);
     // JSON has no comments, so Envelope's figures are shown here instead of in the file.

@@ -44,8 +44,7 @@ EngineImportDialog::EngineImportDialog(
     form->addRow(fileLabel, fileRow);
     form->addRow(tr("&Model:"), m_model);
     form->addRow(tr("&GPUs:"), m_gpus);
-    auto* buttons
-        = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("&Import"));
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);

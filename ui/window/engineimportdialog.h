@@ -18,12 +18,12 @@ namespace envelope::ui {
 class EngineImportDialog : public QDialog {
     Q_OBJECT
 public:
-    EngineImportDialog(const PresetLibrary& presets, const QString& initialModel,
-        QWidget* parent = nullptr);
+    EngineImportDialog(
+        const PresetLibrary& presets, const QString& initialModel, QWidget* parent = nullptr);
 
     Engine engine() const;
     QString filePath() const;
-    QString model() const;           // a preset id or a config.json path
+    QString model() const; // a preset id or a config.json path
     std::optional<int> gpus() const; // empty: from the file
     void setFilePath(const QString& path); // also guesses the engine from the extension
 

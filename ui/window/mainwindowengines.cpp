@@ -28,10 +28,11 @@ bool MainWindow::importEngineConfigFile(Engine engine, const QString& path, cons
     ImportOptions options;
     options.gpus = gpus;
     options.sourceName = QFileInfo(path).fileName().toStdString();
-    const bool configFile = model.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)
-        || QFileInfo(model).isFile();
+    const bool configFile
+        = model.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) || QFileInfo(model).isFile();
     options.modelJson = configFile
-        ? nlohmann::json { { "hf_config", QFileInfo(model).absoluteFilePath().toStdString() } }.dump()
+        ? nlohmann::json { { "hf_config", QFileInfo(model).absoluteFilePath().toStdString() } }
+              .dump()
         : nlohmann::json(model.toStdString()).dump();
     Expected<ImportedPlan> imported
         = envelope::importEngineConfig(engine, *text, m_document->presets(), options);
@@ -67,38 +68,41 @@ void MainWindow::importEngineConfig()
         return;
     const Plan& current = m_document->plan();
     EngineImportDialog dialog(m_document->presets(),
-        QString::fromStdString(current.model.presetId.empty() ? std::string("llama-2-7b")
-                                                              : current.model.presetId),
+        QString::fromStdString(
+            current.model.presetId.empty() ? std::string("llama-2-7b") : current.model.presetId),
         this);
     if (dialog.exec() != QDialog::Accepted)
         return;
     QString error;
     QStringList warnings;
-    if (!importEngineConfigFile(dialog.engine(), dialog.filePath(), dialog.model(), dialog.gpus(),
-            &error, &warnings)) {
+    if (!importEngineConfigFile(
+            dialog.engine(), dialog.filePath(), dialog.model(), dialog.gpus(), &error, &warnings)) {
         showError(tr("Could not import %1").arg(QFileInfo(dialog.filePath()).fileName()), error);
         return;
     }
     if (!warnings.isEmpty())
-        QMessageBox::information(this, tr("Imported %1").arg(QFileInfo(dialog.filePath()).fileName()),
-            tr("The plan was read. Settings it cannot hold:\n\n• %1").arg(warnings.join(
-                QStringLiteral("\n• "))));
+        QMessageBox::information(this,
+            tr("Imported %1").arg(QFileInfo(dialog.filePath()).fileName()),
+            tr("The plan was read. Settings it cannot hold:\n\n• %1")
+                .arg(warnings.join(QStringLiteral("\n• "))));
     statusBar()->showMessage(tr("Imported %1").arg(QFileInfo(dialog.filePath()).fileName()), 4000);
 }
 
 void MainWindow::pinPlan()
 {
     if (!m_document->pinCurrent()) {
-        showError(tr("Cannot pin"), tr("The plan is not valid: %1").arg(m_document->validationMessage()));
+        showError(
+            tr("Cannot pin"), tr("The plan is not valid: %1").arg(m_document->validationMessage()));
         return;
     }
     // Pins are saved beside the plan (PLAN.pins.json); mark the document so Save writes them.
-    statusBar()->showMessage(tr("Pinned \u201c%1\u201d: the memory chart shows it beside the "
-                                "plan; Save keeps it in %2")
-                                 .arg(m_document->pins().back().label,
-                                     m_document->filePath().isEmpty()
-                                         ? tr("PLAN.pins.json")
-                                         : QFileInfo(pinsPathFor(m_document->filePath())).fileName()),
+    statusBar()->showMessage(
+        tr("Pinned \u201c%1\u201d: the memory chart shows it beside the "
+           "plan; Save keeps it in %2")
+            .arg(m_document->pins().back().label,
+                m_document->filePath().isEmpty()
+                    ? tr("PLAN.pins.json")
+                    : QFileInfo(pinsPathFor(m_document->filePath())).fileName()),
         6000);
 }
 
