@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "io/files.h"
+#include "planload.h"
 #include "plan/planio.h"
 #include "search/search.h"
 #include "search/solution.h"
@@ -26,12 +26,12 @@ struct SolveArgs {
     int gpusPerNode = 0;
     std::string format = "json";
     std::string units = "gb";
+    std::vector<std::string> sets; // --set PATH=VALUE overrides of the plan file
 };
 
 namespace {
 
 constexpr int kOk = 0;
-constexpr int kFailure = 1;
 constexpr int kBadPlan = 2;
 constexpr int kNoSolution = 3;
 
@@ -60,6 +60,7 @@ std::shared_ptr<SolveArgs> addSolveCommand(CLI::App& app)
         ->check(CLI::IsMember({ "json", "text", "markdown", "csv" }));
     cmd->add_option("--units", args->units, "byte units of text output: gb or gib")
         ->check(CLI::IsMember({ "gb", "gib" }));
+    addSetOption(cmd, args->sets);
     return args;
 }
 
@@ -87,24 +88,12 @@ int runSolve(const SolveArgs& args)
     ByteUnits units = ByteUnits::GB;
     parseByteUnits(args.units, units);
 
-    Expected<PresetLibrary> presets = io::loadPresets();
-    if (!presets) {
-        std::cerr << "envelope-cli: " << presets.error().toString() << "\n";
-        return kFailure;
-    }
-    Expected<std::string> text = io::readTextFile(args.planPath);
-    if (!text) {
-        std::cerr << "envelope-cli: " << text.error().toString() << "\n";
-        return kFailure;
-    }
-    ReadOptions read;
-    read.readFile = io::readTextFile;
-    read.baseDir = std::filesystem::path(args.planPath).parent_path().string();
-    Expected<Plan> plan = readPlan(*text, *presets, read);
-    if (!plan) {
-        std::cerr << args.planPath << ": " << plan.error().toString() << "\n";
-        return kBadPlan;
-    }
+    // The plan file with its --set overrides, read and validated as every command reads it.
+    int status = kOk;
+    std::optional<PlanFile> file = readPlanFile(args.planPath, args.sets, status);
+    if (!file)
+        return status;
+    const Plan* plan = &file->plan;
 
     const SearchResult result = search(*plan, options);
     if (args.format == "json")

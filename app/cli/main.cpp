@@ -4,6 +4,8 @@
 //   envelope-cli explain PLAN.json [--units gb|gib]
 //   envelope-cli import-hf CONFIG.json [--model-only]
 //   envelope-cli presets [models|gpus|recipes]
+//   envelope-cli export|import|compare ...   (cmd_export.cpp, cmd_import.cpp, cmd_compare.cpp)
+// estimate, explain, export and compare take --set PATH=VALUE (repeatable).
 //
 // Exit status: 0 success, 2 a bad plan (stderr names the JSON path), 1 anything else.
 #include <exception>
@@ -21,6 +23,11 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "report/textreport.h"
+
+#include "cmd_compare.h"
+#include "cmd_export.h"
+#include "cmd_import.h"
+#include "planload.h"
 
 namespace envelope::cli {
 namespace {
@@ -47,29 +54,15 @@ struct LoadedPlan {
     Plan plan;
 };
 
-// Reads and validates a plan; on failure prints the error and sets `status`.
-std::optional<LoadedPlan> loadPlan(const std::string& path, int& status)
+// Reads and validates a plan (with its --set overrides); on failure prints the error and sets
+// `status`.
+std::optional<LoadedPlan> loadPlan(
+    const std::string& path, int& status, const std::vector<std::string>& sets = {})
 {
-    Expected<PresetLibrary> presets = loadPresets();
-    if (!presets) {
-        status = fail(presets.error().toString());
+    std::optional<PlanFile> file = readPlanFile(path, sets, status);
+    if (!file)
         return std::nullopt;
-    }
-    Expected<std::string> text = readTextFile(path);
-    if (!text) {
-        status = fail(text.error().toString());
-        return std::nullopt;
-    }
-    ReadOptions options;
-    options.readFile = readTextFile;
-    options.baseDir = std::filesystem::path(path).parent_path().string();
-    Expected<Plan> plan = readPlan(*text, *presets, options);
-    if (!plan) {
-        std::cerr << path << ": " << plan.error().toString() << "\n";
-        status = kBadPlan;
-        return std::nullopt;
-    }
-    return LoadedPlan { std::move(presets).value(), std::move(plan).value() };
+    return LoadedPlan { std::move(file->presets), std::move(file->plan) };
 }
 
 Estimate estimateWithWarnings(const Plan& plan, bool explain)
@@ -83,10 +76,11 @@ Estimate estimateWithWarnings(const Plan& plan, bool explain)
     return e;
 }
 
-int runEstimate(const std::string& path, const std::string& format, ByteUnits units)
+int runEstimate(const std::string& path, const std::string& format, ByteUnits units,
+    const std::vector<std::string>& sets)
 {
     int status = kOk;
-    std::optional<LoadedPlan> loaded = loadPlan(path, status);
+    std::optional<LoadedPlan> loaded = loadPlan(path, status, sets);
     if (!loaded)
         return status;
     const bool json = format == "json";
@@ -99,10 +93,10 @@ int runEstimate(const std::string& path, const std::string& format, ByteUnits un
     return kOk;
 }
 
-int runExplain(const std::string& path, ByteUnits units)
+int runExplain(const std::string& path, ByteUnits units, const std::vector<std::string>& sets)
 {
     int status = kOk;
-    std::optional<LoadedPlan> loaded = loadPlan(path, status);
+    std::optional<LoadedPlan> loaded = loadPlan(path, status, sets);
     if (!loaded)
         return status;
     std::cout << formatExplanations(loaded->plan, estimateWithWarnings(loaded->plan, true), units);
@@ -174,6 +168,7 @@ int run(int argc, char** argv)
 
     std::string planPath, format = "json", unitsText = "gb", configPath, kind;
     bool modelOnly = false;
+    std::vector<std::string> sets;
 
     CLI::App* estimateCmd
         = app.add_subcommand("estimate", "Estimate a plan (result JSON by default)");
@@ -181,11 +176,13 @@ int run(int argc, char** argv)
     estimateCmd->add_option("--format", format, "json, text or markdown")
         ->check(CLI::IsMember({ "json", "text", "markdown" }));
     estimateCmd->add_option("--units", unitsText, "byte units of text output: gb or gib");
+    addSetOption(estimateCmd, sets);
 
     CLI::App* explainCmd
         = app.add_subcommand("explain", "Every figure with its formula and source");
     explainCmd->add_option("PLAN", planPath, "plan JSON file")->required();
     explainCmd->add_option("--units", unitsText, "byte units: gb or gib");
+    addSetOption(explainCmd, sets);
 
     CLI::App* importCmd = app.add_subcommand(
         "import-hf", "Print the model object (JSON) of a Hugging Face config.json and its params");
@@ -198,6 +195,12 @@ int run(int argc, char** argv)
         ->check(CLI::IsMember({ "models", "gpus", "recipes" }));
 
     const auto solveArgs = addSolveCommand(app);
+    ExportCommand exportCommand;
+    registerExport(app, exportCommand);
+    ImportCommand importCommand;
+    registerImport(app, importCommand);
+    CompareCommand compareCommand;
+    registerCompare(app, compareCommand);
 
     try {
         app.parse(argc, argv);
@@ -212,10 +215,16 @@ int run(int argc, char** argv)
 
     if (solveChosen(*solveArgs))
         return runSolve(*solveArgs);
+    if (*exportCommand.command)
+        return runExport(exportCommand);
+    if (*importCommand.command)
+        return runImport(importCommand);
+    if (*compareCommand.command)
+        return runCompare(compareCommand);
     if (*estimateCmd)
-        return runEstimate(planPath, format, units);
+        return runEstimate(planPath, format, units, sets);
     if (*explainCmd)
-        return runExplain(planPath, units);
+        return runExplain(planPath, units, sets);
     if (*importCmd)
         return runImportHf(configPath, modelOnly);
     return runPresets(kind);

@@ -21,7 +21,19 @@ for f in models gpus recipes default-plan; do
   [ -f "$root/install/usr/share/envelope/presets/$f.json" ] || { echo "missing presets/$f.json"; exit 1; }
 done
 
+for f in man/man1/envelope-cli.1.gz bash-completion/completions/envelope-cli \
+         doc/envelope/copyright doc/envelope/changelog.gz; do
+  [ -f "$root/install/usr/share/$f" ] || { echo "missing /usr/share/$f"; exit 1; }
+done
+# The completion script loads and completes a subcommand.
+bash -c "source /usr/share/bash-completion/bash_completion 2>/dev/null || true
+         source '$root/install/usr/share/bash-completion/completions/envelope-cli'
+         complete -p envelope-cli" >/dev/null || { echo "the bash completion does not load"; exit 1; }
+
 if [ "$gui" = ON ]; then
+  for f in man/man1/envelope.1.gz bash-completion/completions/envelope; do
+    [ -f "$root/install/usr/share/$f" ] || { echo "missing /usr/share/$f"; exit 1; }
+  done
   for f in applications/io.envelope.Envelope.desktop \
            icons/hicolor/scalable/apps/io.envelope.Envelope.svg \
            metainfo/io.envelope.Envelope.metainfo.xml; do

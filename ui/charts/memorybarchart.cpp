@@ -140,6 +140,17 @@ void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, dou
                 { tenantName(m_tenants[t]), tenantColor(m_tenants[t]), ChartLegend::Marker::Box });
     }
 
+    // Ghost columns (pinned plans) keep the tenant colours, faded: QBarSet's per-bar selection.
+    for (std::size_t t = 0; t < m_tenants.size(); ++t) {
+        QColor ghost = tenantColor(m_tenants[t]);
+        ghost.setAlphaF(0.35f);
+        m_sets[t]->setSelectedColor(ghost);
+        m_sets[t]->deselectAllBars();
+        for (int c = 0; c < n; ++c)
+            if (columns[std::size_t(c)].ghost)
+                m_sets[t]->selectBar(c);
+    }
+
     m_totalTexts.clear();
     for (const MemoryBarColumn& c : columns) {
         QString text = bytesText(c.bytes.total(), units);
@@ -147,6 +158,10 @@ void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, dou
             text += *c.fits ? QStringLiteral(" ✓") : QStringLiteral(" ✗");
         m_totalTexts.push_back(text);
     }
+
+    m_totalTexts.clear();
+    for (int c = 0; c < columns; ++c)
+        m_totalTexts.push_back(bytesText(totalBytes[std::size_t(c)], units));
     // The category labels are set in placeOverlays(), which knows the plot's width.
 
     m_hbm = finite(toDisplayUnits(hbmBytes, units));
@@ -281,7 +296,9 @@ void MemoryBarChart::onHovered(bool status, int index, QBarSet* set)
     const Tenant tenant = m_tenants[std::size_t(it - m_sets.begin())];
     const MemoryBarColumn& column = m_columns[std::size_t(index)];
     QString text = QStringLiteral("<b>%1</b> — %2<br>%3")
-                       .arg(tenantName(tenant), column.label.toHtmlEscaped(),
+                       .arg(tenantName(tenant),
+                           (column.tooltipLabel.isEmpty() ? column.label : column.tooltipLabel)
+                               .toHtmlEscaped(),
                            bytesText(tenantBytes(column.bytes, tenant), m_units));
     if (m_formulaProvider) {
         const QString formula = m_formulaProvider(index, tenant);

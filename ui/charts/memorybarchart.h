@@ -31,6 +31,8 @@ struct MemoryBarColumn {
     QString label;
     MemoryBreakdown bytes;
     std::optional<bool> fits; // when set, the total reads "62.3 GB ✓" or, in red, "✗"
+    bool ghost = false;       // drawn faded in the same colours (a pinned plan)
+    QString tooltipLabel;     // the column's name in its tooltip, when longer than `label`
 };
 
 // The second reference line: its name ("90% usable", "util. 0.90") and height.
@@ -96,6 +98,8 @@ private:
     int m_highlighted = -1;
     bool m_twoLineLabels = false; // category labels broken onto two lines (narrow plot)
     FormulaProvider m_formulaProvider;
+    std::vector<PinnedColumn> m_pinned;
+    QStringList m_pinnedNames; // per drawn pinned column, for its tooltip
 };
 
 } // namespace envelope::ui

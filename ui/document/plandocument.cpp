@@ -15,7 +15,7 @@ PlanDocument::PlanDocument(PresetLibrary presets, Settings* settings, QObject* p
     , m_settings(settings)
 {
     connect(m_undoStack, &QUndoStack::cleanChanged, this,
-        [this](bool clean) { emit modifiedChanged(!clean); });
+        [this](bool clean) { emit modifiedChanged(!clean || m_pinsModified); });
     if (m_settings)
         connect(m_settings, &Settings::unitsChanged, this, [this] {
             // The same figures in the new units (suggestion texts carry formatted bytes), also
@@ -71,9 +71,43 @@ void PlanDocument::reset(const Plan& plan, const QString& filePath)
     setFilePath(filePath);
     recompute();
     m_undoStack->setClean();
+    const bool hadPins = !m_pins.empty();
+    m_pins.clear(); // a new or opened plan starts unpinned (MainWindow restores saved pins)
+    m_pinsModified = false;
     if (changed)
         emit planChanged();
     emit modifiedChanged(false);
+    if (hadPins)
+        emit pinsChanged();
+}
+
+bool PlanDocument::pinCurrent()
+{
+    if (!isValid())
+        return false;
+    m_pins.push_back({ QString::fromStdString(m_plan.name), m_plan, m_results.estimate });
+    m_pinsModified = true; // pins are saved with the plan: closing must offer to save them
+    emit pinsChanged();
+    emit modifiedChanged(true);
+    return true;
+}
+
+void PlanDocument::setPins(std::vector<PinnedPlan> pins)
+{
+    m_pins = std::move(pins);
+    m_pinsModified = false; // as read from disk, or none
+    emit pinsChanged();
+    emit modifiedChanged(isModified());
+}
+
+void PlanDocument::clearPins()
+{
+    if (m_pins.empty())
+        return;
+    m_pins.clear();
+    m_pinsModified = true;
+    emit pinsChanged();
+    emit modifiedChanged(true);
 }
 
 void PlanDocument::setFilePath(const QString& path)
@@ -86,12 +120,16 @@ void PlanDocument::setFilePath(const QString& path)
 
 bool PlanDocument::isModified() const
 {
-    return !m_undoStack->isClean();
+    return !m_undoStack->isClean() || m_pinsModified;
 }
 
 void PlanDocument::markSaved()
 {
     m_undoStack->setClean();
+    if (m_pinsModified) {
+        m_pinsModified = false;
+        emit modifiedChanged(isModified());
+    }
 }
 
 ByteUnits PlanDocument::units() const

@@ -15,6 +15,8 @@
 #include "document/trainingresults.h"
 #include "plan/plan.h"
 #include "plan/presets.h"
+#include "document/pins.h"
+#include "document/trainingresults.h"
 
 class QUndoStack;
 
@@ -60,6 +62,13 @@ public:
     bool isModified() const;
     void markSaved(); // the current state is what is on disk
 
+    // Pinned snapshots (document/pins.h). A new or opened plan starts with none; MainWindow
+    // restores a saved plan's pins after opening it. Pinning is not an edit of the plan.
+    const std::vector<PinnedPlan>& pins() const { return m_pins; }
+    bool pinCurrent(); // false when the plan is not valid (nothing trustworthy to keep)
+    void setPins(std::vector<PinnedPlan> pins);
+    void clearPins(); // an edit the user saves, unlike setPins (what is on disk)
+
     // The display units every panel formats bytes in (Settings::units()).
     ByteUnits units() const;
 
@@ -69,6 +78,7 @@ signals:
     void validationChanged(const QString& message);
     void filePathChanged(const QString& path);
     void modifiedChanged(bool modified);
+    void pinsChanged();
 
 private:
     void recompute();
@@ -82,6 +92,8 @@ private:
     QUndoStack* m_undoStack;
     QString m_filePath;
     Settings* m_settings;
+    std::vector<PinnedPlan> m_pins;
+    bool m_pinsModified = false;
 };
 
 } // namespace envelope::ui

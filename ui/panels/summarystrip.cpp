@@ -44,6 +44,8 @@ SummaryStrip::SummaryStrip(QWidget* parent)
     m_headroom = addCard(tr("Headroom"), &m_headroomCaption);
     m_minGpus = addCard(tr("Min GPUs"));
     m_largest = addCard(tr("Largest tenant"));
+    m_vsPinned = addCard(tr("vs pinned"), &m_vsPinnedCaption);
+    m_vsPinned->parentWidget()->setVisible(false); // shown once a plan is pinned
 
     // The best single change takes the rest of the row; a long one ("micro-batch 16 -> 1
     // (grad-accum x16) saves 52.4 GB (not enough alone)") wraps within it, and below 260 px
@@ -143,6 +145,21 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
     const bool offer = !m.fits && !results.suggestions.empty();
     if (m_apply->isHidden() == offer)
         m_apply->setVisible(offer);
+}
+
+void SummaryStrip::setPinComparison(const QString& caption, const QString& text)
+{
+    m_vsPinnedCaption->setText(caption);
+    m_vsPinned->setText(text);
+    m_vsPinned->setToolTip(text);
+    const bool show = !text.isEmpty();
+    if (m_vsPinned->parentWidget()->isHidden() == show)
+        m_vsPinned->parentWidget()->setVisible(show);
+}
+
+QString SummaryStrip::pinComparisonText() const
+{
+    return m_vsPinned->text();
 }
 
 QString SummaryStrip::totalText() const

@@ -32,6 +32,10 @@ public:
     QString minGpusText() const;
     QString largestText() const;
     QString suggestionText() const;
+    // The change against the latest pinned plan ("37.3 GB (+4.1 GB, +12%) vs Llama ZeRO-1");
+    // an empty text hides the card.
+    void setPinComparison(const QString& caption, const QString& text);
+    QString pinComparisonText() const;
     ValueLabel* largestLabel() const { return m_largest; }
     ValueLabel* suggestionLabel() const { return m_suggestion; }
     FlowLayout* flowLayout() const { return m_layout; }
@@ -54,6 +58,8 @@ private:
     ValueLabel* m_minGpus;
     ValueLabel* m_largest;
     ValueLabel* m_suggestion;
+    ValueLabel* m_vsPinned;
+    QLabel* m_vsPinnedCaption = nullptr;
     QToolButton* m_apply;
     FlowLayout* m_layout;
     QString m_fitsBadgeStyle; // resources/styles/fit-badge.qss in the fits colour

@@ -21,6 +21,7 @@
 #include "panels/detailspane.h"
 #include "panels/panelchrome.h"
 #include "panels/summarystrip.h"
+#include "report/compare.h"
 #include "widgets/throughputformat.h"
 
 namespace envelope::ui {
@@ -128,6 +129,7 @@ TrainingPanel::TrainingPanel(PlanDocument* document, QWidget* parent)
     connect(document, &PlanDocument::validationChanged, this, [this](const QString& message) {
         m_summary->applyButton()->setEnabled(message.isEmpty());
     });
+    connect(document, &PlanDocument::pinsChanged, this, &TrainingPanel::redraw);
     connect(m_sweepChart, &SweepChart::axisChanged, this, &TrainingPanel::redraw);
     connect(m_summary, &SummaryStrip::applySuggestionRequested, this, [this] {
         // The suggestions belong to the last valid plan: applying one over an invalid edit
@@ -188,6 +190,7 @@ void TrainingPanel::draw()
     const Plan& plan = m_document->plan();
     m_summary->setResults(results, plan.cluster.gpus, units);
     drawMemoryChart();
+    showPinComparison(units);
     m_sweepChart->setResults(results, plan.training.seqLen, plan.training.microBatch, units);
     m_detailsStale = true;
     if (m_details->isVisible() && m_details->height() > 0)
@@ -202,9 +205,17 @@ void TrainingPanel::drawMemoryChart()
         = m_compare == Compare::ZeroStages ? results.zeroVariants : results.recomputeVariants;
     const TrainingMemory& own = results.estimate.training;
     std::vector<MemoryBarColumn> columns;
-    columns.reserve(variants.size() + 1);
+    columns.reserve(variants.size() + m_document->pins().size() + 1);
     columns.push_back({ tr("This plan"), own.perGpu, std::nullopt });
-    int highlighted = -1;
+    // Pinned plans right after it, ghosted ("Pinned", "Pinned 2"; the name is in the tooltip).
+    const std::vector<PinnedPlan>& pins = m_document->pins();
+    for (std::size_t i = 0; i < pins.size(); ++i) {
+        MemoryBarColumn pinned { pins.size() == 1 ? tr("Pinned") : tr("Pinned %1").arg(i + 1),
+            pins[i].estimate.training.perGpu, std::nullopt };
+        pinned.ghost = true;
+        pinned.tooltipLabel = tr("pinned \u201c%1\u201d").arg(pins[i].label);
+        columns.push_back(std::move(pinned));
+    }    int highlighted = -1;
     for (const Variant& v : variants) {
         if (v.current)
             highlighted = int(columns.size());
@@ -216,6 +227,27 @@ void TrainingPanel::drawMemoryChart()
         own.gpuMemoryBytes * kUsableFraction };
     m_memoryChart->setColumns(
         columns, own.gpuMemoryBytes, usable, m_document->units(), highlighted);
+}
+
+void TrainingPanel::showPinComparison(ByteUnits units)
+{
+    if (m_document->pins().empty()) {
+        m_summary->setPinComparison({}, {});
+        return;
+    }
+    // The core's comparison rows (report/compare.h), the latest pin first, so each cell reads
+    // as this plan's value and its change against the pin.
+    const PinnedPlan& pin = m_document->pins().back();
+    const std::vector<report::ComparedPlan> plans {
+        { pin.label.toStdString(), &pin.plan, &pin.estimate },
+        { m_document->plan().name, &m_document->plan(), &m_document->results().estimate },
+    };
+    QStringList cells;
+    for (const report::CompareRow& row : report::compareRows(plans))
+        if (row.key == "training.per_gpu_bytes.total" || row.key == "training.step_time_s")
+            cells.push_back(QString::fromStdString(report::formatCell(row, 1, units)));
+    m_summary->setPinComparison(
+        tr("vs pinned \u201c%1\u201d (memory, step)").arg(pin.label), cells.join(QStringLiteral(" · ")));
 }
 
 void TrainingPanel::refreshDetails()

@@ -5,6 +5,8 @@
 
 #include <QWidget>
 
+#include "base/units.h"
+
 class QComboBox;
 class QLabel;
 class QHBoxLayout;
@@ -59,6 +61,7 @@ private:
     void draw();
     void drawMemoryChart();
     void refreshDetails();
+    void showPinComparison(ByteUnits units);
 
     PlanDocument* m_document;
     ModelControls* m_model;

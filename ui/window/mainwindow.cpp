@@ -109,6 +109,8 @@ void MainWindow::createMenus()
     exportMenu->addAction(tr("&Window as PNG…"), this, &MainWindow::exportWindowPng);
     exportMenu->addAction(tr("Summary as &Markdown to clipboard"), QKeySequence(tr("Ctrl+Shift+C")),
         this, &MainWindow::copySummaryMarkdown);
+    exportMenu->addAction(tr("&Engine config…"), this, &MainWindow::exportEngineConfig);
+    file->addAction(tr("&Import engine config…"), this, &MainWindow::importEngineConfig);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -119,6 +121,9 @@ void MainWindow::createMenus()
     m_redo->setShortcut(QKeySequence::Redo);
     edit->addAction(m_undo);
     edit->addAction(m_redo);
+    edit->addSeparator();
+    edit->addAction(tr("&Pin this plan"), QKeySequence(tr("Ctrl+Shift+P")), this, &MainWindow::pinPlan);
+    edit->addAction(tr("C&lear pins"), this, &MainWindow::clearPins);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QMenu* units = view->addMenu(tr("&Units"));

@@ -5,7 +5,9 @@
 #include <QMainWindow>
 
 #include <functional>
+#include <optional>
 
+#include "export/export.h"
 #include "plan/presets.h"
 
 class QAction;
@@ -40,6 +42,10 @@ public:
     void newPlan();
     void restoreSession(); // the last session's plan, else presets/default-plan.json
     bool importHfConfigFile(const QString& path, QString* error = nullptr);
+    // A DeepSpeed / torchtitan / Megatron file as a new, untitled plan (mainwindowengines.cpp).
+    // `model` is a preset id or a config.json path; `warnings` gets what the plan cannot hold.
+    bool importEngineConfigFile(Engine engine, const QString& path, const QString& model,
+        std::optional<int> gpus, QString* error = nullptr, QStringList* warnings = nullptr);
 
     // What to do with unsaved changes; by default a dialog. Tests replace it.
     void setSavePrompt(std::function<int()> prompt) { m_savePrompt = std::move(prompt); }
@@ -56,6 +62,10 @@ public slots:
     void exportChartSvg();
     void exportWindowPng();
     void copySummaryMarkdown();
+    void exportEngineConfig();
+    void importEngineConfig();
+    void pinPlan();
+    void clearPins();
 
 protected:
     void closeEvent(QCloseEvent* event) override;

@@ -63,7 +63,13 @@ bool MainWindow::openFile(const QString& path, QString* error)
     }
     m_document->reset(*plan, QFileInfo(path).absoluteFilePath());
     m_settings->addRecentFile(QFileInfo(path).absoluteFilePath());
-    statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(path)), 4000);
+    // The plan's pins, if it has a sibling PLAN.pins.json; a bad pins file never blocks the plan.
+    QString pinsError;
+    m_document->setPins(loadPins(pinsPathFor(path), m_document->presets(), &pinsError));
+    statusBar()->showMessage(pinsError.isEmpty()
+            ? tr("Opened %1").arg(QDir::toNativeSeparators(path))
+            : tr("Opened %1; pins not read: %2").arg(QDir::toNativeSeparators(path), pinsError),
+        pinsError.isEmpty() ? 4000 : 10000);
     return true;
 }
 
@@ -83,6 +89,8 @@ bool MainWindow::saveFile(const QString& path, QString* error)
             *error = file.errorString();
         return false;
     }
+    if (!savePins(pinsPathFor(path), m_document->pins(), error))
+        return false;
     m_document->setFilePath(QFileInfo(path).absoluteFilePath());
     m_document->markSaved();
     m_settings->addRecentFile(QFileInfo(path).absoluteFilePath());

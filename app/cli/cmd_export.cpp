@@ -1,0 +1,57 @@
+// The plan as the engine's configuration. The file goes to stdout (or -o FILE, written
+// atomically); the launch line, Envelope's figures when the format has no comments, and every
+// setting the engine cannot express go to stderr, so `> ds_config.json` stays a valid file.
+#include "cmd_export.h"
+
+#include <iostream>
+
+#include "export/export.h"
+#include "planload.h"
+
+namespace envelope::cli {
+
+void registerExport(CLI::App& app, ExportCommand& c)
+{
+    c.command = app.add_subcommand("export",
+        "Write the plan as an engine's configuration (DeepSpeed JSON, torchtitan TOML, "
+        "Megatron arguments, HF TrainingArguments, vllm serve flags)");
+    c.command->add_option("PLAN", c.planPath, "plan JSON file")->required();
+    c.command->add_option("--to", c.engine, "deepspeed, torchtitan, megatron, hf or vllm")
+        ->required()
+        ->check(CLI::IsMember({ "deepspeed", "torchtitan", "megatron", "hf", "vllm" }));
+    c.command->add_option("-o,--output", c.output, "write the configuration to FILE");
+    addSetOption(c.command, c.sets);
+}
+
+int runExport(const ExportCommand& c)
+{
+    int status = kExitOk;
+    std::optional<PlanFile> loaded = readPlanFile(c.planPath, c.sets, status);
+    if (!loaded)
+        return status;
+    Engine engine = Engine::DeepSpeed;
+    if (!parseEngine(c.engine, engine)) {
+        std::cerr << "envelope-cli: --to: must be " << kEngineIdList << ", got \"" << c.engine
+                  << "\"\n";
+        return kExitFailure;
+    }
+    const Estimate e = estimatePlan(loaded->plan, false);
+    const EngineConfig config
+        = exportPlan(loaded->plan, e, engine, modelRepository(loaded->plan, loaded->presets));
+    if (c.output.empty()) {
+        std::cout << config.text;
+    } else if (std::string error = writeFileAtomically(c.output, config.text); !error.empty()) {
+        std::cerr << "envelope-cli: " << error << "\n";
+        return kExitFailure;
+    }
+    const bool commented = config.text.find("# Envelope export") != std::string::npos;
+    if (!commented)
+        for (const std::string& f : config.figures)
+            std::cerr << "# " << f << "\n";
+    std::cerr << "launch: " << config.launch << "\n";
+    for (const std::string& w : config.warnings)
+        std::cerr << "warning: " << w << "\n";
+    return kExitOk;
+}
+
+} // namespace envelope::cli

@@ -1,0 +1,17 @@
+// envelope-cli export PLAN.json --to ENGINE [-o FILE] [--set PATH=VALUE ...]
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace envelope::cli {
+
+struct ExportCommand {
+    CLI::App* command = nullptr;
+    std::string planPath, engine, output;
+    std::vector<std::string> sets;
+};
+
+void registerExport(CLI::App& app, ExportCommand& c);
+int runExport(const ExportCommand& c);
+
+} // namespace envelope::cli

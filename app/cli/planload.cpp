@@ -1,0 +1,98 @@
+#include "planload.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "io/files.h"
+#include "plan/planio.h"
+#include "plan/setpath.h"
+
+namespace envelope::cli {
+
+std::optional<PlanFile> readPlanFile(
+    const std::string& path, const std::vector<std::string>& sets, int& status)
+{
+    Expected<PresetLibrary> presets = io::loadPresets();
+    if (!presets) {
+        std::cerr << "envelope-cli: " << presets.error().toString() << "\n";
+        status = kExitFailure;
+        return std::nullopt;
+    }
+    Expected<std::string> text = io::readTextFile(path);
+    if (!text) {
+        std::cerr << "envelope-cli: " << text.error().toString() << "\n";
+        status = kExitFailure;
+        return std::nullopt;
+    }
+    std::string planText = std::move(text).value();
+    if (!sets.empty()) {
+        Expected<std::string> edited = applySetsToText(planText, sets);
+        if (!edited) {
+            std::cerr << path << ": " << edited.error().toString() << "\n";
+            status = kExitBadPlan;
+            return std::nullopt;
+        }
+        planText = std::move(edited).value();
+    }
+    ReadOptions options;
+    options.readFile = io::readTextFile;
+    options.baseDir = std::filesystem::path(path).parent_path().string();
+    Expected<Plan> plan = readPlan(planText, *presets, options);
+    if (!plan) {
+        std::cerr << path << (sets.empty() ? "" : " (with --set)") << ": "
+                  << plan.error().toString() << "\n";
+        status = kExitBadPlan;
+        return std::nullopt;
+    }
+    return PlanFile { std::move(presets).value(), std::move(plan).value() };
+}
+
+void addSetOption(CLI::App* command, std::vector<std::string>& sets)
+{
+    command
+        ->add_option("--set", sets,
+            "override one plan field by its JSON path, e.g. --set training.tp=8 --set gpu=h200 "
+            "(repeatable)")
+        ->allow_extra_args(false);
+}
+
+Estimate estimatePlan(const Plan& plan, bool explain)
+{
+    EstimateOptions options;
+    options.explain = explain;
+    Estimate e = estimate(plan, options);
+    for (std::string& w : planWarnings(plan))
+        if (std::find(e.warnings.begin(), e.warnings.end(), w) == e.warnings.end())
+            e.warnings.push_back(std::move(w));
+    return e;
+}
+
+std::string writeFileAtomically(const std::string& path, const std::string& text)
+{
+    const std::string temporary = path + ".envelope-tmp";
+    {
+        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+        if (!out)
+            return "cannot write " + temporary;
+        out << text;
+        out.flush();
+        if (!out) {
+            std::remove(temporary.c_str());
+            return "cannot write " + temporary;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(temporary, path, ec);
+    if (ec) {
+        std::remove(temporary.c_str());
+        return "cannot replace " + path + ": " + ec.message();
+    }
+    return {};
+}
+
+} // namespace envelope::cli

@@ -1,0 +1,40 @@
+// Reading a plan file for a subcommand, with its `--set PATH=VALUE` overrides applied before
+// validation (so they get the file's messages), and estimating it with the plan's warnings.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "estimate/estimate.h"
+#include "plan/presets.h"
+
+namespace envelope::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadPlan = 2;
+
+struct PlanFile {
+    PresetLibrary presets;
+    Plan plan;
+};
+
+// Prints the error (naming the file and the JSON path) and sets `status` on failure: 2 for a bad
+// plan or --set, 1 when the file cannot be read.
+std::optional<PlanFile> readPlanFile(
+    const std::string& path, const std::vector<std::string>& sets, int& status);
+
+// Adds the repeatable `--set PATH=VALUE` option to `command`.
+void addSetOption(CLI::App* command, std::vector<std::string>& sets);
+
+// The estimate, with planWarnings() merged into its warnings.
+Estimate estimatePlan(const Plan& plan, bool explain);
+
+// Writes `text` to `path` through a temporary file and a rename, so a failure never leaves a
+// half-written file. Returns an error message or "".
+std::string writeFileAtomically(const std::string& path, const std::string& text);
+
+} // namespace envelope::cli

@@ -1,0 +1,50 @@
+// Helpers shared by the exporters and importers (internal to core/export).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "estimate/estimate.h"
+#include "export/export.h"
+
+namespace envelope::exportdetail {
+
+// How a plan's precision recipe reads in the engines' vocabulary.
+struct Precision {
+    enum class Kind { Bf16, Fp16, Fp32, Fp8 };
+    Kind kind = Kind::Bf16;
+    bool fp32Gradients = false; // bf16-mixed-18: gradients reduced and accumulated in fp32
+    bool masterWeights = true; // fp32 master copy kept by the optimizer
+    bool eightBitOptimizer = false;
+    bool exact = true; // false: a custom recipe read by its byte counts
+};
+Precision precisionOf(const RecipeChoice& recipe);
+
+// The plan's preset recipe id for an engine's precision setting (the inverse of precisionOf).
+std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients);
+
+int dataParallel(const Plan& plan); // gpus / (tp x pp x cp)
+long long globalBatch(const Plan& plan); // micro x accum x dp (sequences per step)
+long long trainSteps(const Plan& plan); // ceil(train_tokens / (global batch x seq_len))
+
+// One line each: plan, model, cluster, memory per GPU and fit, step time, tokens/s, time and cost.
+std::vector<std::string> trainingFigures(const Plan& plan, const Estimate& estimate);
+std::vector<std::string> servingFigures(const Plan& plan, const Estimate& estimate);
+
+// `lines` as "# line\n" comments.
+std::string commentBlock(std::string_view header, const std::vector<std::string>& lines);
+
+// Shortest round-trippable text of a number (0.9, 8, 2e+12 -> "2000000000000").
+std::string numberText(double v);
+
+// Warnings shared by the training exporters.
+void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::string_view engine);
+
+EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate);
+EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate);
+EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate);
+EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
+EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
+
+} // namespace envelope::exportdetail

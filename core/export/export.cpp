@@ -1,0 +1,245 @@
+// Engine ids, the figures every export carries, and the dispatch to each engine's exporter.
+#include "export/export.h"
+
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "export/common.h"
+
+namespace envelope {
+
+using namespace exportdetail;
+
+std::string_view engineId(Engine engine)
+{
+    switch (engine) {
+    case Engine::DeepSpeed:
+        return "deepspeed";
+    case Engine::TorchTitan:
+        return "torchtitan";
+    case Engine::Megatron:
+        return "megatron";
+    case Engine::Hf:
+        return "hf";
+    case Engine::Vllm:
+        return "vllm";
+    }
+    return "deepspeed";
+}
+
+bool parseEngine(std::string_view id, Engine& out)
+{
+    for (Engine e :
+        { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm })
+        if (engineId(e) == id) {
+            out = e;
+            return true;
+        }
+    return false;
+}
+
+bool engineImports(Engine engine)
+{
+    return engine == Engine::DeepSpeed || engine == Engine::TorchTitan
+        || engine == Engine::Megatron;
+}
+
+namespace {
+
+EngineConfig dispatch(
+    const Plan& plan, const Estimate& estimate, Engine engine, const std::string& modelRepo)
+{
+    switch (engine) {
+    case Engine::DeepSpeed:
+        return exportDeepSpeed(plan, estimate);
+    case Engine::TorchTitan:
+        return exportTorchTitan(plan, estimate);
+    case Engine::Megatron:
+        return exportMegatron(plan, estimate);
+    case Engine::Hf:
+        return exportHf(plan, estimate, modelRepo);
+    case Engine::Vllm:
+        return exportVllm(plan, estimate, modelRepo);
+    }
+    return exportDeepSpeed(plan, estimate);
+}
+
+} // namespace
+
+EngineConfig exportPlan(
+    const Plan& plan, const Estimate& estimate, Engine engine, const std::string& modelRepo)
+{
+    EngineConfig config = dispatch(plan, estimate, engine, modelRepo);
+    // An export is not a verdict: a plan that does not fit still exports, but says so first.
+    if (engine == Engine::Vllm && !estimate.serving.fitsConcurrency)
+        config.warnings.insert(config.warnings.begin(),
+            fmt::format("the plan does not fit: {} sequences of {} tokens requested, {} fit",
+                plan.serving.concurrency, plan.serving.context,
+                formatCount(std::floor(estimate.serving.maxSequences))));
+    else if (engine != Engine::Vllm && !estimate.training.fits)
+        config.warnings.insert(config.warnings.begin(),
+            fmt::format("the plan does not fit: {} per GPU of {}",
+                formatBytes(estimate.training.perGpu.total(), ByteUnits::GB),
+                formatBytes(estimate.training.gpuMemoryBytes, ByteUnits::GB)));
+    return config;
+}
+
+std::string modelRepository(const Plan& plan, const PresetLibrary& presets)
+{
+    if (plan.model.presetId.empty())
+        return {};
+    const ModelPreset* preset = presets.findModel(plan.model.presetId);
+    if (!preset)
+        return {};
+    // The presets' sources start with the repository whose config.json they follow.
+    const std::string& source = preset->source;
+    const std::size_t end = source.find_first_of(" ;,");
+    const std::string first = source.substr(0, end);
+    const bool repo = first.find('/') != std::string::npos && first.find("//") == std::string::npos
+        && first.front() != '/';
+    return repo ? first : std::string();
+}
+
+namespace exportdetail {
+
+Precision precisionOf(const RecipeChoice& choice)
+{
+    Precision p;
+    const std::string& id = choice.presetId;
+    const Recipe& r = choice.recipe;
+    if (id == "bf16-mixed-16" || id == "bf16-adam8bit") {
+        p.eightBitOptimizer = id == "bf16-adam8bit";
+    } else if (id == "bf16-mixed-18") {
+        p.fp32Gradients = true;
+    } else if (id == "fp16-mixed") {
+        p.kind = Precision::Kind::Fp16;
+    } else if (id == "fp32") {
+        p.kind = Precision::Kind::Fp32;
+        p.masterWeights = false;
+    } else if (id == "bf16-pure" || id == "bf16-pure-adam8bit") {
+        p.masterWeights = false;
+        p.eightBitOptimizer = id == "bf16-pure-adam8bit";
+    } else if (id == "fp8-deepseek") {
+        p.kind = Precision::Kind::Fp8;
+    } else {
+        // A custom recipe (or a user preset): read it by its bytes per parameter.
+        p.exact = false;
+        if (r.compute == ComputeDtype::Fp8)
+            p.kind = Precision::Kind::Fp8;
+        else if (r.weightBytes >= 4)
+            p.kind = Precision::Kind::Fp32;
+        p.fp32Gradients = r.gradientBytes >= 4 && r.weightBytes < 4;
+        p.masterWeights = r.masterBytes > 0;
+        p.eightBitOptimizer = r.momentBytes > 0 && r.momentBytes <= 1;
+    }
+    return p;
+}
+
+std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients)
+{
+    switch (kind) {
+    case Precision::Kind::Bf16:
+        return fp32Gradients ? "bf16-mixed-18" : "bf16-mixed-16";
+    case Precision::Kind::Fp16:
+        return "fp16-mixed";
+    case Precision::Kind::Fp32:
+        return "fp32";
+    case Precision::Kind::Fp8:
+        return "fp8-deepseek";
+    }
+    return "bf16-mixed-16";
+}
+
+int dataParallel(const Plan& plan)
+{
+    const int modelParallel = std::max(1, plan.training.tp * plan.training.pp * plan.training.cp);
+    return std::max(1, plan.cluster.gpus / modelParallel);
+}
+
+long long globalBatch(const Plan& plan)
+{
+    return static_cast<long long>(plan.training.microBatch) * plan.training.gradAccum
+        * dataParallel(plan);
+}
+
+long long trainSteps(const Plan& plan)
+{
+    const double tokensPerStep = static_cast<double>(globalBatch(plan)) * plan.training.seqLen;
+    return tokensPerStep > 0
+        ? static_cast<long long>(std::ceil(plan.training.trainTokens / tokensPerStep))
+        : 0;
+}
+
+std::vector<std::string> trainingFigures(const Plan& plan, const Estimate& e)
+{
+    const TrainingCompute& c = e.compute;
+    return {
+        fmt::format("plan: {}", plan.name),
+        fmt::format("model: {} ({} params), {} x {}", plan.model.arch.name, formatCount(e.params),
+            plan.cluster.gpus, plan.gpu.gpu.name),
+        fmt::format("Envelope: training memory per GPU {} of {} ({})",
+            formatBytes(e.training.perGpu.total(), ByteUnits::GB),
+            formatBytes(e.training.gpuMemoryBytes, ByteUnits::GB),
+            e.training.fits ? "fits" : "does not fit"),
+        fmt::format("Envelope: step {:.3g} s, {} tokens/s, {} to train {} tokens, {} GPU-hours, "
+                    "USD {}",
+            c.stepTimeS, formatCount(c.tokensPerS), formatDuration(c.trainTimeS),
+            formatCount(plan.training.trainTokens), formatCount(c.gpuHours), formatCount(c.cost)),
+    };
+}
+
+std::vector<std::string> servingFigures(const Plan& plan, const Estimate& e)
+{
+    const ServingEstimate& s = e.serving;
+    return {
+        fmt::format("plan: {}", plan.name),
+        fmt::format("model: {} ({} params), tensor parallel {} on {}", plan.model.arch.name,
+            formatCount(e.params), plan.serving.tp, plan.gpu.gpu.name),
+        fmt::format("Envelope: weights {} per GPU, KV budget {} per GPU, {} KV bytes per token",
+            formatBytes(s.weightsBytesPerGpu, ByteUnits::GB),
+            formatBytes(s.kvBudgetBytes, ByteUnits::GB), formatCount(s.kvBytesPerToken)),
+        fmt::format("Envelope: {} sequences of {} tokens fit; {} requested ({}); decode {} "
+                    "tokens/s",
+            formatCount(std::floor(s.maxSequences)), plan.serving.context, plan.serving.concurrency,
+            s.fitsConcurrency ? "fits" : "does not fit", formatCount(s.decodeTokensPerS)),
+    };
+}
+
+std::string commentBlock(std::string_view header, const std::vector<std::string>& lines)
+{
+    std::string out = fmt::format("# {}\n", header);
+    for (const std::string& line : lines)
+        out += "# " + line + "\n";
+    return out;
+}
+
+std::string numberText(double v)
+{
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15)
+        return fmt::format("{}", static_cast<long long>(v));
+    return fmt::format("{}", v);
+}
+
+void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::string_view engine)
+{
+    const TrainingConfig& t = plan.training;
+    const Precision p = precisionOf(t.recipe);
+    if (!p.exact)
+        warnings.push_back(fmt::format("training.recipe: a custom recipe; {} gets the closest "
+                                       "precision setting (read from its bytes per parameter)",
+            engine));
+    if (t.optimizer != OptimizerKind::AdamW && t.optimizer != OptimizerKind::Adam)
+        warnings.push_back(fmt::format("training.optimizer = \"{}\": choose it in the training "
+                                       "script; {} is configured for Adam(W) here",
+            optimizerId(t.optimizer), engine));
+    if (!t.flashAttention)
+        warnings.push_back(fmt::format("training.flash_attention = false: the attention kernel is "
+                                       "chosen by the model code, not by the {} config",
+            engine));
+}
+
+} // namespace exportdetail
+} // namespace envelope

@@ -1,0 +1,73 @@
+// From plan to launch (issue 15): a plan as the configuration of the engine that runs it, and an
+// engine's configuration back as a plan.
+//
+//   EngineConfig c = exportPlan(plan, estimate(plan), Engine::DeepSpeed,
+//   "meta-llama/Llama-2-7b-hf"); c.text      the file (DeepSpeed JSON, torchtitan TOML, Megatron
+//   arguments, HF
+//               TrainingArguments JSON, a `vllm serve` command)
+//   c.launch    the command line that starts the job with it
+//   c.warnings  what the engine cannot express from the plan: never a silent drop
+//
+// Option names follow the engines' own sources; docs/export.md cites them and maps every plan
+// field to its engine key.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/expected.h"
+#include "estimate/estimate.h"
+#include "plan/presets.h"
+
+namespace envelope {
+
+enum class Engine { DeepSpeed, TorchTitan, Megatron, Hf, Vllm };
+
+std::string_view engineId(Engine engine); // "deepspeed" "torchtitan" "megatron" "hf" "vllm"
+bool parseEngine(std::string_view id, Engine& out);
+inline constexpr const char* kEngineIdList = "deepspeed, torchtitan, megatron, hf or vllm";
+// The engines whose files can be read back into a plan.
+bool engineImports(Engine engine);
+inline constexpr const char* kImportEngineIdList = "deepspeed, torchtitan or megatron";
+
+struct EngineConfig {
+    Engine engine = Engine::DeepSpeed;
+    std::string text; // the configuration file itself
+    std::string launch; // the command that starts the job with `fileName`
+    std::string fileName; // suggested name: ds_config.json, job.toml, megatron.args, ...
+    std::vector<std::string> warnings; // plan choices the engine cannot express
+    std::vector<std::string> figures; // Envelope's figures; also comments in `text` when the
+                                      // format has comments (TOML, arguments, shell)
+};
+
+// `modelRepo` is the Hugging Face repository of the model ("" when unknown: the export then
+// names the preset id and warns). See modelRepository().
+EngineConfig exportPlan(
+    const Plan& plan, const Estimate& estimate, Engine engine, const std::string& modelRepo);
+
+// The model's Hugging Face repository as its preset's source names it ("meta-llama/Llama-2-7b-hf
+// config.json; ..." -> "meta-llama/Llama-2-7b-hf"), or "" for a model without one.
+std::string modelRepository(const Plan& plan, const PresetLibrary& presets);
+
+struct ImportOptions {
+    // The plan's "model" value as JSON text: a preset id ("\"llama-3-8b\"") or a model object
+    // ({"hf_config": "/abs/config.json"} or a full architecture).
+    std::string modelJson;
+    std::optional<int> gpus; // the cluster size; otherwise derived from the file or the default
+    std::string sourceName; // the file's name, for the plan's name and messages
+};
+
+struct ImportedPlan {
+    std::string planJson; // an envelope.plan document: read it with readPlan() to validate
+    std::vector<std::string> warnings; // settings the file has that the plan cannot hold
+};
+
+// Reads a DeepSpeed config JSON, a torchtitan job TOML or Megatron-LM arguments (one per line or
+// a command line) into a plan. Fields the file does not set keep presets/default-plan.json's
+// values. Errors name the engine's key ("zero_optimization.stage: must be 0..3, got 5").
+Expected<ImportedPlan> importEngineConfig(Engine engine, std::string_view text,
+    const PresetLibrary& presets, const ImportOptions& options);
+
+} // namespace envelope

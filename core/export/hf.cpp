@@ -1,0 +1,96 @@
+// Hugging Face Trainer: TrainingArguments as JSON (HfArgumentParser.parse_json_file reads it),
+// sharded with PyTorch FSDP through the Trainer's `fsdp` / `fsdp_config` arguments.
+//
+// Field names as transformers' TrainingArguments declares them (src/transformers/
+// training_args.py): per_device_train_batch_size, gradient_accumulation_steps, bf16, fp16,
+// gradient_checkpointing, fsdp ("full_shard" = ZeRO-3, "shard_grad_op" = ZeRO-2, "offload"),
+// optim, max_steps. JSON has no comments and parse_json_file rejects unknown keys, so
+// Envelope's figures travel in EngineConfig::figures only.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "export/common.h"
+
+namespace envelope::exportdetail {
+
+EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
+{
+    const TrainingConfig& t = plan.training;
+    EngineConfig out;
+    out.engine = Engine::Hf;
+    out.fileName = "training_args.json";
+    out.figures = trainingFigures(plan, estimate);
+    warnCommon(plan, out.warnings, "the Hugging Face Trainer");
+    const Precision p = precisionOf(t.recipe);
+
+    nlohmann::ordered_json j;
+    j["output_dir"] = "output";
+    j["per_device_train_batch_size"] = t.microBatch;
+    j["gradient_accumulation_steps"] = t.gradAccum;
+    j["max_steps"] = trainSteps(plan);
+    j["bf16"] = p.kind == Precision::Kind::Bf16 || p.kind == Precision::Kind::Fp8;
+    j["fp16"] = p.kind == Precision::Kind::Fp16;
+    j["gradient_checkpointing"] = t.recompute != Recompute::None;
+    if (t.recompute == Recompute::Selective || t.recompute == Recompute::EveryK)
+        out.warnings.push_back(fmt::format(
+            "training.recompute = \"{}\": the Trainer's gradient_checkpointing recomputes every "
+            "whole layer (full); exported as full",
+            recomputeId(t.recompute)));
+
+    std::string fsdp;
+    if (t.zeroStage == 3)
+        fsdp = "full_shard auto_wrap";
+    else if (t.zeroStage >= 1)
+        fsdp = "shard_grad_op auto_wrap";
+    if (t.zeroStage == 1)
+        out.warnings.push_back("training.zero_stage = 1: FSDP has no optimizer-only sharding; "
+                               "exported as shard_grad_op (ZeRO-2)");
+    if (!fsdp.empty() && (t.offloadParams || t.offloadOptimizer))
+        fsdp += " offload";
+    if (t.offloadOptimizer != t.offloadParams)
+        out.warnings.push_back("training.offload_optimizer/offload_params: FSDP's offload moves "
+                               "parameters, gradients and optimizer state together");
+    if (fsdp.empty() && (t.offloadParams || t.offloadOptimizer))
+        out.warnings.push_back("training.offload_*: offloading needs FSDP sharding (zero_stage "
+                               ">= 2) in the Trainer");
+    if (!fsdp.empty()) {
+        j["fsdp"] = fsdp;
+        j["fsdp_config"] = { { "backward_prefetch", "backward_pre" }, { "use_orig_params", true },
+            { "activation_checkpointing", false } };
+    }
+    if (p.eightBitOptimizer)
+        j["optim"] = "adamw_bnb_8bit";
+    else if (t.optimizer == OptimizerKind::Sgd || t.optimizer == OptimizerKind::SgdMomentum)
+        j["optim"] = "sgd";
+    else if (t.optimizer == OptimizerKind::Adafactor)
+        j["optim"] = "adafactor";
+    else
+        j["optim"] = "adamw_torch_fused";
+    if (p.kind == Precision::Kind::Fp8)
+        out.warnings.push_back("training.recipe = fp8: the Trainer has no FP8 switch (use "
+                               "accelerate's mixed_precision fp8 with Transformer Engine); "
+                               "exported as bf16");
+    if (!p.masterWeights && p.kind != Precision::Kind::Fp32)
+        out.warnings.push_back("training.recipe: the Trainer's bf16 mode keeps fp32 weights; load "
+                               "the model in bf16 yourself for a pure-bf16 recipe");
+    if (t.tp > 1 || t.pp > 1 || t.cp > 1 || t.ep > 1)
+        out.warnings.push_back(fmt::format(
+            "training.tp/pp/cp/ep = {}/{}/{}/{}: the Trainer shards data-parallel only (FSDP); "
+            "model parallelism cannot be expressed",
+            t.tp, t.pp, t.cp, t.ep));
+    out.warnings.push_back(fmt::format(
+        "training.seq_len = {}: the sequence length is the tokenizer's max_length in your script",
+        t.seqLen));
+    if (modelRepo.empty())
+        out.warnings.push_back("model: no Hugging Face repository known for this model");
+
+    out.text = j.dump(2) + "\n";
+    const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
+    const int nodes = std::max(1,
+        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
+    out.launch = fmt::format("torchrun --nnodes {} --nproc_per_node {} train.py {}{}", nodes,
+        perNode, out.fileName, modelRepo.empty() ? "" : "  # model: " + modelRepo);
+    return out;
+}
+
+} // namespace envelope::exportdetail

@@ -1,0 +1,196 @@
+// Megatron-LM arguments -> plan (megatron/training/arguments.py flag names; see megatron.cpp).
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "export/args.h"
+#include "export/common.h"
+#include "export/importing.h"
+
+namespace envelope::exportdetail {
+namespace {
+
+// Flags that describe the model; --model decides the shape, so they are only compared.
+constexpr const char* kShapeFlags[] = { "--num-layers", "--hidden-size", "--ffn-hidden-size",
+    "--num-attention-heads", "--group-query-attention", "--num-query-groups", "--kv-channels",
+    "--max-position-embeddings", "--vocab-size", "--position-embedding-type", "--normalization",
+    "--swiglu", "--disable-bias-linear", "--add-qkv-bias", "--untie-embeddings-and-output-weights",
+    "--attention-dropout", "--hidden-dropout", "--num-experts", "--moe-router-topk",
+    "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size", "--moe-layer-freq",
+    "--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+    "--qk-pos-emb-head-dim", "--v-head-dim" };
+
+} // namespace
+
+Expected<ImportedPlan> importMegatron(
+    std::string_view text, const PresetLibrary& presets, const ImportOptions& options)
+{
+    Expected<std::vector<Argument>> parsed = parseArguments(text);
+    if (!parsed)
+        return parsed.error();
+    Expected<PlanDraft> draft = startDraft(Engine::Megatron, presets, options);
+    if (!draft)
+        return draft.error();
+    PlanDraft& d = draft.value();
+    nlohmann::json& t = d.training();
+
+    std::map<std::string, std::optional<std::string>> flags;
+    for (const Argument& a : *parsed)
+        flags[a.flag] = a.value;
+    std::vector<std::string> used;
+    const auto has = [&](const std::string& f) {
+        if (!flags.count(f))
+            return false;
+        used.push_back(f);
+        return true;
+    };
+    std::optional<Error> error;
+    const auto count = [&](const std::string& f, long long min = 1) -> std::optional<long long> {
+        if (!has(f) || error)
+            return std::nullopt;
+        const std::optional<std::string>& v = flags[f];
+        long long n = 0;
+        std::size_t usedChars = 0;
+        try {
+            n = v ? std::stoll(*v, &usedChars) : 0;
+        } catch (const std::exception&) {
+            usedChars = 0;
+        }
+        if (!v || usedChars != v->size() || n < min) {
+            error = Error { f,
+                fmt::format("must be an integer >= {}, got {}", min,
+                    v ? "\"" + *v + "\"" : std::string("no value")) };
+            return std::nullopt;
+        }
+        return n;
+    };
+    const auto word = [&](const std::string& f) -> std::string {
+        return has(f) && flags[f] ? *flags[f] : std::string();
+    };
+
+    const long long tp = count("--tensor-model-parallel-size").value_or(1);
+    const long long pp = count("--pipeline-model-parallel-size").value_or(1);
+    const long long cp = count("--context-parallel-size").value_or(1);
+    const long long ep = count("--expert-model-parallel-size").value_or(1);
+    const std::optional<long long> perVirtual = count("--num-layers-per-virtual-pipeline-stage");
+    const std::optional<long long> micro = count("--micro-batch-size");
+    const std::optional<long long> global = count("--global-batch-size");
+    const std::optional<long long> seq = count("--seq-length");
+    const std::optional<long long> samples = count("--train-samples");
+    const std::optional<long long> iters = count("--train-iters");
+    const std::optional<long long> recomputeLayers = count("--recompute-num-layers");
+    const std::optional<long long> layersArg = count("--num-layers");
+    if (error)
+        return *error;
+    t["tp"] = tp;
+    t["pp"] = pp;
+    t["cp"] = cp;
+    t["ep"] = ep;
+    t["sequence_parallel"] = has("--sequence-parallel");
+    const long long modelParallel = tp * pp * cp;
+    long long gpus = options.gpus.value_or(0);
+    if (!options.gpus) {
+        // Megatron's arguments do not state the world size (torchrun does).
+        const long long base = d.plan["cluster"]["gpus"].get<long long>();
+        gpus = std::max(modelParallel, (base + modelParallel - 1) / modelParallel * modelParallel);
+        d.warnings.push_back(fmt::format("Megatron arguments do not state the GPU count: assumed "
+                                         "{} (pass --gpus)",
+            gpus));
+        d.plan["cluster"]["gpus"] = gpus;
+    }
+    const long long dp = std::max(1LL, gpus / modelParallel);
+    if (micro)
+        t["micro_batch"] = *micro;
+    const long long m = t["micro_batch"].get<long long>();
+    if (global) {
+        if (*global % (m * dp) != 0)
+            return Error { "--global-batch-size",
+                fmt::format("must be a multiple of --micro-batch-size x data-parallel size "
+                            "({} x {} = {}) on {} GPUs, got {}",
+                    m, dp, m * dp, gpus, *global) };
+        t["grad_accum"] = *global / (m * dp);
+    }
+    if (seq)
+        t["seq_len"] = *seq;
+    const double seqLen = t["seq_len"].get<double>();
+    if (samples)
+        t["train_tokens"] = static_cast<double>(*samples) * seqLen;
+    else if (iters)
+        t["train_tokens"]
+            = static_cast<double>(*iters) * m * t["grad_accum"].get<double>() * dp * seqLen;
+    if (perVirtual) {
+        const std::optional<int> layers = layersArg
+            ? std::optional<int>(static_cast<int>(*layersArg))
+            : presetLayers(d, presets);
+        if (layers)
+            t["virtual_stages"] = std::max(1LL, *layers / (pp * *perVirtual));
+    }
+
+    const std::string granularity = word("--recompute-granularity");
+    const std::string method = word("--recompute-method");
+    if (granularity.empty())
+        t["recompute"] = "none";
+    else if (granularity == "selective")
+        t["recompute"] = "selective";
+    else if (granularity == "full") {
+        const long long k = recomputeLayers.value_or(1);
+        if (method == "block")
+            d.warnings.push_back(fmt::format("--recompute-method block recomputes the first {} "
+                                             "layers of each stage; the plan recomputes every "
+                                             "layer (full)",
+                k));
+        t["recompute"] = (method == "block" || k == 1) ? "full" : "every-k";
+        if (method != "block" && k > 1)
+            t["recompute_every"] = k;
+    } else {
+        return Error { "--recompute-granularity",
+            fmt::format("must be full or selective, got \"{}\"", granularity) };
+    }
+
+    t["zero_stage"] = has("--use-distributed-optimizer") ? 1 : 0;
+    t["offload_optimizer"] = has("--optimizer-cpu-offload");
+    t["offload_params"] = false;
+    const bool bf16 = has("--bf16"), fp16 = has("--fp16");
+    const bool fp8 = !word("--fp8-format").empty();
+    has("--fp8-recipe");
+    const bool bf16Grads = has("--grad-reduce-in-bf16");
+    t["recipe"] = fp8 ? "fp8-deepseek"
+        : bf16        ? (bf16Grads ? "bf16-mixed-16" : "bf16-mixed-18")
+        : fp16        ? "fp16-mixed"
+                      : "fp32";
+    const std::string backend = word("--attention-backend");
+    t["flash_attention"] = has("--use-flash-attn") || (backend != "unfused" && backend != "local");
+    const std::string optimizer = word("--optimizer");
+    if (optimizer == "sgd")
+        t["optimizer"] = "sgd-momentum";
+    else if (!optimizer.empty() && optimizer != "adam")
+        d.warnings.push_back(fmt::format("--optimizer {}: the plan keeps adamw", optimizer));
+
+    // The shape flags are compared with the model the plan uses.
+    std::vector<std::string> shape;
+    for (const char* f : kShapeFlags)
+        if (has(f))
+            shape.push_back(f);
+    if (layersArg) {
+        const std::optional<int> layers = presetLayers(d, presets);
+        if (layers && *layers != *layersArg)
+            d.warnings.push_back(fmt::format("--num-layers {} differs from the model's {} layers: "
+                                             "--model decides the shape",
+                *layersArg, *layers));
+    }
+    if (!shape.empty())
+        d.warnings.push_back(fmt::format("{} model-shape arguments are not read: --model decides "
+                                         "the shape",
+            shape.size()));
+    std::vector<std::string> ignored;
+    for (const auto& [flag, value] : flags)
+        if (std::find(used.begin(), used.end(), flag) == used.end())
+            ignored.push_back(flag);
+    if (!ignored.empty())
+        d.warnings.push_back(
+            fmt::format("not part of an Envelope plan, not read: {}", fmt::join(ignored, " ")));
+    return ImportedPlan { d.plan.dump(2) + "\n", std::move(d.warnings) };
+}
+
+} // namespace envelope::exportdetail

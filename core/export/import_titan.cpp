@@ -1,0 +1,195 @@
+// torchtitan job TOML -> plan (torchtitan/config/job_config.py field names; see torchtitan.cpp).
+#include <fmt/format.h>
+
+#include "base/json_fields.h"
+#include "export/common.h"
+#include "export/importing.h"
+#include "export/toml.h"
+
+namespace envelope::exportdetail {
+namespace {
+
+struct TomlReader {
+    const nlohmann::json& root;
+    std::vector<std::string> used;
+
+    const nlohmann::json* get(const std::string& table, const std::string& key)
+    {
+        if (!root.contains(table) || !root[table].is_object() || !root[table].contains(key))
+            return nullptr;
+        used.push_back(table + "." + key);
+        return &root[table][key];
+    }
+    // An integer >= `min` (or absent).
+    Expected<std::optional<long long>> count(
+        const std::string& table, const std::string& key, long long min = 1)
+    {
+        const nlohmann::json* v = get(table, key);
+        if (!v)
+            return std::optional<long long> {};
+        const std::optional<long long> n = asCount(*v);
+        if (!n || *n < min)
+            return Error { table + "." + key,
+                fmt::format("must be an integer >= {}, got {}", min, describeJson(*v)) };
+        return n;
+    }
+    std::string text(const std::string& table, const std::string& key)
+    {
+        const nlohmann::json* v = get(table, key);
+        return v && v->is_string() ? v->get<std::string>() : std::string();
+    }
+};
+
+} // namespace
+
+Expected<ImportedPlan> importTorchTitan(
+    std::string_view text, const PresetLibrary& presets, const ImportOptions& options)
+{
+    Expected<nlohmann::json> parsed = parseToml(text);
+    if (!parsed)
+        return parsed.error();
+    Expected<PlanDraft> draft = startDraft(Engine::TorchTitan, presets, options);
+    if (!draft)
+        return draft.error();
+    PlanDraft& d = draft.value();
+    nlohmann::json& t = d.training();
+    TomlReader r { *parsed, {} };
+
+    const std::string description = r.text("job", "description");
+    if (!description.empty())
+        d.plan["name"] = description;
+
+    long long degree[6] = { 1, 1, 1, 1, 1, 1 }; // replicate shard tp pp cp ep
+    const char* keys[6] = { "data_parallel_replicate_degree", "data_parallel_shard_degree",
+        "tensor_parallel_degree", "pipeline_parallel_degree", "context_parallel_degree",
+        "expert_parallel_degree" };
+    bool shardRest = false;
+    for (int i = 0; i < 6; ++i) {
+        const nlohmann::json* v = r.get("parallelism", keys[i]);
+        if (!v)
+            continue;
+        const std::optional<long long> n = asCount(*v);
+        if (i == 1 && n && *n == -1) {
+            shardRest = true; // "-1 means leftover ranks"
+            continue;
+        }
+        if (!n || *n < 1)
+            return Error { std::string("parallelism.") + keys[i],
+                fmt::format("must be an integer >= 1{}, got {}", i == 1 ? " or -1" : "",
+                    describeJson(*v)) };
+        degree[i] = *n;
+    }
+    const long long modelParallel = degree[2] * degree[3] * degree[4];
+    if (shardRest) {
+        if (!options.gpus)
+            return Error { "parallelism.data_parallel_shard_degree",
+                "is -1 (the GPUs left over): pass --gpus to say how many there are" };
+        const long long rest = *options.gpus / (degree[0] * modelParallel);
+        if (rest < 1 || rest * degree[0] * modelParallel != *options.gpus)
+            return Error { "parallelism.data_parallel_shard_degree",
+                fmt::format("is -1, but --gpus {} is not a multiple of replicate x tp x pp x cp "
+                            "= {}",
+                    *options.gpus, degree[0] * modelParallel) };
+        degree[1] = rest;
+    }
+    const long long dp = degree[0] * degree[1];
+    const long long gpus = dp * modelParallel;
+    if (!options.gpus)
+        d.plan["cluster"]["gpus"] = gpus;
+    else if (*options.gpus != gpus)
+        d.warnings.push_back(fmt::format("the parallelism degrees multiply to {} GPUs; --gpus {} "
+                                         "is used (the data-parallel size changes)",
+            gpus, *options.gpus));
+    t["tp"] = degree[2];
+    t["pp"] = degree[3];
+    t["cp"] = degree[4];
+    t["ep"] = degree[5];
+    t["sequence_parallel"] = degree[2] > 1;
+    const std::string reshard = r.text("parallelism", "fsdp_reshard_after_forward");
+    t["zero_stage"] = degree[1] > 1 ? (reshard == "never" ? 2 : 3) : 0;
+    if (degree[0] > 1 && degree[1] > 1)
+        d.warnings.push_back(fmt::format("HSDP: the plan shards over all {} data-parallel GPUs "
+                                         "(torchtitan shards over {} and replicates {} times)",
+            dp, degree[1], degree[0]));
+
+    const std::string schedule = r.text("parallelism", "pipeline_parallel_schedule");
+    auto layersPerStage = r.count("parallelism", "pipeline_parallel_layers_per_stage");
+    auto ppMicro = r.count("parallelism", "pipeline_parallel_microbatch_size");
+    auto local = r.count("training", "local_batch_size");
+    if (local && !local->has_value())
+        local = r.count("training", "batch_size"); // the name before local_batch_size
+    auto global = r.count("training", "global_batch_size", -1);
+    auto seq = r.count("training", "seq_len");
+    auto steps = r.count("training", "steps");
+    for (auto* e : { &layersPerStage, &ppMicro, &local, &global, &seq, &steps })
+        if (!*e)
+            return e->error();
+    if (degree[3] > 1 && schedule.starts_with("Interleaved") && layersPerStage->has_value()) {
+        if (const std::optional<int> layers = presetLayers(d, presets))
+            t["virtual_stages"] = std::max(1LL, *layers / (degree[3] * **layersPerStage));
+    }
+    if (seq->has_value())
+        t["seq_len"] = **seq;
+    long long micro = local->value_or(t["micro_batch"].get<long long>());
+    long long accum = 1;
+    if (degree[3] > 1 && ppMicro->has_value()) {
+        micro = **ppMicro;
+        accum = std::max(1LL, local->value_or(micro) / micro);
+    } else if (global->has_value() && **global > 0) {
+        const long long perStep = micro * dp;
+        if (**global % perStep != 0)
+            return Error { "training.global_batch_size",
+                fmt::format("must be a multiple of local_batch_size x data-parallel degree = "
+                            "{}, got {}",
+                    perStep, **global) };
+        accum = **global / perStep;
+    }
+    t["micro_batch"] = micro;
+    t["grad_accum"] = accum;
+    if (steps->has_value())
+        t["train_tokens"]
+            = static_cast<double>(**steps) * micro * accum * dp * t["seq_len"].get<double>();
+
+    const std::string mode = r.text("activation_checkpoint", "mode");
+    const nlohmann::json* option = r.get("activation_checkpoint", "selective_ac_option");
+    if (mode == "none")
+        t["recompute"] = "none";
+    else if (mode == "full")
+        t["recompute"] = "full";
+    else if (mode == "selective") {
+        std::string o = option && option->is_string() ? option->get<std::string>() : "op";
+        if (option && option->is_number_integer())
+            o = std::to_string(option->get<long long>());
+        if (o == "op") {
+            t["recompute"] = "selective";
+        } else {
+            long long k = 0;
+            try {
+                k = std::stoll(o);
+            } catch (const std::exception&) { }
+            if (k < 1)
+                return Error { "activation_checkpoint.selective_ac_option",
+                    fmt::format("must be \"op\" or a layer count >= 1, got \"{}\"", o) };
+            t["recompute"] = "every-k";
+            t["recompute_every"] = k;
+        }
+    } else if (!mode.empty()) {
+        return Error { "activation_checkpoint.mode",
+            fmt::format("must be \"none\", \"selective\" or \"full\", got \"{}\"", mode) };
+    }
+
+    bool fp8 = parsed->contains("float8");
+    if (const nlohmann::json* conv = r.get("model", "converters"); conv && conv->is_array())
+        for (const nlohmann::json& c : *conv)
+            fp8 = fp8 || (c.is_string() && c.get<std::string>() == "float8");
+    const std::string param = r.text("training", "mixed_precision_param");
+    t["recipe"] = fp8 ? "fp8-deepseek" : param == "float32" ? "fp32" : "bf16-mixed-16";
+    const nlohmann::json* offload = r.get("training", "enable_cpu_offload");
+    const bool off = offload && offload->is_boolean() && offload->get<bool>();
+    t["offload_optimizer"] = off;
+    t["offload_params"] = off;
+    d.warnings.push_back("torchtitan's [model] flavour is not read: --model decides the shape");
+    return ImportedPlan { d.plan.dump(2) + "\n", std::move(d.warnings) };
+}
+
+} // namespace envelope::exportdetail

@@ -1,0 +1,244 @@
+#include "export/toml.h"
+
+#include <cctype>
+#include <charconv>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace envelope::exportdetail {
+namespace {
+
+class LineParser {
+public:
+    LineParser(std::string_view line, int number)
+        : m_s(line)
+        , m_line(number)
+    { }
+
+    void skipSpace()
+    {
+        while (m_i < m_s.size() && (m_s[m_i] == ' ' || m_s[m_i] == '\t'))
+            ++m_i;
+    }
+    bool atEnd()
+    {
+        skipSpace();
+        return m_i >= m_s.size() || m_s[m_i] == '#';
+    }
+    bool peek(char c)
+    {
+        skipSpace();
+        return m_i < m_s.size() && m_s[m_i] == c;
+    }
+    bool eat(char c)
+    {
+        if (!peek(c))
+            return false;
+        ++m_i;
+        return true;
+    }
+    Error error(const std::string& what) const
+    {
+        return Error { fmt::format("line {}", m_line), what };
+    }
+
+    Expected<std::string> string()
+    {
+        skipSpace();
+        const char quote = m_s[m_i++];
+        std::string out;
+        while (m_i < m_s.size() && m_s[m_i] != quote) {
+            char c = m_s[m_i++];
+            if (quote == '"' && c == '\\' && m_i < m_s.size()) {
+                const char e = m_s[m_i++];
+                switch (e) {
+                case 'n':
+                    c = '\n';
+                    break;
+                case 't':
+                    c = '\t';
+                    break;
+                case '"':
+                    c = '"';
+                    break;
+                case '\\':
+                    c = '\\';
+                    break;
+                default:
+                    return error(fmt::format("unsupported escape \\{} in a string", e));
+                }
+            }
+            out += c;
+        }
+        if (m_i >= m_s.size())
+            return error("unterminated string");
+        ++m_i;
+        return out;
+    }
+
+    // A dotted key: bare parts [A-Za-z0-9_-] or quoted parts.
+    Expected<std::vector<std::string>> key()
+    {
+        std::vector<std::string> parts;
+        do {
+            skipSpace();
+            if (peek('"') || peek('\'')) {
+                Expected<std::string> s = string();
+                if (!s)
+                    return s.error();
+                parts.push_back(*s);
+                continue;
+            }
+            const std::size_t start = m_i;
+            while (m_i < m_s.size()
+                && (std::isalnum(static_cast<unsigned char>(m_s[m_i])) || m_s[m_i] == '_'
+                    || m_s[m_i] == '-'))
+                ++m_i;
+            if (m_i == start)
+                return error("expected a key");
+            parts.emplace_back(m_s.substr(start, m_i - start));
+        } while (eat('.'));
+        return parts;
+    }
+
+    Expected<nlohmann::json> value()
+    {
+        skipSpace();
+        if (m_i >= m_s.size())
+            return error("missing value");
+        const char c = m_s[m_i];
+        if (c == '"' || c == '\'') {
+            if (m_s.substr(m_i, 3) == "\"\"\"" || m_s.substr(m_i, 3) == "'''")
+                return error("multi-line strings are not supported");
+            Expected<std::string> s = string();
+            if (!s)
+                return s.error();
+            return nlohmann::json(*s);
+        }
+        if (c == '[') {
+            ++m_i;
+            nlohmann::json array = nlohmann::json::array();
+            while (!eat(']')) {
+                if (atEnd())
+                    return error("arrays must close on the same line");
+                Expected<nlohmann::json> v = value();
+                if (!v)
+                    return v.error();
+                array.push_back(*v);
+                if (!eat(',') && !peek(']'))
+                    return error("expected , or ] in an array");
+            }
+            return array;
+        }
+        if (c == '{')
+            return error("inline tables are not supported");
+        const std::size_t start = m_i;
+        while (m_i < m_s.size() && m_s[m_i] != ',' && m_s[m_i] != ']' && m_s[m_i] != '#'
+            && m_s[m_i] != ' ' && m_s[m_i] != '\t')
+            ++m_i;
+        std::string word(m_s.substr(start, m_i - start));
+        if (word == "true" || word == "false")
+            return nlohmann::json(word == "true");
+        std::string digits;
+        for (char d : word)
+            if (d != '_')
+                digits += d;
+        const bool isFloat = digits.find_first_of(".eE") != std::string::npos || digits == "inf"
+            || digits == "+inf" || digits == "-inf" || digits == "nan";
+        if (!isFloat) {
+            long long v = 0;
+            const char* begin = digits.data() + (digits.size() > 1 && digits[0] == '+' ? 1 : 0);
+            auto [end, ec] = std::from_chars(begin, digits.data() + digits.size(), v);
+            if (ec == std::errc() && end == digits.data() + digits.size() && !digits.empty())
+                return nlohmann::json(v);
+        } else {
+            try {
+                std::size_t used = 0;
+                const double v = std::stod(digits, &used);
+                if (used == digits.size())
+                    return nlohmann::json(v);
+            } catch (const std::exception&) { }
+        }
+        return error(fmt::format("\"{}\" is not a string, number, boolean or array", word));
+    }
+
+private:
+    std::string_view m_s;
+    std::size_t m_i = 0;
+    int m_line = 0;
+};
+
+// The object at `parts` under `root`, created as needed; nullptr when a part is not a table.
+nlohmann::json* tableAt(nlohmann::json& root, const std::vector<std::string>& parts, std::size_t n)
+{
+    nlohmann::json* t = &root;
+    for (std::size_t i = 0; i < n; ++i) {
+        nlohmann::json& next = (*t)[parts[i]];
+        if (next.is_null())
+            next = nlohmann::json::object();
+        if (!next.is_object())
+            return nullptr;
+        t = &next;
+    }
+    return t;
+}
+
+} // namespace
+
+Expected<nlohmann::json> parseToml(std::string_view text)
+{
+    nlohmann::json root = nlohmann::json::object();
+    std::vector<std::string> current;
+    int number = 0;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos)
+            end = text.size();
+        std::string_view line = text.substr(pos, end - pos);
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
+        pos = end + 1;
+        ++number;
+        LineParser p(line, number);
+        if (p.atEnd())
+            continue;
+        if (p.eat('[')) {
+            if (p.peek('['))
+                return p.error("arrays of tables ([[...]]) are not supported");
+            Expected<std::vector<std::string>> k = p.key();
+            if (!k)
+                return k.error();
+            if (!p.eat(']') || !p.atEnd())
+                return p.error("expected ] after the table name");
+            if (!tableAt(root, *k, k->size()))
+                return p.error(fmt::format("table [{}] redefines a value", fmt::join(*k, ".")));
+            current = *k;
+            continue;
+        }
+        Expected<std::vector<std::string>> k = p.key();
+        if (!k)
+            return k.error();
+        if (!p.eat('='))
+            return p.error("expected = after the key");
+        Expected<nlohmann::json> v = p.value();
+        if (!v)
+            return v.error();
+        if (!p.atEnd())
+            return p.error("unexpected text after the value");
+        std::vector<std::string> full = current;
+        full.insert(full.end(), k->begin(), k->end());
+        nlohmann::json* table = tableAt(root, full, full.size() - 1);
+        if (!table)
+            return p.error(fmt::format("{} is inside a value, not a table", fmt::join(full, ".")));
+        if (table->contains(full.back()))
+            return p.error(fmt::format("{} is set twice", fmt::join(full, ".")));
+        (*table)[full.back()] = *v;
+    }
+    return root;
+}
+
+} // namespace envelope::exportdetail

@@ -1,0 +1,165 @@
+// torchtitan: a job TOML.
+//
+// Sections and fields as torchtitan's JobConfig declares them (torchtitan/config/job_config.py:
+// [job], [model], [training], [parallelism], [activation_checkpoint], [compile], [float8]).
+// torchtitan shards with FSDP2: data_parallel_shard_degree is ZeRO-3 (reshard after forward) or
+// ZeRO-2 (fsdp_reshard_after_forward = "never"); data_parallel_replicate_degree is plain DP.
+// With pipeline parallelism local_batch_size is split into microbatches of
+// pipeline_parallel_microbatch_size, which is Envelope's micro_batch x grad_accum.
+#include <fmt/format.h>
+
+#include "export/common.h"
+
+namespace envelope::exportdetail {
+namespace {
+
+std::string quoted(std::string_view s)
+{
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+// torchtitan's model registry names a few of Envelope's presets (torchtitan/models/*/__init__.py).
+struct TitanModel {
+    const char* presetId;
+    const char* name;
+    const char* flavor;
+};
+constexpr TitanModel kTitanModels[] = {
+    { "llama-3-8b", "llama3", "8B" },
+    { "llama-3-70b", "llama3", "70B" },
+    { "llama-3.1-405b", "llama3", "405B" },
+    { "deepseek-v3", "deepseek_v3", "671B" },
+};
+
+} // namespace
+
+EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
+{
+    const TrainingConfig& t = plan.training;
+    EngineConfig out;
+    out.engine = Engine::TorchTitan;
+    out.fileName = "job.toml";
+    out.figures = trainingFigures(plan, estimate);
+    warnCommon(plan, out.warnings, "torchtitan");
+    const int dp = dataParallel(plan);
+    const Precision p = precisionOf(t.recipe);
+
+    std::string s = commentBlock("Envelope export for torchtitan", out.figures);
+    s += fmt::format("\n[job]\ndescription = {}\n", quoted(plan.name));
+
+    s += "\n[model]\n";
+    const TitanModel* titan = nullptr;
+    for (const TitanModel& m : kTitanModels)
+        if (plan.model.form == ModelChoice::Form::Preset && plan.model.presetId == m.presetId)
+            titan = &m;
+    if (titan) {
+        s += fmt::format("name = \"{}\"\nflavor = \"{}\"\n", titan->name, titan->flavor);
+    } else {
+        s += fmt::format("# {} has no torchtitan flavour: register its shape (layers {}, hidden "
+                         "{}, heads {}, kv heads {}) as a flavour and name it here\n",
+            plan.model.arch.name, plan.model.arch.layers, plan.model.arch.hidden,
+            plan.model.arch.heads, plan.model.arch.kvHeads);
+        out.warnings.push_back(fmt::format("model: torchtitan has no flavour for {}; [model] "
+                                           "name/flavor are left for you to fill in",
+            plan.model.arch.name));
+    }
+    if (p.kind == Precision::Kind::Fp8)
+        s += "converters = [\"float8\"]\n";
+
+    const bool pipelined = t.pp > 1;
+    s += "\n[training]\n";
+    s += fmt::format(
+        "local_batch_size = {}\n", pipelined ? t.microBatch * t.gradAccum : t.microBatch);
+    s += fmt::format("global_batch_size = {}\n", globalBatch(plan));
+    s += fmt::format("seq_len = {}\n", t.seqLen);
+    s += fmt::format("steps = {}\n", trainSteps(plan));
+    s += fmt::format("mixed_precision_param = \"{}\"\n",
+        p.kind == Precision::Kind::Fp32 ? "float32" : "bfloat16");
+    s += fmt::format("mixed_precision_reduce = \"float32\"\n");
+    if (t.offloadOptimizer || t.offloadParams)
+        s += "enable_cpu_offload = true\n";
+    if (t.offloadOptimizer != t.offloadParams)
+        out.warnings.push_back("training.offload_optimizer/offload_params: torchtitan's "
+                               "enable_cpu_offload moves parameters, gradients and optimizer "
+                               "state together; exported as both offloaded");
+    if (p.kind == Precision::Kind::Fp16)
+        out.warnings.push_back("training.recipe = fp16-mixed: torchtitan trains in bf16 or fp32 "
+                               "only; exported as bfloat16");
+    if (!p.fp32Gradients && p.kind == Precision::Kind::Bf16 && t.zeroStage >= 2)
+        out.warnings.push_back("training.recipe: FSDP2 reduces gradients in float32 "
+                               "(mixed_precision_reduce); Envelope counts 2-byte gradients");
+    if (!p.masterWeights && p.kind != Precision::Kind::Fp32)
+        out.warnings.push_back("training.recipe: torchtitan keeps fp32 parameters under FSDP2 "
+                               "mixed precision; a pure-bf16 recipe cannot be expressed");
+    if (p.eightBitOptimizer)
+        out.warnings.push_back("training.recipe: torchtitan's [optimizer] has no 8-bit Adam");
+
+    s += "\n[parallelism]\n";
+    const bool sharded = t.zeroStage >= 1 && dp > 1;
+    s += fmt::format("data_parallel_replicate_degree = {}\n", sharded ? 1 : dp);
+    s += fmt::format("data_parallel_shard_degree = {}\n", sharded ? dp : 1);
+    if (sharded)
+        s += fmt::format(
+            "fsdp_reshard_after_forward = \"{}\"\n", t.zeroStage == 3 ? "always" : "never");
+    if (t.zeroStage == 1)
+        out.warnings.push_back("training.zero_stage = 1: FSDP2 shards gradients too; exported as "
+                               "ZeRO-2 (shard, fsdp_reshard_after_forward = \"never\")");
+    s += fmt::format("tensor_parallel_degree = {}\n", t.tp);
+    s += fmt::format("pipeline_parallel_degree = {}\n", t.pp);
+    if (pipelined) {
+        s += fmt::format("pipeline_parallel_schedule = \"{}\"\n",
+            t.virtualStages > 1 ? "Interleaved1F1B" : "1F1B");
+        s += fmt::format("pipeline_parallel_microbatch_size = {}\n", t.microBatch);
+        if (t.virtualStages > 1)
+            s += fmt::format("pipeline_parallel_layers_per_stage = {}\n",
+                plan.model.arch.layers / (t.pp * t.virtualStages));
+    }
+    s += fmt::format("context_parallel_degree = {}\n", t.cp);
+    s += fmt::format("expert_parallel_degree = {}\n", t.ep);
+    if (t.tp > 1 && !t.sequenceParallel)
+        out.warnings.push_back("training.sequence_parallel = false: torchtitan's tensor "
+                               "parallelism always shards the norms' activations along the "
+                               "sequence (sequence parallel)");
+
+    s += "\n[activation_checkpoint]\n";
+    switch (t.recompute) {
+    case Recompute::None:
+        s += "mode = \"none\"\n";
+        break;
+    case Recompute::Full:
+        s += "mode = \"full\"\n";
+        break;
+    case Recompute::Selective:
+        s += "mode = \"selective\"\nselective_ac_option = \"op\"\n";
+        break;
+    case Recompute::EveryK:
+        s += fmt::format("mode = \"selective\"\nselective_ac_option = \"{}\"\n", t.recomputeEvery);
+        break;
+    }
+    if (t.recompute == Recompute::Selective)
+        out.warnings.push_back("training.recompute = \"selective\": torchtitan's per-op selective "
+                               "checkpointing saves matmul outputs and recomputes the rest, close "
+                               "to but not the same as Korthikanti's attention-core recompute");
+
+    s += "\n[compile]\n# Envelope's activation profile assumes fused kernels\nenable = true\n";
+    if (p.kind == Precision::Kind::Fp8)
+        s += "\n[float8]\nenable_fsdp_float8_all_gather = "
+            + std::string(sharded ? "true" : "false") + "\n";
+    out.text = s;
+
+    const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
+    const int nodes = std::max(1,
+        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
+    out.launch = fmt::format("torchrun --nnodes {} --nproc_per_node {} -m torchtitan.train "
+                             "--job.config_file {}",
+        nodes, perNode, out.fileName);
+    return out;
+}
+
+} // namespace envelope::exportdetail

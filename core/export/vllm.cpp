@@ -1,0 +1,97 @@
+// vLLM: a `vllm serve MODEL` command line, and the rollout engine's settings for the plan's RL
+// job (the RL framework starts that engine in-process with the same engine arguments).
+//
+// Flags as vLLM's EngineArgs declares them (vllm/engine/arg_utils.py): --tensor-parallel-size,
+// --max-model-len, --gpu-memory-utilization, --max-num-seqs, --max-num-batched-tokens,
+// --block-size, --kv-cache-dtype, --quantization.
+#include <fmt/format.h>
+
+#include "export/common.h"
+
+namespace envelope::exportdetail {
+namespace {
+
+std::string joinCommand(const std::vector<std::string>& words, std::string_view prefix)
+{
+    std::string s;
+    for (std::size_t i = 0; i < words.size(); ++i)
+        s += std::string(prefix) + (i == 0 ? "" : "  ") + words[i]
+            + (i + 1 < words.size() ? " \\\n" : "\n");
+    return s;
+}
+
+} // namespace
+
+EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
+{
+    const ServingConfig& sc = plan.serving;
+    EngineConfig out;
+    out.engine = Engine::Vllm;
+    out.fileName = "serve.sh";
+    out.figures = servingFigures(plan, estimate);
+    const std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
+    if (modelRepo.empty())
+        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
+                                           "replace \"{}\" with the model's path",
+            plan.model.arch.name, model.empty() ? "MODEL" : model));
+
+    std::vector<std::string> flags { "vllm serve "
+        + (model.empty() ? std::string("MODEL") : model) };
+    const auto flag
+        = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
+    flag("--tensor-parallel-size", sc.tp);
+    flag("--max-model-len", sc.context);
+    flag("--gpu-memory-utilization", numberText(sc.gpuMemoryUtilization));
+    flag("--max-num-seqs", sc.concurrency);
+    flag("--max-num-batched-tokens", sc.maxBatchedTokens);
+    flag("--block-size", sc.blockSize);
+    if (sc.kvBits == 8)
+        flag("--kv-cache-dtype", "fp8");
+    else if (sc.kvBits < 8)
+        out.warnings.push_back(fmt::format("serving.kv_bits = {}: vLLM's KV cache is 16- or "
+                                           "8-bit (fp8); a {}-bit cache cannot be expressed",
+            sc.kvBits, sc.kvBits));
+    if (sc.weightBits == 8) {
+        flag("--quantization", "fp8");
+    } else if (sc.weightBits == 4) {
+        // In-flight 4-bit NF4 of a 16-bit checkpoint; an AWQ/GPTQ checkpoint names its own method.
+        flag("--quantization", "bitsandbytes");
+    }
+    if (sc.weightBits < 16)
+        out.warnings.push_back(fmt::format(
+            "serving.quant_group_size = {}: vLLM takes the quantization group size from the "
+            "checkpoint (AWQ/GPTQ) or the method (fp8 per-tensor, bitsandbytes blocks of 64)",
+            sc.quantGroupSize));
+    std::string s = commentBlock("Envelope export for vLLM", out.figures);
+    s += joinCommand(flags, "");
+
+    // The RL rollout engine: all prompts x group completions in flight, prompt + response long.
+    const RlConfig& rl = plan.rl;
+    const int replicas = std::max(1, rl.rolloutGpus / std::max(1, sc.tp));
+    const int seqs = rl.prompts * rl.groupSize;
+    std::vector<std::string> rollout { "vllm serve "
+        + (model.empty() ? std::string("MODEL") : model) };
+    const auto rflag = [&](std::string name, auto value) {
+        rollout.push_back(fmt::format("{} {}", name, value));
+    };
+    rflag("--tensor-parallel-size", sc.tp);
+    if (rl.placement == RlPlacement::Disjoint && replicas > 1)
+        rflag("--data-parallel-size", replicas);
+    rflag("--max-model-len", rl.promptLen + rl.responseLen);
+    rflag("--max-num-seqs", (seqs + replicas - 1) / replicas);
+    rflag("--gpu-memory-utilization", numberText(sc.gpuMemoryUtilization));
+    rflag("--block-size", sc.blockSize);
+    if (sc.kvBits == 8)
+        rflag("--kv-cache-dtype", "fp8");
+    if (rl.placement == RlPlacement::Colocated)
+        rollout.push_back("--enable-sleep-mode");
+    s += fmt::format("\n# RL rollout engine ({} on {} GPUs, {} sequences of {} + {} tokens per "
+                     "step): the RL framework starts it with these engine arguments\n",
+        rlAlgorithmId(rl.algorithm), rl.rolloutGpus, seqs, rl.promptLen, rl.responseLen);
+    s += joinCommand(rollout, "# ");
+    out.text = s;
+    out.launch = "sh " + out.fileName;
+    return out;
+}
+
+} // namespace envelope::exportdetail
