@@ -3,7 +3,7 @@
 //   envelope-cli estimate PLAN.json [--format json|text|markdown] [--units gb|gib]
 //   envelope-cli explain PLAN.json [--units gb|gib]
 //   envelope-cli import-hf CONFIG.json [--model-only]
-//   envelope-cli presets [models|gpus|recipes]
+//   envelope-cli presets [models|gpus|recipes|frameworks]
 //
 // Exit status: 0 success, 2 a bad plan (stderr names the JSON path), 1 anything else.
 #include <exception>
@@ -161,6 +161,12 @@ int runPresets(const std::string& kind)
         for (const RecipePreset& r : presets->recipes)
             std::cout << fmt::format("{:<20} {}\n", r.id, r.recipe.name);
     }
+    if (all || kind == "frameworks") {
+        section("frameworks");
+        for (const FrameworkProfile& f : presets->frameworks)
+            std::cout << fmt::format("{:<20} {} (loss {}, selective {})\n", f.id, f.name,
+                lossKindId(f.loss), selectivePolicyId(f.selective));
+    }
     return kOk;
 }
 
@@ -193,8 +199,8 @@ int run(int argc, char** argv)
 
     CLI::App* presetsCmd
         = app.add_subcommand("presets", "List preset ids with one-line descriptions");
-    presetsCmd->add_option("KIND", kind, "models, gpus or recipes")
-        ->check(CLI::IsMember({ "models", "gpus", "recipes" }));
+    presetsCmd->add_option("KIND", kind, "models, gpus, recipes or frameworks")
+        ->check(CLI::IsMember({ "models", "gpus", "recipes", "frameworks" }));
 
     try {
         app.parse(argc, argv);

@@ -10,6 +10,7 @@
 
 #include "hardware/hardware.h"
 #include "model/model.h"
+#include "plan/framework.h"
 #include "plan/recipe.h"
 
 namespace envelope {
@@ -94,6 +95,9 @@ struct TrainingConfig {
     double commOverlap = 0.0;   // fraction of DP/TP communication hidden behind compute
     ActivationModel activationModel;
     OverheadConfig overhead;
+    FrameworkProfile framework;          // `training.framework`, resolved from the presets
+    LossKind loss = LossKind::Default;   // `training.loss`; Default = the framework's
+    LossKind effectiveLoss() const { return loss == LossKind::Default ? framework.loss : loss; }
     std::optional<double> observedStepTimeS;
     std::optional<double> observedTokensPerS;
     // Budget solver (seed 001 ex. 3): any two of budget, deadline, MFU give the third.
@@ -103,7 +107,15 @@ struct TrainingConfig {
     bool operator==(const TrainingConfig&) const = default;
 };
 
+// How the serving KV pool is sized (plan key `serving.engine`).
+enum class ServingEngine {
+    Vllm,    // as vLLM 0.19 (V1) accounts it: docs/formulas-serving.md, "vLLM's accounting"
+    Generic  // memory x utilization - weights - activation peak - runtime_overhead_bytes
+};
+
 struct ServingConfig {
+    ServingEngine engine = ServingEngine::Vllm;
+    int maxNumSeqs = 1024;        // vLLM max_num_seqs: the sampler warm-up's rows
     int weightBits = 16;          // 16, 8 or 4
     int kvBits = 16;              // 16, 8 or 4
     int quantGroupSize = 128;     // per-group scales for 4/8-bit formats (elements per scale)
@@ -158,6 +170,8 @@ struct Plan {
 
 std::string_view recomputeId(Recompute r);  // "none" "selective" "full" "every-k"
 bool parseRecompute(std::string_view id, Recompute& out);
+std::string_view servingEngineId(ServingEngine e); // "vllm" "generic"
+bool parseServingEngine(std::string_view id, ServingEngine& out);
 std::string_view rlAlgorithmId(RlAlgorithm a);  // "ppo" "grpo" "dpo"
 bool parseRlAlgorithm(std::string_view id, RlAlgorithm& out);
 std::string_view rlPlacementId(RlPlacement p);  // "disjoint" "colocated"

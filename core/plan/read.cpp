@@ -205,6 +205,22 @@ void readTraining(
             f.fail(*e);
     }
     visitTrainingObserved(c, v);
+    if (const nlohmann::json* framework = f.get("framework")) {
+        const FrameworkProfile* profile
+            = framework->is_string() ? presets.findFramework(framework->get<std::string>()) : nullptr;
+        if (profile)
+            c.framework = *profile;
+        else
+            f.fail(f.pathOf("framework"),
+                fmt::format("must be one of {}, got {}", knownIds(presets.frameworks),
+                    describeJson(*framework)));
+    }
+    if (const nlohmann::json* loss = f.get("loss")) {
+        if (!loss->is_string() || !parseLossKind(loss->get<std::string>(), c.loss)
+            || c.loss == LossKind::Default)
+            f.fail(f.pathOf("loss"),
+                "must be \"eager\", \"chunked\" or \"fused\", got " + describeJson(*loss));
+    }
     if (auto e = f.finish())
         root.fail(*e);
 }
@@ -240,6 +256,8 @@ Expected<Plan> readPlan(
         plan.training.recipe.presetId = recipe->id;
         plan.training.recipe.recipe = recipe->recipe;
     }
+    if (const FrameworkProfile* generic = presets.findFramework("generic"))
+        plan.training.framework = *generic;
 
     FieldReader f(root, "");
     // Format and version first: a newer file is refused before its new keys look like typos.
@@ -273,8 +291,11 @@ Expected<Plan> readPlan(
     readSection(f, "cluster", plan.cluster, [](Cluster& c, ReadVisitor& v) { visitCluster(c, v); });
     if (const nlohmann::json* training = f.get("training"))
         readTraining(*training, presets, plan.training, f);
-    readSection(
-        f, "serving", plan.serving, [](ServingConfig& c, ReadVisitor& v) { visitServing(c, v); });
+    readSection(f, "serving", plan.serving, [](ServingConfig& c, ReadVisitor& v) {
+        visitServing(c, v);
+        v.enumeration("engine", c.engine, kEngineIds);
+        v.integer("max_num_seqs", c.maxNumSeqs, 1, 10'000'000);
+    });
     readSection(f, "rl", plan.rl, [](RlConfig& c, ReadVisitor& v) { visitRl(c, v); });
     if (auto e = f.finish())
         return *e;

@@ -66,6 +66,11 @@ ordered_json trainingToJson(TrainingConfig t)
     visitOverhead(t.overhead, ov);
     j["overhead"] = overhead;
     visitTrainingObserved(t, v);
+    // Written only when set, so plans that never name a framework keep their canonical form.
+    if (t.framework.id != "generic")
+        j["framework"] = t.framework.id;
+    if (t.loss != LossKind::Default)
+        j["loss"] = std::string(lossKindId(t.loss));
     return j;
 }
 
@@ -94,6 +99,11 @@ std::string writePlan(const Plan& input)
     ordered_json serving = ordered_json::object();
     WriteVisitor sv { serving };
     visitServing(plan.serving, sv);
+    // Written only when not the default, so existing plans keep their canonical form.
+    if (plan.serving.engine != ServingEngine::Vllm)
+        serving["engine"] = std::string(servingEngineId(plan.serving.engine));
+    if (plan.serving.maxNumSeqs != ServingConfig {}.maxNumSeqs)
+        serving["max_num_seqs"] = plan.serving.maxNumSeqs;
     j["serving"] = serving;
 
     ordered_json rl = ordered_json::object();

@@ -179,20 +179,40 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
                 num(c.tokens), arch.dropout > 0 ? arch.hidden : 0, gb(r.embeddingActivationBytes)),
         r.embeddingActivationBytes, "bytes", c.simple ? kSeedsSimple : kKorthikanti);
 
-    ex.add("training.logits_bytes",
-        c.simple
-            ? std::string("included in the seeds' k x L x B x S x h = 0")
-            : fmt::format("tokens x (2 x activation_bytes x h / {} + (activation_bytes "
-                          "+ 4 fp32) x vocab / tp) = {} x (2 x {} x {} / {} + ({} + 4) "
-                          "x {} / {}) = {}",
+    const LossKind loss = config.effectiveLoss();
+    if (!c.simple && loss != LossKind::Fused && loss != LossKind::Default) {
+        ex.add("training.logits_bytes",
+            fmt::format("tokens x (2 x activation_bytes x h / {} + loss bytes per logit x vocab / "
+                        "tp) = {} x (2 x {} x {} / {} + {} x {} / {}) = {} (loss \"{}\", "
+                        "framework \"{}\")",
                 num(config.sequenceParallel ? s.tp : 1), num(c.tokens),
                 num(config.recipe.recipe.activationBytes), arch.hidden,
-                num(config.sequenceParallel ? s.tp : 1), num(config.recipe.recipe.activationBytes),
-                arch.vocab, s.tp, gb(r.logitsBytes)),
-        r.logitsBytes, "bytes",
-        c.simple ? kSeedsSimple
-                 : "Korthikanti et al. 2022 sec. 4.3 (4sbh/t (1 + v/h)), plus the logits in the "
-                   "activation dtype alongside the loss's fp32 copy");
+                num(config.sequenceParallel ? s.tp : 1), num(c.lossBytesPerLogit), arch.vocab,
+                s.tp, gb(r.logitsBytes), lossKindId(loss), config.framework.id),
+            r.logitsBytes, "bytes",
+            loss == LossKind::Eager
+                ? "eager cross entropy on upcast logits (torchtitan train.py "
+                  "cross_entropy(pred.float()), transformers logits.float()): forward holds "
+                  "logits 2 + fp32 copy 4 + fp32 log-softmax 4 = 10 B; the loss backward holds "
+                  "log-softmax 4 + its gradient 4 + the input gradient 4 = 12 B per logit"
+                : "torchtune CEWithChunkedOutputLoss: logits kept in the activation dtype, the "
+                  "fp32 upcast, log-softmax and gradients (12 B) one of 8 chunks at a time");
+    } else {
+        ex.add("training.logits_bytes",
+            c.simple
+                ? std::string("included in the seeds' k x L x B x S x h = 0")
+                : fmt::format("tokens x (2 x activation_bytes x h / {} + (activation_bytes "
+                              "+ 4 fp32) x vocab / tp) = {} x (2 x {} x {} / {} + ({} + 4) "
+                              "x {} / {}) = {}",
+                    num(config.sequenceParallel ? s.tp : 1), num(c.tokens),
+                    num(config.recipe.recipe.activationBytes), arch.hidden,
+                    num(config.sequenceParallel ? s.tp : 1), num(config.recipe.recipe.activationBytes),
+                    arch.vocab, s.tp, gb(r.logitsBytes)),
+            r.logitsBytes, "bytes",
+            c.simple ? kSeedsSimple
+                     : "Korthikanti et al. 2022 sec. 4.3 (4sbh/t (1 + v/h)), plus the logits in the "
+                       "activation dtype alongside the loss's fp32 copy");
+    }
 
     ex.add("training.per_gpu_bytes.activations",
         fmt::format("(stage {}: layers {} x in flight {} + recompute working set {} + "
@@ -201,6 +221,49 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
             gb(a.workingSet), gb(a.embedding), gb(a.output), num(a.calibration),
             gb(w.perGpu.activations)),
         w.perGpu.activations, "bytes", c.simple ? kSeedsSimple : kKorthikanti);
+}
+
+void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& config,
+    const StageMemory& w, const TrainingMemory& r, Explainer& ex)
+{
+    const FrameworkProfile& fw = config.framework;
+    const std::string source = fmt::format("framework \"{}\": {}", fw.id,
+        fw.source.empty() ? std::string("presets/frameworks.json") : fw.source);
+    std::string text;
+    if (w.ppUnshardedBytes > 0)
+        text = fmt::format("FSDP + PP keeps the stage unsharded: params {} x (weight {} B x (1 - "
+                           "1/dp {}) + fp32 gradient accumulation 4 B) = {}",
+            num(w.params.total()), num(s.weightBytes), w.dataParallel, gb(w.ppUnshardedBytes));
+    else if (w.prefetchBytes > 0)
+        text = fmt::format("FSDP all-gather: {} layers x {} params x {} B = {}",
+            num(fw.prefetchLayers), num(s.layerParamsMax), num(s.weightBytes), gb(w.prefetchBytes));
+    else if (w.bucketBytes > 0)
+        text = fmt::format("gradient-reduction bucket = {}", gb(w.bucketBytes));
+    else
+        text = fmt::format("no buffers beyond the overhead allowance (ZeRO {}, framework {})",
+            s.zeroStage, fw.id);
+    ex.add("training.buffer_bytes", std::move(text), r.bufferBytes, "bytes", source);
+    ex.add("training.optimizer_temp_bytes",
+        fmt::format("optimizer_temp_bytes x local optimizer params = {} x {} = {} (during the "
+                    "step, after the activations are freed)",
+            num(fw.optimizerTempBytes), paramsOver(w.params, w.shards.optimizer, w.shards.expertOptimizer),
+            gb(r.optimizerTempBytes)),
+        r.optimizerTempBytes, "bytes", source);
+    const double states = w.perGpu.weights + w.perGpu.gradients + w.perGpu.optimizer;
+    ex.add("training.allocated_bytes",
+        fmt::format("weights + gradients + optimizer + max(activations + buffers, optimizer "
+                    "temporaries) = {} + max({} + {}, {}) = {}",
+            gb(states), gb(w.perGpu.activations), gb(r.bufferBytes), gb(r.optimizerTempBytes),
+            gb(r.allocatedBytes)),
+        r.allocatedBytes, "bytes",
+        "what torch.cuda.max_memory_allocated() and peak active bytes report: live tensors only");
+    ex.add("training.allocator_reserved_bytes",
+        fmt::format("allocated x (1 + fragmentation) = {} x (1 + {}) = {}", gb(r.allocatedBytes),
+            num(s.fragmentation), gb(r.reservedBytes)),
+        r.reservedBytes, "bytes",
+        "what torch.cuda.max_memory_reserved() reports (torchtitan's logged 'memory'): the caching "
+        "allocator's peak, without the CUDA context or NCCL's own buffers; the device view "
+        "per_gpu_bytes.total adds the fixed overhead");
 }
 
 } // namespace
@@ -227,6 +290,18 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
     explainActivations(arch, setup, config, worst, result, ex);
 
     const double before = m.weights + m.gradients + m.optimizer + m.activations;
+    explainFrameworkBuffers(setup, config, worst, result, ex);
+    if (result.bufferBytes > 0 || result.optimizerTempBytes > 0)
+        ex.add("training.per_gpu_bytes.overhead",
+            fmt::format("fixed + (allocated - states - activations) + fragmentation x allocated = "
+                        "{} + ({} - {} - {}) + {} x {} = {}",
+                gb(setup.fixedBytes), gb(result.allocatedBytes), gb(m.weights + m.gradients + m.optimizer),
+                gb(m.activations), num(setup.fragmentation), gb(result.allocatedBytes),
+                gb(m.overhead)),
+            m.overhead, "bytes",
+            "the framework's buffers (training.buffer_bytes) or optimizer temporaries, the "
+            "allocator's fragmentation share and the CUDA context + NCCL (fixed)");
+    else
     ex.add("training.per_gpu_bytes.overhead",
         fmt::format("fixed + fragmentation x (weights + gradients + optimizer + activations) "
                     "= {} + {} x {} = {}",

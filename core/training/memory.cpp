@@ -109,6 +109,8 @@ TrainingSetup trainingSetup(
     s.fragmentation = positiveOrZero(config.overhead.fragmentation);
     s.gpuMemoryBytes = positiveOrZero(gpu.memoryBytes);
     s.activations = activationCosts(arch, config, recipe.activationBytes);
+    s.layerParamsMax = std::max(s.denseLayerParams,
+        moeLayers > 0 ? s.moeLayerParams + s.moeLayerExpertParams : 0.0);
     return s;
 }
 
@@ -149,9 +151,36 @@ StageMemory stageMemory(
     m.perGpu.gradients = s.gradientsOffloaded() ? 0.0 : s.gradientBytes * gradientParams;
     m.perGpu.optimizer = s.offloadOptimizer ? 0.0 : optimizerBytes * optimizerParams;
     m.perGpu.activations = m.activation.total();
-    const double beforeOverhead
-        = m.perGpu.weights + m.perGpu.gradients + m.perGpu.optimizer + m.perGpu.activations;
-    m.perGpu.overhead = s.fixedBytes + s.fragmentation * beforeOverhead;
+
+    // What the framework keeps around the sharded state (plan/framework.h; the generic profile
+    // keeps none of these, so its figures are the formulas above).
+    const FrameworkProfile& fw = config.framework;
+    const bool fsdp = s.zeroStage >= 3 && !s.offloadParams && dp > 1;
+    if (fsdp && fw.ppUnsharded && s.pp > 1) {
+        // torchtitan with PP: reshard_after_forward=False keeps the stage's parameters
+        // all-gathered across micro-batches, and the pipeline schedule turns gradient sync off
+        // until the last micro-batch, so FSDP2 accumulates unsharded gradients in the fp32
+        // reduce dtype.
+        m.ppUnshardedBytes = m.params.total() * (s.weightBytes * (1.0 - 1.0 / dp) + 4.0);
+    } else if (fsdp) {
+        // FSDP / ZeRO-3 all-gathers a layer before it runs and prefetches the next one.
+        m.prefetchBytes = fw.prefetchLayers * s.layerParamsMax * s.weightBytes;
+    }
+    if (s.zeroStage < 3 && dp > 1)
+        m.bucketBytes = fw.gradBucketBytes;
+    m.optimizerTempBytes
+        = s.offloadOptimizer ? 0.0 : positiveOrZero(fw.optimizerTempBytes) * optimizerParams;
+
+    // The peak of live tensors: the states plus the larger of the forward/backward peak
+    // (activations and buffers) and the optimizer step's temporaries, which come after the
+    // activations are freed. The caching allocator reserves the fragmentation share on top;
+    // the device adds the CUDA context and NCCL's own buffers (the fixed overhead).
+    const double states = m.perGpu.weights + m.perGpu.gradients + m.perGpu.optimizer;
+    const double transient = std::max(m.perGpu.activations + m.buffers(), m.optimizerTempBytes);
+    m.allocatedBytes = states + transient;
+    m.reservedBytes = m.allocatedBytes * (1.0 + s.fragmentation);
+    m.perGpu.overhead = s.fixedBytes + (transient - m.perGpu.activations)
+        + s.fragmentation * (states + transient);
     m.hostBytes
         = (s.offloadOptimizer ? (optimizerBytes + kHostGradientBytes) * optimizerParams : 0.0)
         + (s.offloadParams ? s.weightBytes * weightParams : 0.0);
@@ -169,7 +198,7 @@ StageMemory stageMemory(
     split(s.weightBytes, !s.offloadParams, s.zeroStage >= 3);
     split(s.gradientBytes, !s.gradientsOffloaded(), s.zeroStage >= 2);
     split(optimizerBytes, !s.offloadOptimizer, s.zeroStage >= 1);
-    m.unshardedBytes += m.perGpu.activations;
+    m.unshardedBytes += m.perGpu.activations + m.buffers();
     return m;
 }
 
@@ -221,6 +250,10 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
 
     TrainingMemory r;
     r.perGpu = worst.perGpu;
+    r.allocatedBytes = worst.allocatedBytes;
+    r.reservedBytes = worst.reservedBytes;
+    r.bufferBytes = worst.buffers();
+    r.optimizerTempBytes = worst.optimizerTempBytes;
     r.gpuMemoryBytes = hbm;
     r.fits = hbm > 0 && r.perGpu.total() <= hbm;
     r.dataParallel = dataParallel;
