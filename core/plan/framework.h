@@ -36,6 +36,9 @@ struct FrameworkProfile {
     double gradBucketBytes = 0;     // gradient-reduction bucket below ZeRO-3
     double optimizerTempBytes = 0;  // per local optimizer parameter during the step (foreach)
     bool ppUnsharded = false;       // FSDP + PP: unsharded params + fp32 grads across micro-batches
+    // TP + sequence parallelism: the linears keep the all-gathered (full-sequence) input they
+    // ran on (DTensor SequenceParallel), where Megatron keeps its shard and re-gathers it.
+    bool spGatheredInputs = false;
 
     bool operator==(const FrameworkProfile&) const = default;
 };

@@ -122,6 +122,7 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
     f.number("grad_bucket_bytes", p.gradBucketBytes, Range::closed(0, kMaxMemoryBytes));
     f.number("optimizer_temp_bytes", p.optimizerTempBytes, Range::closed(0, kMaxBytesPerParam));
     f.boolean("pp_unsharded", p.ppUnsharded);
+    f.boolean("sp_gathered_inputs", p.spGatheredInputs);
     if (auto e = f.finish())
         return *e;
     if (p.loss == LossKind::Default)

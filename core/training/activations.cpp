@@ -81,11 +81,12 @@ LayerTerms layerTerms(
     }
 
     if (config.framework.eagerKernels) {
-        // Eager PyTorch (transformers LlamaRMSNorm, torchtune RMSNorm): x.float() and the fp32
-        // normalised x, both saved for the backward of the multiplications, per block norm;
-        // RoPE computed in fp32 keeps fp32 q and k; SwiGLU as silu(gate) * up keeps silu(gate)
-        // as its own tensor (a fused kernel recomputes it).
-        t.eagerNorms = 2 * (4.0 + 4.0) * h;
+        // Eager PyTorch (transformers LlamaRMSNorm, torchtune RMSNorm): per block norm the fp32
+        // upcast x.float() (4h, saved by pow and the multiply by rsqrt) and the normalised x
+        // cast back (2h, saved by the multiply with the weight), where a fused kernel keeps the
+        // 2h input: 4h more per norm. RoPE computed in fp32 keeps fp32 q and k; SwiGLU as
+        // silu(gate) * up keeps silu(gate) as its own tensor (a fused kernel recomputes it).
+        t.eagerNorms = 2 * (4.0 + 2.0 - 2.0) * h;
         const double ffnWidth = moeLayer && arch.moe
             ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
                 * (positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts))
@@ -125,6 +126,9 @@ ActivationCosts activationCosts(
         const LayerTerms t = layerTerms(arch, config, ab, moe);
         LayerActivation a;
         a.full = (t.replicated() / tSp + t.split() / tp) * c.tokens;
+        if (config.framework.spGatheredInputs && config.sequenceParallel)
+            // The norm outputs (QKV and FFN inputs) are saved all-gathered: full size.
+            a.full += t.normOutputs * (1.0 - 1.0 / tSp) * c.tokens;
         a.selective = a.full - t.scores / tp * c.tokens;
         // Full recompute keeps each layer's input (Korthikanti Table 2: 2sbh per layer), split
         // along the sequence when sequence parallelism is on.

@@ -33,6 +33,7 @@ struct TrainingSetup {
     double fragmentation = 0;
     double gpuMemoryBytes = 0;
     double layerParamsMax = 0; // the largest layer on one GPU (for FSDP prefetch)
+    double computeBytes = 2;   // bytes per parameter all-gathered for compute (recipe activation dtype)
     ActivationCosts activations;
 };
 

@@ -231,12 +231,12 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
         fw.source.empty() ? std::string("presets/frameworks.json") : fw.source);
     std::string text;
     if (w.ppUnshardedBytes > 0)
-        text = fmt::format("FSDP + PP keeps the stage unsharded: params {} x (weight {} B x (1 - "
-                           "1/dp {}) + fp32 gradient accumulation 4 B) = {}",
-            num(w.params.total()), num(s.weightBytes), w.dataParallel, gb(w.ppUnshardedBytes));
+        text = fmt::format("FSDP + PP keeps the stage unsharded: params {} x (all-gathered {} B + "
+                           "fp32 gradient accumulation 4 B) = {}",
+            num(w.params.total()), num(s.computeBytes), gb(w.ppUnshardedBytes));
     else if (w.prefetchBytes > 0)
         text = fmt::format("FSDP all-gather: {} layers x {} params x {} B = {}",
-            num(fw.prefetchLayers), num(s.layerParamsMax), num(s.weightBytes), gb(w.prefetchBytes));
+            num(fw.prefetchLayers), num(s.layerParamsMax), num(s.computeBytes), gb(w.prefetchBytes));
     else if (w.bucketBytes > 0)
         text = fmt::format("gradient-reduction bucket = {}", gb(w.bucketBytes));
     else

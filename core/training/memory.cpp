@@ -109,6 +109,7 @@ TrainingSetup trainingSetup(
     s.fragmentation = positiveOrZero(config.overhead.fragmentation);
     s.gpuMemoryBytes = positiveOrZero(gpu.memoryBytes);
     s.activations = activationCosts(arch, config, recipe.activationBytes);
+    s.computeBytes = positiveOrZero(recipe.activationBytes);
     s.layerParamsMax = std::max(s.denseLayerParams,
         moeLayers > 0 ? s.moeLayerParams + s.moeLayerExpertParams : 0.0);
     return s;
@@ -158,13 +159,14 @@ StageMemory stageMemory(
     const bool fsdp = s.zeroStage >= 3 && !s.offloadParams && dp > 1;
     if (fsdp && fw.ppUnsharded && s.pp > 1) {
         // torchtitan with PP: reshard_after_forward=False keeps the stage's parameters
-        // all-gathered across micro-batches, and the pipeline schedule turns gradient sync off
-        // until the last micro-batch, so FSDP2 accumulates unsharded gradients in the fp32
-        // reduce dtype.
-        m.ppUnshardedBytes = m.params.total() * (s.weightBytes * (1.0 - 1.0 / dp) + 4.0);
+        // all-gathered (in the compute dtype, FSDP2 MixedPrecisionPolicy.param_dtype) across
+        // micro-batches, and the pipeline schedule turns gradient sync off until the last
+        // micro-batch, so FSDP2 accumulates unsharded gradients in the fp32 reduce dtype.
+        m.ppUnshardedBytes = m.params.total() * (s.computeBytes + 4.0);
     } else if (fsdp) {
-        // FSDP / ZeRO-3 all-gathers a layer before it runs and prefetches the next one.
-        m.prefetchBytes = fw.prefetchLayers * s.layerParamsMax * s.weightBytes;
+        // FSDP / ZeRO-3 all-gathers a layer (in the compute dtype) before it runs and
+        // prefetches the next one.
+        m.prefetchBytes = fw.prefetchLayers * s.layerParamsMax * s.computeBytes;
     }
     if (s.zeroStage < 3 && dp > 1)
         m.bucketBytes = fw.gradBucketBytes;
