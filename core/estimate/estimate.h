@@ -23,7 +23,11 @@ struct MemoryBreakdown {
     double activations = 0;
     double kvCache = 0;
     double overhead = 0;    // CUDA context, communication buffers, fragmentation allowance
-    double total() const { return weights + gradients + optimizer + activations + kvCache + overhead; }
+    double lora = 0;        // LoRA adapters: their weights, gradients and optimizer state
+    double total() const
+    {
+        return weights + gradients + optimizer + activations + kvCache + overhead + lora;
+    }
 };
 
 struct TrainingMemory {
@@ -46,6 +50,7 @@ struct TrainingMemory {
     // perGpu.total() is the device view (nvidia-smi): reserved + CUDA context + NCCL.
     double bufferBytes = 0;         // FSDP prefetch, FSDP+PP unsharded state, gradient buckets
     double optimizerTempBytes = 0;  // the optimizer step's temporaries (foreach AdamW)
+    double loraTrainableParams = 0; // training.lora: adapter parameters of the whole model
 };
 
 struct Communication {

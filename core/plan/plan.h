@@ -75,6 +75,19 @@ struct OverheadConfig {
     bool operator==(const OverheadConfig&) const = default;
 };
 
+// LoRA / QLoRA adapters (plan key `training.lora`; training/lora.h).
+struct LoraConfig {
+    enum Target : unsigned { Q = 1, K = 2, V = 4, O = 8, Gate = 16, Up = 32, Down = 64 };
+    bool enabled = false;
+    int rank = 16;
+    double alpha = 32;
+    unsigned targets = Q | K | V | O | Gate | Up | Down;
+    int baseBits = 16; // 16, 8 or 4 (NF4)
+    bool doubleQuant = false;
+
+    bool operator==(const LoraConfig&) const = default;
+};
+
 struct TrainingConfig {
     RecipeChoice recipe;
     OptimizerKind optimizer = OptimizerKind::AdamW;
@@ -97,6 +110,7 @@ struct TrainingConfig {
     OverheadConfig overhead;
     FrameworkProfile framework;          // `training.framework`, resolved from the presets
     LossKind loss = LossKind::Default;   // `training.loss`; Default = the framework's
+    LoraConfig lora;                     // `training.lora`; off unless given
     LossKind effectiveLoss() const { return loss == LossKind::Default ? framework.loss : loss; }
     std::optional<double> observedStepTimeS;
     std::optional<double> observedTokensPerS;

@@ -71,6 +71,20 @@ ordered_json trainingToJson(TrainingConfig t)
         j["framework"] = t.framework.id;
     if (t.loss != LossKind::Default)
         j["loss"] = std::string(lossKindId(t.loss));
+    if (t.lora.enabled) {
+        ordered_json lora = ordered_json::object();
+        lora["rank"] = t.lora.rank;
+        lora["alpha"] = canonicalNumber(t.lora.alpha);
+        ordered_json targets = ordered_json::array();
+        const char* names[] = { "q", "k", "v", "o", "gate", "up", "down" };
+        for (unsigned i = 0; i < 7; ++i)
+            if (t.lora.targets & (1u << i))
+                targets.push_back(names[i]);
+        lora["targets"] = targets;
+        lora["base_bits"] = t.lora.baseBits;
+        lora["double_quant"] = t.lora.doubleQuant;
+        j["lora"] = lora;
+    }
     return j;
 }
 

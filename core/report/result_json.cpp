@@ -33,7 +33,7 @@ ordered_json count(double v)
     return bytes(v);
 }
 
-ordered_json breakdown(const MemoryBreakdown& m, bool withKv)
+ordered_json breakdown(const MemoryBreakdown& m, bool withKv, bool withLora = false)
 {
     ordered_json j = ordered_json::object();
     j["weights"] = bytes(m.weights);
@@ -43,6 +43,8 @@ ordered_json breakdown(const MemoryBreakdown& m, bool withKv)
     if (withKv)
         j["kv_cache"] = bytes(m.kvCache);
     j["overhead"] = bytes(m.overhead);
+    if (withLora)
+        j["lora"] = bytes(m.lora);
     j["total"] = bytes(m.total());
     return j;
 }
@@ -68,7 +70,7 @@ ordered_json training(const Estimate& e)
     const TrainingMemory& m = e.training;
     const TrainingCompute& c = e.compute;
     ordered_json j = ordered_json::object();
-    j["per_gpu_bytes"] = breakdown(m.perGpu, false);
+    j["per_gpu_bytes"] = breakdown(m.perGpu, false, true);
     j["gpu_memory_bytes"] = bytes(m.gpuMemoryBytes);
     j["fits"] = m.fits;
     j["min_gpus"] = m.minGpus;
@@ -82,6 +84,7 @@ ordered_json training(const Estimate& e)
     j["allocator_reserved_bytes"] = bytes(m.reservedBytes);
     j["buffer_bytes"] = bytes(m.bufferBytes);
     j["optimizer_temp_bytes"] = bytes(m.optimizerTempBytes);
+    j["lora_trainable_params"] = count(m.loraTrainableParams);
     j["micro_batches_in_flight"] = m.microBatchesInFlight;
     j["params_on_worst_gpu"] = count(m.paramsOnWorstGpu);
 

@@ -1,4 +1,5 @@
 #include "training/activations.h"
+#include "training/lora.h"
 #include "base/numeric.h"
 
 #include <algorithm>
@@ -79,6 +80,8 @@ LayerTerms layerTerms(
     } else {
         t.ffn = ab * tensorsPerFfn * positiveOrZero(static_cast<double>(arch.ffnHidden));
     }
+
+    t.lora = loraActivationBytesPerToken(config.lora, ab);
 
     if (config.framework.eagerKernels) {
         // Eager PyTorch (transformers LlamaRMSNorm, torchtune RMSNorm): per block norm the fp32

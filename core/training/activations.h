@@ -48,7 +48,8 @@ struct LayerTerms {
     {
         return normInputs + normOutputs + dropoutMasks + latents + moeTokens + eagerNorms;
     }
-    double split() const { return attention + scores + flashStats + ffn + eagerSplit; }
+    double split() const { return attention + scores + flashStats + ffn + eagerSplit + lora; }
+    double lora = 0; // LoRA: each adapted linear's A output (rank wide), read by B's backward
     double eagerSplit = 0; // eager RoPE fp32 copies of q and k, a gated FFN's act(gate)
 };
 

@@ -34,6 +34,11 @@ struct TrainingSetup {
     double gpuMemoryBytes = 0;
     double layerParamsMax = 0; // the largest layer on one GPU (for FSDP prefetch)
     double computeBytes = 2;   // bytes per parameter all-gathered for compute (recipe activation dtype)
+    // training.lora: adapters per layer on one GPU (/ tp) and the frozen base's bytes/param.
+    bool lora = false;
+    double loraDenseLayerParams = 0;
+    double loraMoeLayerParams = 0;
+    double loraBaseBytes = 2;
     ActivationCosts activations;
 };
 
@@ -67,6 +72,7 @@ struct StageMemory {
     Shards shards;
     MemoryBreakdown perGpu;
     double hostBytes = 0; // offloaded to CPU RAM per GPU
+    double loraParams = 0; // adapter parameters on this GPU (before ZeRO)
     // Framework buffers (plan/framework.h), inside perGpu.overhead.
     double prefetchBytes = 0;     // unsharded layers all-gathered by ZeRO-3 / FSDP
     double ppUnshardedBytes = 0;  // FSDP + PP: unsharded params and fp32 gradient accumulation

@@ -62,6 +62,36 @@ void explainParams(const TrainingSetup& s, const StageMemory& w, Explainer& ex)
         "(a tied head keeps a copy there); EP splits routed experts");
 }
 
+void explainLora(
+    const TrainingSetup& s, const TrainingConfig& config, const StageMemory& w, Explainer& ex)
+{
+    const StageParams& p = w.params;
+    const MemoryBreakdown& m = w.perGpu;
+    const LoraConfig& l = config.lora;
+    constexpr const char* kLora = "LoRA (Hu et al. 2021): W + B A, A rank x in, B out x rank, the "
+                                  "base frozen; QLoRA (Dettmers et al. 2023): NF4 with a fp32 absmax "
+                                  "per 64 weights, double quantization 8-bit absmax + fp32 per 256";
+    ex.add("training.per_gpu_bytes.weights",
+        fmt::format("frozen base: (linear params {} x {} B at {} bits{} + embedding/head {} x {} B) "
+                    "/ shard {} = {}",
+            num(p.total() - p.embedding - p.head), num(s.loraBaseBytes), l.baseBits,
+            l.doubleQuant ? " + double-quantized scales" : (l.baseBits == 4 ? " + fp32 absmax / 64" : ""),
+            num(p.embedding + p.head), num(s.weightBytes), num(w.shards.weights), gb(m.weights)),
+        m.weights, "bytes", kLora);
+    ex.add("training.per_gpu_bytes.gradients", "the frozen base has no gradients = 0", 0.0,
+        "bytes", kLora);
+    ex.add("training.per_gpu_bytes.optimizer",
+        "the frozen base has no optimizer state (the adapters' is in per_gpu_bytes.lora) = 0", 0.0,
+        "bytes", kLora);
+    ex.add("training.per_gpu_bytes.lora",
+        fmt::format("adapters {} params x (weights {} B / {} + gradients {} B / {} + optimizer {} B "
+                    "/ {}) = {} (rank {}, {} layers on this GPU)",
+            num(w.loraParams), num(s.weightBytes), num(w.shards.weights), num(s.gradientBytes),
+            num(w.shards.gradients), num(s.masterBytes + s.momentBytes), num(w.shards.optimizer),
+            gb(m.lora), l.rank, p.denseLayers + p.moeLayers),
+        m.lora, "bytes", kLora);
+}
+
 void explainStates(
     const TrainingSetup& s, const TrainingConfig& config, const StageMemory& w, Explainer& ex)
 {
@@ -71,6 +101,10 @@ void explainStates(
         ? std::string("custom recipe")
         : fmt::format("recipe '{}'", config.recipe.recipe.name);
 
+    if (s.lora) {
+        explainLora(s, config, w, ex);
+        return;
+    }
     ex.add("training.per_gpu_bytes.weights",
         s.offloadParams
             ? fmt::format("offload_params: the {} B/param weights live in host memory = 0",
@@ -249,10 +283,18 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
             num(fw.optimizerTempBytes), paramsOver(w.params, w.shards.optimizer, w.shards.expertOptimizer),
             gb(r.optimizerTempBytes)),
         r.optimizerTempBytes, "bytes", source);
-    const double states = w.perGpu.weights + w.perGpu.gradients + w.perGpu.optimizer;
+    const double states = w.perGpu.weights + w.perGpu.gradients + w.perGpu.optimizer + w.perGpu.lora;
+    if (config.lora.enabled)
+        ex.add("training.lora_trainable_params",
+            fmt::format("layers x sum over targets of rank x (in + out) = {} (rank {})",
+                num(r.loraTrainableParams), config.lora.rank),
+            r.loraTrainableParams, "params",
+            "LoRA (Hu et al. 2021): A is rank x in, B is out x rank for each adapted matrix; q: h -> "
+            "heads x head_dim, k/v: h -> kv_heads x head_dim, o: heads x head_dim -> h, gate/up: "
+            "h -> ffn, down: ffn -> h");
     ex.add("training.allocated_bytes",
-        fmt::format("weights + gradients + optimizer + max(activations + buffers, optimizer "
-                    "temporaries) = {} + max({} + {}, {}) = {}",
+        fmt::format("weights + gradients + optimizer (+ LoRA adapters) + max(activations + "
+                    "buffers, optimizer temporaries) = {} + max({} + {}, {}) = {}",
             gb(states), gb(w.perGpu.activations), gb(r.bufferBytes), gb(r.optimizerTempBytes),
             gb(r.allocatedBytes)),
         r.allocatedBytes, "bytes",
