@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cmd_calibrate.h"
 #include "estimate/estimate.h"
 #include "io/files.h"
 #include "plan/planio.h"
@@ -202,6 +203,9 @@ int run(int argc, char** argv)
     presetsCmd->add_option("KIND", kind, "models, gpus, recipes or frameworks")
         ->check(CLI::IsMember({ "models", "gpus", "recipes", "frameworks" }));
 
+    CalibrateOptions calibrateOptions;
+    CLI::App* calibrateCmd = registerCalibrate(app, calibrateOptions);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -213,6 +217,8 @@ int run(int argc, char** argv)
     if (!parseByteUnits(unitsText, units))
         return fail("--units: must be gb or gib, got \"" + unitsText + "\"");
 
+    if (*calibrateCmd)
+        return runCalibrate(calibrateOptions);
     if (*estimateCmd)
         return runEstimate(planPath, format, units);
     if (*explainCmd)
