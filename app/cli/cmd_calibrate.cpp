@@ -16,8 +16,8 @@ namespace envelope::cli {
 
 CLI::App* registerCalibrate(CLI::App& app, CalibrateOptions& o)
 {
-    CLI::App* cmd = app.add_subcommand("calibrate",
-        "Fit the activation calibration (or overhead) and the MFU to a measured run");
+    CLI::App* cmd = app.add_subcommand(
+        "calibrate", "Fit the activation calibration (or overhead) and the MFU to a measured run");
     cmd->add_option("PLAN", o.planPath, "plan JSON file")->required();
     cmd->add_option("--peak-gib", o.peakGib, "measured peak memory per GPU, GiB");
     cmd->add_option("--metric", o.metric,

@@ -104,8 +104,9 @@ Expected<Calibration> calibrate(const Plan& input, const CalibrationTarget& targ
             const std::optional<double> k = solveIncreasing(f, 1e-3, kMaxCalibration, measured);
             if (!k)
                 return Error { "--peak-gib",
-                    fmt::format("{:.2f} GiB is out of reach: activation_calibration 0.001..{} gives "
-                                "{:.2f}..{:.2f} GiB for {}",
+                    fmt::format(
+                        "{:.2f} GiB is out of reach: activation_calibration 0.001..{} gives "
+                        "{:.2f}..{:.2f} GiB for {}",
                         measured / 1073741824.0, kMaxCalibration, f(1e-3) / 1073741824.0,
                         f(kMaxCalibration) / 1073741824.0, c.measure) };
             plan.training.activationModel.calibration = *k;

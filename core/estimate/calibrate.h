@@ -13,31 +13,31 @@
 namespace envelope {
 
 enum class MemoryMetric {
-    Reserved,  // torch.cuda.max_memory_reserved: training.allocator_reserved_bytes
+    Reserved, // torch.cuda.max_memory_reserved: training.allocator_reserved_bytes
     Allocated, // torch.cuda.max_memory_allocated: training.allocated_bytes
-    Device     // nvidia-smi: training.per_gpu_bytes.total
+    Device // nvidia-smi: training.per_gpu_bytes.total
 };
 bool parseMemoryMetric(std::string_view id, MemoryMetric& out); // "reserved" "allocated" "device"
 
 struct CalibrationTarget {
-    std::optional<double> peakBytes;     // measured peak per GPU, bytes
+    std::optional<double> peakBytes; // measured peak per GPU, bytes
     MemoryMetric metric = MemoryMetric::Reserved;
-    std::optional<double> tokensPerS;    // measured, whole job
-    std::optional<double> stepTimeS;     // measured step time (alternative to tokensPerS)
+    std::optional<double> tokensPerS; // measured, whole job
+    std::optional<double> stepTimeS; // measured step time (alternative to tokensPerS)
 };
 
 struct CalibrationChange {
-    std::string field;      // plan path, e.g. "training.activation_calibration"
+    std::string field; // plan path, e.g. "training.activation_calibration"
     double before = 0;
     double after = 0;
-    std::string measure;    // the figure it fits, e.g. "training.allocator_reserved_bytes"
+    std::string measure; // the figure it fits, e.g. "training.allocator_reserved_bytes"
     double estimateBefore = 0;
     double estimateAfter = 0;
     double measured = 0;
 };
 
 struct Calibration {
-    Plan plan;  // the input with the fitted fields changed
+    Plan plan; // the input with the fitted fields changed
     std::vector<CalibrationChange> changes;
 };
 

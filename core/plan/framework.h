@@ -11,16 +11,16 @@ namespace envelope {
 // The loss implementation (plan key `training.loss`; Default = the framework's).
 enum class LossKind {
     Default,
-    Eager,   // bf16 logits, fp32 upcast, fp32 log-softmax: 12 B per logit at the loss backward
+    Eager, // bf16 logits, fp32 upcast, fp32 log-softmax: 12 B per logit at the loss backward
     Chunked, // bf16 logits kept, the fp32 work done one chunk at a time (torchtune: 8 chunks)
-    Fused    // bf16 logits + one fp32 softmax (vocab-parallel / fused CE): 6 B per logit
+    Fused // bf16 logits + one fp32 softmax (vocab-parallel / fused CE): 6 B per logit
 };
 
 // What `recompute: "selective"` keeps under a framework.
 enum class SelectivePolicy {
     AttentionCore, // Korthikanti et al. 2022: only the attention core is recomputed
-    PerOpSac,      // torchtitan op-level SAC: layer input, every other matmul output, SDPA output
-    Full           // the framework only checkpoints whole layers: selective means full
+    PerOpSac, // torchtitan op-level SAC: layer input, every other matmul output, SDPA output
+    Full // the framework only checkpoints whole layers: selective means full
 };
 
 struct FrameworkProfile {
@@ -32,10 +32,10 @@ struct FrameworkProfile {
     // Eager PyTorch kernels: RMSNorm keeps its fp32 upcast and normalised copies, RoPE works in
     // fp32, a gated FFN keeps act(gate) beside gate, up and their product.
     bool eagerKernels = false;
-    double prefetchLayers = 0;      // unsharded layers alive at once under ZeRO-3 / FSDP
-    double gradBucketBytes = 0;     // gradient-reduction bucket below ZeRO-3
-    double optimizerTempBytes = 0;  // per local optimizer parameter during the step (foreach)
-    bool ppUnsharded = false;       // FSDP + PP: unsharded params + fp32 grads across micro-batches
+    double prefetchLayers = 0; // unsharded layers alive at once under ZeRO-3 / FSDP
+    double gradBucketBytes = 0; // gradient-reduction bucket below ZeRO-3
+    double optimizerTempBytes = 0; // per local optimizer parameter during the step (foreach)
+    bool ppUnsharded = false; // FSDP + PP: unsharded params + fp32 grads across micro-batches
     // TP + sequence parallelism: the linears keep the all-gathered (full-sequence) input they
     // ran on (DTensor SequenceParallel), where Megatron keeps its shard and re-gathers it.
     bool spGatheredInputs = false;

@@ -81,7 +81,8 @@ TEST(Frameworks, TorchtitanPerOpSacKeepsEveryOtherMatmulOutput)
     m.microBatch = 2;
     m.seqLen = 8192;
     m.recompute = Recompute::Selective;
-    const StageActivation sel = stageActivation(activationCosts(llama3_8b(), m, 2.0), m, 0, 1, 32, 0);
+    const StageActivation sel
+        = stageActivation(activationCosts(llama3_8b(), m, 2.0), m, 0, 1, 32, 0);
     EXPECT_DOUBLE_EQ(sel.workingSet, 0);
 }
 
@@ -148,7 +149,8 @@ TEST(Frameworks, GenericKeepsTheFormulasWithoutProfile)
     c.zeroStage = 3;
     Cluster cluster;
     cluster.gpus = 8;
-    const TrainingMemory m = estimateTrainingMemory(arch, countParameters(arch), c, cluster, h100());
+    const TrainingMemory m
+        = estimateTrainingMemory(arch, countParameters(arch), c, cluster, h100());
     const MemoryBreakdown& b = m.perGpu;
     const double sum = b.weights + b.gradients + b.optimizer + b.activations;
     EXPECT_EQ(m.bufferBytes, 0);
@@ -191,11 +193,13 @@ TEST(Frameworks, BadFrameworkLossAndEngineNameTheField)
         const Expected<Plan> plan = readPlan(json, presets());
         return plan.ok() ? std::string() : plan.error().toString();
     };
-    EXPECT_NE(error(R"({"model": "llama-3-8b", "gpu": "h100-sxm", "training": {"framework": "jax"}})")
-                  .find("training.framework"),
+    EXPECT_NE(
+        error(R"({"model": "llama-3-8b", "gpu": "h100-sxm", "training": {"framework": "jax"}})")
+            .find("training.framework"),
         std::string::npos);
-    EXPECT_NE(error(R"({"model": "llama-3-8b", "gpu": "h100-sxm", "training": {"loss": "default"}})")
-                  .find("training.loss"),
+    EXPECT_NE(
+        error(R"({"model": "llama-3-8b", "gpu": "h100-sxm", "training": {"loss": "default"}})")
+            .find("training.loss"),
         std::string::npos);
     EXPECT_NE(error(R"({"model": "llama-3-8b", "gpu": "h100-sxm", "serving": {"engine": "tgi"}})")
                   .find("serving.engine"),
@@ -203,7 +207,8 @@ TEST(Frameworks, BadFrameworkLossAndEngineNameTheField)
     // Round trip: a named framework, loss and engine write back as read.
     const Expected<Plan> plan = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
         "training": {"framework": "torchtune", "loss": "chunked"},
-        "serving": {"engine": "generic", "max_num_seqs": 256}})", presets());
+        "serving": {"engine": "generic", "max_num_seqs": 256}})",
+        presets());
     ASSERT_TRUE(plan.ok());
     const Expected<Plan> again = readPlan(writePlan(*plan), presets());
     ASSERT_TRUE(again.ok());
