@@ -3,7 +3,8 @@
 //   envelope-cli estimate PLAN.json [--format json|text|markdown] [--units gb|gib]
 //   envelope-cli explain PLAN.json [--units gb|gib]
 //   envelope-cli import-hf CONFIG.json [--model-only]
-//   envelope-cli presets [models|gpus|recipes]
+//   envelope-cli presets [models|gpus|recipes|frameworks]
+//   envelope-cli calibrate PLAN.json --peak-gib X ...   (cmd_calibrate.cpp)
 //   envelope-cli export|import|compare ...   (cmd_export.cpp, cmd_import.cpp, cmd_compare.cpp)
 // estimate, explain, export and compare take --set PATH=VALUE (repeatable).
 //
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd_solve.h"
+#include "cmd_calibrate.h"
 #include "estimate/estimate.h"
 #include "io/files.h"
 #include "plan/planio.h"
@@ -156,6 +158,12 @@ int runPresets(const std::string& kind)
         for (const RecipePreset& r : presets->recipes)
             std::cout << fmt::format("{:<20} {}\n", r.id, r.recipe.name);
     }
+    if (all || kind == "frameworks") {
+        section("frameworks");
+        for (const FrameworkProfile& f : presets->frameworks)
+            std::cout << fmt::format("{:<20} {} (loss {}, selective {})\n", f.id, f.name,
+                lossKindId(f.loss), selectivePolicyId(f.selective));
+    }
     return kOk;
 }
 
@@ -191,8 +199,11 @@ int run(int argc, char** argv)
 
     CLI::App* presetsCmd
         = app.add_subcommand("presets", "List preset ids with one-line descriptions");
-    presetsCmd->add_option("KIND", kind, "models, gpus or recipes")
-        ->check(CLI::IsMember({ "models", "gpus", "recipes" }));
+    presetsCmd->add_option("KIND", kind, "models, gpus, recipes or frameworks")
+        ->check(CLI::IsMember({ "models", "gpus", "recipes", "frameworks" }));
+
+    CalibrateOptions calibrateOptions;
+    CLI::App* calibrateCmd = registerCalibrate(app, calibrateOptions);
 
     const auto solveArgs = addSolveCommand(app);
     ExportCommand exportCommand;
@@ -221,6 +232,8 @@ int run(int argc, char** argv)
         return runImport(importCommand);
     if (*compareCommand.command)
         return runCompare(compareCommand);
+    if (*calibrateCmd)
+        return runCalibrate(calibrateOptions);
     if (*estimateCmd)
         return runEstimate(planPath, format, units, sets);
     if (*explainCmd)

@@ -30,6 +30,13 @@ struct TrainingMemory {
     double logitsBytes = 0;              // output logits (+ fp32 loss copy) on the last stage
     int microBatchesInFlight = 1;        // 1F1B keeps pp micro-batches on the first stage
     double paramsOnWorstGpu = 0;         // parameters held (before ZeRO) by the worst GPU
+    // The three views of the peak (training.framework decides what is in them):
+    double allocatedBytes = 0;  // peak live tensors (torch.cuda.max_memory_allocated)
+    double reservedBytes = 0;   // caching allocator's peak (torch.cuda.max_memory_reserved)
+    // perGpu.total() is the device view (nvidia-smi): reserved + CUDA context + NCCL.
+    double bufferBytes = 0;         // FSDP prefetch, FSDP+PP unsharded state, gradient buckets
+    double optimizerTempBytes = 0;  // the optimizer step's temporaries (foreach AdamW)
+    double loraTrainableParams = 0; // training.lora: adapter parameters of the whole model
 };
 
 struct Communication {
@@ -96,7 +103,10 @@ struct ServingEstimate {
     // Details behind the figures above (docs/formulas-serving.md).
     double kvBytesPerTokenPerGpu = 0;   // after TP splits (or replicates) the KV heads
     int kvHeadsPerGpu = 0;
-    double usableBytes = 0;             // memory x gpu_memory_utilization
+    double usableBytes = 0;             // torchTotalBytes x gpu_memory_utilization
+    double torchTotalBytes = 0;         // the total the engine sizes from (vLLM: CUDA's)
+    double forwardPeakBytes = 0;        // vLLM: the profiled forward's peak
+    double samplerPeakBytes = 0;        // vLLM: the sampler warm-up's peak
     double weightBytesPerParam = 0;     // quantized linear layers, scales included
     double contiguousWasteFraction = 0; // 1 - average / context (kept tokens)
     double contiguousSequences = 0;     // sequences a max-length pre-allocation admits

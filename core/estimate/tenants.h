@@ -22,15 +22,18 @@ struct MemoryBreakdown {
     double activations = 0;
     double kvCache = 0;
     double overhead = 0; // CUDA context, communication buffers, fragmentation allowance
+    double lora = 0; // LoRA adapters: their weights, gradients and optimizer state
     double total() const;
 };
 
-enum class Tenant { Weights, Gradients, Optimizer, Activations, KvCache, Overhead };
+enum class Tenant { Weights, Gradients, Optimizer, Activations, KvCache, Overhead, Lora };
 
 // A colour role, not a colour: the UI picks the shade (ui/charts/tenantpalette.cpp). The roles
 // are the Okabe & Ito (2008) colour-blind-safe hues; Vermillion and SkyBlue are taken by the
 // HBM capacity and usable-fraction reference lines, so a new tenant should not use them.
-enum class TenantColorRole { Blue, Orange, BluishGreen, ReddishPurple, Yellow, Grey, SkyBlue, Vermillion };
+enum class TenantColorRole {
+    Blue, Orange, BluishGreen, ReddishPurple, Yellow, Grey, Black, SkyBlue, Vermillion
+};
 
 struct TenantInfo {
     Tenant id;
@@ -52,12 +55,15 @@ inline constexpr std::array kTenantTable {
     TenantInfo { Tenant::Optimizer, "optimizer", "Optimizer", "optimizer state",
         TenantColorRole::BluishGreen, &MemoryBreakdown::optimizer, true, 2 },
     TenantInfo { Tenant::Activations, "activations", "Activations", "activations",
-        TenantColorRole::ReddishPurple, &MemoryBreakdown::activations, true, 4 },
+        TenantColorRole::ReddishPurple, &MemoryBreakdown::activations, true, 5 },
     // The KV cache sits on the model's states, under the per-step activations.
     TenantInfo { Tenant::KvCache, "kv_cache", "KV cache", "KV cache", TenantColorRole::Yellow,
-        &MemoryBreakdown::kvCache, false, 3 },
+        &MemoryBreakdown::kvCache, false, 4 },
     TenantInfo { Tenant::Overhead, "overhead", "Overhead", "overhead", TenantColorRole::Grey,
-        &MemoryBreakdown::overhead, true, 5 },
+        &MemoryBreakdown::overhead, true, 6 },
+    // LoRA adapters (training.lora): small trained states stacked on the frozen base's states.
+    TenantInfo { Tenant::Lora, "lora", "LoRA adapters", "LoRA adapters", TenantColorRole::Black,
+        &MemoryBreakdown::lora, true, 3 },
 };
 
 inline double MemoryBreakdown::total() const

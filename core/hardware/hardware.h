@@ -15,6 +15,9 @@ struct Gpu {
     double intraNodeBytesPerS = 0;  // per-GPU bandwidth to peers in the node (NVLink), bytes/s
     double interNodeBytesPerS = 0;  // per-GPU bandwidth across nodes (IB/RoCE NIC), bytes/s
     double pricePerHour = 0;      // default on-demand price, USD per GPU-hour
+    // What CUDA reports as the device's total (torch.cuda.get_device_properties().total_memory,
+    // what vLLM sizes from); 0 = not known, use memoryBytes.
+    double torchTotalBytes = 0;
 
     bool operator==(const Gpu&) const = default;
 };

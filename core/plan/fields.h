@@ -34,6 +34,8 @@ inline const EnumIds<OptimizerKind> kOptimizerIds { optimizerId, parseOptimizer,
     "\"adamw\", \"adam\", \"lion\", \"sgd-momentum\", \"sgd\" or \"adafactor\"" };
 inline const EnumIds<Recompute> kRecomputeIds { recomputeId, parseRecompute,
     "\"none\", \"selective\", \"full\" or \"every-k\"" };
+inline const EnumIds<ServingEngine> kEngineIds { servingEngineId, parseServingEngine,
+    "\"vllm\" or \"generic\"" };
 inline const EnumIds<RlAlgorithm> kAlgorithmIds { rlAlgorithmId, parseRlAlgorithm,
     "\"ppo\", \"grpo\" or \"dpo\"" };
 inline const EnumIds<RlPlacement> kPlacementIds { rlPlacementId, parseRlPlacement,

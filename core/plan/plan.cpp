@@ -43,8 +43,15 @@ constexpr std::array<std::pair<RlPlacement, std::string_view>, 2> kPlacements{{
     {RlPlacement::Colocated, "colocated"},
 }};
 
+constexpr std::array<std::pair<ServingEngine, std::string_view>, 2> kEngines{{
+    {ServingEngine::Vllm, "vllm"},
+    {ServingEngine::Generic, "generic"},
+}};
+
 }  // namespace
 
+std::string_view servingEngineId(ServingEngine e) { return idOf(kEngines, e); }
+bool parseServingEngine(std::string_view id, ServingEngine& out) { return parseId(kEngines, id, out); }
 std::string_view recomputeId(Recompute r) { return idOf(kRecompute, r); }
 bool parseRecompute(std::string_view id, Recompute& out) { return parseId(kRecompute, id, out); }
 std::string_view rlAlgorithmId(RlAlgorithm a) { return idOf(kAlgorithms, a); }

@@ -10,6 +10,7 @@
 
 #include "hardware/hardware.h"
 #include "model/model.h"
+#include "plan/framework.h"
 #include "plan/recipe.h"
 
 namespace envelope {
@@ -74,6 +75,19 @@ struct OverheadConfig {
     bool operator==(const OverheadConfig&) const = default;
 };
 
+// LoRA / QLoRA adapters (plan key `training.lora`; training/lora.h).
+struct LoraConfig {
+    enum Target : unsigned { Q = 1, K = 2, V = 4, O = 8, Gate = 16, Up = 32, Down = 64 };
+    bool enabled = false;
+    int rank = 16;
+    double alpha = 32;
+    unsigned targets = Q | K | V | O | Gate | Up | Down;
+    int baseBits = 16; // 16, 8 or 4 (NF4)
+    bool doubleQuant = false;
+
+    bool operator==(const LoraConfig&) const = default;
+};
+
 struct TrainingConfig {
     RecipeChoice recipe;
     OptimizerKind optimizer = OptimizerKind::AdamW;
@@ -94,6 +108,10 @@ struct TrainingConfig {
     double commOverlap = 0.0;   // fraction of DP/TP communication hidden behind compute
     ActivationModel activationModel;
     OverheadConfig overhead;
+    FrameworkProfile framework;          // `training.framework`, resolved from the presets
+    LossKind loss = LossKind::Default;   // `training.loss`; Default = the framework's
+    LoraConfig lora;                     // `training.lora`; off unless given
+    LossKind effectiveLoss() const { return loss == LossKind::Default ? framework.loss : loss; }
     std::optional<double> observedStepTimeS;
     std::optional<double> observedTokensPerS;
     // Budget solver (seed 001 ex. 3): any two of budget, deadline, MFU give the third.
@@ -103,7 +121,15 @@ struct TrainingConfig {
     bool operator==(const TrainingConfig&) const = default;
 };
 
+// How the serving KV pool is sized (plan key `serving.engine`).
+enum class ServingEngine {
+    Vllm,    // as vLLM 0.19 (V1) accounts it: docs/formulas-serving.md, "vLLM's accounting"
+    Generic  // memory x utilization - weights - activation peak - runtime_overhead_bytes
+};
+
 struct ServingConfig {
+    ServingEngine engine = ServingEngine::Vllm;
+    int maxNumSeqs = 1024;        // vLLM max_num_seqs: the sampler warm-up's rows
     int weightBits = 16;          // 16, 8 or 4
     int kvBits = 16;              // 16, 8 or 4
     int quantGroupSize = 128;     // per-group scales for 4/8-bit formats (elements per scale)
@@ -158,6 +184,8 @@ struct Plan {
 
 std::string_view recomputeId(Recompute r);  // "none" "selective" "full" "every-k"
 bool parseRecompute(std::string_view id, Recompute& out);
+std::string_view servingEngineId(ServingEngine e); // "vllm" "generic"
+bool parseServingEngine(std::string_view id, ServingEngine& out);
 std::string_view rlAlgorithmId(RlAlgorithm a);  // "ppo" "grpo" "dpo"
 bool parseRlAlgorithm(std::string_view id, RlAlgorithm& out);
 std::string_view rlPlacementId(RlPlacement p);  // "disjoint" "colocated"

@@ -102,6 +102,34 @@ Expected<GpuPreset> gpuPresetFromJson(const nlohmann::json& object, const std::s
     return preset;
 }
 
+Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const std::string& path)
+{
+    FrameworkProfile p;
+    FieldReader f(object, path);
+    f.string("id", p.id, false);
+    f.string("name", p.name);
+    f.string("source", p.source, false);
+    const auto enumeration = [&](const char* key, auto& out, auto parse, const char* allowed) {
+        const nlohmann::json* v = f.get(key);
+        if (v && (!v->is_string() || !parse(v->template get<std::string>(), out)))
+            f.fail(f.pathOf(key), fmt::format("must be {}, got {}", allowed, describeJson(*v)));
+    };
+    enumeration("loss", p.loss, parseLossKind, "\"eager\", \"chunked\" or \"fused\"");
+    enumeration("selective", p.selective, parseSelectivePolicy,
+        "\"attention-core\", \"per-op-sac\" or \"full\"");
+    f.boolean("eager_kernels", p.eagerKernels);
+    f.number("prefetch_layers", p.prefetchLayers, Range::closed(0, 64));
+    f.number("grad_bucket_bytes", p.gradBucketBytes, Range::closed(0, kMaxMemoryBytes));
+    f.number("optimizer_temp_bytes", p.optimizerTempBytes, Range::closed(0, kMaxBytesPerParam));
+    f.boolean("pp_unsharded", p.ppUnsharded);
+    f.boolean("sp_gathered_inputs", p.spGatheredInputs);
+    if (auto e = f.finish())
+        return *e;
+    if (p.loss == LossKind::Default)
+        return Error { path + ".loss", "must be \"eager\", \"chunked\" or \"fused\"" };
+    return p;
+}
+
 Expected<RecipePreset> recipePresetFromJson(const nlohmann::json& object, const std::string& path)
 {
     RecipePreset preset;
@@ -159,6 +187,7 @@ std::optional<Error> mergeParsed(PresetLibrary& library, const nlohmann::json& r
     const nlohmann::json* models = f.get("models");
     const nlohmann::json* gpus = f.get("gpus");
     const nlohmann::json* recipes = f.get("recipes");
+    const nlohmann::json* frameworks = f.get("frameworks");
     if (auto e = f.finish())
         return e;
 
@@ -175,8 +204,13 @@ std::optional<Error> mergeParsed(PresetLibrary& library, const nlohmann::json& r
         upsert(library.models, std::move(m));
     for (GpuPreset& g : newGpus)
         upsert(library.gpus, std::move(g));
+    std::vector<FrameworkProfile> newFrameworks;
+    if (auto e = readArray(frameworks, "frameworks", frameworkFromJson, newFrameworks))
+        return e;
     for (RecipePreset& r : newRecipes)
         upsert(library.recipes, std::move(r));
+    for (FrameworkProfile& p : newFrameworks)
+        upsert(library.frameworks, std::move(p));
     return std::nullopt;
 }
 
@@ -246,6 +280,7 @@ void readGpuFields(FieldReader& f, Gpu& gpu, bool requireFigures)
     scaled("intra_node_gbps", gpu.intraNodeBytesPerS, Range::above(0, kMaxGbps), kGiga);
     scaled("inter_node_gbps", gpu.interNodeBytesPerS, Range::above(0, kMaxGbps), kGiga);
     f.number("price_per_hour", gpu.pricePerHour, Range::closed(0, kMaxPrice));
+    f.number("torch_total_bytes", gpu.torchTotalBytes, Range::closed(0, kMaxMemoryBytes));
 }
 
 nlohmann::json gpuToJson(const Gpu& gpu)
@@ -263,6 +298,8 @@ nlohmann::json gpuToJson(const Gpu& gpu)
     j["intra_node_gbps"] = toScaled(gpu.intraNodeBytesPerS, kGiga);
     j["inter_node_gbps"] = toScaled(gpu.interNodeBytesPerS, kGiga);
     j["price_per_hour"] = gpu.pricePerHour;
+    if (gpu.torchTotalBytes > 0)
+        j["torch_total_bytes"] = gpu.torchTotalBytes;
     return j;
 }
 
@@ -315,6 +352,11 @@ const RecipePreset* PresetLibrary::findRecipe(std::string_view id) const
     return findById(recipes, id);
 }
 
+const FrameworkProfile* PresetLibrary::findFramework(std::string_view id) const
+{
+    return findById(frameworks, id);
+}
+
 Expected<PresetLibrary> builtinPresets()
 {
     PresetLibrary library;
@@ -322,6 +364,7 @@ Expected<PresetLibrary> builtinPresets()
         { "presets/models.json", presets_data::models },
         { "presets/gpus.json", presets_data::gpus },
         { "presets/recipes.json", presets_data::recipes },
+        { "presets/frameworks.json", presets_data::frameworks },
     };
     for (const auto& [origin, text] : files)
         if (auto e = mergePresetFile(library, text, origin))

@@ -10,6 +10,7 @@
 #include "base/expected.h"
 #include "hardware/hardware.h"
 #include "model/model.h"
+#include "plan/framework.h"
 #include "plan/recipe.h"
 
 namespace envelope {
@@ -37,11 +38,13 @@ struct PresetLibrary {
     std::vector<ModelPreset> models;
     std::vector<GpuPreset> gpus;
     std::vector<RecipePreset> recipes;
+    std::vector<FrameworkProfile> frameworks;  // presets/frameworks.json
     std::string defaultPlanJson;  // presets/default-plan.json
 
     const ModelPreset* findModel(std::string_view id) const;
     const GpuPreset* findGpu(std::string_view id) const;
     const RecipePreset* findRecipe(std::string_view id) const;
+    const FrameworkProfile* findFramework(std::string_view id) const;
 };
 
 // The presets compiled into the binary (presets/*.json). Errors only if the embedded data is

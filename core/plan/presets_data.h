@@ -5,5 +5,6 @@ namespace envelope::presets_data {
 extern const char* const models;
 extern const char* const gpus;
 extern const char* const recipes;
+extern const char* const frameworks;
 extern const char* const default_plan;
 }  // namespace envelope::presets_data

@@ -183,6 +183,58 @@ void readActivationModel(FieldReader& f, ActivationModel& model)
         model.kind = ActivationModel::Kind::SimpleSbh;
 }
 
+constexpr std::pair<LoraConfig::Target, const char*> kLoraTargets[] = {
+    { LoraConfig::Q, "q" }, { LoraConfig::K, "k" }, { LoraConfig::V, "v" }, { LoraConfig::O, "o" },
+    { LoraConfig::Gate, "gate" }, { LoraConfig::Up, "up" }, { LoraConfig::Down, "down" },
+};
+
+void readLora(const nlohmann::json& value, FieldReader& parent, LoraConfig& lora)
+{
+    const std::string path = parent.pathOf("lora");
+    if (!value.is_object()) {
+        parent.fail(path,
+            "must be {\"rank\", \"alpha\", \"targets\", \"base_bits\", \"double_quant\"}, got "
+                + describeJson(value));
+        return;
+    }
+    FieldReader f(value, path);
+    LoraConfig out;
+    out.enabled = true;
+    f.integer("rank", out.rank, 1, 65536);
+    f.number("alpha", out.alpha, Range::above(0, 1e6));
+    f.integer("base_bits", out.baseBits, 4, 16);
+    if (!f.failed() && out.baseBits != 4 && out.baseBits != 8 && out.baseBits != 16)
+        f.fail(f.pathOf("base_bits"), fmt::format("must be 16, 8 or 4, got {}", out.baseBits));
+    f.boolean("double_quant", out.doubleQuant);
+    if (const nlohmann::json* targets = f.get("targets")) {
+        out.targets = 0;
+        const auto bad = [&](const nlohmann::json& v) {
+            f.fail(f.pathOf("targets"),
+                "must be a non-empty array of \"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", "
+                "\"down\", got "
+                    + describeJson(v));
+        };
+        if (!targets->is_array() || targets->empty())
+            bad(*targets);
+        else
+            for (const nlohmann::json& t : *targets) {
+                unsigned bit = 0;
+                for (const auto& [target, name] : kLoraTargets)
+                    if (t.is_string() && t.get<std::string>() == name)
+                        bit = target;
+                if (!bit) {
+                    bad(t);
+                    break;
+                }
+                out.targets |= bit;
+            }
+    }
+    if (auto e = f.finish())
+        parent.fail(*e);
+    else
+        lora = out;
+}
+
 void readTraining(
     const nlohmann::json& value, const PresetLibrary& presets, TrainingConfig& c, FieldReader& root)
 {
@@ -205,6 +257,24 @@ void readTraining(
             f.fail(*e);
     }
     visitTrainingObserved(c, v);
+    if (const nlohmann::json* framework = f.get("framework")) {
+        const FrameworkProfile* profile
+            = framework->is_string() ? presets.findFramework(framework->get<std::string>()) : nullptr;
+        if (profile)
+            c.framework = *profile;
+        else
+            f.fail(f.pathOf("framework"),
+                fmt::format("must be one of {}, got {}", knownIds(presets.frameworks),
+                    describeJson(*framework)));
+    }
+    if (const nlohmann::json* lora = f.get("lora"))
+        readLora(*lora, f, c.lora);
+    if (const nlohmann::json* loss = f.get("loss")) {
+        if (!loss->is_string() || !parseLossKind(loss->get<std::string>(), c.loss)
+            || c.loss == LossKind::Default)
+            f.fail(f.pathOf("loss"),
+                "must be \"eager\", \"chunked\" or \"fused\", got " + describeJson(*loss));
+    }
     if (auto e = f.finish())
         root.fail(*e);
 }
@@ -240,6 +310,8 @@ Expected<Plan> readPlan(
         plan.training.recipe.presetId = recipe->id;
         plan.training.recipe.recipe = recipe->recipe;
     }
+    if (const FrameworkProfile* generic = presets.findFramework("generic"))
+        plan.training.framework = *generic;
 
     FieldReader f(root, "");
     // Format and version first: a newer file is refused before its new keys look like typos.
@@ -273,8 +345,11 @@ Expected<Plan> readPlan(
     readSection(f, "cluster", plan.cluster, [](Cluster& c, ReadVisitor& v) { visitCluster(c, v); });
     if (const nlohmann::json* training = f.get("training"))
         readTraining(*training, presets, plan.training, f);
-    readSection(
-        f, "serving", plan.serving, [](ServingConfig& c, ReadVisitor& v) { visitServing(c, v); });
+    readSection(f, "serving", plan.serving, [](ServingConfig& c, ReadVisitor& v) {
+        visitServing(c, v);
+        v.enumeration("engine", c.engine, kEngineIds);
+        v.integer("max_num_seqs", c.maxNumSeqs, 1, 10'000'000);
+    });
     readSection(f, "rl", plan.rl, [](RlConfig& c, ReadVisitor& v) { visitRl(c, v); });
     if (auto e = f.finish())
         return *e;

@@ -66,6 +66,25 @@ ordered_json trainingToJson(TrainingConfig t)
     visitOverhead(t.overhead, ov);
     j["overhead"] = overhead;
     visitTrainingObserved(t, v);
+    // Written only when set, so plans that never name a framework keep their canonical form.
+    if (t.framework.id != "generic")
+        j["framework"] = t.framework.id;
+    if (t.loss != LossKind::Default)
+        j["loss"] = std::string(lossKindId(t.loss));
+    if (t.lora.enabled) {
+        ordered_json lora = ordered_json::object();
+        lora["rank"] = t.lora.rank;
+        lora["alpha"] = canonicalNumber(t.lora.alpha);
+        ordered_json targets = ordered_json::array();
+        const char* names[] = { "q", "k", "v", "o", "gate", "up", "down" };
+        for (unsigned i = 0; i < 7; ++i)
+            if (t.lora.targets & (1u << i))
+                targets.push_back(names[i]);
+        lora["targets"] = targets;
+        lora["base_bits"] = t.lora.baseBits;
+        lora["double_quant"] = t.lora.doubleQuant;
+        j["lora"] = lora;
+    }
     return j;
 }
 
@@ -94,6 +113,11 @@ std::string writePlan(const Plan& input)
     ordered_json serving = ordered_json::object();
     WriteVisitor sv { serving };
     visitServing(plan.serving, sv);
+    // Written only when not the default, so existing plans keep their canonical form.
+    if (plan.serving.engine != ServingEngine::Vllm)
+        serving["engine"] = std::string(servingEngineId(plan.serving.engine));
+    if (plan.serving.maxNumSeqs != ServingConfig {}.maxNumSeqs)
+        serving["max_num_seqs"] = plan.serving.maxNumSeqs;
     j["serving"] = serving;
 
     ordered_json rl = ordered_json::object();

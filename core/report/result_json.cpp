@@ -75,6 +75,11 @@ ordered_json training(const Estimate& e)
     j["activation_bytes_per_layer"] = bytes(m.activationBytesPerLayer);
     j["embedding_activation_bytes"] = bytes(m.embeddingActivationBytes);
     j["logits_bytes"] = bytes(m.logitsBytes);
+    j["allocated_bytes"] = bytes(m.allocatedBytes);
+    j["allocator_reserved_bytes"] = bytes(m.reservedBytes);
+    j["buffer_bytes"] = bytes(m.bufferBytes);
+    j["optimizer_temp_bytes"] = bytes(m.optimizerTempBytes);
+    j["lora_trainable_params"] = count(m.loraTrainableParams);
     j["micro_batches_in_flight"] = m.microBatchesInFlight;
     j["params_on_worst_gpu"] = count(m.paramsOnWorstGpu);
 

@@ -98,24 +98,55 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         "GPTQ (Frantar et al. 2023) / AWQ (Lin et al. 2024) checkpoint layout: per-group fp16 "
         "scales and packed zeros, embeddings and LM head left in 16 bit; Megatron TP splits "
         "matrices");
-    ex.add("serving.activation_peak_bytes",
-        fmt::format("max_batched_tokens {} x (2 h + max(attention, FFN working set) / tp) x 2 B + "
-                    "fp32 logits of min(tokens, concurrency) x vocab / tp = {}",
-            config.maxBatchedTokens, servingBytesText(r.activationPeakBytes)),
-        r.activationPeakBytes, "bytes",
-        "vLLM profile_run: one forward at max_num_batched_tokens; inference keeps one layer's "
-        "intermediates at a time (docs/formulas-serving.md)");
-    ex.add("serving.overhead_bytes",
-        fmt::format("runtime_overhead_bytes = {}", servingBytesText(r.overheadBytes)),
-        r.overheadBytes, "bytes", "plan: CUDA graphs, sampler, allocator slack");
-    ex.add("serving.kv_budget_bytes",
-        fmt::format("memory x utilization - weights - activations - overhead = {} x {} - {} - {} "
-                    "- {} = {}{}",
-            servingBytesText(gpu.memoryBytes), num(config.gpuMemoryUtilization),
-            servingBytesText(r.weightsBytesPerGpu), servingBytesText(r.activationPeakBytes),
-            servingBytesText(r.overheadBytes), servingBytesText(r.kvBudgetBytes),
-            r.fits ? "" : " (nothing left: does not fit)"),
-        r.kvBudgetBytes, "bytes", kVllm);
+    if (config.engine == ServingEngine::Vllm) {
+        ex.add("serving.activation_peak_bytes",
+            fmt::format("max(forward of max_num_batched_tokens {} x (2 h + MLP working set / tp) "
+                        "x 2 B = {}, sampler warm-up max_num_seqs {} x vocab {} x (2 + 4 + 4 + 4) "
+                        "B + hidden states = {}) = {}",
+                config.maxBatchedTokens, servingBytesText(r.forwardPeakBytes), config.maxNumSeqs,
+                arch.vocab, servingBytesText(r.samplerPeakBytes),
+                servingBytesText(r.activationPeakBytes)),
+            r.activationPeakBytes, "bytes",
+            "vLLM 0.19 gpu_model_runner.profile_run: _dummy_run(max_num_tokens) then "
+            "_dummy_sampler_run (logits, fp32 logits, softmax probs, exponential noise over the "
+            "full vocabulary, not divided by TP); fused MoE intermediate caches");
+        ex.add("serving.overhead_bytes",
+            fmt::format("non-torch memory at tp {}: {}", config.tp, servingBytesText(r.overheadBytes)),
+            r.overheadBytes, "bytes",
+            "vLLM 0.19 startup logs on H100 (llm-d-planner accuracy/results/v0.19.0): 0.24-0.25 GiB "
+            "at TP 1 (CUDA context growth), 2.07-2.10 GiB at TP >= 2 (NCCL and custom all-reduce "
+            "buffers)");
+        ex.add("serving.kv_budget_bytes",
+            fmt::format("torch total x gpu_memory_utilization - weights - activation peak - "
+                        "non-torch = {} x {} - {} - {} - {} = {}{}",
+                servingBytesText(r.torchTotalBytes), num(config.gpuMemoryUtilization),
+                servingBytesText(r.weightsBytesPerGpu), servingBytesText(r.activationPeakBytes),
+                servingBytesText(r.overheadBytes), servingBytesText(r.kvBudgetBytes),
+                r.fits ? "" : " (nothing left: does not fit)"),
+            r.kvBudgetBytes, "bytes",
+            "vLLM 0.19 V1 Worker.determine_available_memory: requested memory (total_memory x "
+            "utilization) minus the profiled non-KV memory; the KV pool is sized before CUDA graph "
+            "capture, whose pool comes on top ('Available KV cache memory' in the startup log)");
+    } else {
+        ex.add("serving.activation_peak_bytes",
+            fmt::format("max_batched_tokens {} x (2 h + max(attention, FFN working set) / tp) x 2 B + "
+                        "fp32 logits of min(tokens, concurrency) x vocab / tp = {}",
+                config.maxBatchedTokens, servingBytesText(r.activationPeakBytes)),
+            r.activationPeakBytes, "bytes",
+            "vLLM profile_run: one forward at max_num_batched_tokens; inference keeps one layer's "
+            "intermediates at a time (docs/formulas-serving.md)");
+        ex.add("serving.overhead_bytes",
+            fmt::format("runtime_overhead_bytes = {}", servingBytesText(r.overheadBytes)),
+            r.overheadBytes, "bytes", "plan: CUDA graphs, sampler, allocator slack");
+        ex.add("serving.kv_budget_bytes",
+            fmt::format("memory x utilization - weights - activations - overhead = {} x {} - {} - {} "
+                        "- {} = {}{}",
+                servingBytesText(gpu.memoryBytes), num(config.gpuMemoryUtilization),
+                servingBytesText(r.weightsBytesPerGpu), servingBytesText(r.activationPeakBytes),
+                servingBytesText(r.overheadBytes), servingBytesText(r.kvBudgetBytes),
+                r.fits ? "" : " (nothing left: does not fit)"),
+            r.kvBudgetBytes, "bytes", kVllm);
+    }
     ex.add("serving.blocks",
         fmt::format("floor(budget / (block_size x KV/token/GPU)) = floor({} / ({} x {})) = {}",
             servingBytesText(r.kvBudgetBytes), config.blockSize,

@@ -194,6 +194,47 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
     return s;
 }
 
+VllmProfile vllmProfile(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu)
+{
+    VllmProfile v;
+    const double t = std::max(config.tp, 1);
+    const double tokens = positiveOrZero(config.maxBatchedTokens);
+    const double h = positiveOrZero(static_cast<double>(arch.hidden));
+    // vLLM sizes from what CUDA reports as the device's total (torch total_memory), which is
+    // below the driver's figure (H100 80GB: 79.19 of 79.65 GiB).
+    v.torchTotalBytes = gpu.torchTotalBytes > 0 ? gpu.torchTotalBytes : positiveOrZero(gpu.memoryBytes);
+    // profile_run (gpu_model_runner.py): a forward of max_num_batched_tokens dummy tokens, one
+    // layer's intermediates alive at a time: the residual and hidden states (2h), and the MLP's
+    // merged gate/up output (2f/tp) with its activation (f/tp); a fused MoE keeps
+    // intermediate_cache1..3 = top-k x (2f/tp + f/tp + h) per token.
+    double perToken = 2 * h;
+    if (arch.moe) {
+        const double f = positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden));
+        const double k = positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts);
+        perToken += k * ((arch.ffn == FfnKind::Gated ? 3.0 : 2.0) * f / t + h);
+    } else {
+        const double f = positiveOrZero(static_cast<double>(arch.ffnHidden));
+        perToken += (arch.ffn == FfnKind::Gated ? 3.0 : 2.0) * f / t;
+    }
+    const double attention = arch.mla ? 0.0
+        : (2.0 * positiveOrZero(arch.heads) + 2.0 * arch.kvHeadsOrDefault()) * arch.headDimOrDefault() / t;
+    perToken = std::max(perToken, 2 * h + attention);
+    v.forwardPeakBytes = tokens * perToken * kVllmModelDtypeBytes;
+    // _dummy_sampler_run: logits of max_num_seqs rows over the whole vocabulary (gathered to
+    // every TP rank, so not divided by tp): the model-dtype logits, their fp32 copy, the fp32
+    // softmax probabilities and the fp32 exponential noise of random sampling; the forward's
+    // hidden states are still held.
+    const double rows = std::min(positiveOrZero(config.maxNumSeqs), tokens > 0 ? tokens : 1e18);
+    v.samplerPeakBytes = rows * positiveOrZero(static_cast<double>(arch.vocab))
+            * (kVllmModelDtypeBytes + 4.0 + 4.0 + 4.0)
+        + tokens * h * kVllmModelDtypeBytes;
+    v.activationPeakBytes = std::max(v.forwardPeakBytes, v.samplerPeakBytes);
+    // Non-torch memory during the profile (CUDA context growth, NCCL and custom all-reduce
+    // buffers) as vLLM 0.19 logs it on H100: 0.24-0.25 GiB at TP 1, 2.07-2.10 GiB at TP >= 2.
+    v.nonTorchBytes = (config.tp >= 2 ? kVllmNonTorchTpBytes : kVllmNonTorchBytes);
+    return v;
+}
+
 ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,
     const ServingConfig& config, const Gpu& gpu, Explainer* ex)
 {
@@ -211,11 +252,21 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
         = servingWeights(counts, arch.layers, config.weightBits, config.quantGroupSize, tp);
     r.weightsBytesPerGpu = w.perGpuBytes;
     r.weightBytesPerParam = w.bytesPerQuantized;
-    r.activationPeakBytes
-        = inferenceActivationPeakBytes(arch, positiveOrZero(config.maxBatchedTokens), concurrency, tp);
-    r.overheadBytes = positiveOrZero(config.runtimeOverheadBytes);
+    if (config.engine == ServingEngine::Vllm) {
+        const VllmProfile v = vllmProfile(arch, config, gpu);
+        r.activationPeakBytes = v.activationPeakBytes;
+        r.forwardPeakBytes = v.forwardPeakBytes;
+        r.samplerPeakBytes = v.samplerPeakBytes;
+        r.overheadBytes = v.nonTorchBytes;
+        r.torchTotalBytes = v.torchTotalBytes;
+    } else {
+        r.activationPeakBytes = inferenceActivationPeakBytes(
+            arch, positiveOrZero(config.maxBatchedTokens), concurrency, tp);
+        r.overheadBytes = positiveOrZero(config.runtimeOverheadBytes);
+        r.torchTotalBytes = positiveOrZero(gpu.memoryBytes);
+    }
 
-    r.usableBytes = positiveOrZero(gpu.memoryBytes) * positiveOrZero(config.gpuMemoryUtilization);
+    r.usableBytes = r.torchTotalBytes * positiveOrZero(config.gpuMemoryUtilization);
     const double left
         = r.usableBytes - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
     r.fits = left > 0;

@@ -54,6 +54,23 @@ struct ServingWeights {
 ServingWeights servingWeights(
     const ParamCounts& counts, int layers, int weightBits, int groupSize, int tp);
 
+// vLLM 0.19 (V1 engine) sizes its KV pool in Worker.determine_available_memory, before CUDA
+// graph capture (the graph pool is allocated afterwards and logged separately):
+//   KV = torch total_memory x gpu_memory_utilization - weights - profiled activation peak
+//        - non-torch memory
+// docs/formulas-serving.md, "vLLM's accounting".
+inline constexpr double kVllmModelDtypeBytes = 2.0; // bf16/fp16 activations and logits
+inline constexpr double kVllmNonTorchBytes = 0.25 * 1073741824.0;   // TP 1 (startup logs)
+inline constexpr double kVllmNonTorchTpBytes = 2.07 * 1073741824.0; // TP >= 2: NCCL buffers
+struct VllmProfile {
+    double torchTotalBytes = 0;
+    double forwardPeakBytes = 0;  // profile_run forward at max_num_batched_tokens
+    double samplerPeakBytes = 0;  // _dummy_sampler_run over max_num_seqs rows
+    double activationPeakBytes = 0; // the larger of the two
+    double nonTorchBytes = 0;
+};
+VllmProfile vllmProfile(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu);
+
 // Transient activation peak of one inference forward over `tokens` tokens (vLLM profiles this
 // at max_num_batched_tokens), on one GPU of a `tp` group: the largest working set of one layer
 // (residual, norm output and the widest of attention or FFN intermediates, bf16) plus the fp32

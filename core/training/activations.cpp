@@ -1,4 +1,5 @@
 #include "training/activations.h"
+#include "training/lora.h"
 #include "base/numeric.h"
 
 #include <algorithm>
@@ -79,6 +80,23 @@ LayerTerms layerTerms(
     } else {
         t.ffn = ab * tensorsPerFfn * positiveOrZero(static_cast<double>(arch.ffnHidden));
     }
+
+    t.lora = loraActivationBytesPerToken(config.lora, ab);
+
+    if (config.framework.eagerKernels) {
+        // Eager PyTorch (transformers LlamaRMSNorm, torchtune RMSNorm): per block norm the fp32
+        // upcast x.float() (4h, saved by pow and the multiply by rsqrt) and the normalised x
+        // cast back (2h, saved by the multiply with the weight), where a fused kernel keeps the
+        // 2h input: 4h more per norm. RoPE computed in fp32 keeps fp32 q and k; SwiGLU as
+        // silu(gate) * up keeps silu(gate) as its own tensor (a fused kernel recomputes it).
+        t.eagerNorms = 2 * (4.0 + 2.0 - 2.0) * h;
+        const double ffnWidth = moeLayer && arch.moe
+            ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
+                * (positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts))
+            : positiveOrZero(static_cast<double>(arch.ffnHidden));
+        t.eagerSplit = (arch.mla ? 0.0 : 4.0 * (heads + kvHeads) * headDim)
+            + (arch.ffn == FfnKind::Gated ? ab * ffnWidth : 0.0);
+    }
     return t;
 }
 
@@ -111,10 +129,29 @@ ActivationCosts activationCosts(
         const LayerTerms t = layerTerms(arch, config, ab, moe);
         LayerActivation a;
         a.full = (t.replicated() / tSp + t.split() / tp) * c.tokens;
+        if (config.framework.spGatheredInputs && config.sequenceParallel)
+            // The norm outputs (QKV and FFN inputs) are saved all-gathered: full size.
+            a.full += t.normOutputs * (1.0 - 1.0 / tSp) * c.tokens;
         a.selective = a.full - t.scores / tp * c.tokens;
         // Full recompute keeps each layer's input (Korthikanti Table 2: 2sbh per layer), split
         // along the sequence when sequence parallelism is on.
         a.checkpoint = ab * h / tSp * c.tokens;
+        // torchtitan op-level SAC (_save_list / _custom_policy, Dec 2024): saved are the block
+        // input, the outputs of matmuls 1, 3, 5, 7 of q k v o gate up down (q, v, gate, down),
+        // SDPA's output and log-sum-exp; the rest is recomputed in backward.
+        if (!arch.mla) {
+            const double heads = positiveOrZero(arch.heads);
+            const double headDim = arch.headDimOrDefault();
+            const double ffnWidth = moe && arch.moe
+                ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
+                    * positiveOrZero(arch.moe->topK)
+                : positiveOrZero(static_cast<double>(arch.ffnHidden));
+            const double split = ab * (2 * heads * headDim + arch.kvHeadsOrDefault() * headDim + ffnWidth)
+                + 4 * heads;
+            a.perOpSac = (ab * h / tSp + split / tp + ab * h / tSp) * c.tokens;
+        } else {
+            a.perOpSac = a.selective;
+        }
         return a;
     };
     c.dense = layer(false);
@@ -126,8 +163,11 @@ ActivationCosts activationCosts(
     // Output layer (Korthikanti sec. 4.3, 4sbh/t (1 + v/h) with SP): the final norm's input and
     // the head's input (2sbh each), the logits in the activation dtype plus the fp32 copy the
     // loss keeps (4sbv), both vocab-parallel over tp.
+    // The bytes per logit depend on the loss implementation (plan/framework.h); the generic
+    // profile's fused loss keeps Korthikanti's logits + fp32 copy.
     const double vocab = positiveOrZero(static_cast<double>(arch.vocab));
-    c.outputBytes = c.tokens * (2 * ab * h / tSp + (ab + 4.0) * vocab / tp);
+    c.lossBytesPerLogit = lossBytesPerLogit(config.effectiveLoss(), ab);
+    c.outputBytes = c.tokens * (2 * ab * h / tSp + c.lossBytesPerLogit * vocab / tp);
     return c;
 }
 
@@ -174,7 +214,20 @@ StageActivation stageActivation(const ActivationCosts& costs, const TrainingConf
     const double maxFull = std::max(nd > 0 ? d.full : 0.0, nm > 0 ? e.full : 0.0);
     const double maxSelective = std::max(nd > 0 ? d.selective : 0.0, nm > 0 ? e.selective : 0.0);
 
-    switch (config.recompute) {
+    // A framework whose only checkpointing is per layer runs "selective" as full recompute.
+    Recompute recompute = config.recompute;
+    if (recompute == Recompute::Selective && !costs.simple
+        && config.framework.selective == SelectivePolicy::Full)
+        recompute = Recompute::Full;
+    if (recompute == Recompute::Selective && !costs.simple
+        && config.framework.selective == SelectivePolicy::PerOpSac) {
+        a.layers = a.inFlight * (nd * d.perOpSac + nm * e.perOpSac);
+        a.workingSet = maxFull; // one layer's recomputed ops alive during its backward
+        a.perLayer = std::max(nd > 0 ? d.perOpSac : 0.0, nm > 0 ? e.perOpSac : 0.0);
+        return a;
+    }
+
+    switch (recompute) {
     case Recompute::None:
         a.layers = a.inFlight * sumFull;
         a.perLayer = maxFull;

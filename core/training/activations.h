@@ -23,6 +23,9 @@ struct LayerActivation {
     double full = 0; // every tensor the backward pass reads (no recompute)
     double selective = 0; // attention core (s^2 scores, its dropout) recomputed
     double checkpoint = 0; // only the layer's input (full / every-k recompute)
+    // torchtitan's per-op selective AC: the layer input, the outputs of every other matmul
+    // (q, v, gate, down) and the attention output with its log-sum-exp.
+    double perOpSac = 0;
 };
 
 // Bytes per token of one layer, before the tp / sp division, by what the tensors are. The
@@ -34,6 +37,7 @@ struct LayerTerms {
     double dropoutMasks = 0; // attention-output and FFN-output dropout masks, 1 byte each
     double latents = 0; // MLA: q / kv latent norm inputs and outputs
     double moeTokens = 0; // MoE: dispatched expert inputs, expert outputs, router probs
+    double eagerNorms = 0; // eager RMSNorm: fp32 upcast + fp32 normalised copy, both norms
     // Split across the tensor-parallel group.
     double attention = 0; // Q, K, V and the output-projection input
     double scores = 0; // softmax output (+ dropout mask and output): a x s per token
@@ -42,9 +46,11 @@ struct LayerTerms {
 
     double replicated() const
     {
-        return normInputs + normOutputs + dropoutMasks + latents + moeTokens;
+        return normInputs + normOutputs + dropoutMasks + latents + moeTokens + eagerNorms;
     }
-    double split() const { return attention + scores + flashStats + ffn; }
+    double split() const { return attention + scores + flashStats + ffn + eagerSplit + lora; }
+    double lora = 0; // LoRA: each adapted linear's A output (rank wide), read by B's backward
+    double eagerSplit = 0; // eager RoPE fp32 copies of q and k, a gated FFN's act(gate)
 };
 
 // Per-token terms of a dense-FFN layer (moeLayer false) or a MoE layer (true), with
@@ -59,6 +65,7 @@ struct ActivationCosts {
     LayerActivation moe; // a layer with a MoE FFN (equal to `dense` for dense models)
     double embeddingBytes = 0; // first stage, per micro-batch in flight
     double outputBytes = 0; // last stage, one micro-batch: final norm, head input, logits
+    double lossBytesPerLogit = 0; // lossBytesPerLogit(training.loss or the framework's)
 };
 
 // Per-layer, embedding and output-layer bytes for one micro-batch.

@@ -32,6 +32,13 @@ struct TrainingSetup {
     double fixedBytes = 0;
     double fragmentation = 0;
     double gpuMemoryBytes = 0;
+    double layerParamsMax = 0; // the largest layer on one GPU (for FSDP prefetch)
+    double computeBytes = 2;   // bytes per parameter all-gathered for compute (recipe activation dtype)
+    // training.lora: adapters per layer on one GPU (/ tp) and the frozen base's bytes/param.
+    bool lora = false;
+    double loraDenseLayerParams = 0;
+    double loraMoeLayerParams = 0;
+    double loraBaseBytes = 2;
     ActivationCosts activations;
 };
 
@@ -65,6 +72,15 @@ struct StageMemory {
     Shards shards;
     MemoryBreakdown perGpu;
     double hostBytes = 0; // offloaded to CPU RAM per GPU
+    double loraParams = 0; // adapter parameters on this GPU (before ZeRO)
+    // Framework buffers (plan/framework.h), inside perGpu.overhead.
+    double prefetchBytes = 0;     // unsharded layers all-gathered by ZeRO-3 / FSDP
+    double ppUnshardedBytes = 0;  // FSDP + PP: unsharded params and fp32 gradient accumulation
+    double bucketBytes = 0;       // gradient-reduction bucket below ZeRO-3
+    double optimizerTempBytes = 0; // the optimizer step's temporaries (a later phase)
+    double allocatedBytes = 0;    // peak of live tensors
+    double reservedBytes = 0;     // the caching allocator's peak: allocated x (1 + fragmentation)
+    double buffers() const { return prefetchBytes + ppUnshardedBytes + bucketBytes; }
     // total = fixed + (1 + fragmentation) x (unsharded + sharded / dp): the parts of the
     // pre-overhead bytes that do not and do shrink with the DP size (dp a multiple of ep).
     double unshardedBytes = 0;

@@ -62,6 +62,36 @@ void explainParams(const TrainingSetup& s, const StageMemory& w, Explainer& ex)
         "(a tied head keeps a copy there); EP splits routed experts");
 }
 
+void explainLora(
+    const TrainingSetup& s, const TrainingConfig& config, const StageMemory& w, Explainer& ex)
+{
+    const StageParams& p = w.params;
+    const MemoryBreakdown& m = w.perGpu;
+    const LoraConfig& l = config.lora;
+    constexpr const char* kLora = "LoRA (Hu et al. 2021): W + B A, A rank x in, B out x rank, the "
+                                  "base frozen; QLoRA (Dettmers et al. 2023): NF4 with a fp32 absmax "
+                                  "per 64 weights, double quantization 8-bit absmax + fp32 per 256";
+    ex.add("training.per_gpu_bytes.weights",
+        fmt::format("frozen base: (linear params {} x {} B at {} bits{} + embedding/head {} x {} B) "
+                    "/ shard {} = {}",
+            num(p.total() - p.embedding - p.head), num(s.loraBaseBytes), l.baseBits,
+            l.doubleQuant ? " + double-quantized scales" : (l.baseBits == 4 ? " + fp32 absmax / 64" : ""),
+            num(p.embedding + p.head), num(s.weightBytes), num(w.shards.weights), gb(m.weights)),
+        m.weights, "bytes", kLora);
+    ex.add("training.per_gpu_bytes.gradients", "the frozen base has no gradients = 0", 0.0,
+        "bytes", kLora);
+    ex.add("training.per_gpu_bytes.optimizer",
+        "the frozen base has no optimizer state (the adapters' is in per_gpu_bytes.lora) = 0", 0.0,
+        "bytes", kLora);
+    ex.add("training.per_gpu_bytes.lora",
+        fmt::format("adapters {} params x (weights {} B / {} + gradients {} B / {} + optimizer {} B "
+                    "/ {}) = {} (rank {}, {} layers on this GPU)",
+            num(w.loraParams), num(s.weightBytes), num(w.shards.weights), num(s.gradientBytes),
+            num(w.shards.gradients), num(s.masterBytes + s.momentBytes), num(w.shards.optimizer),
+            gb(m.lora), l.rank, p.denseLayers + p.moeLayers),
+        m.lora, "bytes", kLora);
+}
+
 void explainStates(
     const TrainingSetup& s, const TrainingConfig& config, const StageMemory& w, Explainer& ex)
 {
@@ -71,6 +101,10 @@ void explainStates(
         ? std::string("custom recipe")
         : fmt::format("recipe '{}'", config.recipe.recipe.name);
 
+    if (s.lora) {
+        explainLora(s, config, w, ex);
+        return;
+    }
     ex.add("training.per_gpu_bytes.weights",
         s.offloadParams
             ? fmt::format("offload_params: the {} B/param weights live in host memory = 0",
@@ -179,20 +213,40 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
                 num(c.tokens), arch.dropout > 0 ? arch.hidden : 0, gb(r.embeddingActivationBytes)),
         r.embeddingActivationBytes, "bytes", c.simple ? kSeedsSimple : kKorthikanti);
 
-    ex.add("training.logits_bytes",
-        c.simple
-            ? std::string("included in the seeds' k x L x B x S x h = 0")
-            : fmt::format("tokens x (2 x activation_bytes x h / {} + (activation_bytes "
-                          "+ 4 fp32) x vocab / tp) = {} x (2 x {} x {} / {} + ({} + 4) "
-                          "x {} / {}) = {}",
+    const LossKind loss = config.effectiveLoss();
+    if (!c.simple && loss != LossKind::Fused && loss != LossKind::Default) {
+        ex.add("training.logits_bytes",
+            fmt::format("tokens x (2 x activation_bytes x h / {} + loss bytes per logit x vocab / "
+                        "tp) = {} x (2 x {} x {} / {} + {} x {} / {}) = {} (loss \"{}\", "
+                        "framework \"{}\")",
                 num(config.sequenceParallel ? s.tp : 1), num(c.tokens),
                 num(config.recipe.recipe.activationBytes), arch.hidden,
-                num(config.sequenceParallel ? s.tp : 1), num(config.recipe.recipe.activationBytes),
-                arch.vocab, s.tp, gb(r.logitsBytes)),
-        r.logitsBytes, "bytes",
-        c.simple ? kSeedsSimple
-                 : "Korthikanti et al. 2022 sec. 4.3 (4sbh/t (1 + v/h)), plus the logits in the "
-                   "activation dtype alongside the loss's fp32 copy");
+                num(config.sequenceParallel ? s.tp : 1), num(c.lossBytesPerLogit), arch.vocab,
+                s.tp, gb(r.logitsBytes), lossKindId(loss), config.framework.id),
+            r.logitsBytes, "bytes",
+            loss == LossKind::Eager
+                ? "eager cross entropy on upcast logits (torchtitan train.py "
+                  "cross_entropy(pred.float()), transformers logits.float()): forward holds "
+                  "logits 2 + fp32 copy 4 + fp32 log-softmax 4 = 10 B; the loss backward holds "
+                  "log-softmax 4 + its gradient 4 + the input gradient 4 = 12 B per logit"
+                : "torchtune CEWithChunkedOutputLoss: logits kept in the activation dtype, the "
+                  "fp32 upcast, log-softmax and gradients (12 B) one of 8 chunks at a time");
+    } else {
+        ex.add("training.logits_bytes",
+            c.simple
+                ? std::string("included in the seeds' k x L x B x S x h = 0")
+                : fmt::format("tokens x (2 x activation_bytes x h / {} + (activation_bytes "
+                              "+ 4 fp32) x vocab / tp) = {} x (2 x {} x {} / {} + ({} + 4) "
+                              "x {} / {}) = {}",
+                    num(config.sequenceParallel ? s.tp : 1), num(c.tokens),
+                    num(config.recipe.recipe.activationBytes), arch.hidden,
+                    num(config.sequenceParallel ? s.tp : 1), num(config.recipe.recipe.activationBytes),
+                    arch.vocab, s.tp, gb(r.logitsBytes)),
+            r.logitsBytes, "bytes",
+            c.simple ? kSeedsSimple
+                     : "Korthikanti et al. 2022 sec. 4.3 (4sbh/t (1 + v/h)), plus the logits in the "
+                       "activation dtype alongside the loss's fp32 copy");
+    }
 
     ex.add("training.per_gpu_bytes.activations",
         fmt::format("(stage {}: layers {} x in flight {} + recompute working set {} + "
@@ -201,6 +255,57 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
             gb(a.workingSet), gb(a.embedding), gb(a.output), num(a.calibration),
             gb(w.perGpu.activations)),
         w.perGpu.activations, "bytes", c.simple ? kSeedsSimple : kKorthikanti);
+}
+
+void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& config,
+    const StageMemory& w, const TrainingMemory& r, Explainer& ex)
+{
+    const FrameworkProfile& fw = config.framework;
+    const std::string source = fmt::format("framework \"{}\": {}", fw.id,
+        fw.source.empty() ? std::string("presets/frameworks.json") : fw.source);
+    std::string text;
+    if (w.ppUnshardedBytes > 0)
+        text = fmt::format("FSDP + PP keeps the stage unsharded: params {} x (all-gathered {} B + "
+                           "fp32 gradient accumulation 4 B) = {}",
+            num(w.params.total()), num(s.computeBytes), gb(w.ppUnshardedBytes));
+    else if (w.prefetchBytes > 0)
+        text = fmt::format("FSDP all-gather: {} layers x {} params x {} B = {}",
+            num(fw.prefetchLayers), num(s.layerParamsMax), num(s.computeBytes), gb(w.prefetchBytes));
+    else if (w.bucketBytes > 0)
+        text = fmt::format("gradient-reduction bucket = {}", gb(w.bucketBytes));
+    else
+        text = fmt::format("no buffers beyond the overhead allowance (ZeRO {}, framework {})",
+            s.zeroStage, fw.id);
+    ex.add("training.buffer_bytes", std::move(text), r.bufferBytes, "bytes", source);
+    ex.add("training.optimizer_temp_bytes",
+        fmt::format("optimizer_temp_bytes x local optimizer params = {} x {} = {} (during the "
+                    "step, after the activations are freed)",
+            num(fw.optimizerTempBytes), paramsOver(w.params, w.shards.optimizer, w.shards.expertOptimizer),
+            gb(r.optimizerTempBytes)),
+        r.optimizerTempBytes, "bytes", source);
+    const double states = w.perGpu.weights + w.perGpu.gradients + w.perGpu.optimizer + w.perGpu.lora;
+    if (config.lora.enabled)
+        ex.add("training.lora_trainable_params",
+            fmt::format("layers x sum over targets of rank x (in + out) = {} (rank {})",
+                num(r.loraTrainableParams), config.lora.rank),
+            r.loraTrainableParams, "params",
+            "LoRA (Hu et al. 2021): A is rank x in, B is out x rank for each adapted matrix; q: h -> "
+            "heads x head_dim, k/v: h -> kv_heads x head_dim, o: heads x head_dim -> h, gate/up: "
+            "h -> ffn, down: ffn -> h");
+    ex.add("training.allocated_bytes",
+        fmt::format("weights + gradients + optimizer (+ LoRA adapters) + max(activations + "
+                    "buffers, optimizer temporaries) = {} + max({} + {}, {}) = {}",
+            gb(states), gb(w.perGpu.activations), gb(r.bufferBytes), gb(r.optimizerTempBytes),
+            gb(r.allocatedBytes)),
+        r.allocatedBytes, "bytes",
+        "what torch.cuda.max_memory_allocated() and peak active bytes report: live tensors only");
+    ex.add("training.allocator_reserved_bytes",
+        fmt::format("allocated x (1 + fragmentation) = {} x (1 + {}) = {}", gb(r.allocatedBytes),
+            num(s.fragmentation), gb(r.reservedBytes)),
+        r.reservedBytes, "bytes",
+        "what torch.cuda.max_memory_reserved() reports (torchtitan's logged 'memory'): the caching "
+        "allocator's peak, without the CUDA context or NCCL's own buffers; the device view "
+        "per_gpu_bytes.total adds the fixed overhead");
 }
 
 } // namespace
@@ -227,6 +332,18 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
     explainActivations(arch, setup, config, worst, result, ex);
 
     const double before = m.weights + m.gradients + m.optimizer + m.activations;
+    explainFrameworkBuffers(setup, config, worst, result, ex);
+    if (result.bufferBytes > 0 || result.optimizerTempBytes > 0)
+        ex.add("training.per_gpu_bytes.overhead",
+            fmt::format("fixed + (allocated - states - activations) + fragmentation x allocated = "
+                        "{} + ({} - {} - {}) + {} x {} = {}",
+                gb(setup.fixedBytes), gb(result.allocatedBytes), gb(m.weights + m.gradients + m.optimizer),
+                gb(m.activations), num(setup.fragmentation), gb(result.allocatedBytes),
+                gb(m.overhead)),
+            m.overhead, "bytes",
+            "the framework's buffers (training.buffer_bytes) or optimizer temporaries, the "
+            "allocator's fragmentation share and the CUDA context + NCCL (fixed)");
+    else
     ex.add("training.per_gpu_bytes.overhead",
         fmt::format("fixed + fragmentation x (weights + gradients + optimizer + activations) "
                     "= {} + {} x {} = {}",

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "training/detail.h"
+#include "training/lora.h"
 #include "base/numeric.h"
 
 namespace envelope {
@@ -109,6 +110,15 @@ TrainingSetup trainingSetup(
     s.fragmentation = positiveOrZero(config.overhead.fragmentation);
     s.gpuMemoryBytes = positiveOrZero(gpu.memoryBytes);
     s.activations = activationCosts(arch, config, recipe.activationBytes);
+    s.computeBytes = positiveOrZero(recipe.activationBytes);
+    if (config.lora.enabled) {
+        s.lora = true;
+        s.loraDenseLayerParams = loraParamsPerLayer(arch, config.lora, false) / tp;
+        s.loraMoeLayerParams = loraParamsPerLayer(arch, config.lora, true) / tp;
+        s.loraBaseBytes = loraBaseBytesPerParam(config.lora);
+    }
+    s.layerParamsMax = std::max(s.denseLayerParams,
+        moeLayers > 0 ? s.moeLayerParams + s.moeLayerExpertParams : 0.0);
     return s;
 }
 
@@ -149,9 +159,56 @@ StageMemory stageMemory(
     m.perGpu.gradients = s.gradientsOffloaded() ? 0.0 : s.gradientBytes * gradientParams;
     m.perGpu.optimizer = s.offloadOptimizer ? 0.0 : optimizerBytes * optimizerParams;
     m.perGpu.activations = m.activation.total();
-    const double beforeOverhead
-        = m.perGpu.weights + m.perGpu.gradients + m.perGpu.optimizer + m.perGpu.activations;
-    m.perGpu.overhead = s.fixedBytes + s.fragmentation * beforeOverhead;
+    double localOptimizerParams = optimizerParams;
+    if (s.lora) {
+        // LoRA (Hu et al. 2021): the base is frozen, its linear layers stored at base_bits
+        // (embedding and LM head stay at the recipe's width); gradients and optimizer state
+        // exist only for the adapters, which train at the recipe's bytes (the `lora` tenant).
+        m.loraParams = m.params.denseLayers * s.loraDenseLayerParams
+            + m.params.moeLayers * s.loraMoeLayerParams;
+        const double outer = m.params.embedding + m.params.head;
+        const double linear = std::max(0.0, m.params.total() - outer);
+        m.perGpu.weights = s.offloadParams
+            ? 0.0
+            : (linear * s.loraBaseBytes + outer * s.weightBytes) / m.shards.weights;
+        m.perGpu.gradients = 0;
+        m.perGpu.optimizer = 0;
+        localOptimizerParams = m.loraParams / m.shards.optimizer;
+        m.perGpu.lora = s.weightBytes * m.loraParams / m.shards.weights
+            + s.gradientBytes * m.loraParams / m.shards.gradients
+            + (s.offloadOptimizer ? 0.0 : optimizerBytes * localOptimizerParams);
+    }
+
+    // What the framework keeps around the sharded state (plan/framework.h; the generic profile
+    // keeps none of these, so its figures are the formulas above).
+    const FrameworkProfile& fw = config.framework;
+    const bool fsdp = s.zeroStage >= 3 && !s.offloadParams && dp > 1;
+    if (fsdp && fw.ppUnsharded && s.pp > 1) {
+        // torchtitan with PP: reshard_after_forward=False keeps the stage's parameters
+        // all-gathered (in the compute dtype, FSDP2 MixedPrecisionPolicy.param_dtype) across
+        // micro-batches, and the pipeline schedule turns gradient sync off until the last
+        // micro-batch, so FSDP2 accumulates unsharded gradients in the fp32 reduce dtype.
+        m.ppUnshardedBytes = m.params.total() * (s.computeBytes + 4.0);
+    } else if (fsdp) {
+        // FSDP / ZeRO-3 all-gathers a layer (in the compute dtype) before it runs and
+        // prefetches the next one.
+        m.prefetchBytes = fw.prefetchLayers * s.layerParamsMax * s.computeBytes;
+    }
+    if (s.zeroStage < 3 && dp > 1)
+        m.bucketBytes = fw.gradBucketBytes;
+    m.optimizerTempBytes
+        = s.offloadOptimizer ? 0.0 : positiveOrZero(fw.optimizerTempBytes) * localOptimizerParams;
+
+    // The peak of live tensors: the states plus the larger of the forward/backward peak
+    // (activations and buffers) and the optimizer step's temporaries, which come after the
+    // activations are freed. The caching allocator reserves the fragmentation share on top;
+    // the device adds the CUDA context and NCCL's own buffers (the fixed overhead).
+    const double states = m.perGpu.weights + m.perGpu.gradients + m.perGpu.optimizer + m.perGpu.lora;
+    const double transient = std::max(m.perGpu.activations + m.buffers(), m.optimizerTempBytes);
+    m.allocatedBytes = states + transient;
+    m.reservedBytes = m.allocatedBytes * (1.0 + s.fragmentation);
+    m.perGpu.overhead = s.fixedBytes + (transient - m.perGpu.activations)
+        + s.fragmentation * (states + transient);
     m.hostBytes
         = (s.offloadOptimizer ? (optimizerBytes + kHostGradientBytes) * optimizerParams : 0.0)
         + (s.offloadParams ? s.weightBytes * weightParams : 0.0);
@@ -166,10 +223,21 @@ StageMemory stageMemory(
         else
             m.unshardedBytes += bytesPerParam * (dense + expert);
     };
-    split(s.weightBytes, !s.offloadParams, s.zeroStage >= 3);
-    split(s.gradientBytes, !s.gradientsOffloaded(), s.zeroStage >= 2);
-    split(optimizerBytes, !s.offloadOptimizer, s.zeroStage >= 1);
-    m.unshardedBytes += m.perGpu.activations;
+    if (s.lora) {
+        // Frozen base and adapters, each sharded by its ZeRO stage.
+        const double base = s.offloadParams ? 0.0 : m.perGpu.weights * m.shards.weights;
+        const double adapterW = s.weightBytes * m.loraParams;
+        const double adapterG = s.gradientBytes * m.loraParams;
+        const double adapterO = s.offloadOptimizer ? 0.0 : optimizerBytes * m.loraParams;
+        (s.zeroStage >= 3 ? m.shardedBytesAtDp1 : m.unshardedBytes) += base + adapterW;
+        (s.zeroStage >= 2 ? m.shardedBytesAtDp1 : m.unshardedBytes) += adapterG;
+        (s.zeroStage >= 1 ? m.shardedBytesAtDp1 : m.unshardedBytes) += adapterO;
+    } else {
+        split(s.weightBytes, !s.offloadParams, s.zeroStage >= 3);
+        split(s.gradientBytes, !s.gradientsOffloaded(), s.zeroStage >= 2);
+        split(optimizerBytes, !s.offloadOptimizer, s.zeroStage >= 1);
+    }
+    m.unshardedBytes += m.perGpu.activations + m.buffers();
     return m;
 }
 
@@ -221,6 +289,12 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
 
     TrainingMemory r;
     r.perGpu = worst.perGpu;
+    r.allocatedBytes = worst.allocatedBytes;
+    r.reservedBytes = worst.reservedBytes;
+    r.bufferBytes = worst.buffers();
+    r.optimizerTempBytes = worst.optimizerTempBytes;
+    if (config.lora.enabled)
+        r.loraTrainableParams = loraTrainableParams(arch, config.lora);
     r.gpuMemoryBytes = hbm;
     r.fits = hbm > 0 && r.perGpu.total() <= hbm;
     r.dataParallel = dataParallel;

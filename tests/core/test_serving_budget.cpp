@@ -67,6 +67,7 @@ TEST_P(ServingPagedCapacity, Seed002SixtyGBBudgetTable)
     // = int(28610.2) = 28610; total_tokens = 28610 x 16 = 457,760.
     // max_concurrent = total_pages // ceil(len / 16).
     ServingConfig cfg;
+    cfg.engine = ServingEngine::Generic; // the seeds' arithmetic, not vLLM's accounting
     cfg.context = GetParam().context;
     cfg.gpuMemoryUtilization = 1.0;
     cfg.runtimeOverheadBytes = 0;
@@ -97,7 +98,8 @@ class ServingLlama3OnH100 : public ::testing::Test {
 protected:
     ModelArch arch = llama3_8b();
     ParamCounts counts = bareCounts(8.03e9);
-    ServingConfig cfg;
+    // The seeds' arithmetic, not vLLM's accounting.
+    ServingConfig cfg { .engine = ServingEngine::Generic };
     Gpu gpu = h100();
 
     static constexpr double kKv = 131072; // 2 x 32 x 8 x 128 x 2
@@ -211,6 +213,7 @@ TEST(ServingRoofline, MoeDecodeAtBatchOneReadsOnlyTheRoutedExperts)
     c.expertParamsPerLayer = 1e9;
     c.moeLayers = 32;
     ServingConfig cfg;
+    cfg.engine = ServingEngine::Generic; // the seeds' arithmetic, not vLLM's accounting
     const DecodeStep one = decodeStep(a, c, cfg, h100(), 1, 1);
     // One token touches 2 of 8 experts: 1 - (1 - 2/8)^1 = 1/4 of 64 GB of expert weights.
     EXPECT_DOUBLE_EQ(one.weightReadBytes, 64e9 / 4);
@@ -222,6 +225,7 @@ TEST(ServingRoofline, MoeDecodeAtBatchOneReadsOnlyTheRoutedExperts)
 TEST(ServingEdges, DegenerateInputsStayFinite)
 {
     ServingConfig cfg;
+    cfg.engine = ServingEngine::Generic; // the seeds' arithmetic, not vLLM's accounting
     cfg.tp = 0;
     cfg.context = 0;
     cfg.concurrency = 0;

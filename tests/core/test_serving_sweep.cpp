@@ -19,6 +19,7 @@ Plan sixtyGbKvPlan()
     plan.model.arch = llama3_8b();
     plan.gpu.gpu = h100();
     plan.serving = ServingConfig {};
+    plan.serving.engine = ServingEngine::Generic; // seed 002's 60 GB budget arithmetic
     plan.serving.gpuMemoryUtilization = 1.0;
     plan.serving.runtimeOverheadBytes = 0;
     plan.serving.concurrency = 64;

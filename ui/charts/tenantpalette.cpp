@@ -19,6 +19,8 @@ QColor tenantColor(TenantColorRole role)
         return QColor(0xE8, 0xD4, 0x3A); // a touch darker than F0E442 to read on white
     case TenantColorRole::Grey:
         return QColor(0x99, 0x99, 0x99);
+    case TenantColorRole::Black:
+        return QColor(0x33, 0x33, 0x33); // Okabe & Ito's black, lifted to show on dark themes
     case TenantColorRole::SkyBlue:
         return QColor(0x56, 0xB4, 0xE9);
     case TenantColorRole::Vermillion:

@@ -1,0 +1,182 @@
+#include "estimate/calibrate.h"
+
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "estimate/estimate.h"
+
+namespace envelope {
+namespace {
+
+constexpr double kMaxCalibration = 100; // the plan's range for activation_calibration
+constexpr double kNegligibleActivations = 0.05; // below this share, fit the overhead instead
+
+double memoryFigure(const Estimate& e, MemoryMetric metric)
+{
+    switch (metric) {
+    case MemoryMetric::Allocated:
+        return e.training.allocatedBytes;
+    case MemoryMetric::Device:
+        return e.training.perGpu.total();
+    case MemoryMetric::Reserved:
+        break;
+    }
+    return e.training.reservedBytes;
+}
+
+const char* memoryKey(MemoryMetric metric)
+{
+    switch (metric) {
+    case MemoryMetric::Allocated:
+        return "training.allocated_bytes";
+    case MemoryMetric::Device:
+        return "training.per_gpu_bytes.total";
+    case MemoryMetric::Reserved:
+        break;
+    }
+    return "training.allocator_reserved_bytes";
+}
+
+Estimate trainingOnly(const Plan& plan)
+{
+    EstimateOptions o;
+    o.serving = false;
+    o.rl = false;
+    return estimate(plan, o);
+}
+
+// Smallest x in [lo, hi] with f(x) >= target for a non-decreasing f; nullopt when the target is
+// outside [f(lo), f(hi)].
+std::optional<double> solveIncreasing(
+    const std::function<double(double)>& f, double lo, double hi, double target)
+{
+    if (!(f(lo) <= target && target <= f(hi)))
+        return std::nullopt;
+    for (int i = 0; i < 100; ++i) {
+        const double mid = (lo + hi) / 2;
+        (f(mid) < target ? lo : hi) = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+} // namespace
+
+bool parseMemoryMetric(std::string_view id, MemoryMetric& out)
+{
+    if (id == "reserved")
+        out = MemoryMetric::Reserved;
+    else if (id == "allocated")
+        out = MemoryMetric::Allocated;
+    else if (id == "device")
+        out = MemoryMetric::Device;
+    else
+        return false;
+    return true;
+}
+
+Expected<Calibration> calibrate(const Plan& input, const CalibrationTarget& target)
+{
+    Calibration out { input, {} };
+    Plan& plan = out.plan;
+
+    if (target.peakBytes) {
+        const double measured = *target.peakBytes;
+        if (!(std::isfinite(measured) && measured > 0))
+            return Error { "--peak-gib", "must be a positive number" };
+        const Estimate before = trainingOnly(plan);
+        CalibrationChange c;
+        c.measure = memoryKey(target.metric);
+        c.measured = measured;
+        c.estimateBefore = memoryFigure(before, target.metric);
+        const double total = memoryFigure(before, target.metric);
+        if (total > 0 && before.training.perGpu.activations >= kNegligibleActivations * total) {
+            // The figure grows with the activation calibration factor (it scales the kept
+            // activations), so one value reproduces the measurement.
+            c.field = "training.activation_calibration";
+            c.before = plan.training.activationModel.calibration;
+            const auto f = [&](double k) {
+                Plan p = plan;
+                p.training.activationModel.calibration = k;
+                return memoryFigure(trainingOnly(p), target.metric);
+            };
+            const std::optional<double> k = solveIncreasing(f, 1e-3, kMaxCalibration, measured);
+            if (!k)
+                return Error { "--peak-gib",
+                    fmt::format(
+                        "{:.2f} GiB is out of reach: activation_calibration 0.001..{} gives "
+                        "{:.2f}..{:.2f} GiB for {}",
+                        measured / 1073741824.0, kMaxCalibration, f(1e-3) / 1073741824.0,
+                        f(kMaxCalibration) / 1073741824.0, c.measure) };
+            plan.training.activationModel.calibration = *k;
+            c.after = *k;
+        } else if (target.metric == MemoryMetric::Device) {
+            // Activations are negligible: the miss is in what the device adds (context, NCCL).
+            c.field = "training.overhead.fixed_bytes";
+            c.before = plan.training.overhead.fixedBytes;
+            c.after = c.before + (measured - total);
+            if (c.after < 0)
+                return Error { "--peak-gib",
+                    fmt::format("the states alone exceed {:.2f} GiB: the plan's figure cannot be "
+                                "lowered by the overhead",
+                        measured / 1073741824.0) };
+            plan.training.overhead.fixedBytes = c.after;
+        } else if (target.metric == MemoryMetric::Reserved) {
+            c.field = "training.overhead.fragmentation";
+            c.before = plan.training.overhead.fragmentation;
+            const double allocated = before.training.allocatedBytes;
+            c.after = allocated > 0 ? measured / allocated - 1.0 : -1.0;
+            if (c.after < 0 || c.after > 0.9)
+                return Error { "--peak-gib",
+                    fmt::format("reserved {:.2f} GiB needs fragmentation {:.3f}, outside 0..0.9",
+                        measured / 1073741824.0, c.after) };
+            plan.training.overhead.fragmentation = c.after;
+        } else {
+            return Error { "--metric",
+                "activations are negligible in this plan and allocated bytes have no overhead "
+                "term to fit: use --metric reserved or device" };
+        }
+        c.estimateAfter = memoryFigure(trainingOnly(plan), target.metric);
+        out.changes.push_back(c);
+    }
+
+    if (target.tokensPerS || target.stepTimeS) {
+        const Estimate before = trainingOnly(plan);
+        double measured = 0;
+        std::string option;
+        if (target.tokensPerS) {
+            measured = *target.tokensPerS;
+            option = "--tokens-per-s";
+        } else {
+            option = "--step-time-s";
+            measured = *target.stepTimeS > 0 ? before.compute.globalBatchTokens / *target.stepTimeS
+                                             : 0.0;
+        }
+        if (!(std::isfinite(measured) && measured > 0))
+            return Error { option, "must be a positive number" };
+        CalibrationChange c;
+        c.field = "training.mfu";
+        c.before = plan.training.mfu;
+        c.measure = "training.tokens_per_s";
+        c.measured = measured;
+        c.estimateBefore = before.compute.tokensPerS;
+        const auto f = [&](double mfu) {
+            Plan p = plan;
+            p.training.mfu = mfu;
+            return trainingOnly(p).compute.tokensPerS;
+        };
+        const std::optional<double> mfu = solveIncreasing(f, 1e-4, 1.0, measured);
+        if (!mfu)
+            return Error { option,
+                fmt::format("{:.0f} tokens/s is out of reach: mfu 0.0001..1 gives {:.0f}..{:.0f}",
+                    measured, f(1e-4), f(1.0)) };
+        plan.training.mfu = *mfu;
+        c.after = *mfu;
+        c.estimateAfter = trainingOnly(plan).compute.tokensPerS;
+        out.changes.push_back(c);
+    }
+    return out;
+}
+
+} // namespace envelope

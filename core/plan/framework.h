@@ -1,0 +1,60 @@
+// Implementation profiles (plan key `training.framework`): what a training framework keeps
+// around the sharded state. The profiles are data (presets/frameworks.json, each with its
+// source); docs/formulas-training.md, "Implementation profiles", has what each field changes.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace envelope {
+
+// The loss implementation (plan key `training.loss`; Default = the framework's).
+enum class LossKind {
+    Default,
+    Eager, // bf16 logits, fp32 upcast, fp32 log-softmax: 12 B per logit at the loss backward
+    Chunked, // bf16 logits kept, the fp32 work done one chunk at a time (torchtune: 8 chunks)
+    Fused // bf16 logits + one fp32 softmax (vocab-parallel / fused CE): 6 B per logit
+};
+
+// What `recompute: "selective"` keeps under a framework.
+enum class SelectivePolicy {
+    AttentionCore, // Korthikanti et al. 2022: only the attention core is recomputed
+    PerOpSac, // torchtitan op-level SAC: layer input, every other matmul output, SDPA output
+    Full // the framework only checkpoints whole layers: selective means full
+};
+
+struct FrameworkProfile {
+    std::string id = "generic";
+    std::string name = "Generic";
+    std::string source;
+    LossKind loss = LossKind::Fused;
+    SelectivePolicy selective = SelectivePolicy::AttentionCore;
+    // Eager PyTorch kernels: RMSNorm keeps its fp32 upcast and normalised copies, RoPE works in
+    // fp32, a gated FFN keeps act(gate) beside gate, up and their product.
+    bool eagerKernels = false;
+    double prefetchLayers = 0; // unsharded layers alive at once under ZeRO-3 / FSDP
+    double gradBucketBytes = 0; // gradient-reduction bucket below ZeRO-3
+    double optimizerTempBytes = 0; // per local optimizer parameter during the step (foreach)
+    bool ppUnsharded = false; // FSDP + PP: unsharded params + fp32 grads across micro-batches
+    // TP + sequence parallelism: the linears keep the all-gathered (full-sequence) input they
+    // ran on (DTensor SequenceParallel), where Megatron keeps its shard and re-gathers it.
+    bool spGatheredInputs = false;
+
+    bool operator==(const FrameworkProfile&) const = default;
+};
+
+std::string_view lossKindId(LossKind k); // "default" "eager" "chunked" "fused"
+bool parseLossKind(std::string_view id, LossKind& out);
+std::string_view selectivePolicyId(SelectivePolicy p); // "attention-core" "per-op-sac" "full"
+bool parseSelectivePolicy(std::string_view id, SelectivePolicy& out);
+
+// Bytes per logit (one token, one vocabulary entry) the loss holds at its peak, by kind, with
+// logits in the activation dtype of `activationBytes` (2 for bf16).
+// Eager: forward holds the logits (2) + fp32 upcast (4) + fp32 log-softmax (4) = 10; the loss
+// backward holds the saved log-softmax (4), its gradient (4) and the input gradient (4) = 12.
+// Chunked (torchtune CEWithChunkedOutputLoss, 8 chunks): logits (2) + 12 / 8 for the chunk
+// being upcast. Fused: logits (2) + fp32 softmax (4) = 6 (Megatron vocab-parallel CE; the
+// generic profile's figure).
+double lossBytesPerLogit(LossKind k, double activationBytes);
+
+} // namespace envelope
