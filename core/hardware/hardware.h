@@ -15,6 +15,13 @@ struct Gpu {
     double intraNodeBytesPerS = 0;  // per-GPU bandwidth to peers in the node (NVLink), bytes/s
     double interNodeBytesPerS = 0;  // per-GPU bandwidth across nodes (IB/RoCE NIC), bytes/s
     double pricePerHour = 0;      // default on-demand price, USD per GPU-hour
+    // GPU <-> host link per direction, bytes/s: what optimizer and parameter offload move over.
+    // PCIe Gen5 x16: 32 GT/s x 16 lanes x 128/130 / 8 = 63 GB/s, quoted as 64 GB/s (PCI-SIG).
+    double hostLinkBytesPerS = 64e9;
+    // Host DRAM bandwidth per GPU, bytes/s: what the CPU optimizer step streams through. A
+    // DGX H100 node's two Xeon 8480C with 8 DDR5-4800 channels each give 2 x 8 x 38.4 GB/s =
+    // 614 GB/s, 76.8 GB/s for each of its 8 GPUs.
+    double hostMemoryBytesPerS = 76.8e9;
 
     bool operator==(const Gpu&) const = default;
 };

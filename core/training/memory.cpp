@@ -223,6 +223,10 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
     r.perGpu = worst.perGpu;
     r.gpuMemoryBytes = hbm;
     r.fits = hbm > 0 && r.perGpu.total() <= hbm;
+    const double usableFraction
+        = std::isfinite(config.usableFraction) ? std::clamp(config.usableFraction, 0.0, 1.0) : 1.0;
+    r.usableBytes = hbm * usableFraction;
+    r.verdict = memoryVerdict(r.perGpu.total(), hbm, usableFraction);
     r.dataParallel = dataParallel;
     r.worstStage = worst.stage;
     r.paramsOnWorstGpu = worst.params.total();
