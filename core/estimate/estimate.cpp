@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "compute/compute.h"
+#include "plan/planio.h"
 #include "rl/rl.h"
 #include "serving/serving.h"
 #include "training/memory.h"
@@ -88,6 +89,9 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options)
     Explainer* ex = options.explain ? &explainer : nullptr;
 
     Estimate result;
+    // The plan's warnings travel with its figures, so every output shows them (issue 11: the
+    // app drew a 32,768-token context on an 8,192-position model green).
+    result.warnings = planWarnings(plan);
     const ModelArch& arch = plan.model.arch;
     const ParamCounts counts = countParameters(arch);
     result.params = counts.total;

@@ -3,6 +3,7 @@
 // the requested concurrency, and a bare parameter count's embeddings stay 16-bit when quantized.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -94,6 +95,18 @@ TEST(TrainingOutput, TightPlanKeepsItsFiguresAndSaysTight)
     EXPECT_TRUE(t.at("step_time_s").is_number());
     const std::string text = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
     EXPECT_NE(text.find("tight: "), std::string::npos) << text;
+}
+
+TEST(Warnings, TravelWithTheEstimateSoEveryOutputShowsThem)
+{
+    // Llama-3 8B has 8192 positions (config.json max_position_embeddings).
+    const Plan plan = planFrom(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
+        "training": {"seq_len": 32768}})");
+    const Estimate e = estimate(plan);
+    ASSERT_FALSE(e.warnings.empty());
+    EXPECT_NE(std::find(e.warnings.begin(), e.warnings.end(),
+                  "training.seq_len = 32768 exceeds the model's 8192 positions"),
+        e.warnings.end());
 }
 
 TEST(QuantizedServing, BareParameterCountKeepsItsShapesEmbeddingsAtSixteenBits)

@@ -210,11 +210,14 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
 
     const double left = -0.5;
     const double right = columns - 0.5;
-    const double usable = m_hbm * kUsableFraction;
+    // The core's line between "fits" and "tight" (training.usable_fraction).
+    m_usableFraction
+        = own.gpuMemoryBytes > 0 ? own.usableBytes / own.gpuMemoryBytes : kUsableFraction;
+    const double usable = m_hbm * m_usableFraction;
     replaceIfChanged(m_hbmLine, QList<QPointF> { { left, m_hbm }, { right, m_hbm } });
     replaceIfChanged(m_usableLine, QList<QPointF> { { left, usable }, { right, usable } });
     m_hbmLine->setName(tr("HBM %1").arg(bytesText(own.gpuMemoryBytes, units)));
-    m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
+    m_usableLine->setName(tr("%1% usable").arg(m_usableFraction * 100, 0, 'f', 0));
     QList<ChartLegend::Entry> legend;
     for (Tenant tenant : kTenants)
         legend.push_back({ tenantName(tenant), tenantColor(tenant), ChartLegend::Marker::Box });
@@ -223,8 +226,8 @@ void MemoryBarChart::setResults(const TrainingResults& results, ByteUnits units)
     m_legend->setEntries(legend);
     m_hbmLabel->setText(tr("HBM %1").arg(bytesText(own.gpuMemoryBytes, units)));
     m_usableLabel->setText(tr("%1% usable: %2")
-                               .arg(kUsableFraction * 100, 0, 'f', 0)
-                               .arg(bytesText(own.gpuMemoryBytes * kUsableFraction, units)));
+                               .arg(m_usableFraction * 100, 0, 'f', 0)
+                               .arg(bytesText(own.usableBytes, units)));
     placeOverlays();
 }
 
@@ -262,7 +265,7 @@ void MemoryBarChart::placeOverlays()
         plot = m_chart->plotArea(); // the labels' height may have moved the plot
     }
     const QPointF hbmAt = m_chart->mapToPosition(QPointF(0, m_hbm), m_hbmLine);
-    const QPointF usableAt = m_chart->mapToPosition(QPointF(0, m_hbm * kUsableFraction), m_hbmLine);
+    const QPointF usableAt = m_chart->mapToPosition(QPointF(0, m_hbm * m_usableFraction), m_hbmLine);
     const qreal right = plot.right() - 4;
     m_hbmLabel->setPos(right - m_hbmLabel->boundingRect().width(),
         hbmAt.y() - m_hbmLabel->boundingRect().height() - 1);

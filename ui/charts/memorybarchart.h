@@ -88,6 +88,7 @@ private:
     QList<QGraphicsSimpleTextItem*> m_totalLabels; // drawn above the bars
     std::vector<double> m_totals; // display units, per column
     double m_hbm = 0; // display units
+    double m_usableFraction = 0.9; // the plan's training.usable_fraction
     int m_highlighted = -1;
     bool m_twoLineLabels = false; // category labels broken onto two lines (narrow plot)
     FormulaProvider m_formulaProvider;

@@ -74,6 +74,7 @@ RlPanel::RlPanel(PlanDocument* document, Settings* settings, QWidget* parent)
     auto* right = new QVBoxLayout;
     right->addWidget(m_header);
     right->addWidget(m_status);
+    right->addWidget(warningsLine(m_document, QStringLiteral("rl"), this));
     right->addWidget(m_figures);
     right->addWidget(m_suggestion);
     right->addWidget(m_roleChart, 1);

@@ -74,7 +74,7 @@ ServingPanel::ServingPanel(PlanDocument* document, Settings* settings, QWidget* 
     auto* right = new QVBoxLayout;
     right->addWidget(m_header);
     right->addWidget(m_status);
-    right->addWidget(warningsLine(m_document, this));
+    right->addWidget(warningsLine(m_document, QStringLiteral("serving"), this));
     right->addWidget(m_figures);
     right->addLayout(charts, 1);
 

@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include "panels/detailspane.h"
+#include "panels/panelchrome.h"
 #include "controls/hardwarecontrols.h"
 #include "charts/memorybarchart.h"
 #include "controls/memorysavercontrols.h"
@@ -88,6 +89,7 @@ TrainingPanel::TrainingPanel(PlanDocument* document, Settings* settings, QWidget
     topLayout->setContentsMargins(0, 0, 0, 0);
     topLayout->addWidget(m_summary);
     topLayout->addWidget(m_status);
+    topLayout->addWidget(warningsLine(m_document, QStringLiteral("training"), this));
     topLayout->addWidget(charts, 1);
 
     auto* vertical = new QSplitter(Qt::Vertical);
