@@ -152,8 +152,8 @@ struct RlEstimate {
     double stepS = 0;          // synchronous, or max(...) when off-policy pipelined
     double stepsPerHour = 0;
     std::string bottleneck;    // "rollout" or "training"
-    int suggestedRolloutGpus = 0;  // the split that balances rollout and training
-    int suggestedTrainerGpus = 0;
+    int suggestedRolloutGpus = 0;  // the split that balances rollout and training (disjoint
+    int suggestedTrainerGpus = 0;  // pools only; 0 and 0 when colocated: no split exists)
     // False when no split of the rollout + trainer GPUs lets the trainer fit (the suggestion is
     // then the current split, kept only so the numbers stay defined).
     bool suggestionFits = true;

@@ -156,7 +156,7 @@ ordered_json serving(const ServingEstimate& s)
     return j;
 }
 
-ordered_json rl(const RlEstimate& r)
+ordered_json rl(const Plan& plan, const RlEstimate& r)
 {
     ordered_json roles = ordered_json::array();
     for (const RoleEstimate& role : r.perRole) {
@@ -168,6 +168,18 @@ ordered_json rl(const RlEstimate& r)
         roles.push_back(std::move(j));
     }
     ordered_json j = ordered_json::object();
+    const bool colocated = plan.rl.placement == RlPlacement::Colocated;
+    j["placement"] = std::string(rlPlacementId(plan.rl.placement));
+    j["total_gpus"] = r.totalGpus; // colocated: the cluster's GPUs, never the roles' sum
+    j["fits"] = r.fits;
+    if (colocated) {
+        // What is resident together: the trainer's weights and optimizer stay on the GPUs in
+        // every phase; the engine's weights and KV are released after generation.
+        j["colocated_mode"] = "trainer states resident, rollout engine released after generation";
+        j["colocated_peak_bytes"] = bytes(r.colocatedPeakBytes);
+        j["rollout_phase_bytes"] = bytes(r.rolloutPhaseBytes);
+        j["training_phase_bytes"] = bytes(r.trainingPhaseBytes);
+    }
     j["per_role"] = std::move(roles);
     j["rollout_tokens"] = count(r.rolloutTokens);
     j["rollout_s"] = real(r.rolloutS);
@@ -210,7 +222,7 @@ std::string writeResult(const Plan& plan, const Estimate& e)
 
     j["training"] = training(plan, e);
     j["serving"] = serving(e.serving);
-    j["rl"] = rl(e.rl);
+    j["rl"] = rl(plan, e.rl);
     j["warnings"] = e.warnings;
 
     ordered_json explain = ordered_json::array();

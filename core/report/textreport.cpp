@@ -166,19 +166,36 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
 std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
 {
     const RlEstimate& r = e.rl;
+    const bool colocated = plan.rl.placement == RlPlacement::Colocated;
     Table roles { fmt::format("RL ({}, {} placement)", rlAlgorithmId(plan.rl.algorithm),
                       rlPlacementId(plan.rl.placement)),
         { "role", "GPUs", "per-GPU memory", "fits" }, {} };
-    for (const RoleEstimate& role : r.perRole)
-        roles.rows.push_back({ role.role, std::to_string(role.gpus),
-            humanBytes(role.perGpu.total(), units), yesNo(role.fits) });
+    if (colocated) {
+        // Every role shares the cluster's GPUs: what matters is what is resident together.
+        roles.title = fmt::format("RL ({}, colocated on {} GPUs: trainer states resident, "
+                                  "rollout engine released after generation)",
+            rlAlgorithmId(plan.rl.algorithm), r.totalGpus);
+        roles.header = { "phase", "GPUs", "per-GPU memory", "fits" };
+        const double hbm = plan.gpu.gpu.memoryBytes;
+        const auto phase = [&](const char* name, double bytes) {
+            roles.rows.push_back({ name, std::to_string(r.totalGpus), humanBytes(bytes, units),
+                yesNo(bytes <= hbm) });
+        };
+        phase("rollout", r.rolloutPhaseBytes);
+        phase("training", r.trainingPhaseBytes);
+        phase("colocated peak", r.colocatedPeakBytes);
+    } else {
+        for (const RoleEstimate& role : r.perRole)
+            roles.rows.push_back({ role.role, std::to_string(role.gpus),
+                humanBytes(role.perGpu.total(), units), yesNo(role.fits) });
+    }
     Table timing { "RL step", {}, {} };
     timing.add("rollout", duration(r.rolloutS));
     timing.add("training", duration(r.trainS));
     timing.add("step", duration(r.stepS));
     timing.add("steps per hour", number(r.stepsPerHour));
     timing.add("bottleneck", r.bottleneck.empty() ? "n/a" : r.bottleneck);
-    if (r.suggestedRolloutGpus > 0 || r.suggestedTrainerGpus > 0)
+    if (!colocated && (r.suggestedRolloutGpus > 0 || r.suggestedTrainerGpus > 0))
         timing.add("balanced split",
             fmt::format(
                 "{} rollout / {} trainer GPUs", r.suggestedRolloutGpus, r.suggestedTrainerGpus));

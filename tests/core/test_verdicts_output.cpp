@@ -109,6 +109,31 @@ TEST(Warnings, TravelWithTheEstimateSoEveryOutputShowsThem)
         e.warnings.end());
 }
 
+TEST(ColocatedRl, TheClusterIsTheBudgetAndNoSplitIsSuggested)
+{
+    // Issue 11: every role at 8 GPUs on an 8-GPU cluster read "on 40 x H100" with a suggested
+    // 12 + 4 split. Colocated, all roles share the same 8 GPUs.
+    const Plan plan = planFrom(R"({"model": "llama-2-7b", "gpu": "h100-sxm",
+        "cluster": {"gpus": 8, "gpus_per_node": 8},
+        "training": {"zero_stage": 3},
+        "rl": {"algorithm": "ppo", "placement": "colocated", "trainer_gpus": 8,
+               "reference_gpus": 8, "rollout_gpus": 8, "critic_gpus": 8, "reward_gpus": 8}})");
+    const Estimate e = estimate(plan);
+    EXPECT_EQ(e.rl.totalGpus, 8);
+    for (const RoleEstimate& role : e.rl.perRole)
+        EXPECT_EQ(role.gpus, 8) << role.role;
+    EXPECT_EQ(e.rl.suggestedRolloutGpus, 0);
+    EXPECT_EQ(e.rl.suggestedTrainerGpus, 0);
+    const nlohmann::json r = nlohmann::json::parse(writeResult(plan, e)).at("rl");
+    EXPECT_EQ(r.at("total_gpus"), 8);
+    EXPECT_EQ(r.at("placement"), "colocated");
+    EXPECT_TRUE(r.at("colocated_peak_bytes").is_number_integer());
+    const std::string text = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
+    EXPECT_NE(text.find("colocated on 8 GPUs"), std::string::npos) << text;
+    EXPECT_NE(text.find("colocated peak"), std::string::npos) << text;
+    EXPECT_EQ(text.find("balanced split"), std::string::npos) << text;
+}
+
 TEST(QuantizedServing, BareParameterCountKeepsItsShapesEmbeddingsAtSixteenBits)
 {
     // docs/formulas-serving.md: a bare count is spread over a standard shape; as GPTQ/AWQ (and

@@ -102,6 +102,10 @@ QString RlPanel::tooltipFor(const QString& figure)
 QString RlPanel::suggestionText(const Plan& plan, const RlEstimate& rl)
 {
     const RlConfig& c = plan.rl;
+    if (c.placement == RlPlacement::Colocated)
+        return tr("colocated: every role shares the %1 GPUs in turn, so there is no split to "
+                  "balance")
+            .arg(rl.totalGpus);
     if (c.algorithm == RlAlgorithm::Dpo)
         return tr("DPO has no rollout: all %1 GPUs train").arg(rl.suggestedTrainerGpus);
     if (!rl.suggestionFits) {
