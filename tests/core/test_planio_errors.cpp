@@ -152,6 +152,13 @@ INSTANTIATE_TEST_SUITE_P(Table, PlanBadInput,
                     { "intra_node_gbps", 450 }, { "inter_node_gbps", 50 } } } },
             "gpu.hbm_gbps: must be <= 30000 GB/s (bytes per second, one direction), got "
             "38400: did you mean 38400 Gb/s = 4800 GB/s?" },
+        BadPlan { "GpuHostLinkInGigabits",
+            { { "/gpu",
+                J { { "memory_bytes", 8e10 }, { "bf16_tflops", 989 }, { "hbm_gbps", 3350 },
+                    { "intra_node_gbps", 450 }, { "inter_node_gbps", 50 },
+                    { "host_link_gbps", 1024 } } } },
+            "gpu.host_link_gbps: must be <= 1000 GB/s (bytes per second, one direction), got "
+            "1024: did you mean 1024 Gb/s = 128 GB/s?" },
         BadPlan { "GpuObjectMissingPeak", { { "/gpu", J { { "memory_bytes", 8e10 } } } },
             "gpu.bf16_tflops: is required" },
         // Models.
