@@ -98,13 +98,19 @@ int runEstimate(const std::string& path, const std::string& format, ByteUnits un
     return kOk;
 }
 
-int runExplain(const std::string& path, ByteUnits units)
+// `filter`: keep only the figures whose name starts with it ("training.communication").
+int runExplain(const std::string& path, ByteUnits units, const std::string& filter)
 {
     int status = kOk;
     std::optional<LoadedPlan> loaded = loadPlan(path, status);
     if (!loaded)
         return status;
-    std::cout << formatExplanations(loaded->plan, estimateWithWarnings(loaded->plan, true), units);
+    Estimate e = estimateWithWarnings(loaded->plan, true);
+    std::erase_if(e.explain,
+        [&](const Explanation& x) { return x.figure.compare(0, filter.size(), filter) != 0; });
+    if (e.explain.empty())
+        return fail("--filter: no figure starts with \"" + filter + "\"");
+    std::cout << formatExplanations(loaded->plan, e, units);
     return kOk;
 }
 
@@ -169,9 +175,10 @@ int run(int argc, char** argv)
     CLI::App app { "Envelope: memory, throughput and cost of large-model training, RL and "
                    "serving jobs.\nExit status: 0 success, 2 bad plan, 1 anything else." };
     app.name("envelope-cli");
+    app.set_version_flag("--version", "envelope-cli " ENVELOPE_VERSION);
     app.require_subcommand(1);
 
-    std::string planPath, format = "json", unitsText = "gb", configPath, kind;
+    std::string planPath, format = "json", unitsText = "gb", configPath, kind, filter;
     bool modelOnly = false;
 
     CLI::App* estimateCmd
@@ -185,6 +192,7 @@ int run(int argc, char** argv)
         = app.add_subcommand("explain", "Every figure with its formula and source");
     explainCmd->add_option("PLAN", planPath, "plan JSON file")->required();
     explainCmd->add_option("--units", unitsText, "byte units: gb or gib");
+    explainCmd->add_option("--filter", filter, "only figures whose name starts with PREFIX");
 
     CLI::App* importCmd = app.add_subcommand(
         "import-hf", "Print the model object (JSON) of a Hugging Face config.json and its params");
@@ -210,7 +218,7 @@ int run(int argc, char** argv)
     if (*estimateCmd)
         return runEstimate(planPath, format, units);
     if (*explainCmd)
-        return runExplain(planPath, units);
+        return runExplain(planPath, units, filter);
     if (*importCmd)
         return runImportHf(configPath, modelOnly);
     return runPresets(kind);

@@ -235,6 +235,26 @@ TEST_F(CliTest, ExplainListsFiguresWithFormulas)
     EXPECT_NE(r.out.find("  formula: "), std::string::npos);
 }
 
+TEST_F(CliTest, ExplainFilterKeepsOnlyFiguresWithThePrefix)
+{
+    const std::string plan = quote(kPlans + "inline-architecture.json");
+    const CliRun r = cli("explain " + plan + " --filter training.communication");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("training.communication.dp_s = "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("model.params = "), std::string::npos) << r.out;
+    const CliRun none = cli("explain " + plan + " --filter nothing.");
+    EXPECT_EQ(none.status, 1);
+    EXPECT_NE(none.err.find("--filter: no figure starts with \"nothing.\""), std::string::npos)
+        << none.err;
+}
+
+TEST_F(CliTest, VersionPrintsTheProjectVersion)
+{
+    const CliRun r = cli("--version");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "envelope-cli " ENVELOPE_TEST_VERSION "\n");
+}
+
 void compareWithGolden(const std::string& actual, const std::string& name)
 {
     const fs::path golden = fs::path(ENVELOPE_GOLDEN_DIR) / name;
