@@ -131,6 +131,17 @@ int runImportHf(const std::string& path, bool modelOnly)
     out["model"] = nlohmann::ordered_json::parse(writeArchitecture(*arch));
     out["params"] = static_cast<std::int64_t>(std::llround(counts.total));
     out["active_params"] = static_cast<std::int64_t>(std::llround(counts.active));
+    // One line a planning doc can paste; a mixture of experts names its experts and top-k.
+    std::string summary = fmt::format("{} layers, hidden {}, {} heads ({} KV)", arch->layers,
+        arch->hidden, arch->heads, arch->kvHeadsOrDefault());
+    if (arch->moe)
+        summary += fmt::format(", MoE {} experts, top-{}{}", arch->moe->experts, arch->moe->topK,
+            arch->moe->sharedExperts > 0
+                ? fmt::format(" + {} shared", arch->moe->sharedExperts)
+                : std::string());
+    summary += fmt::format(", {} parameters ({} active)", formatCount(counts.total),
+        formatCount(counts.active));
+    out["summary"] = summary;
     std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return kOk;
 }
