@@ -126,6 +126,10 @@ ordered_json training(const Plan& plan, const Estimate& e)
         j["required_mfu"] = real(*c.requiredMfu);
     if (c.achievableDeadlineS)
         j["achievable_deadline_s"] = real(*c.achievableDeadlineS);
+    if (c.gpusForDeadline)
+        j["gpus_for_deadline"] = *c.gpusForDeadline;
+    if (c.budgetTokens)
+        j["budget_tokens"] = count(*c.budgetTokens);
     return j;
 }
 

@@ -133,6 +133,17 @@ Table trainingCompute(const Plan& plan, const Estimate& e)
         t.add("observed MFU", number(100 * *c.observedMfu) + " %");
     if (c.observedHfu)
         t.add("observed HFU", number(100 * *c.observedHfu) + " %");
+    // The budget solver's answers (seed 001 ex. 3), when the plan gives a budget or deadline.
+    if (c.gpusForDeadline)
+        t.add("GPUs for the deadline", std::to_string(*c.gpusForDeadline));
+    if (c.affordableGpus)
+        t.add("GPUs the budget affords", std::to_string(*c.affordableGpus));
+    if (c.requiredMfu)
+        t.add("MFU the deadline requires", number(100 * *c.requiredMfu) + " %");
+    if (c.budgetTokens)
+        t.add("tokens the budget buys", ifRuns(formatCount(*c.budgetTokens)));
+    if (c.achievableDeadlineS)
+        t.add("time within the budget", ifRuns(duration(*c.achievableDeadlineS)));
     return t;
 }
 

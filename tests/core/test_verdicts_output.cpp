@@ -134,6 +134,27 @@ TEST(ColocatedRl, TheClusterIsTheBudgetAndNoSplitIsSuggested)
     EXPECT_EQ(text.find("balanced split"), std::string::npos) << text;
 }
 
+TEST(BudgetSolverOutput, AnswersAppearInJsonAndText)
+{
+    // Seed 001 ex. 3 style: 2e12 tokens of a 7B model in 30 days on H100s at 0.45: the GPUs
+    // for the deadline, the GPUs a budget affords and the MFU the deadline needs are reported.
+    const Plan plan = planFrom(R"({"model": "llama-2-7b", "gpu": "h100-sxm",
+        "training": {"zero_stage": 3, "deadline_s": 2592000, "budget_usd": 100000}})");
+    const Estimate e = estimate(plan);
+    ASSERT_TRUE(e.compute.gpusForDeadline.has_value());
+    ASSERT_TRUE(e.compute.affordableGpus.has_value());
+    // 100,000 USD / (3 USD x 720 h) = 46.3 -> 46 GPUs.
+    EXPECT_EQ(*e.compute.affordableGpus, 46);
+    const nlohmann::json t = nlohmann::json::parse(writeResult(plan, e)).at("training");
+    EXPECT_EQ(t.at("gpus_for_deadline"), *e.compute.gpusForDeadline);
+    EXPECT_EQ(t.at("affordable_gpus"), 46);
+    EXPECT_TRUE(t.at("required_mfu").is_number());
+    const std::string text = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
+    EXPECT_NE(text.find("GPUs the budget affords"), std::string::npos) << text;
+    EXPECT_NE(text.find("GPUs for the deadline"), std::string::npos) << text;
+    EXPECT_NE(text.find("MFU the deadline requires"), std::string::npos) << text;
+}
+
 TEST(QuantizedServing, BareParameterCountKeepsItsShapesEmbeddingsAtSixteenBits)
 {
     // docs/formulas-serving.md: a bare count is spread over a standard shape; as GPTQ/AWQ (and
