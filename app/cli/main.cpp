@@ -136,11 +136,10 @@ int runImportHf(const std::string& path, bool modelOnly)
         arch->hidden, arch->heads, arch->kvHeadsOrDefault());
     if (arch->moe)
         summary += fmt::format(", MoE {} experts, top-{}{}", arch->moe->experts, arch->moe->topK,
-            arch->moe->sharedExperts > 0
-                ? fmt::format(" + {} shared", arch->moe->sharedExperts)
-                : std::string());
-    summary += fmt::format(", {} parameters ({} active)", formatCount(counts.total),
-        formatCount(counts.active));
+            arch->moe->sharedExperts > 0 ? fmt::format(" + {} shared", arch->moe->sharedExperts)
+                                         : std::string());
+    summary += fmt::format(
+        ", {} parameters ({} active)", formatCount(counts.total), formatCount(counts.active));
     out["summary"] = summary;
     std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return kOk;

@@ -264,8 +264,7 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
             commOnPath ? "the overlapped communication outlasts the compute, which is hidden "
                          "behind it"
                        : "the compute hides the overlapped communication",
-            duration(r.computeTimeS), duration(d.totalS), 100 * d.overlap,
-            duration(c.ppBubbleS)),
+            duration(r.computeTimeS), duration(d.totalS), 100 * d.overlap, duration(c.ppBubbleS)),
         r.bottleneckS, "s", "seed 001 (Bottleneck identification: which ceiling dominates)");
     ex.add("training.bottleneck_share",
         fmt::format("bottleneck / step = {} / {} = {:.3f}", duration(r.bottleneckS),
@@ -308,8 +307,7 @@ void explainSolver(const TrainingConfig& config, const Gpu& gpu, const ComputeSe
             fmt::format("ceil(hardware train FLOPs / (peak x mfu x deadline)) = ceil({} / ({} x "
                         "{} x {} s)) = {}",
                 num(r.hardwareFlopsPerToken * config.trainTokens), num(s.peakFlops),
-                num(config.mfu),
-                num(config.deadlineS.value_or(0)), *r.gpusForDeadline),
+                num(config.mfu), num(config.deadlineS.value_or(0)), *r.gpusForDeadline),
             *r.gpusForDeadline, "GPUs",
             "seed 001 ex. 3 (budget, time and MFU: any two "
             "determine the third)");

@@ -38,7 +38,7 @@ struct TrainingMemory {
     double gpuMemoryBytes = 0;     // usable HBM of one GPU
     bool fits = false;             // perGpu.total() <= gpuMemoryBytes
     Verdict verdict = Verdict::Over; // fits / tight (above usableBytes) / over (above HBM)
-    double usableBytes = 0;        // gpuMemoryBytes x training.usable_fraction
+    double usableBytes = 0; // gpuMemoryBytes x training.usable_fraction
     int minGpus = 0;               // smallest GPU count that fits growing DP; 0 = none does
     double hostBytesPerNode = 0;   // CPU RAM needed per node by offloading
     int dataParallel = 1;          // gpus / (tp * pp * cp)
@@ -91,8 +91,8 @@ struct TrainingCompute {
     // "pp-bubble", ... Communication overlapped with a longer compute is off the path; compute
     // hidden behind a longer overlapped communication is off it too.
     std::string bottleneck;
-    double bottleneckS = 0;            // that term's seconds on the critical path
-    double bottleneckShare = 0;        // bottleneckS / stepTimeS
+    double bottleneckS = 0; // that term's seconds on the critical path
+    double bottleneckShare = 0; // bottleneckS / stepTimeS
     std::optional<double> observedMfu;
     std::optional<double> observedHfu;
     // Budget solver (seed 001 ex. 3; the plan's mfu is always given, so budget and/or deadline
@@ -119,7 +119,7 @@ struct ServingEstimate {
     double ttftS = 0;
     double itlS = 0;
     double computeBoundConcurrency = 0;
-    bool fitsWeights = false;        // weights + activations + overhead leave a positive KV budget
+    bool fitsWeights = false; // weights + activations + overhead leave a positive KV budget
     MemoryBreakdown perGpu;          // with kvCache = the KV of `concurrency` x `context`
     // Details behind the figures above (docs/formulas-serving.md).
     double kvBytesPerTokenPerGpu = 0;   // after TP splits (or replicates) the KV heads
@@ -152,8 +152,8 @@ struct RlEstimate {
     double stepS = 0;          // synchronous, or max(...) when off-policy pipelined
     double stepsPerHour = 0;
     std::string bottleneck;    // "rollout" or "training"
-    int suggestedRolloutGpus = 0;  // the split that balances rollout and training (disjoint
-    int suggestedTrainerGpus = 0;  // pools only; 0 and 0 when colocated: no split exists)
+    int suggestedRolloutGpus = 0; // the split that balances rollout and training (disjoint
+    int suggestedTrainerGpus = 0; // pools only; 0 and 0 when colocated: no split exists)
     // False when no split of the rollout + trainer GPUs lets the trainer fit (the suggestion is
     // then the current split, kept only so the numbers stay defined).
     bool suggestionFits = true;

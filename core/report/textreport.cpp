@@ -116,8 +116,8 @@ Table trainingCompute(const Plan& plan, const Estimate& e)
         ifRuns(fmt::format("{} tokens/s ({} per GPU)", formatCount(c.tokensPerS),
             formatCount(c.tokensPerSPerGpu))));
     t.add("MFU (kernel -> achieved)",
-        ifRuns(fmt::format("{} % -> {} %", number(100 * plan.training.mfu),
-            number(100 * c.effectiveMfu))));
+        ifRuns(fmt::format(
+            "{} % -> {} %", number(100 * plan.training.mfu), number(100 * c.effectiveMfu))));
     t.add("time to train", ifRuns(duration(c.trainTimeS)));
     t.add("GPU-hours", ifRuns(formatCount(c.gpuHours)));
     t.add("cost", ifRuns(usd(c.cost)));
@@ -125,10 +125,9 @@ Table trainingCompute(const Plan& plan, const Estimate& e)
     t.add("TP communication", duration(c.communication.tpS));
     t.add("pipeline bubble", number(100 * c.communication.ppBubbleFraction) + " %");
     t.add("bottleneck",
-        c.bottleneck.empty() || !runs
-            ? ifRuns("n/a")
-            : fmt::format("{}, {} ({:.0f}% of the step)", c.bottleneck, duration(c.bottleneckS),
-                100 * c.bottleneckShare));
+        c.bottleneck.empty() || !runs ? ifRuns("n/a")
+                                      : fmt::format("{}, {} ({:.0f}% of the step)", c.bottleneck,
+                                          duration(c.bottleneckS), 100 * c.bottleneckShare));
     if (c.observedMfu)
         t.add("observed MFU", number(100 * *c.observedMfu) + " %");
     if (c.observedHfu)
@@ -167,9 +166,9 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
     t.add("inter-token latency", ifFits(duration(s.itlS)));
     t.add("fits",
         s.fits ? fmt::format("yes ({} of at most {} sequences)", plan.serving.concurrency,
-                     formatCount(s.maxSequences))
-               : fmt::format("no: {} sequences requested, at most {} fit",
-                     plan.serving.concurrency, formatCount(s.maxSequences)));
+            formatCount(s.maxSequences))
+               : fmt::format("no: {} sequences requested, at most {} fit", plan.serving.concurrency,
+                   formatCount(s.maxSequences)));
     t.add("weights fit", yesNo(s.fitsWeights));
     return t;
 }

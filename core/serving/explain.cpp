@@ -192,7 +192,7 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
     ex.add("serving.fits_weights",
         r.fitsWeights ? fmt::format(
             "weights + activations + overhead leave {} for KV", servingBytesText(r.kvBudgetBytes))
-               : std::string("weights + activations + overhead exceed memory x utilization"),
+                      : std::string("weights + activations + overhead exceed memory x utilization"),
         r.fitsWeights ? 1 : 0, "", kVllm);
 }
 

@@ -40,7 +40,7 @@ std::vector<SweepPoint> sweep(const Plan& plan, SweepAxis axis);
 double largestFitting(const Plan& plan, SweepAxis axis);
 
 struct FitSuggestion {
-    std::string description;  // "ZeRO-3 saves 71.2 GB, step +27 ms (+0.8%)", "needs 2 more GPUs"
+    std::string description; // "ZeRO-3 saves 71.2 GB, step +27 ms (+0.8%)", "needs 2 more GPUs"
     double savedBytes = 0;    // per-GPU bytes the change saves (0 for "more GPUs")
     bool makesItFit = false;
     Verdict verdict = Verdict::Over; // the changed plan's training verdict

@@ -251,12 +251,12 @@ TEST_F(CliTest, ExplainFilterKeepsOnlyFiguresWithThePrefix)
 TEST_F(CliTest, ImportHfSummaryNamesExpertsAndTopK)
 {
     // Mixtral-8x7B config.json: num_local_experts 8, num_experts_per_tok 2, 32 layers.
-    const CliRun r = cli(
-        "import-hf " + quote(std::string(ENVELOPE_TEST_DATA_DIR) + "/hf/mixtral-8x7b.json"));
+    const CliRun r
+        = cli("import-hf " + quote(std::string(ENVELOPE_TEST_DATA_DIR) + "/hf/mixtral-8x7b.json"));
     ASSERT_EQ(r.status, 0) << r.err;
     const std::string summary = nlohmann::json::parse(r.out).at("summary");
-    EXPECT_EQ(summary.rfind("32 layers, hidden 4096, 32 heads (8 KV), MoE 8 experts, top-2, ", 0),
-        0u)
+    EXPECT_EQ(
+        summary.rfind("32 layers, hidden 4096, 32 heads (8 KV), MoE 8 experts, top-2, ", 0), 0u)
         << summary;
 }
 

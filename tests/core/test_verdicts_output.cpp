@@ -42,8 +42,8 @@ TEST(InfeasibleOutput, ResultJsonSaysSoAndNullsTimeThroughputAndCost)
     EXPECT_EQ(t.at("verdict"), "over");
     EXPECT_EQ(t.at("fits"), false);
     EXPECT_EQ(t.at("throughput_valid"), false);
-    for (const char* key : { "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
-             "train_time_s", "gpu_hours", "cost", "mfu", "hfu" })
+    for (const char* key : { "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "train_time_s",
+             "gpu_hours", "cost", "mfu", "hfu" })
         EXPECT_TRUE(t.at(key).is_null()) << key;
     // 1.34 TB of bf16 weights on one GPU: the serving plan does not fit either.
     const nlohmann::json& s = r.at("serving");
@@ -58,7 +58,8 @@ TEST(InfeasibleOutput, TextAndMarkdownMarkDoesNotFitInsteadOfFigures)
 {
     const Plan plan = planFrom(kDeepSeekOn8);
     const Estimate e = estimate(plan);
-    for (report::ReportFormat format : { report::ReportFormat::Text, report::ReportFormat::Markdown }) {
+    for (report::ReportFormat format :
+        { report::ReportFormat::Text, report::ReportFormat::Markdown }) {
         const std::string text = report::formatReport(plan, e, ByteUnits::GB, format);
         EXPECT_EQ(text.find("USD"), std::string::npos) << text;
         EXPECT_EQ(text.find("tokens/s"), std::string::npos) << text;
@@ -77,7 +78,8 @@ TEST(ServingOutput, ConcurrencyAboveMaxSequencesIsNoInEveryOutput)
     EXPECT_EQ(s.at("fits"), false);
     EXPECT_EQ(s.at("fits_weights"), true);
     EXPECT_TRUE(s.at("decode_tokens_per_s").is_null());
-    const std::string text = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
+    const std::string text
+        = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
     EXPECT_NE(text.find("no: 32 sequences requested, at most 28 fit"), std::string::npos) << text;
 }
 
@@ -93,7 +95,8 @@ TEST(TrainingOutput, TightPlanKeepsItsFiguresAndSaysTight)
     EXPECT_EQ(t.at("usable_bytes"), 855208100); // 85,520,809,984 x 0.01
     EXPECT_EQ(t.at("throughput_valid"), true);
     EXPECT_TRUE(t.at("step_time_s").is_number());
-    const std::string text = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
+    const std::string text
+        = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
     EXPECT_NE(text.find("tight: "), std::string::npos) << text;
 }
 
@@ -128,7 +131,8 @@ TEST(ColocatedRl, TheClusterIsTheBudgetAndNoSplitIsSuggested)
     EXPECT_EQ(r.at("total_gpus"), 8);
     EXPECT_EQ(r.at("placement"), "colocated");
     EXPECT_TRUE(r.at("colocated_peak_bytes").is_number_integer());
-    const std::string text = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
+    const std::string text
+        = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
     EXPECT_NE(text.find("colocated on 8 GPUs"), std::string::npos) << text;
     EXPECT_NE(text.find("colocated peak"), std::string::npos) << text;
     EXPECT_EQ(text.find("balanced split"), std::string::npos) << text;
@@ -149,7 +153,8 @@ TEST(BudgetSolverOutput, AnswersAppearInJsonAndText)
     EXPECT_EQ(t.at("gpus_for_deadline"), *e.compute.gpusForDeadline);
     EXPECT_EQ(t.at("affordable_gpus"), 46);
     EXPECT_TRUE(t.at("required_mfu").is_number());
-    const std::string text = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
+    const std::string text
+        = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
     EXPECT_NE(text.find("GPUs the budget affords"), std::string::npos) << text;
     EXPECT_NE(text.find("GPUs for the deadline"), std::string::npos) << text;
     EXPECT_NE(text.find("MFU the deadline requires"), std::string::npos) << text;

@@ -60,8 +60,7 @@ void verifyMatchesCore(const ServingPanel& panel, const Plan& plan)
     }
     QVERIFY(close(chart->hbmLineValue(), toDisplayUnits(plan.gpu.gpu.memoryBytes, ByteUnits::GB)));
     QVERIFY(close(chart->limitLineValue(), toDisplayUnits(s.usableBytes, ByteUnits::GB)));
-    QVERIFY(chart->totalText(0).endsWith(
-        s.fits ? QStringLiteral("✓") : QStringLiteral("✗")));
+    QVERIFY(chart->totalText(0).endsWith(s.fits ? QStringLiteral("✓") : QStringLiteral("✗")));
 
     // The curve's marker sits at the plan's context and the estimate's max sequences.
     const QScatterSeries* marker = panel.curveChart()->marker();

@@ -122,9 +122,10 @@ private slots:
         typeInto(m_panel->modelControls()->contextControl()->spinBox(), QStringLiteral("32768"));
         QCOMPARE(m_doc->plan().training.seqLen, 32768);
         QVERIFY(line->isVisible());
-        QVERIFY2(line->text().contains(QStringLiteral("training.seq_len = 32768 exceeds the model's %1 "
-                                                      "positions")
-                                           .arg(m_doc->plan().model.arch.maxPositions)),
+        QVERIFY2(
+            line->text().contains(QStringLiteral("training.seq_len = 32768 exceeds the model's %1 "
+                                                 "positions")
+                                      .arg(m_doc->plan().model.arch.maxPositions)),
             qPrintable(line->text()));
     }
 
@@ -290,8 +291,8 @@ private slots:
         QTest::mouseClick(strip->applyButton(), Qt::LeftButton);
         QCOMPARE(m_doc->plan(), expected.front().plan);
         QCOMPARE(strip->badgeText(), badgeFor(estimate(expected.front().plan).training.verdict));
-        QCOMPARE(strip->badgeText() != QStringLiteral("✘ DOES NOT FIT"),
-            expected.front().makesItFit);
+        QCOMPARE(
+            strip->badgeText() != QStringLiteral("✘ DOES NOT FIT"), expected.front().makesItFit);
         QVERIFY(m_doc->undoStack()->undoText().startsWith(QStringLiteral("Apply ")));
         m_doc->undoStack()->undo();
         QCOMPARE(m_doc->plan(), plan);

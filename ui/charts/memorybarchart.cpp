@@ -265,7 +265,8 @@ void MemoryBarChart::placeOverlays()
         plot = m_chart->plotArea(); // the labels' height may have moved the plot
     }
     const QPointF hbmAt = m_chart->mapToPosition(QPointF(0, m_hbm), m_hbmLine);
-    const QPointF usableAt = m_chart->mapToPosition(QPointF(0, m_hbm * m_usableFraction), m_hbmLine);
+    const QPointF usableAt
+        = m_chart->mapToPosition(QPointF(0, m_hbm * m_usableFraction), m_hbmLine);
     const qreal right = plot.right() - 4;
     m_hbmLabel->setPos(right - m_hbmLabel->boundingRect().width(),
         hbmAt.y() - m_hbmLabel->boundingRect().height() - 1);

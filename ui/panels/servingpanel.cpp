@@ -129,13 +129,12 @@ void ServingPanel::redraw()
             .arg(QString::fromStdString(plan.model.arch.name))
             .arg(c.tp)
             .arg(QString::fromStdString(plan.gpu.gpu.name),
-                s.fits
-                    ? tr("%1 sequences of %L2 tokens fit").arg(c.concurrency).arg(c.context)
-                    : (s.fitsWeights ? tr("%1 sequences of %L2 tokens do not fit: at most %L3")
-                                    .arg(c.concurrency)
-                                    .arg(c.context)
-                                    .arg(qlonglong(s.maxSequences))
-                              : tr("the weights leave no room for a KV cache"))));
+                s.fits ? tr("%1 sequences of %L2 tokens fit").arg(c.concurrency).arg(c.context)
+                       : (s.fitsWeights ? tr("%1 sequences of %L2 tokens do not fit: at most %L3")
+                                              .arg(c.concurrency)
+                                              .arg(c.context)
+                                              .arg(qlonglong(s.maxSequences))
+                                        : tr("the weights leave no room for a KV cache"))));
     QPalette headerPalette = palette();
     headerPalette.setColor(QPalette::WindowText, s.fits ? fitsColor() : overflowColor());
     m_header->setPalette(headerPalette);
@@ -177,8 +176,8 @@ void ServingPanel::redraw()
     set("serving.ttft_s", s.fits ? duration(s.ttftS) : doesNotFit);
     set("serving.itl_s", s.fits ? duration(s.itlS) : doesNotFit);
     for (const char* key : { "serving.decode_tokens_per_s", "serving.ttft_s", "serving.itl_s" })
-        m_figures->setFigureColor(QLatin1String(key),
-            s.fits ? QColor() : palette().color(QPalette::PlaceholderText));
+        m_figures->setFigureColor(
+            QLatin1String(key), s.fits ? QColor() : palette().color(QPalette::PlaceholderText));
     set("serving.compute_bound_concurrency",
         s.computeBoundConcurrency > 0
             ? tr("%L1 sequences").arg(qlonglong(s.computeBoundConcurrency))

@@ -100,8 +100,8 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
 
     // The core's three-valued verdict: fits under the usable line, tight above it, over HBM.
     const QColor badgeColor = m.verdict == Verdict::Fits ? fitsColor()
-        : m.verdict == Verdict::Tight                   ? tightColor()
-                                                        : overflowColor();
+        : m.verdict == Verdict::Tight                    ? tightColor()
+                                                         : overflowColor();
     m_badge->setText(m.verdict == Verdict::Fits ? tr("✔ FITS")
             : m.verdict == Verdict::Tight       ? tr("⚠ TIGHT")
                                                 : tr("✘ DOES NOT FIT"));
