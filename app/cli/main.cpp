@@ -95,13 +95,20 @@ int runEstimate(const std::string& path, const std::string& format, ByteUnits un
     return kOk;
 }
 
-int runExplain(const std::string& path, ByteUnits units, const std::vector<std::string>& sets)
+// `filter`: keep only the figures whose name starts with it ("training.communication").
+int runExplain(const std::string& path, ByteUnits units, const std::vector<std::string>& sets,
+    const std::string& filter)
 {
     int status = kOk;
     std::optional<LoadedPlan> loaded = loadPlan(path, status, sets);
     if (!loaded)
         return status;
-    std::cout << formatExplanations(loaded->plan, estimateWithWarnings(loaded->plan, true), units);
+    Estimate e = estimateWithWarnings(loaded->plan, true);
+    std::erase_if(e.explain,
+        [&](const Explanation& x) { return x.figure.compare(0, filter.size(), filter) != 0; });
+    if (e.explain.empty())
+        return fail("--filter: no figure starts with \"" + filter + "\"");
+    std::cout << formatExplanations(loaded->plan, e, units);
     return kOk;
 }
 
@@ -122,6 +129,16 @@ int runImportHf(const std::string& path, bool modelOnly)
     out["model"] = nlohmann::ordered_json::parse(writeArchitecture(*arch));
     out["params"] = static_cast<std::int64_t>(std::llround(counts.total));
     out["active_params"] = static_cast<std::int64_t>(std::llround(counts.active));
+    // One line a planning doc can paste; a mixture of experts names its experts and top-k.
+    std::string summary = fmt::format("{} layers, hidden {}, {} heads ({} KV)", arch->layers,
+        arch->hidden, arch->heads, arch->kvHeadsOrDefault());
+    if (arch->moe)
+        summary += fmt::format(", MoE {} experts, top-{}{}", arch->moe->experts, arch->moe->topK,
+            arch->moe->sharedExperts > 0 ? fmt::format(" + {} shared", arch->moe->sharedExperts)
+                                         : std::string());
+    summary += fmt::format(
+        ", {} parameters ({} active)", formatCount(counts.total), formatCount(counts.active));
+    out["summary"] = summary;
     std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return kOk;
 }
@@ -172,9 +189,10 @@ int run(int argc, char** argv)
     CLI::App app { "Envelope: memory, throughput and cost of large-model training, RL and "
                    "serving jobs.\nExit status: 0 success, 2 bad plan, 1 anything else." };
     app.name("envelope-cli");
+    app.set_version_flag("--version", "envelope-cli " ENVELOPE_VERSION);
     app.require_subcommand(1);
 
-    std::string planPath, format = "json", unitsText = "gb", configPath, kind;
+    std::string planPath, format = "json", unitsText = "gb", configPath, kind, filter;
     bool modelOnly = false;
     std::vector<std::string> sets;
 
@@ -191,6 +209,7 @@ int run(int argc, char** argv)
     explainCmd->add_option("PLAN", planPath, "plan JSON file")->required();
     explainCmd->add_option("--units", unitsText, "byte units: gb or gib");
     addSetOption(explainCmd, sets);
+    explainCmd->add_option("--filter", filter, "only figures whose name starts with PREFIX");
 
     CLI::App* importCmd = app.add_subcommand(
         "import-hf", "Print the model object (JSON) of a Hugging Face config.json and its params");
@@ -237,7 +256,7 @@ int run(int argc, char** argv)
     if (*estimateCmd)
         return runEstimate(planPath, format, units, sets);
     if (*explainCmd)
-        return runExplain(planPath, units, sets);
+        return runExplain(planPath, units, sets, filter);
     if (*importCmd)
         return runImportHf(configPath, modelOnly);
     return runPresets(kind);

@@ -17,6 +17,8 @@
 
 #include "compute/detail.h"
 #include "base/numeric.h"
+#include "plan/recipe.h"
+#include "training/detail.h"
 
 namespace envelope {
 namespace {
@@ -51,6 +53,45 @@ double recomputeFlopsPerToken(const ComputeSetup& s, Recompute recompute)
 double divideOr(double numerator, double denominator, double otherwise)
 {
     return denominator > 0 && std::isfinite(denominator) ? numerator / denominator : otherwise;
+}
+
+// Offload per step and GPU (issue 11: offload was free while moving 141 GB per node).
+// Optimizer offload (ZeRO-Offload, Ren et al. 2021 sec. 4.1): the GPU sends its gradient shard
+// to the host and receives the updated 16-bit weights; the CPU runs the optimizer over the
+// shard, streaming master + moments in and out, the fp32 gradient in and the weights out, at
+// the host's memory bandwidth. Parameter offload (ZeRO-Infinity, Rajbhandari et al. 2021)
+// fetches the weight shard for the forward and the backward, once more under a full recompute.
+// The shards are the ones training memory counts: / dp under ZeRO >= 1 (optimizer) and
+// ZeRO 3 (weights), routed experts over dp / ep. Both run outside compute here (DeepSpeed
+// overlaps part of the gradient copy with the backward; this counts none of that).
+void addOffload(const TrainingConfig& config, const CommDetail& d, const ComputeSetup& s,
+    const Gpu& gpu, Communication& c)
+{
+    if (!config.offloadOptimizer && !config.offloadParams)
+        return;
+    const Recipe& recipe = config.recipe.recipe;
+    const int zero = std::clamp(config.zeroStage, 0, 3);
+    const double dp = s.dp, edp = std::max(1.0, double(s.dp) / s.ep);
+    const auto shard = [&](bool sharded) {
+        return sharded ? d.dpParams / dp + d.expertDpParams / edp : d.dpParams + d.expertDpParams;
+    };
+    const double weightBytes = positiveOrZero(recipe.weightBytes);
+    double linkBytes = 0, cpuBytes = 0;
+    if (config.offloadOptimizer) {
+        const double params = shard(zero >= 1);
+        const double states = positiveOrZero(recipe.masterBytes)
+            + positiveOrZero(optimizerStateBytesPerParam(recipe, config.optimizer));
+        linkBytes += params * (positiveOrZero(recipe.gradientBytes) + weightBytes);
+        cpuBytes += params * (2 * states + kHostGradientBytes + weightBytes);
+    }
+    if (config.offloadParams) {
+        const bool fullRecompute
+            = config.recompute == Recompute::Full || config.recompute == Recompute::EveryK;
+        linkBytes += (fullRecompute ? 3 : 2) * weightBytes * shard(zero >= 3);
+    }
+    c.offloadBytes = linkBytes;
+    c.offloadS = divideOr(linkBytes, positiveOrZero(gpu.hostLinkBytesPerS), 0.0);
+    c.cpuOptimizerS = divideOr(cpuBytes, positiveOrZero(gpu.hostMemoryBytesPerS), 0.0);
 }
 
 } // namespace
@@ -126,13 +167,19 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     r.peakFlopsPerGpu = s.peakFlops;
     r.globalBatchTokens = s.microBatch * s.microBatches * s.dp * s.seqLen;
     r.stepFlops = r.flopsPerToken * r.globalBatchTokens;
+    // The plan's `mfu` is the kernel efficiency: the fraction of peak the GPU reaches while it
+    // computes. The GPU executes the hardware FLOPs, so a recompute's extra forward costs time
+    // (issue 11: full recompute was free); the MFU the step achieves is effectiveMfu below.
     const double mfu = std::isfinite(config.mfu) ? std::clamp(config.mfu, 0.0, 1.0) : 0.0;
     const double jobFlopsPerS = s.gpus * s.peakFlops * mfu;
-    r.computeTimeS = r.stepFlops > 0 ? divideOr(r.stepFlops, jobFlopsPerS, kInf) : 0.0;
+    const double hardwareStepFlops = r.hardwareFlopsPerToken * r.globalBatchTokens;
+    r.computeTimeS = hardwareStepFlops > 0 ? divideOr(hardwareStepFlops, jobFlopsPerS, kInf) : 0.0;
 
     const CommDetail comm = communication(arch, counts, config, s, gpu, r.computeTimeS);
     r.communication = comm.result;
-    r.stepTimeS = r.computeTimeS + r.communication.exposedS + r.communication.ppBubbleS;
+    addOffload(config, comm, s, gpu, r.communication);
+    r.stepTimeS = r.computeTimeS + r.communication.exposedS + r.communication.ppBubbleS
+        + r.communication.offloadS + r.communication.cpuOptimizerS;
 
     r.tokensPerS = r.globalBatchTokens > 0 ? divideOr(r.globalBatchTokens, r.stepTimeS, 0.0) : 0.0;
     r.tokensPerSPerGpu = r.tokensPerS / s.gpus;
@@ -148,25 +195,34 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     r.cost
         = r.gpuHours > 0 && positiveOrZero(gpu.pricePerHour) > 0 ? r.gpuHours * gpu.pricePerHour : 0.0;
 
-    // The largest part of the step names the bottleneck; ties go to compute.
+    // The bottleneck is the largest term on the step's critical path (issue 11: a 551 ms step
+    // whose DP traffic takes 551 ms behind 440 ms of compute is DP-bound, not compute-bound).
+    // Step = max(compute, overlapped comm) + non-overlapped comm + bubble (communication.cpp):
+    // when the overlapped communication outlasts the compute, all of the communication is on
+    // the path and the compute is hidden behind it; otherwise the compute is on the path with
+    // only the non-overlapped share of each kind. Ties go to compute.
     const Communication& c = r.communication;
-    const double exposedShare = divideOr(c.exposedS, comm.totalS, 0.0);
+    const bool commOnPath = comm.overlap * comm.totalS > r.computeTimeS;
+    const double commShare = commOnPath ? 1.0 : 1.0 - comm.overlap;
     const struct {
         const char* name;
         double seconds;
     } parts[] = {
-        { "compute", r.computeTimeS },
-        { "dp-comm", c.dpS * exposedShare },
-        { "tp-comm", c.tpS * exposedShare },
+        { "compute", commOnPath ? 0.0 : r.computeTimeS },
+        { "dp-comm", c.dpS * commShare },
+        { "tp-comm", c.tpS * commShare },
         { "pp-bubble", c.ppBubbleS },
-        { "pp-comm", c.ppS * exposedShare },
-        { "cp-comm", c.cpS * exposedShare },
-        { "ep-comm", c.epS * exposedShare },
+        { "pp-comm", c.ppS * commShare },
+        { "cp-comm", c.cpS * commShare },
+        { "ep-comm", c.epS * commShare },
+        { "host-transfer", c.offloadS },
+        { "cpu-optimizer", c.cpuOptimizerS },
     };
     const auto* top = std::max_element(std::begin(parts), std::end(parts),
         [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
     r.bottleneck = top->name;
     r.bottleneckS = top->seconds;
+    r.bottleneckShare = divideOr(r.bottleneckS, r.stepTimeS, 0.0);
 
     // Observed utilisation (seed 001 ex. 2): MFU = tokens/s x model FLOPs per token / peak of
     // the job; HFU the same with the hardware FLOPs. A step time is turned into tokens/s first.
@@ -189,8 +245,10 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     if (deadline > 0 && s.peakFlops > 0 && trainFlops > 0) {
         r.requiredMfu = trainFlops / (s.gpus * s.peakFlops * deadline);
         if (mfu > 0) {
+            // The GPUs run the hardware FLOPs at the kernel efficiency `mfu`.
+            const double hardwareTrainFlops = r.hardwareFlopsPerToken * trainTokens;
             const double gpus
-                = std::ceil(trainFlops / (s.peakFlops * mfu * deadline) * (1 - 1e-12));
+                = std::ceil(hardwareTrainFlops / (s.peakFlops * mfu * deadline) * (1 - 1e-12));
             if (gpus <= kMaxGpus)
                 r.gpusForDeadline = static_cast<int>(gpus);
         }

@@ -118,15 +118,40 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
             num(r.globalBatchTokens), num(r.stepFlops)),
         r.stepFlops, "FLOPs", kStepSource);
     ex.add("training.compute_time_s",
-        fmt::format("step FLOPs / (gpus x peak x mfu) = {} / ({} x {} x {}) = {}", num(r.stepFlops),
-            r.gpus, num(s.peakFlops), num(config.mfu), duration(r.computeTimeS)),
-        r.computeTimeS, "s", kStepSource);
+        fmt::format("hardware FLOPs/token x batch / (gpus x peak x kernel efficiency mfu) = {} x "
+                    "{} / ({} x {} x {}) = {}{}",
+            num(r.hardwareFlopsPerToken), num(r.globalBatchTokens), r.gpus, num(s.peakFlops),
+            num(config.mfu), duration(r.computeTimeS),
+            r.hardwareFlopsPerToken > r.flopsPerToken ? " (recompute's extra forward included)"
+                                                      : ""),
+        r.computeTimeS, "s",
+        "seed 001 (F_step / (P x peak x MFU)); the GPU runs the hardware FLOPs (Korthikanti et "
+        "al. 2022 sec. 6), so the plan's mfu is the kernel efficiency");
     const Communication& c = r.communication;
     ex.add("training.step_time_s",
-        fmt::format("compute + exposed communication + pipeline bubble = {} + {} + {} = {}",
+        fmt::format("compute + exposed communication + pipeline bubble + offload transfers + CPU "
+                    "optimizer = {} + {} + {} + {} + {} = {}",
             duration(r.computeTimeS), duration(c.exposedS), duration(c.ppBubbleS),
-            duration(r.stepTimeS)),
+            duration(c.offloadS), duration(c.cpuOptimizerS), duration(r.stepTimeS)),
         r.stepTimeS, "s", kStepSource);
+    if (config.offloadOptimizer || config.offloadParams) {
+        ex.add("training.communication.offload_s",
+            fmt::format("host-link bytes / host_link_gbps = {} / {} GB/s = {} ({})",
+                num(c.offloadBytes), num(gpu.hostLinkBytesPerS / 1e9), duration(c.offloadS),
+                config.offloadOptimizer
+                    ? "optimizer offload: gradient shard down + 16-bit weights up"
+                    : "parameter offload: the weight shard fetched per forward and backward"),
+            c.offloadS, "s",
+            "ZeRO-Offload (Ren et al. 2021) sec. 4.1; ZeRO-Infinity (Rajbhandari et al. 2021); "
+            "PCIe Gen5 x16 64 GB/s per direction (PCI-SIG)");
+        ex.add("training.communication.cpu_optimizer_s",
+            fmt::format("optimizer shard x (2 x (master + moments) + fp32 gradient + weights) "
+                        "bytes / host_memory_gbps {} GB/s = {}",
+                num(gpu.hostMemoryBytesPerS / 1e9), duration(c.cpuOptimizerS)),
+            c.cpuOptimizerS, "s",
+            "ZeRO-Offload sec. 4.2 (the CPU Adam step is memory-bandwidth bound); host DRAM "
+            "bandwidth per GPU (docs/formulas-compute.md)");
+    }
     ex.add("training.tokens_per_s",
         fmt::format("global batch / step time = {} / {} = {}", num(r.globalBatchTokens),
             duration(r.stepTimeS), num(r.tokensPerS)),
@@ -230,12 +255,21 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
             duration(r.computeTimeS), s.pp - 1, s.virtualStages, s.microBatches,
             duration(c.ppBubbleS)),
         c.ppBubbleS, "s", "Narayanan et al. 2021 sec. 2.2");
+    const bool commOnPath = d.overlap * d.totalS > r.computeTimeS;
     ex.add("training.bottleneck",
-        fmt::format("largest part of the {} step: {} ({}; compute {}, exposed communication "
-                    "{}, bubble {})",
-            duration(r.stepTimeS), r.bottleneck, duration(r.bottleneckS), duration(r.computeTimeS),
-            duration(c.exposedS), duration(c.ppBubbleS)),
+        fmt::format("largest term on the critical path of the {} step: {} ({}, {:.0f}% of the "
+                    "step); {} (compute {}, communication {} of which {:.0f}% overlappable, "
+                    "bubble {})",
+            duration(r.stepTimeS), r.bottleneck, duration(r.bottleneckS), 100 * r.bottleneckShare,
+            commOnPath ? "the overlapped communication outlasts the compute, which is hidden "
+                         "behind it"
+                       : "the compute hides the overlapped communication",
+            duration(r.computeTimeS), duration(d.totalS), 100 * d.overlap, duration(c.ppBubbleS)),
         r.bottleneckS, "s", "seed 001 (Bottleneck identification: which ceiling dominates)");
+    ex.add("training.bottleneck_share",
+        fmt::format("bottleneck / step = {} / {} = {:.3f}", duration(r.bottleneckS),
+            duration(r.stepTimeS), r.bottleneckShare),
+        r.bottleneckShare, "", "critical path of the step (docs/formulas-compute.md)");
 }
 
 void explainSolver(const TrainingConfig& config, const Gpu& gpu, const ComputeSetup& s,
@@ -270,10 +304,10 @@ void explainSolver(const TrainingConfig& config, const Gpu& gpu, const ComputeSe
             *r.requiredMfu, "", "seed 001 ex. 3 (Required MFU)");
     if (r.gpusForDeadline)
         ex.add("training.gpus_for_deadline",
-            fmt::format("ceil(train FLOPs / (peak x mfu x deadline)) = ceil({} / ({} x {} x {} "
-                        "s)) = {}",
-                num(trainFlops), num(s.peakFlops), num(config.mfu),
-                num(config.deadlineS.value_or(0)), *r.gpusForDeadline),
+            fmt::format("ceil(hardware train FLOPs / (peak x mfu x deadline)) = ceil({} / ({} x "
+                        "{} x {} s)) = {}",
+                num(r.hardwareFlopsPerToken * config.trainTokens), num(s.peakFlops),
+                num(config.mfu), num(config.deadlineS.value_or(0)), *r.gpusForDeadline),
             *r.gpusForDeadline, "GPUs",
             "seed 001 ex. 3 (budget, time and MFU: any two "
             "determine the third)");

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "compute/compute.h"
+#include "plan/planio.h"
 #include "rl/rl.h"
 #include "serving/serving.h"
 #include "training/memory.h"
@@ -62,12 +63,35 @@ void explainParams(const ModelArch& arch, const ParamCounts& c, Explainer& ex)
 
 } // namespace
 
+std::string_view verdictId(Verdict v)
+{
+    switch (v) {
+    case Verdict::Fits:
+        return "fits";
+    case Verdict::Tight:
+        return "tight";
+    case Verdict::Over:
+        return "over";
+    }
+    return "over";
+}
+
+Verdict memoryVerdict(double totalBytes, double hbmBytes, double usableFraction)
+{
+    if (!(hbmBytes > 0) || !(totalBytes <= hbmBytes))
+        return Verdict::Over;
+    return totalBytes <= hbmBytes * usableFraction ? Verdict::Fits : Verdict::Tight;
+}
+
 Estimate estimate(const Plan& plan, const EstimateOptions& options)
 {
     Explainer explainer;
     Explainer* ex = options.explain ? &explainer : nullptr;
 
     Estimate result;
+    // The plan's warnings travel with its figures, so every output shows them (issue 11: the
+    // app drew a 32,768-token context on an 8,192-position model green).
+    result.warnings = planWarnings(plan);
     const ModelArch& arch = plan.model.arch;
     const ParamCounts counts = countParameters(arch);
     result.params = counts.total;

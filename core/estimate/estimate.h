@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/explain.h"
@@ -16,10 +17,18 @@
 
 namespace envelope {
 
+// A memory verdict: `Fits` at or below the usable fraction of HBM, `Tight` above it but within
+// HBM, `Over` above HBM (or no HBM given).
+enum class Verdict { Fits, Tight, Over };
+std::string_view verdictId(Verdict v); // "fits" "tight" "over"
+Verdict memoryVerdict(double totalBytes, double hbmBytes, double usableFraction);
+
 struct TrainingMemory {
     MemoryBreakdown perGpu;        // the most-loaded GPU (worst pipeline stage)
     double gpuMemoryBytes = 0;     // usable HBM of one GPU
     bool fits = false;             // perGpu.total() <= gpuMemoryBytes
+    Verdict verdict = Verdict::Over; // fits / tight (above usableBytes) / over (above HBM)
+    double usableBytes = 0; // gpuMemoryBytes x training.usable_fraction
     int minGpus = 0;               // smallest GPU count that fits growing DP; 0 = none does
     double hostBytesPerNode = 0;   // CPU RAM needed per node by offloading
     int dataParallel = 1;          // gpus / (tp * pp * cp)
@@ -50,6 +59,11 @@ struct Communication {
     double ppBubbleS = 0;
     double dpBytes = 0;  // bytes each GPU sends for DP per step
     double tpBytes = 0;  // bytes each GPU all-reduces for TP per step
+    // Offload (ZeRO-Offload / ZeRO-Infinity): bytes each GPU moves over its host link per step,
+    // their time at host_link_gbps, and the CPU optimizer step at host_memory_gbps. Not hidden.
+    double offloadBytes = 0;
+    double offloadS = 0;
+    double cpuOptimizerS = 0;
 };
 
 struct TrainingCompute {
@@ -70,8 +84,12 @@ struct TrainingCompute {
     double gpuHours = 0;
     double cost = 0;                   // USD at the GPU's price
     Communication communication;
-    std::string bottleneck;            // "compute", "dp-comm", "tp-comm", "pp-bubble", ...
-    double bottleneckS = 0;            // the step-time component behind `bottleneck`
+    // The largest term on the step's critical path: "compute", "dp-comm", "tp-comm",
+    // "pp-bubble", ... Communication overlapped with a longer compute is off the path; compute
+    // hidden behind a longer overlapped communication is off it too.
+    std::string bottleneck;
+    double bottleneckS = 0; // that term's seconds on the critical path
+    double bottleneckShare = 0; // bottleneckS / stepTimeS
     std::optional<double> observedMfu;
     std::optional<double> observedHfu;
     // Budget solver (seed 001 ex. 3; the plan's mfu is always given, so budget and/or deadline
@@ -98,7 +116,7 @@ struct ServingEstimate {
     double ttftS = 0;
     double itlS = 0;
     double computeBoundConcurrency = 0;
-    bool fits = false;               // weights + activations + overhead leave a positive KV budget
+    bool fitsWeights = false; // weights + activations + overhead leave a positive KV budget
     MemoryBreakdown perGpu;          // with kvCache = the KV of `concurrency` x `context`
     // Details behind the figures above (docs/formulas-serving.md).
     double kvBytesPerTokenPerGpu = 0;   // after TP splits (or replicates) the KV heads
@@ -113,7 +131,9 @@ struct ServingEstimate {
     double pagedSequencesAtAverage = 0; // sequences PagedAttention admits at the average length
     double decodeMemoryS = 0;           // HBM time of one decode step at `concurrency`
     double decodeComputeS = 0;          // compute time of the same step
-    bool fitsConcurrency = false;       // perGpu.kvCache <= kvBudgetBytes
+    // The requested `concurrency` sequences of `context` tokens fit: concurrency <= maxSequences
+    // (so the weights fit too). The serving verdict; fitsWeights is the weaker statement.
+    bool fits = false;
 };
 
 struct RoleEstimate {
@@ -132,8 +152,8 @@ struct RlEstimate {
     double stepS = 0;          // synchronous, or max(...) when off-policy pipelined
     double stepsPerHour = 0;
     std::string bottleneck;    // "rollout" or "training"
-    int suggestedRolloutGpus = 0;  // the split that balances rollout and training
-    int suggestedTrainerGpus = 0;
+    int suggestedRolloutGpus = 0; // the split that balances rollout and training (disjoint
+    int suggestedTrainerGpus = 0; // pools only; 0 and 0 when colocated: no split exists)
     // False when no split of the rollout + trainer GPUs lets the trainer fit (the suggestion is
     // then the current split, kept only so the numbers stay defined).
     bool suggestionFits = true;

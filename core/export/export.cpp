@@ -74,7 +74,7 @@ EngineConfig exportPlan(
 {
     EngineConfig config = dispatch(plan, estimate, engine, modelRepo);
     // An export is not a verdict: a plan that does not fit still exports, but says so first.
-    if (engine == Engine::Vllm && !estimate.serving.fitsConcurrency)
+    if (engine == Engine::Vllm && !estimate.serving.fits)
         config.warnings.insert(config.warnings.begin(),
             fmt::format("the plan does not fit: {} sequences of {} tokens requested, {} fit",
                 plan.serving.concurrency, plan.serving.context,
@@ -204,7 +204,7 @@ std::vector<std::string> servingFigures(const Plan& plan, const Estimate& e)
         fmt::format("Envelope: {} sequences of {} tokens fit; {} requested ({}); decode {} "
                     "tokens/s",
             formatCount(std::floor(s.maxSequences)), plan.serving.context, plan.serving.concurrency,
-            s.fitsConcurrency ? "fits" : "does not fit", formatCount(s.decodeTokensPerS)),
+            s.fits ? "fits" : "does not fit", formatCount(s.decodeTokensPerS)),
     };
 }
 

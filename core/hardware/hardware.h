@@ -18,6 +18,13 @@ struct Gpu {
     // What CUDA reports as the device's total (torch.cuda.get_device_properties().total_memory,
     // what vLLM sizes from); 0 = not known, use memoryBytes.
     double torchTotalBytes = 0;
+    // GPU <-> host link per direction, bytes/s: what optimizer and parameter offload move over.
+    // PCIe Gen5 x16: 32 GT/s x 16 lanes x 128/130 / 8 = 63 GB/s, quoted as 64 GB/s (PCI-SIG).
+    double hostLinkBytesPerS = 64e9;
+    // Host DRAM bandwidth per GPU, bytes/s: what the CPU optimizer step streams through. A
+    // DGX H100 node's two Xeon 8480C with 8 DDR5-4800 channels each give 2 x 8 x 38.4 GB/s =
+    // 614 GB/s, 76.8 GB/s for each of its 8 GPUs.
+    double hostMemoryBytesPerS = 76.8e9;
 
     bool operator==(const Gpu&) const = default;
 };

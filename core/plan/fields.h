@@ -69,6 +69,7 @@ template <class V> void visitTrainingSetup(TrainingConfig& c, V& v)
     v.number("mfu", c.mfu, Range::above(0, 1));
     v.number("train_tokens", c.trainTokens, Range::above(0, 1e17));
     v.number("comm_overlap", c.commOverlap, Range::closed(0, 1));
+    v.number("usable_fraction", c.usableFraction, Range::above(0, 1));
 }
 
 // training: after "activation_model".

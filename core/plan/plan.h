@@ -106,6 +106,9 @@ struct TrainingConfig {
     double mfu = 0.45;          // assumed model FLOPs utilisation, for step time
     double trainTokens = 2e12;  // token budget for time/cost to train
     double commOverlap = 0.0;   // fraction of DP/TP communication hidden behind compute
+    // The line between the verdicts `fits` and `tight`: a total above this fraction of HBM
+    // leaves too little for allocator spikes and NCCL growth to call it a comfortable fit.
+    double usableFraction = 0.9;
     ActivationModel activationModel;
     OverheadConfig overhead;
     FrameworkProfile framework;          // `training.framework`, resolved from the presets

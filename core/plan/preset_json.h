@@ -2,6 +2,7 @@
 // plan's inline objects (planio_read.cpp, planio_write.cpp). Internal to the core.
 //
 // GPU keys: name memory_bytes bf16_tflops fp8_tflops hbm_gbps intra_node_gbps inter_node_gbps
+// host_link_gbps host_memory_gbps (optional: PCIe Gen5 x16 64 GB/s, DGX H100 76.8 GB/s)
 // price_per_hour (GB/s = 1e9 bytes/s, per direction; dense TFLOPS). Recipe keys: name
 // description source weights gradients master moment_bytes activation_bytes compute, and for a
 // custom recipe "optimizer" (bytes/param of optimizer state, used as given).

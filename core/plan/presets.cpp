@@ -24,6 +24,18 @@ constexpr int kPresetsVersion = 1;
 constexpr double kMaxMemoryBytes = 1e13;
 constexpr double kMaxTflops = 1e5;
 constexpr double kMaxGbps = 1e5;
+// Unit slips (issue 11): below 100 MB no accelerator exists, so "memory_bytes": 80 is 80 GB
+// typed as a count of gigabytes. Bandwidths above these per-direction ceilings are gigabits
+// typed as gigabytes: HBM 30 TB/s (B200 8 TB/s, MI355X 8 TB/s; H200's 4.8 TB/s in bits is
+// 38,400), NVLink 2 TB/s (NVLink 5 is 900 GB/s per direction; H100's 450 GB/s in bits is
+// 3,600), network 200 GB/s per GPU (a 1.6 Tb/s NIC; the usual 400 Gb/s NIC is 50 GB/s).
+constexpr double kMinMemoryBytes = 1e8;
+constexpr double kMaxHbmGbps = 30'000;
+constexpr double kMaxIntraNodeGbps = 2'000;
+constexpr double kMaxInterNodeGbps = 200;
+// Host link and host memory per GPU: PCIe Gen6 x16 is 128 GB/s per direction, a socket's
+// DDR5 under 600 GB/s; 1000 GB/s leaves room for the next generations.
+constexpr double kMaxHostGbps = 1'000;
 constexpr double kMaxPrice = 1e4;
 constexpr double kMaxBytesPerParam = 64;
 
@@ -268,19 +280,38 @@ void readGpuFields(FieldReader& f, Gpu& gpu, bool requireFigures)
             { "memory_bytes", "bf16_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps" })
             f.require(key);
     f.string("name", gpu.name);
-    f.number("memory_bytes", gpu.memoryBytes, Range::above(0, kMaxMemoryBytes));
+    if (f.number("memory_bytes", gpu.memoryBytes, Range::above(0, kMaxMemoryBytes))
+        && f.get("memory_bytes") && gpu.memoryBytes < kMinMemoryBytes)
+        f.fail(f.pathOf("memory_bytes"),
+            fmt::format("must be >= 1e8 bytes (100 MB), got {}: did you mean {} GB = {} bytes?",
+                formatNumber(gpu.memoryBytes), formatNumber(gpu.memoryBytes),
+                formatNumber(gpu.memoryBytes * 1e9)));
     const auto scaled = [&](const char* key, double& out, Range range, double scale) {
         double written = toScaled(out, scale);
         if (f.number(key, written, range))
             out = fromScaled(written, scale);
+        return written;
+    };
+    // A bandwidth above what any GPU's link carries per direction is read as gigabits typed
+    // into a gigabytes field (a 400 Gb/s NIC is 50 GB/s).
+    const auto bandwidth = [&](const char* key, double& out, double plausibleMax) {
+        const double written = scaled(key, out, Range::above(0, kMaxGbps), kGiga);
+        if (f.get(key) && written > plausibleMax)
+            f.fail(f.pathOf(key),
+                fmt::format("must be <= {} GB/s (bytes per second, one direction), got {}: did "
+                            "you mean {} Gb/s = {} GB/s?",
+                    formatNumber(plausibleMax), formatNumber(written), formatNumber(written),
+                    formatNumber(written / 8)));
     };
     scaled("bf16_tflops", gpu.bf16Flops, Range::above(0, kMaxTflops), kTera);
     scaled("fp8_tflops", gpu.fp8Flops, Range::closed(0, kMaxTflops), kTera);
-    scaled("hbm_gbps", gpu.hbmBytesPerS, Range::above(0, kMaxGbps), kGiga);
-    scaled("intra_node_gbps", gpu.intraNodeBytesPerS, Range::above(0, kMaxGbps), kGiga);
-    scaled("inter_node_gbps", gpu.interNodeBytesPerS, Range::above(0, kMaxGbps), kGiga);
+    bandwidth("hbm_gbps", gpu.hbmBytesPerS, kMaxHbmGbps);
+    bandwidth("intra_node_gbps", gpu.intraNodeBytesPerS, kMaxIntraNodeGbps);
+    bandwidth("inter_node_gbps", gpu.interNodeBytesPerS, kMaxInterNodeGbps);
     f.number("price_per_hour", gpu.pricePerHour, Range::closed(0, kMaxPrice));
     f.number("torch_total_bytes", gpu.torchTotalBytes, Range::closed(0, kMaxMemoryBytes));
+    bandwidth("host_link_gbps", gpu.hostLinkBytesPerS, kMaxHostGbps);
+    bandwidth("host_memory_gbps", gpu.hostMemoryBytesPerS, kMaxHostGbps);
 }
 
 nlohmann::json gpuToJson(const Gpu& gpu)
@@ -300,6 +331,8 @@ nlohmann::json gpuToJson(const Gpu& gpu)
     j["price_per_hour"] = gpu.pricePerHour;
     if (gpu.torchTotalBytes > 0)
         j["torch_total_bytes"] = gpu.torchTotalBytes;
+    j["host_link_gbps"] = toScaled(gpu.hostLinkBytesPerS, kGiga);
+    j["host_memory_gbps"] = toScaled(gpu.hostMemoryBytesPerS, kGiga);
     return j;
 }
 

@@ -58,7 +58,7 @@ const std::vector<Figure>& figures()
         { "serving.max_sequences", "serving max sequences", FigureUnit::Count,
             [](const Estimate& e) { return std::floor(e.serving.maxSequences); } },
         { "serving.fits", "serving concurrency fits", FigureUnit::Verdict,
-            [](const Estimate& e) { return e.serving.fitsConcurrency ? 1.0 : 0.0; } },
+            [](const Estimate& e) { return e.serving.fits ? 1.0 : 0.0; } },
         { "serving.decode_tokens_per_s", "serving decode tokens/s", FigureUnit::PerSecond,
             [](const Estimate& e) { return e.serving.decodeTokensPerS; } },
         { "rl.steps_per_hour", "RL steps/hour", FigureUnit::PerHour,

@@ -57,10 +57,13 @@ ordered_json communication(const Communication& c)
     j["pp_bubble_s"] = real(c.ppBubbleS);
     j["dp_bytes"] = bytes(c.dpBytes);
     j["tp_bytes"] = bytes(c.tpBytes);
+    j["offload_bytes"] = bytes(c.offloadBytes);
+    j["offload_s"] = real(c.offloadS);
+    j["cpu_optimizer_s"] = real(c.cpuOptimizerS);
     return j;
 }
 
-ordered_json training(const Estimate& e)
+ordered_json training(const Plan& plan, const Estimate& e)
 {
     const TrainingMemory& m = e.training;
     const TrainingCompute& c = e.compute;
@@ -68,6 +71,8 @@ ordered_json training(const Estimate& e)
     j["per_gpu_bytes"] = breakdown(m.perGpu, false);
     j["gpu_memory_bytes"] = bytes(m.gpuMemoryBytes);
     j["fits"] = m.fits;
+    j["verdict"] = std::string(verdictId(m.verdict));
+    j["usable_bytes"] = bytes(m.usableBytes);
     j["min_gpus"] = m.minGpus;
     j["host_bytes_per_node"] = bytes(m.hostBytesPerNode);
     j["data_parallel"] = m.dataParallel;
@@ -88,18 +93,31 @@ ordered_json training(const Estimate& e)
     j["forward_flops_per_token"] = real(c.forwardFlopsPerToken);
     j["global_batch_tokens"] = count(c.globalBatchTokens);
     j["peak_flops_per_gpu"] = real(c.peakFlopsPerGpu);
-    j["compute_time_s"] = real(c.computeTimeS);
-    j["step_time_s"] = real(c.stepTimeS);
-    j["tokens_per_s"] = real(c.tokensPerS);
-    j["tokens_per_s_per_gpu"] = real(c.tokensPerSPerGpu);
-    j["train_time_s"] = real(c.trainTimeS);
-    j["gpu_hours"] = real(c.gpuHours);
-    j["cost"] = real(c.cost);
-    j["mfu"] = real(c.effectiveMfu); // over the whole step, communication and bubble included
-    j["hfu"] = real(c.hfu);
+    // A plan that does not fit runs no step: its time, throughput and cost are null and
+    // throughput_valid says why (issue 11: no real-looking figures for an infeasible plan).
+    const bool runs = m.verdict != Verdict::Over;
+    const auto ifRuns = [runs](double v) { return runs ? real(v) : ordered_json(nullptr); };
+    j["throughput_valid"] = runs;
+    if (!runs)
+        j["throughput_note"] = "does not fit: per-GPU memory exceeds HBM, so no step time, "
+                               "throughput or cost";
+    j["compute_time_s"] = ifRuns(c.computeTimeS);
+    j["step_time_s"] = ifRuns(c.stepTimeS);
+    j["tokens_per_s"] = ifRuns(c.tokensPerS);
+    j["tokens_per_s_per_gpu"] = ifRuns(c.tokensPerSPerGpu);
+    j["train_time_s"] = ifRuns(c.trainTimeS);
+    j["gpu_hours"] = ifRuns(c.gpuHours);
+    j["cost"] = ifRuns(c.cost);
+    j["mfu"] = ifRuns(c.effectiveMfu); // over the whole step, communication and bubble included
+    j["hfu"] = ifRuns(c.hfu);
+    // The plan's mfu is the kernel efficiency while computing; achieved_mfu (= mfu above) is
+    // what the whole step delivers after recompute, communication and the bubble.
+    j["kernel_efficiency"] = real(plan.training.mfu);
+    j["achieved_mfu"] = ifRuns(c.effectiveMfu);
     j["step_flops"] = real(c.stepFlops);
     j["communication"] = communication(c.communication);
     j["bottleneck"] = c.bottleneck;
+    j["bottleneck_share"] = real(c.bottleneckShare);
     if (c.observedMfu)
         j["observed_mfu"] = real(*c.observedMfu);
     if (c.observedHfu)
@@ -110,6 +128,10 @@ ordered_json training(const Estimate& e)
         j["required_mfu"] = real(*c.requiredMfu);
     if (c.achievableDeadlineS)
         j["achievable_deadline_s"] = real(*c.achievableDeadlineS);
+    if (c.gpusForDeadline)
+        j["gpus_for_deadline"] = *c.gpusForDeadline;
+    if (c.budgetTokens)
+        j["budget_tokens"] = count(*c.budgetTokens);
     return j;
 }
 
@@ -125,17 +147,22 @@ ordered_json serving(const ServingEstimate& s)
     j["blocks"] = count(s.blocks);
     j["max_sequences"] = count(s.maxSequences);
     j["contiguous_waste_bytes"] = bytes(s.contiguousWasteBytes);
-    j["decode_tokens_per_s"] = real(s.decodeTokensPerS);
-    j["prefill_time_s"] = real(s.prefillTimeS);
-    j["ttft_s"] = real(s.ttftS);
-    j["itl_s"] = real(s.itlS);
+    // Rates at `concurrency` only when that concurrency fits (issue 11: no "decode 77 tok/s"
+    // for a plan that cannot hold its batch).
+    const auto ifFits = [&s](double v) { return s.fits ? real(v) : ordered_json(nullptr); };
+    j["throughput_valid"] = s.fits;
+    j["decode_tokens_per_s"] = ifFits(s.decodeTokensPerS);
+    j["prefill_time_s"] = ifFits(s.prefillTimeS);
+    j["ttft_s"] = ifFits(s.ttftS);
+    j["itl_s"] = ifFits(s.itlS);
     j["compute_bound_concurrency"] = real(s.computeBoundConcurrency);
-    j["fits"] = s.fits;
+    j["fits"] = s.fits; // the requested concurrency fits
+    j["fits_weights"] = s.fitsWeights;
     j["per_gpu_bytes"] = breakdown(s.perGpu, true);
     return j;
 }
 
-ordered_json rl(const RlEstimate& r)
+ordered_json rl(const Plan& plan, const RlEstimate& r)
 {
     ordered_json roles = ordered_json::array();
     for (const RoleEstimate& role : r.perRole) {
@@ -147,6 +174,18 @@ ordered_json rl(const RlEstimate& r)
         roles.push_back(std::move(j));
     }
     ordered_json j = ordered_json::object();
+    const bool colocated = plan.rl.placement == RlPlacement::Colocated;
+    j["placement"] = std::string(rlPlacementId(plan.rl.placement));
+    j["total_gpus"] = r.totalGpus; // colocated: the cluster's GPUs, never the roles' sum
+    j["fits"] = r.fits;
+    if (colocated) {
+        // What is resident together: the trainer's weights and optimizer stay on the GPUs in
+        // every phase; the engine's weights and KV are released after generation.
+        j["colocated_mode"] = "trainer states resident, rollout engine released after generation";
+        j["colocated_peak_bytes"] = bytes(r.colocatedPeakBytes);
+        j["rollout_phase_bytes"] = bytes(r.rolloutPhaseBytes);
+        j["training_phase_bytes"] = bytes(r.trainingPhaseBytes);
+    }
     j["per_role"] = std::move(roles);
     j["rollout_tokens"] = count(r.rolloutTokens);
     j["rollout_s"] = real(r.rolloutS);
@@ -187,9 +226,9 @@ std::string writeResult(const Plan& plan, const Estimate& e)
     gpu["per_node"] = plan.cluster.gpusPerNode;
     j["gpu"] = std::move(gpu);
 
-    j["training"] = training(e);
+    j["training"] = training(plan, e);
     j["serving"] = serving(e.serving);
-    j["rl"] = rl(e.rl);
+    j["rl"] = rl(plan, e.rl);
     j["warnings"] = e.warnings;
 
     ordered_json explain = ordered_json::array();

@@ -61,6 +61,27 @@ Table header(const Plan& plan, const Estimate& e, ByteUnits units)
     return t;
 }
 
+// "fits (8.1 GB headroom)", "tight: 84.8 GB is above the usable 77.0 GB (0.7 GB below HBM)",
+// "over: does not fit (12.0 GB over HBM)".
+std::string verdictText(const TrainingMemory& m, ByteUnits units)
+{
+    const double total = m.perGpu.total();
+    switch (m.verdict) {
+    case Verdict::Fits:
+        return fmt::format("fits ({} headroom)", humanBytes(m.gpuMemoryBytes - total, units));
+    case Verdict::Tight:
+        return fmt::format("tight: {} is above the usable {} ({} below HBM)",
+            humanBytes(total, units), humanBytes(m.usableBytes, units),
+            humanBytes(m.gpuMemoryBytes - total, units));
+    case Verdict::Over:
+        break;
+    }
+    return fmt::format(
+        "over: does not fit ({} over HBM)", humanBytes(total - m.gpuMemoryBytes, units));
+}
+
+constexpr const char* kDoesNotFit = "does not fit";
+
 Table trainingMemory(const Estimate& e, ByteUnits units)
 {
     const TrainingMemory& m = e.training;
@@ -70,37 +91,56 @@ Table trainingMemory(const Estimate& e, ByteUnits units)
             humanBytes(m.perGpu.*tenantInfo(tenant).bytes, units));
     t.add("total", humanBytes(m.perGpu.total(), units));
     t.add("GPU memory", humanBytes(m.gpuMemoryBytes, units));
-    t.add("fits",
-        fmt::format("{} ({} headroom)", yesNo(m.fits),
-            humanBytes(m.gpuMemoryBytes - m.perGpu.total(), units)));
+    t.add("usable (fits line)", humanBytes(m.usableBytes, units));
+    t.add("verdict", verdictText(m, units));
     t.add("min GPUs", m.minGpus > 0 ? std::to_string(m.minGpus) : "none fits");
     t.add("data parallel", std::to_string(m.dataParallel));
     t.add("host memory per node", humanBytes(m.hostBytesPerNode, units));
     return t;
 }
 
-Table trainingCompute(const Estimate& e)
+Table trainingCompute(const Plan& plan, const Estimate& e)
 {
     const TrainingCompute& c = e.compute;
+    // A plan that does not fit runs no step: no time, throughput or cost that looks real.
+    const bool runs = e.training.verdict != Verdict::Over;
+    const auto ifRuns = [runs](std::string text) { return runs ? text : kDoesNotFit; };
     Table t { "Training compute", {}, {} };
     t.add("FLOPs per token (model)", flops(c.flopsPerToken));
     t.add("FLOPs per token (hardware)", flops(c.hardwareFlopsPerToken));
     t.add("global batch", fmt::format("{} tokens", formatCount(c.globalBatchTokens)));
-    t.add("step time", duration(c.stepTimeS));
+    t.add("step time", ifRuns(duration(c.stepTimeS)));
     t.add("throughput",
-        fmt::format("{} tokens/s ({} per GPU)", formatCount(c.tokensPerS),
-            formatCount(c.tokensPerSPerGpu)));
-    t.add("time to train", duration(c.trainTimeS));
-    t.add("GPU-hours", formatCount(c.gpuHours));
-    t.add("cost", usd(c.cost));
+        ifRuns(fmt::format("{} tokens/s ({} per GPU)", formatCount(c.tokensPerS),
+            formatCount(c.tokensPerSPerGpu))));
+    t.add("MFU (kernel -> achieved)",
+        ifRuns(fmt::format(
+            "{} % -> {} %", number(100 * plan.training.mfu), number(100 * c.effectiveMfu))));
+    t.add("time to train", ifRuns(duration(c.trainTimeS)));
+    t.add("GPU-hours", ifRuns(formatCount(c.gpuHours)));
+    t.add("cost", ifRuns(usd(c.cost)));
     t.add("DP communication", duration(c.communication.dpS));
     t.add("TP communication", duration(c.communication.tpS));
     t.add("pipeline bubble", number(100 * c.communication.ppBubbleFraction) + " %");
-    t.add("bottleneck", c.bottleneck.empty() ? "n/a" : c.bottleneck);
+    t.add("bottleneck",
+        c.bottleneck.empty() || !runs ? ifRuns("n/a")
+                                      : fmt::format("{}, {} ({:.0f}% of the step)", c.bottleneck,
+                                          duration(c.bottleneckS), 100 * c.bottleneckShare));
     if (c.observedMfu)
         t.add("observed MFU", number(100 * *c.observedMfu) + " %");
     if (c.observedHfu)
         t.add("observed HFU", number(100 * *c.observedHfu) + " %");
+    // The budget solver's answers (seed 001 ex. 3), when the plan gives a budget or deadline.
+    if (c.gpusForDeadline)
+        t.add("GPUs for the deadline", std::to_string(*c.gpusForDeadline));
+    if (c.affordableGpus)
+        t.add("GPUs the budget affords", std::to_string(*c.affordableGpus));
+    if (c.requiredMfu)
+        t.add("MFU the deadline requires", number(100 * *c.requiredMfu) + " %");
+    if (c.budgetTokens)
+        t.add("tokens the budget buys", ifRuns(formatCount(*c.budgetTokens)));
+    if (c.achievableDeadlineS)
+        t.add("time within the budget", ifRuns(duration(*c.achievableDeadlineS)));
     return t;
 }
 
@@ -116,30 +156,54 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
     t.add("max tokens in cache", formatCount(s.maxTokens));
     t.add(fmt::format("max sequences at {} tokens", plan.serving.context),
         formatCount(s.maxSequences));
+    // Rates at the requested concurrency only when it fits.
+    const auto ifFits = [&s](std::string text) { return s.fits ? text : kDoesNotFit; };
     t.add(fmt::format("decode at {} sequences", plan.serving.concurrency),
-        fmt::format("{} tokens/s", formatCount(s.decodeTokensPerS)));
-    t.add("time to first token", duration(s.ttftS));
-    t.add("inter-token latency", duration(s.itlS));
-    t.add("fits", yesNo(s.fits));
+        ifFits(fmt::format("{} tokens/s", formatCount(s.decodeTokensPerS))));
+    t.add("time to first token", ifFits(duration(s.ttftS)));
+    t.add("inter-token latency", ifFits(duration(s.itlS)));
+    t.add("fits",
+        s.fits ? fmt::format("yes ({} of at most {} sequences)", plan.serving.concurrency,
+            formatCount(s.maxSequences))
+               : fmt::format("no: {} sequences requested, at most {} fit", plan.serving.concurrency,
+                   formatCount(s.maxSequences)));
+    t.add("weights fit", yesNo(s.fitsWeights));
     return t;
 }
 
 std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
 {
     const RlEstimate& r = e.rl;
+    const bool colocated = plan.rl.placement == RlPlacement::Colocated;
     Table roles { fmt::format("RL ({}, {} placement)", rlAlgorithmId(plan.rl.algorithm),
                       rlPlacementId(plan.rl.placement)),
         { "role", "GPUs", "per-GPU memory", "fits" }, {} };
-    for (const RoleEstimate& role : r.perRole)
-        roles.rows.push_back({ role.role, std::to_string(role.gpus),
-            humanBytes(role.perGpu.total(), units), yesNo(role.fits) });
+    if (colocated) {
+        // Every role shares the cluster's GPUs: what matters is what is resident together.
+        roles.title = fmt::format("RL ({}, colocated on {} GPUs: trainer states resident, "
+                                  "rollout engine released after generation)",
+            rlAlgorithmId(plan.rl.algorithm), r.totalGpus);
+        roles.header = { "phase", "GPUs", "per-GPU memory", "fits" };
+        const double hbm = plan.gpu.gpu.memoryBytes;
+        const auto phase = [&](const char* name, double bytes) {
+            roles.rows.push_back({ name, std::to_string(r.totalGpus), humanBytes(bytes, units),
+                yesNo(bytes <= hbm) });
+        };
+        phase("rollout", r.rolloutPhaseBytes);
+        phase("training", r.trainingPhaseBytes);
+        phase("colocated peak", r.colocatedPeakBytes);
+    } else {
+        for (const RoleEstimate& role : r.perRole)
+            roles.rows.push_back({ role.role, std::to_string(role.gpus),
+                humanBytes(role.perGpu.total(), units), yesNo(role.fits) });
+    }
     Table timing { "RL step", {}, {} };
     timing.add("rollout", duration(r.rolloutS));
     timing.add("training", duration(r.trainS));
     timing.add("step", duration(r.stepS));
     timing.add("steps per hour", number(r.stepsPerHour));
     timing.add("bottleneck", r.bottleneck.empty() ? "n/a" : r.bottleneck);
-    if (r.suggestedRolloutGpus > 0 || r.suggestedTrainerGpus > 0)
+    if (!colocated && (r.suggestedRolloutGpus > 0 || r.suggestedTrainerGpus > 0))
         timing.add("balanced split",
             fmt::format(
                 "{} rollout / {} trainer GPUs", r.suggestedRolloutGpus, r.suggestedTrainerGpus));
@@ -223,7 +287,7 @@ std::string humanBytes(double bytes, ByteUnits units)
 std::string formatReport(const Plan& plan, const Estimate& e, ByteUnits units, ReportFormat format)
 {
     std::vector<Table> tables { header(plan, e, units), trainingMemory(e, units),
-        trainingCompute(e), serving(plan, e, units) };
+        trainingCompute(plan, e), serving(plan, e, units) };
     for (Table& t : rl(plan, e, units))
         tables.push_back(std::move(t));
     if (!e.warnings.empty()) {

@@ -90,7 +90,11 @@ RlSetup rlSetup(const Plan& plan)
     s.rolloutGpus = s.rollout ? std::max(c.rolloutGpus, 1) : 0;
     s.criticGpus = s.critic ? (c.criticGpus > 0 ? c.criticGpus : s.trainerGpus) : 0;
     s.rewardGpus = s.reward ? (c.rewardGpus > 0 ? c.rewardGpus : std::max(c.referenceGpus, 1)) : 0;
-    s.totalGpus = s.trainerGpus + s.referenceGpus + s.rolloutGpus + s.criticGpus + s.rewardGpus;
+    // Colocated roles share one pool: the cluster is the budget, never the sum of the roles'
+    // counts (issue 11: five roles of 8 on an 8-GPU cluster read "on 40 x H100").
+    s.totalGpus = s.colocated
+        ? std::max(plan.cluster.gpus, 1)
+        : s.trainerGpus + s.referenceGpus + s.rolloutGpus + s.criticGpus + s.rewardGpus;
 
     const double perPrompt = c.algorithm == RlAlgorithm::Dpo ? 2.0 : positiveOrZero(c.groupSize);
     s.completions = positiveOrZero(c.prompts) * perPrompt;
@@ -267,7 +271,12 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
         const double snapshot = oldPolicyParamBytes * positiveOrZero(counts.total) / trainerGpus;
         return t.perGpu.total() + snapshot <= memory;
     };
-    if (s.rollout && total >= 2) {
+    if (s.colocated) {
+        // Every role runs on every GPU in turn: there is no split to balance.
+        r.suggestedRolloutGpus = 0;
+        r.suggestedTrainerGpus = 0;
+        r.suggestionFits = r.fits;
+    } else if (s.rollout && total >= 2) {
         RlSetup d = s;
         d.colocated = false;
         const int rolloutUnit = std::max(plan.serving.tp, 1);

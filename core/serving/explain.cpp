@@ -122,7 +122,7 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
                 servingBytesText(r.torchTotalBytes), num(config.gpuMemoryUtilization),
                 servingBytesText(r.weightsBytesPerGpu), servingBytesText(r.activationPeakBytes),
                 servingBytesText(r.overheadBytes), servingBytesText(r.kvBudgetBytes),
-                r.fits ? "" : " (nothing left: does not fit)"),
+                r.fitsWeights ? "" : " (nothing left: does not fit)"),
             r.kvBudgetBytes, "bytes",
             "vLLM 0.19 V1 Worker.determine_available_memory: requested memory (total_memory x "
             "utilization) minus the profiled non-KV memory; the KV pool is sized before CUDA graph "
@@ -144,7 +144,7 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
                 servingBytesText(gpu.memoryBytes), num(config.gpuMemoryUtilization),
                 servingBytesText(r.weightsBytesPerGpu), servingBytesText(r.activationPeakBytes),
                 servingBytesText(r.overheadBytes), servingBytesText(r.kvBudgetBytes),
-                r.fits ? "" : " (nothing left: does not fit)"),
+                r.fitsWeights ? "" : " (nothing left: does not fit)"),
             r.kvBudgetBytes, "bytes", kVllm);
     }
     ex.add("serving.blocks",
@@ -177,7 +177,7 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         fmt::format("concurrency x context x KV/token/GPU = {} x {} x {} = {}{}",
             config.concurrency, num(kvTokensKept(arch, config.context)),
             servingBytesText(r.kvBytesPerTokenPerGpu), servingBytesText(r.perGpu.kvCache),
-            r.fitsConcurrency ? " (fits the budget)" : " (exceeds the KV budget)"),
+            r.fits ? " (fits the budget)" : " (exceeds the KV budget)"),
         r.perGpu.kvCache, "bytes", "seed 000 (256 x 8192 x 328 KB = 670 GB on 70B)");
 
     ex.add("serving.itl_s",
@@ -216,10 +216,15 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
                           "(F <= ridge x K)"),
         r.computeBoundConcurrency, "sequences", "roofline model (Williams et al. 2009)");
     ex.add("serving.fits",
-        r.fits ? fmt::format(
+        fmt::format("concurrency {} {} max_sequences {} at {} tokens -> {}", config.concurrency,
+            r.fits ? "<=" : ">", num(r.maxSequences), config.context,
+            r.fits ? "the requested concurrency fits" : "does not fit"),
+        r.fits ? 1 : 0, "", kPaged);
+    ex.add("serving.fits_weights",
+        r.fitsWeights ? fmt::format(
             "weights + activations + overhead leave {} for KV", servingBytesText(r.kvBudgetBytes))
-               : std::string("weights + activations + overhead exceed memory x utilization"),
-        r.fits ? 1 : 0, "", kVllm);
+                      : std::string("weights + activations + overhead exceed memory x utilization"),
+        r.fitsWeights ? 1 : 0, "", kVllm);
 }
 
 } // namespace envelope

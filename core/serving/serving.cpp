@@ -269,7 +269,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.usableBytes = r.torchTotalBytes * positiveOrZero(config.gpuMemoryUtilization);
     const double left
         = r.usableBytes - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
-    r.fits = left > 0;
+    r.fitsWeights = left > 0;
     r.kvBudgetBytes = std::max(0.0, left);
 
     // PagedAttention: the budget is cut into blocks of block_size tokens; a logical block spans
@@ -321,7 +321,10 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.perGpu.activations = r.activationPeakBytes;
     r.perGpu.kvCache = concurrency * sequenceBytes;
     r.perGpu.overhead = r.overheadBytes;
-    r.fitsConcurrency = r.fits && r.perGpu.kvCache <= r.kvBudgetBytes;
+    // The requested concurrency fits when PagedAttention admits that many sequences of
+    // `context` tokens in whole blocks (the same count as max_sequences), not merely when the
+    // weights leave some KV budget (issue 11: "fits" at 32 sequences where 28 fit).
+    r.fits = r.fitsWeights && concurrency <= r.maxSequences;
 
     if (ex)
         explainServing(arch, counts, config, gpu, w, r, *ex);

@@ -23,7 +23,7 @@ std::vector<ServingSweepPoint> servingContextSweep(const Plan& plan)
         const ServingEstimate e = estimateServing(arch, counts, config, plan.gpu.gpu);
         p.maxSequences = e.maxSequences;
         p.kvBudgetBytes = e.kvBudgetBytes;
-        p.fitsConcurrency = e.fitsConcurrency;
+        p.fitsConcurrency = e.fits;
         // Decode speed at what actually runs: the plan's concurrency, or fewer when the
         // budget admits fewer sequences at this context (vLLM preempts the rest).
         const double running

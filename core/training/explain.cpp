@@ -364,6 +364,15 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
         fmt::format("total {} {} usable HBM {} -> {}", gb(m.total()), result.fits ? "<=" : ">",
             gb(setup.gpuMemoryBytes), result.fits ? "fits" : "does not fit"),
         result.fits ? 1.0 : 0.0, "", "per-GPU total against the GPU's usable memory");
+    ex.add("training.verdict",
+        fmt::format("total {} against usable {} (HBM {} x usable_fraction {:.2f}) and HBM {} -> "
+                    "{}",
+            gb(m.total()), gb(result.usableBytes), gb(setup.gpuMemoryBytes),
+            setup.gpuMemoryBytes > 0 ? result.usableBytes / setup.gpuMemoryBytes : 0.0,
+            gb(setup.gpuMemoryBytes), verdictId(result.verdict)),
+        result.verdict == Verdict::Fits ? 1.0 : (result.verdict == Verdict::Tight ? 0.5 : 0.0), "",
+        "fits <= usable fraction of HBM < tight <= HBM < over; the usable line leaves room for "
+        "allocator spikes (seed 003: fragmentation 5-15%)");
 
     const double room = (setup.gpuMemoryBytes - setup.fixedBytes) / (1.0 + setup.fragmentation);
     std::string minText;

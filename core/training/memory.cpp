@@ -297,6 +297,10 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
         r.loraTrainableParams = loraTrainableParams(arch, config.lora);
     r.gpuMemoryBytes = hbm;
     r.fits = hbm > 0 && r.perGpu.total() <= hbm;
+    const double usableFraction
+        = std::isfinite(config.usableFraction) ? std::clamp(config.usableFraction, 0.0, 1.0) : 1.0;
+    r.usableBytes = hbm * usableFraction;
+    r.verdict = memoryVerdict(r.perGpu.total(), hbm, usableFraction);
     r.dataParallel = dataParallel;
     r.worstStage = worst.stage;
     r.paramsOnWorstGpu = worst.params.total();

@@ -101,12 +101,32 @@ double largestFitting(const Plan& plan, SweepAxis axis)
     return lo;
 }
 
+// The step time of a plan (compute only: the memory side is not needed).
+double stepTimeOf(const Plan& plan)
+{
+    EstimateOptions options;
+    options.training = options.serving = options.rl = false;
+    return estimate(plan, options).compute.stepTimeS;
+}
+
+// ", step +27 ms (+0.8%)" or ", no step-time cost": what a memory saver costs (issue 11).
+std::string costText(double costS, double baseS)
+{
+    if (!std::isfinite(costS) || !std::isfinite(baseS) || baseS <= 0)
+        return std::string();
+    if (std::fabs(costS) < 1e-9 * baseS)
+        return ", no step-time cost";
+    return fmt::format(", step {}{} ({:+.1f}%)", costS > 0 ? "+" : "-",
+        formatDuration(std::fabs(costS)), 100 * costS / baseS);
+}
+
 std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
 {
     const ParamCounts counts = countParameters(plan.model.arch);
     const TrainingMemory base = memoryOf(plan, counts);
     if (base.fits)
         return {};
+    const double baseStepS = stepTimeOf(plan);
 
     std::vector<FitSuggestion> out;
     auto consider = [&](Plan changed, const std::string& what) {
@@ -115,9 +135,12 @@ std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
         if (saved <= 0)
             return;
         FitSuggestion s;
-        s.description = fmt::format("{} saves {}", what, formatBytes(saved, units));
+        s.stepTimeCostS = stepTimeOf(changed) - baseStepS;
+        s.description = fmt::format(
+            "{} saves {}{}", what, formatBytes(saved, units), costText(s.stepTimeCostS, baseStepS));
         s.savedBytes = saved;
         s.makesItFit = m.fits;
+        s.verdict = m.verdict;
         s.plan = std::move(changed);
         out.push_back(std::move(s));
     };
@@ -168,6 +191,9 @@ std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
         s.makesItFit = true;
         s.plan = plan;
         s.plan.cluster.gpus = base.minGpus;
+        s.verdict = memoryOf(s.plan, counts).verdict;
+        s.stepTimeCostS = stepTimeOf(s.plan) - baseStepS;
+        s.description += costText(s.stepTimeCostS, baseStepS);
         out.push_back(std::move(s));
     } else if (base.minGpus == 0 && t.zeroStage < 3) {
         // Replicated states never shrink with more GPUs; sharding them does.
@@ -180,13 +206,26 @@ std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
             s.makesItFit = true;
             s.plan = p;
             s.plan.cluster.gpus = std::max(sharded.minGpus, plan.cluster.gpus);
+            s.verdict = memoryOf(s.plan, counts).verdict;
+            s.stepTimeCostS = stepTimeOf(s.plan) - baseStepS;
+            s.description += costText(s.stepTimeCostS, baseStepS);
             out.push_back(std::move(s));
         }
     }
 
+    // Fitting first, comfortable before tight; among those the cheapest in step time (a saver
+    // that fits for free beats one that costs seconds), then the larger saving. Changes that do
+    // not fit alone rank by bytes saved: they are partial steps.
     std::stable_sort(out.begin(), out.end(), [](const FitSuggestion& a, const FitSuggestion& b) {
         if (a.makesItFit != b.makesItFit)
             return a.makesItFit;
+        if (a.makesItFit) {
+            if (a.verdict != b.verdict)
+                return a.verdict < b.verdict;
+            const double scale = 1e-9 * (std::fabs(a.stepTimeCostS) + std::fabs(b.stepTimeCostS));
+            if (std::fabs(a.stepTimeCostS - b.stepTimeCostS) > scale)
+                return a.stepTimeCostS < b.stepTimeCostS;
+        }
         return a.savedBytes > b.savedBytes;
     });
 

@@ -40,17 +40,21 @@ std::vector<SweepPoint> sweep(const Plan& plan, SweepAxis axis);
 double largestFitting(const Plan& plan, SweepAxis axis);
 
 struct FitSuggestion {
-    std::string description;  // "ZeRO-3 saves 71.2 GB", "needs 2 more GPUs"
+    std::string description; // "ZeRO-3 saves 71.2 GB, step +27 ms (+0.8%)", "needs 2 more GPUs"
     double savedBytes = 0;    // per-GPU bytes the change saves (0 for "more GPUs")
     bool makesItFit = false;
+    Verdict verdict = Verdict::Over; // the changed plan's training verdict
+    double stepTimeCostS = 0; // changed step time - current step time (what the saving costs)
     Plan plan;                // the plan with the change applied
 };
 
 // When the plan does not fit: the single changes (ZeRO stage up, recompute, flash attention,
-// optimizer offload, more GPUs at fixed tp*pp*cp) ranked — fitting ones first, then by bytes
-// saved. When none of them fits on the plan's GPUs, the planner's answer (search/fit.h: layout,
-// ZeRO, recompute, offload and GPU count together, e.g. "ZeRO-3 + full recompute + EP 8 on 20
-// nodes (160 GPUs)") comes first. When it fits: empty. `units` picks how descriptions show bytes.
+// optimizer offload, more GPUs at fixed tp*pp*cp) ranked — fitting ones first (a comfortable
+// fit before a tight one), then by what they cost in step time, then by bytes saved; each
+// description says its step-time cost. When none of them fits on the plan's GPUs, the
+// planner's answer (search/fit.h: layout, ZeRO, recompute, offload and GPU count together, e.g.
+// "ZeRO-3 + full recompute + EP 8 on 20 nodes (160 GPUs)") comes first. When it fits: empty.
+// `units` picks how descriptions show bytes.
 std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units = ByteUnits::GB);
 
 }  // namespace envelope

@@ -235,6 +235,38 @@ TEST_F(CliTest, ExplainListsFiguresWithFormulas)
     EXPECT_NE(r.out.find("  formula: "), std::string::npos);
 }
 
+TEST_F(CliTest, ExplainFilterKeepsOnlyFiguresWithThePrefix)
+{
+    const std::string plan = quote(kPlans + "inline-architecture.json");
+    const CliRun r = cli("explain " + plan + " --filter training.communication");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("training.communication.dp_s = "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("model.params = "), std::string::npos) << r.out;
+    const CliRun none = cli("explain " + plan + " --filter nothing.");
+    EXPECT_EQ(none.status, 1);
+    EXPECT_NE(none.err.find("--filter: no figure starts with \"nothing.\""), std::string::npos)
+        << none.err;
+}
+
+TEST_F(CliTest, ImportHfSummaryNamesExpertsAndTopK)
+{
+    // Mixtral-8x7B config.json: num_local_experts 8, num_experts_per_tok 2, 32 layers.
+    const CliRun r
+        = cli("import-hf " + quote(std::string(ENVELOPE_TEST_DATA_DIR) + "/hf/mixtral-8x7b.json"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string summary = nlohmann::json::parse(r.out).at("summary");
+    EXPECT_EQ(
+        summary.rfind("32 layers, hidden 4096, 32 heads (8 KV), MoE 8 experts, top-2, ", 0), 0u)
+        << summary;
+}
+
+TEST_F(CliTest, VersionPrintsTheProjectVersion)
+{
+    const CliRun r = cli("--version");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "envelope-cli " ENVELOPE_TEST_VERSION "\n");
+}
+
 void compareWithGolden(const std::string& actual, const std::string& name)
 {
     const fs::path golden = fs::path(ENVELOPE_GOLDEN_DIR) / name;

@@ -127,6 +127,38 @@ INSTANTIATE_TEST_SUITE_P(Table, PlanBadInput,
                 J { { "memory_bytes", 0 }, { "bf16_tflops", 1 }, { "hbm_gbps", 1 },
                     { "intra_node_gbps", 1 }, { "inter_node_gbps", 1 } } } },
             "gpu.memory_bytes: must be > 0 and <= 1e13, got 0" },
+        // Unit slips (issue 11): 80 typed for 80 GB, gigabits typed into GB/s fields.
+        BadPlan { "GpuMemoryInGigabytes",
+            { { "/gpu",
+                J { { "memory_bytes", 80 }, { "bf16_tflops", 989 }, { "hbm_gbps", 3350 },
+                    { "intra_node_gbps", 450 }, { "inter_node_gbps", 50 } } } },
+            "gpu.memory_bytes: must be >= 1e8 bytes (100 MB), got 80: did you mean 80 GB = 8e10 "
+            "bytes?" },
+        BadPlan { "GpuNicInGigabits",
+            { { "/gpu",
+                J { { "memory_bytes", 8e10 }, { "bf16_tflops", 989 }, { "hbm_gbps", 3350 },
+                    { "intra_node_gbps", 450 }, { "inter_node_gbps", 400 } } } },
+            "gpu.inter_node_gbps: must be <= 200 GB/s (bytes per second, one direction), got "
+            "400: did you mean 400 Gb/s = 50 GB/s?" },
+        BadPlan { "GpuNvlinkInGigabits",
+            { { "/gpu",
+                J { { "memory_bytes", 8e10 }, { "bf16_tflops", 989 }, { "hbm_gbps", 3350 },
+                    { "intra_node_gbps", 3600 }, { "inter_node_gbps", 50 } } } },
+            "gpu.intra_node_gbps: must be <= 2000 GB/s (bytes per second, one direction), got "
+            "3600: did you mean 3600 Gb/s = 450 GB/s?" },
+        BadPlan { "GpuHbmInGigabits",
+            { { "/gpu",
+                J { { "memory_bytes", 8e10 }, { "bf16_tflops", 989 }, { "hbm_gbps", 38400 },
+                    { "intra_node_gbps", 450 }, { "inter_node_gbps", 50 } } } },
+            "gpu.hbm_gbps: must be <= 30000 GB/s (bytes per second, one direction), got "
+            "38400: did you mean 38400 Gb/s = 4800 GB/s?" },
+        BadPlan { "GpuHostLinkInGigabits",
+            { { "/gpu",
+                J { { "memory_bytes", 8e10 }, { "bf16_tflops", 989 }, { "hbm_gbps", 3350 },
+                    { "intra_node_gbps", 450 }, { "inter_node_gbps", 50 },
+                    { "host_link_gbps", 1024 } } } },
+            "gpu.host_link_gbps: must be <= 1000 GB/s (bytes per second, one direction), got "
+            "1024: did you mean 1024 Gb/s = 128 GB/s?" },
         BadPlan { "GpuObjectMissingPeak", { { "/gpu", J { { "memory_bytes", 8e10 } } } },
             "gpu.bf16_tflops: is required" },
         // Models.

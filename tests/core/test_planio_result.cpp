@@ -54,6 +54,7 @@ TEST(ResultJson, BytesAreIntegersAndTimesAreSeconds)
     e.training.perGpu.weights = 1234.6; // rounds to the nearest byte
     e.training.perGpu.gradients = 1000;
     e.training.gpuMemoryBytes = 85520809984;
+    e.training.verdict = Verdict::Fits; // an "over" plan has no step time (test_verdicts_output)
     e.compute.stepTimeS = 1.5;
     e.compute.trainTimeS = INFINITY; // no throughput: written as null, never as garbage
     e.compute.observedMfu = 0.41;

@@ -117,7 +117,7 @@ TEST_F(ServingLlama3OnH100, KvBudgetIsUtilizationMinusWeightsActivationsOverhead
     EXPECT_DOUBLE_EQ(r.weightsBytesPerGpu, 16.06e9);
     EXPECT_DOUBLE_EQ(r.activationPeakBytes, kActivations); // 871.7 MB
     EXPECT_NEAR(r.kvBudgetBytes, kBudget, 1.0); // 58.54 GB
-    EXPECT_TRUE(r.fits);
+    EXPECT_TRUE(r.fitsWeights);
     const double blocks = std::floor(kBudget / (16 * kKv)); // 27,912
     EXPECT_EQ(r.blocks, blocks);
     EXPECT_EQ(r.maxTokens, blocks * 16);
@@ -157,7 +157,7 @@ TEST_F(ServingLlama3OnH100, DecodeIsBandwidthBoundAtLongContext)
     EXPECT_NEAR(r.decodeTokensPerS, 64 / memoryS, 1e-6); // ~2,020 tokens/s
     // The batch's KV (68.7 GB) exceeds the 58.5 GB budget: 64 x 8k does not fit at once.
     EXPECT_DOUBLE_EQ(r.perGpu.kvCache, 64.0 * 8192 * kKv);
-    EXPECT_FALSE(r.fitsConcurrency);
+    EXPECT_FALSE(r.fits);
     // At 8k each sequence adds 1.07 GB of KV reads per step but only 20.4 GFLOPs, below the
     // ridge (295 FLOP/B x 1.07 GB = 317 GFLOPs): decode never turns compute-bound.
     EXPECT_EQ(r.computeBoundConcurrency, 0);
@@ -195,12 +195,12 @@ TEST_F(ServingLlama3OnH100, TooBigAModelLeavesNoBudgetAndDoesNotFit)
 {
     // 70B in bf16 is 140 GB on one 85.5 GB GPU.
     const ServingEstimate r = estimateServing(llama3_70b(), bareCounts(70.6e9), cfg, gpu);
-    EXPECT_FALSE(r.fits);
+    EXPECT_FALSE(r.fitsWeights);
     EXPECT_EQ(r.kvBudgetBytes, 0);
     EXPECT_EQ(r.maxSequences, 0);
     // int4 weights (70.6e9 x 0.5195 = 36.7 GB) leave room again.
     cfg.weightBits = 4;
-    EXPECT_TRUE(estimateServing(llama3_70b(), bareCounts(70.6e9), cfg, gpu).fits);
+    EXPECT_TRUE(estimateServing(llama3_70b(), bareCounts(70.6e9), cfg, gpu).fitsWeights);
 }
 
 TEST(ServingRoofline, MoeDecodeAtBatchOneReadsOnlyTheRoutedExperts)

@@ -49,8 +49,7 @@ void verifyMatchesCore(const ServingPanel& panel, const Plan& plan)
     }
     QVERIFY(close(chart->hbmLineValue(), toDisplayUnits(plan.gpu.gpu.memoryBytes, ByteUnits::GB)));
     QVERIFY(close(chart->limitLineValue(), toDisplayUnits(s.usableBytes, ByteUnits::GB)));
-    QVERIFY(chart->totalText(0).endsWith(
-        s.fitsConcurrency ? QStringLiteral("✓") : QStringLiteral("✗")));
+    QVERIFY(chart->totalText(0).endsWith(s.fits ? QStringLiteral("✓") : QStringLiteral("✗")));
 
     // The curve's marker sits at the plan's context and the estimate's max sequences.
     const QScatterSeries* marker = panel.curveChart()->marker();
@@ -65,12 +64,15 @@ void verifyMatchesCore(const ServingPanel& panel, const Plan& plan)
         QStringLiteral("%L1 at %L2 tok").arg(qlonglong(s.maxSequences)).arg(plan.serving.context));
     QCOMPARE(f->figureText(QStringLiteral("serving.max_tokens")),
         QStringLiteral("%L1 tokens").arg(qlonglong(s.maxTokens)));
+    // Rates at the requested concurrency only when it fits (issue 11), else "does not fit".
+    const QString doesNotFit = QStringLiteral("does not fit");
     QCOMPARE(f->figureText(QStringLiteral("serving.decode_tokens_per_s")),
-        QStringLiteral("%L1 tok/s").arg(qlonglong(std::llround(s.decodeTokensPerS))));
+        s.fits ? QStringLiteral("%L1 tok/s").arg(qlonglong(std::llround(s.decodeTokensPerS)))
+               : doesNotFit);
     QCOMPARE(f->figureText(QStringLiteral("serving.ttft_s")),
-        QString::fromStdString(formatDuration(s.ttftS)));
+        s.fits ? QString::fromStdString(formatDuration(s.ttftS)) : doesNotFit);
     QCOMPARE(f->figureText(QStringLiteral("serving.itl_s")),
-        QString::fromStdString(formatDuration(s.itlS)));
+        s.fits ? QString::fromStdString(formatDuration(s.itlS)) : doesNotFit);
 }
 
 } // namespace

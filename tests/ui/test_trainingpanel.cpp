@@ -45,6 +45,20 @@ using envelope::uitest::typeInto;
 
 namespace {
 
+// The summary badge for each of the core's verdicts.
+QString badgeFor(Verdict v)
+{
+    switch (v) {
+    case Verdict::Fits:
+        return QStringLiteral("✔ FITS");
+    case Verdict::Tight:
+        return QStringLiteral("⚠ TIGHT");
+    case Verdict::Over:
+        break;
+    }
+    return QStringLiteral("✘ DOES NOT FIT");
+}
+
 // Every bar of the plan's own column equals the core's figure for the same plan.
 void verifyBarsMatchCore(const TrainingPanel& panel, const Plan& plan, ByteUnits units)
 {
@@ -84,6 +98,23 @@ private slots:
         verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);
         // Half the tokens: activations shrink (Korthikanti et al. 2022: linear in s with flash).
         QVERIFY(m_panel->memoryChart()->barSet(Tenant::Activations)->at(0) < before);
+    }
+
+    void aContextBeyondTheModelsPositionsShowsTheCoreWarning()
+    {
+        // Issue 11 item 9: the CLI warned, the app drew it green. Llama-2 7B has 4096 positions.
+        QVERIFY(m_doc->plan().training.seqLen <= m_doc->plan().model.arch.maxPositions);
+        auto* line = m_panel->findChild<QLabel*>(QStringLiteral("warnings"));
+        QVERIFY(line);
+        QVERIFY2(!line->isVisible(), qPrintable(line->text()));
+        typeInto(m_panel->modelControls()->contextControl()->spinBox(), QStringLiteral("32768"));
+        QCOMPARE(m_doc->plan().training.seqLen, 32768);
+        QVERIFY(line->isVisible());
+        QVERIFY2(
+            line->text().contains(QStringLiteral("training.seq_len = 32768 exceeds the model's %1 "
+                                                 "positions")
+                                      .arg(m_doc->plan().model.arch.maxPositions)),
+            qPrintable(line->text()));
     }
 
     void sliderKeysStepMicroBatchByPowersOfTwo()
@@ -247,9 +278,9 @@ private slots:
         // One click applies the core's plan for that change; one undo takes it back.
         QTest::mouseClick(strip->applyButton(), Qt::LeftButton);
         QCOMPARE(m_doc->plan(), expected.front().plan);
-        QCOMPARE(strip->badgeText(),
-            expected.front().makesItFit ? QStringLiteral("✔ FITS")
-                                        : QStringLiteral("✘ DOES NOT FIT"));
+        QCOMPARE(strip->badgeText(), badgeFor(estimate(expected.front().plan).training.verdict));
+        QCOMPARE(
+            strip->badgeText() != QStringLiteral("✘ DOES NOT FIT"), expected.front().makesItFit);
         QVERIFY(m_doc->undoStack()->undoText().startsWith(QStringLiteral("Apply ")));
         m_doc->undoStack()->undo();
         QCOMPARE(m_doc->plan(), plan);
@@ -266,7 +297,9 @@ private slots:
     void summaryShowsFitAndTotal()
     {
         const TrainingMemory m = estimate(m_doc->plan()).training;
-        QCOMPARE(m_panel->summary()->badgeText().contains(QStringLiteral("FITS")), true);
+        // The badge is the core's three-valued verdict; this plan is within HBM.
+        QVERIFY(m.verdict != Verdict::Over);
+        QCOMPARE(m_panel->summary()->badgeText(), badgeFor(m.verdict));
         QVERIFY(m_panel->summary()->totalText().startsWith(
             QString::fromStdString(formatBytes(m.perGpu.total(), ByteUnits::GB))));
         // Micro-batch 16 at 4K context overflows an 80 GB H100: a best change is offered.

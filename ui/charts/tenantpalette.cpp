@@ -61,6 +61,10 @@ QColor fitsColor()
 {
     return QColor(0x1B, 0x8A, 0x3A);
 }
+QColor tightColor()
+{
+    return QColor(0xB2, 0x6A, 0x00);
+} // dark amber: readable as text and under white badge text
 QColor overflowColor()
 {
     return QColor(0xC6, 0x28, 0x28);

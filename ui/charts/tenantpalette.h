@@ -29,6 +29,7 @@ QString tenantFigure(Tenant tenant);
 QColor capacityLineColor(); // HBM capacity
 QColor usableLineColor(); // usable fraction of HBM
 QColor fitsColor();
+QColor tightColor(); // above the usable fraction, within HBM
 QColor overflowColor();
 
 } // namespace envelope::ui

@@ -2,6 +2,7 @@
 
 #include <QLabel>
 #include <QScrollArea>
+#include <QStringList>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -52,6 +53,38 @@ void bindValidationStatus(QLabel* status, PlanDocument* document)
     };
     show(document->validationMessage());
     QObject::connect(document, &PlanDocument::validationChanged, status, show);
+}
+
+QLabel* warningsLine(PlanDocument* document, const QString& section, QWidget* parent)
+{
+    auto* line = new QLabel(parent);
+    line->setObjectName(QStringLiteral("warnings"));
+    line->setWordWrap(true);
+    line->setTextFormat(Qt::PlainText);
+    line->setStyleSheet(QStringLiteral("QLabel { color: #B26A00; }"));
+    const auto update = [line, document, section] {
+        QStringList warnings;
+        for (const std::string& w : document->results().estimate.warnings) {
+            const QString text = QString::fromStdString(w);
+            const QString about = text.section(QLatin1Char('.'), 0, 0);
+            const bool sectioned = about == QLatin1String("training")
+                || about == QLatin1String("serving") || about == QLatin1String("rl");
+            if (!sectioned || about == section)
+                warnings << text;
+        }
+        const QString text = warnings.isEmpty()
+            ? QString()
+            : QStringLiteral("⚠ ") + warnings.join(QStringLiteral("; "));
+        if (line->text() != text)
+            line->setText(text);
+        // setVisible re-lays out the panel: only on a flip.
+        if (line->isHidden() != warnings.isEmpty())
+            line->setVisible(!warnings.isEmpty());
+    };
+    QObject::connect(document, &PlanDocument::resultsChanged, line, update);
+    line->setVisible(false);
+    update();
+    return line;
 }
 
 } // namespace envelope::ui

@@ -22,4 +22,11 @@ void styleHeader(QLabel* header);
 // every tab's status line is this one.
 void bindValidationStatus(QLabel* status, PlanDocument* document);
 
+// A line (object name "warnings") showing the core's warnings for the document's last estimate
+// ("⚠ seq_len 32768 exceeds the model's 8192 positions; ..."), hidden when there are none.
+// Shows the warnings about `section` ("training", "serving", "rl": those naming a field of it,
+// e.g. "serving.context = ...") and those about no section (the model, the cluster).
+// Created as a child of `parent` so that showing it never makes a top-level window.
+QLabel* warningsLine(PlanDocument* document, const QString& section, QWidget* parent);
+
 } // namespace envelope::ui

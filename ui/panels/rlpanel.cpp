@@ -76,6 +76,7 @@ RlPanel::RlPanel(PlanDocument* document, QWidget* parent)
     auto* right = new QVBoxLayout;
     right->addWidget(m_header);
     right->addWidget(m_status);
+    right->addWidget(warningsLine(m_document, QStringLiteral("rl"), this));
     right->addWidget(m_figures);
     right->addWidget(m_suggestion);
     right->addWidget(m_roleChart, 1);
@@ -102,6 +103,10 @@ QString RlPanel::tooltipFor(const QString& figure)
 QString RlPanel::suggestionText(const Plan& plan, const RlEstimate& rl)
 {
     const RlConfig& c = plan.rl;
+    if (c.placement == RlPlacement::Colocated)
+        return tr("colocated: every role shares the %1 GPUs in turn, so there is no split to "
+                  "balance")
+            .arg(rl.totalGpus);
     if (c.algorithm == RlAlgorithm::Dpo)
         return tr("DPO has no rollout: all %1 GPUs train").arg(rl.suggestedTrainerGpus);
     if (!rl.suggestionFits) {

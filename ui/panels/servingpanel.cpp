@@ -75,6 +75,7 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     auto* right = new QVBoxLayout;
     right->addWidget(m_header);
     right->addWidget(m_status);
+    right->addWidget(warningsLine(m_document, QStringLiteral("serving"), this));
     right->addWidget(m_figures);
     right->addLayout(charts, 1);
 
@@ -128,15 +129,14 @@ void ServingPanel::redraw()
             .arg(QString::fromStdString(plan.model.arch.name))
             .arg(c.tp)
             .arg(QString::fromStdString(plan.gpu.gpu.name),
-                s.fitsConcurrency
-                    ? tr("%1 sequences of %L2 tokens fit").arg(c.concurrency).arg(c.context)
-                    : (s.fits ? tr("%1 sequences of %L2 tokens do not fit: at most %L3")
-                                    .arg(c.concurrency)
-                                    .arg(c.context)
-                                    .arg(qlonglong(s.maxSequences))
-                              : tr("the weights leave no room for a KV cache"))));
+                s.fits ? tr("%1 sequences of %L2 tokens fit").arg(c.concurrency).arg(c.context)
+                       : (s.fitsWeights ? tr("%1 sequences of %L2 tokens do not fit: at most %L3")
+                                              .arg(c.concurrency)
+                                              .arg(c.context)
+                                              .arg(qlonglong(s.maxSequences))
+                                        : tr("the weights leave no room for a KV cache"))));
     QPalette headerPalette = palette();
-    headerPalette.setColor(QPalette::WindowText, s.fitsConcurrency ? fitsColor() : overflowColor());
+    headerPalette.setColor(QPalette::WindowText, s.fits ? fitsColor() : overflowColor());
     m_header->setPalette(headerPalette);
 
     // One bar per GPU of the TP group (every rank holds the same share).
@@ -147,7 +147,7 @@ void ServingPanel::redraw()
             { bars == 1 ? tr("GPU 0 (of 1)")
                         : (g + 1 == bars && c.tp > bars ? tr("GPU %1 … %2").arg(g).arg(c.tp - 1)
                                                         : tr("GPU %1").arg(g)),
-                s.perGpu, s.fitsConcurrency });
+                s.perGpu, s.fits });
     m_memoryChart->setColumns(columns, memory,
         MemoryLimitLine { tr("util. %1").arg(c.gpuMemoryUtilization, 0, 'f', 2), s.usableBytes },
         units);
@@ -169,10 +169,15 @@ void ServingPanel::redraw()
         tr("%1 (%2%)")
             .arg(bytes(s.contiguousWasteBytes, units))
             .arg(s.contiguousWasteFraction * 100, 0, 'f', 0));
+    // Rates at the requested concurrency only when it fits; otherwise greyed "does not fit".
+    const QString doesNotFit = tr("does not fit");
     set("serving.decode_tokens_per_s",
-        tr("%L1 tok/s").arg(qlonglong(std::llround(s.decodeTokensPerS))));
-    set("serving.ttft_s", duration(s.ttftS));
-    set("serving.itl_s", duration(s.itlS));
+        s.fits ? tr("%L1 tok/s").arg(qlonglong(std::llround(s.decodeTokensPerS))) : doesNotFit);
+    set("serving.ttft_s", s.fits ? duration(s.ttftS) : doesNotFit);
+    set("serving.itl_s", s.fits ? duration(s.itlS) : doesNotFit);
+    for (const char* key : { "serving.decode_tokens_per_s", "serving.ttft_s", "serving.itl_s" })
+        m_figures->setFigureColor(
+            QLatin1String(key), s.fits ? QColor() : palette().color(QPalette::PlaceholderText));
     set("serving.compute_bound_concurrency",
         s.computeBoundConcurrency > 0
             ? tr("%L1 sequences").arg(qlonglong(s.computeBoundConcurrency))

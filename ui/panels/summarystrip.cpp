@@ -105,7 +105,17 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
     m_headroomCaption->setText(room >= 0 ? tr("Headroom") : tr("Overflow"));
     m_headroom->setText(bytesText(std::abs(room), units));
 
-    m_badge->setText(m.fits ? tr("✔ FITS") : tr("✘ DOES NOT FIT"));
+    // The core's three-valued verdict: fits under the usable line, tight above it, over HBM.
+    const QColor badgeColor = m.verdict == Verdict::Fits ? fitsColor()
+        : m.verdict == Verdict::Tight                    ? tightColor()
+                                                         : overflowColor();
+    m_badge->setText(m.verdict == Verdict::Fits ? tr("✔ FITS")
+            : m.verdict == Verdict::Tight       ? tr("⚠ TIGHT")
+                                                : tr("✘ DOES NOT FIT"));
+    m_badge->setToolTip(m.verdict == Verdict::Tight
+            ? tr("Above the usable line (%1): allocator spikes may run out of memory")
+                  .arg(bytesText(m.usableBytes, units))
+            : QString());
     // Style sheets re-polish the widget: set them only when the state flips.
     const QString& badgeStyle = m.fits ? m_fitsBadgeStyle : m_overflowBadgeStyle;
     if (m_badge->styleSheet() != badgeStyle)

@@ -83,28 +83,34 @@ void ThroughputFigures::setRowVisible(const QString& figure, bool visible)
     row.value->setVisible(visible);
 }
 
-void ThroughputFigures::setCompute(const TrainingCompute& c, const Plan& plan)
+void ThroughputFigures::setCompute(const TrainingCompute& c, const Plan& plan, bool runs)
 {
     const auto set = [this](const char* figure, const QString& text) {
         m_rows.at(QString::fromLatin1(figure)).value->setText(text);
     };
-    set("training.tokens_per_s", tokenRateText(c.tokensPerS));
-    set("training.tokens_per_s_per_gpu", tokenRateText(c.tokensPerSPerGpu));
+    // Figures a plan that does not fit never reaches: greyed, "does not fit".
+    const auto setIfRuns = [this, runs](const char* figure, const QString& text) {
+        QLabel* value = m_rows.at(QString::fromLatin1(figure)).value;
+        value->setText(runs ? text : tr("does not fit"));
+        value->setForegroundRole(runs ? QPalette::WindowText : QPalette::PlaceholderText);
+    };
+    setIfRuns("training.tokens_per_s", tokenRateText(c.tokensPerS));
+    setIfRuns("training.tokens_per_s_per_gpu", tokenRateText(c.tokensPerSPerGpu));
     set("training.global_batch_tokens", tokensText(c.globalBatchTokens));
     set("training.flops_per_token", flopsText(c.flopsPerToken));
     set("training.hardware_flops_per_token", flopsText(c.hardwareFlopsPerToken));
     set("training.peak_flops_per_gpu", flopRateText(c.peakFlopsPerGpu));
-    set("training.effective_mfu",
+    setIfRuns("training.effective_mfu",
         tr("%1 → %2").arg(percentText(plan.training.mfu), percentText(c.effectiveMfu)));
-    set("training.hfu", percentText(c.hfu));
+    setIfRuns("training.hfu", percentText(c.hfu));
     set("training.observed_mfu", c.observedMfu ? percentText(*c.observedMfu) : QString());
     set("training.observed_hfu", c.observedHfu ? percentText(*c.observedHfu) : QString());
     setRowVisible(QStringLiteral("training.observed_mfu"), c.observedMfu.has_value());
     setRowVisible(QStringLiteral("training.observed_hfu"), c.observedHfu.has_value());
     m_trainSection->setText(tr("To train %1").arg(tokensText(plan.training.trainTokens)));
-    set("training.train_time_s", durationText(c.trainTimeS));
-    set("training.gpu_hours", gpuHoursText(c.gpuHours));
-    set("training.cost", usdText(c.cost));
+    setIfRuns("training.train_time_s", durationText(c.trainTimeS));
+    setIfRuns("training.gpu_hours", gpuHoursText(c.gpuHours));
+    setIfRuns("training.cost", usdText(c.cost));
 }
 
 QLabel* ThroughputFigures::valueLabel(const QString& figure) const

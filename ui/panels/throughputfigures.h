@@ -25,7 +25,9 @@ class ThroughputFigures : public QWidget {
 public:
     explicit ThroughputFigures(FormulaToolTips* toolTips, QWidget* parent = nullptr);
 
-    void setCompute(const TrainingCompute& compute, const Plan& plan);
+    // `runs` false (the training verdict is "over"): the rates, utilisation, time and cost are
+    // greyed and read "does not fit" instead of real-looking figures.
+    void setCompute(const TrainingCompute& compute, const Plan& plan, bool runs = true);
 
     // The shown value of a row by its figure key ("training.tokens_per_s"); empty when the row
     // is absent or hidden.

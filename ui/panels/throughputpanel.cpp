@@ -91,7 +91,8 @@ void ThroughputPanel::redraw()
     m_stale = false;
     const TrainingCompute& compute = m_document->results().estimate.compute;
     m_bar->setCompute(compute);
-    m_figures->setCompute(compute, m_document->plan());
+    m_figures->setCompute(compute, m_document->plan(),
+        m_document->results().estimate.training.verdict != Verdict::Over);
     updateMinimumWidth();
 }
 

@@ -100,6 +100,7 @@ TrainingPanel::TrainingPanel(PlanDocument* document, QWidget* parent)
     topLayout->setContentsMargins(0, 0, 0, 0);
     topLayout->addWidget(m_summary);
     topLayout->addWidget(m_status);
+    topLayout->addWidget(warningsLine(m_document, QStringLiteral("training"), this));
     topLayout->addWidget(charts, 1);
 
     auto* vertical = new QSplitter(Qt::Vertical);
@@ -223,8 +224,10 @@ void TrainingPanel::drawMemoryChart()
         columns.push_back({ QString::fromStdString(v.label).section(QStringLiteral(" / "), 0, 0),
             v.memory.perGpu, std::nullopt });
     }
-    const MemoryLimitLine usable { tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0),
-        own.gpuMemoryBytes * kUsableFraction };
+    // The core's line between "fits" and "tight" (training.usable_fraction).
+    const MemoryLimitLine usable {
+        tr("%1% usable").arg(m_document->plan().training.usableFraction * 100, 0, 'f', 0),
+        own.usableBytes };
     m_memoryChart->setColumns(
         columns, own.gpuMemoryBytes, usable, m_document->units(), highlighted);
 }
