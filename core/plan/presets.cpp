@@ -23,6 +23,12 @@ constexpr int kPresetsVersion = 1;
 // limit real hardware: 10 TB of memory, 100 PFLOPS, 100 TB/s, USD 10,000 per GPU-hour.
 constexpr double kMaxMemoryBytes = 1e13;
 constexpr double kMaxTflops = 1e5;
+// Lower bounds that catch unit slips (bytes written in GB, TFLOPS written in PFLOPS or as
+// FLOPS/1e12 twice): the smallest accelerator worth planning on has 1 GB and a few TFLOPS, so a
+// figure below these is a mistake, and with "> 0" 1e-300 TFLOPS made every time infinite.
+constexpr double kMinMemoryBytes = 1e8;
+constexpr double kMinTflops = 0.1;
+constexpr double kMinGbps = 0.1;
 constexpr double kMaxGbps = 1e5;
 constexpr double kMaxPrice = 1e4;
 constexpr double kMaxBytesPerParam = 64;
@@ -234,17 +240,22 @@ void readGpuFields(FieldReader& f, Gpu& gpu, bool requireFigures)
             { "memory_bytes", "bf16_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps" })
             f.require(key);
     f.string("name", gpu.name);
-    f.number("memory_bytes", gpu.memoryBytes, Range::above(0, kMaxMemoryBytes));
+    f.number("memory_bytes", gpu.memoryBytes, Range::closed(kMinMemoryBytes, kMaxMemoryBytes));
     const auto scaled = [&](const char* key, double& out, Range range, double scale) {
         double written = toScaled(out, scale);
         if (f.number(key, written, range))
             out = fromScaled(written, scale);
     };
-    scaled("bf16_tflops", gpu.bf16Flops, Range::above(0, kMaxTflops), kTera);
+    scaled("bf16_tflops", gpu.bf16Flops, Range::closed(kMinTflops, kMaxTflops), kTera);
     scaled("fp8_tflops", gpu.fp8Flops, Range::closed(0, kMaxTflops), kTera);
-    scaled("hbm_gbps", gpu.hbmBytesPerS, Range::above(0, kMaxGbps), kGiga);
-    scaled("intra_node_gbps", gpu.intraNodeBytesPerS, Range::above(0, kMaxGbps), kGiga);
-    scaled("inter_node_gbps", gpu.interNodeBytesPerS, Range::above(0, kMaxGbps), kGiga);
+    // 0 means "no FP8"; anything else must be a real rate.
+    if (!f.failed() && gpu.fp8Flops > 0 && gpu.fp8Flops < kMinTflops * kTera)
+        f.fail(f.pathOf("fp8_tflops"),
+            fmt::format("must be 0 (no FP8) or {}..{}, got {}", formatNumber(kMinTflops),
+                formatNumber(kMaxTflops), formatNumber(gpu.fp8Flops / kTera)));
+    scaled("hbm_gbps", gpu.hbmBytesPerS, Range::closed(kMinGbps, kMaxGbps), kGiga);
+    scaled("intra_node_gbps", gpu.intraNodeBytesPerS, Range::closed(kMinGbps, kMaxGbps), kGiga);
+    scaled("inter_node_gbps", gpu.interNodeBytesPerS, Range::closed(kMinGbps, kMaxGbps), kGiga);
     f.number("price_per_hour", gpu.pricePerHour, Range::closed(0, kMaxPrice));
 }
 
