@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fcntl.h>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <thread>
 
@@ -282,8 +283,11 @@ TEST(Reliability, ReaderRefusesWhatIsNotARegularFile)
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     // Should the reader block on the fifo again, this writer releases it after 2 s and the test
     // fails instead of hanging.
+    std::promise<void> done;
+    std::future<void> finished = done.get_future();
     std::thread release([&] {
-        std::this_thread::sleep_for(std::chrono::seconds(2));
+        if (finished.wait_for(std::chrono::seconds(2)) == std::future_status::ready)
+            return;
         const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
         if (fd >= 0)
             ::close(fd);
@@ -291,6 +295,7 @@ TEST(Reliability, ReaderRefusesWhatIsNotARegularFile)
     const auto started = std::chrono::steady_clock::now();
     const Expected<std::string> text = io::readTextFile(fifo);
     EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+    done.set_value();
     release.join();
     ASSERT_FALSE(text.ok());
     EXPECT_EQ(text.error().toString(), fifo + ": is not a regular file (a pipe, device or socket)");
