@@ -95,7 +95,8 @@ void checkAccepted(const Plan& plan, const PresetLibrary& library)
             fail("suggestion \"" + s.description + "\" is invalid: " + error->toString());
         const Estimate changed = estimate(s.plan);
         if (changed.training.fits != s.makesItFit)
-            fail("suggestion \"" + s.description + "\" claims fits=" + std::to_string(s.makesItFit));
+            fail(
+                "suggestion \"" + s.description + "\" claims fits=" + std::to_string(s.makesItFit));
     }
 
     // estimate(read(write(plan))) == estimate(plan).

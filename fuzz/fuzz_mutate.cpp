@@ -43,8 +43,8 @@ void pointers(const json& j, const json::json_pointer& at, std::vector<json::jso
             pointers(j[i], at / i, out);
 }
 
-const double kExtremes[] = { 0, -1, -0.0, 1e-300, 1e-9, 0.001, 0.5, 1, 2, 3, 7, 64, 1000,
-    46341, 1e6, 1e8, 2147483647, 2147483648.0, 4294967328.0, 9.3e18, 1e300, 1.7e308 };
+const double kExtremes[] = { 0, -1, -0.0, 1e-300, 1e-9, 0.001, 0.5, 1, 2, 3, 7, 64, 1000, 46341,
+    1e6, 1e8, 2147483647, 2147483648.0, 4294967328.0, 9.3e18, 1e300, 1.7e308 };
 const int kSmall[] = { 1, 2, 3, 4, 5, 8, 16, 32, 64, 128, 256, 4096 };
 const char* const kKeys[] = { "zero_stage", "tp", "pp", "cp", "ep", "vpp", "micro_batch",
     "grad_accum", "seq_len", "mfu", "gpus", "gpus_per_node", "heads", "hidden", "layers",
@@ -52,8 +52,8 @@ const char* const kKeys[] = { "zero_stage", "tp", "pp", "cp", "ep", "vpp", "micr
 
 std::vector<std::string> enumValues()
 {
-    std::vector<std::string> v = { "none", "selective", "full", "grpo", "ppo", "dpo",
-        "colocated", "disjoint", "tensors", "adamw", "sgd", "bf16", "fp8", "tf32", "" };
+    std::vector<std::string> v = { "none", "selective", "full", "grpo", "ppo", "dpo", "colocated",
+        "disjoint", "tensors", "adamw", "sgd", "bf16", "fp8", "tf32", "" };
     const PresetLibrary& p = fuzz::presets();
     for (const auto& m : p.models)
         v.push_back(m.id);
@@ -88,14 +88,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             break;
         }
         case 2:
-            plan.at(p.parent_pointer()).is_object() ? (void)plan.at(p.parent_pointer()).erase(p.back())
-                                                    : (void)(target = nullptr);
+            plan.at(p.parent_pointer()).is_object()
+                ? (void)plan.at(p.parent_pointer()).erase(p.back())
+                : (void)(target = nullptr);
             break;
         case 3:
             if (target.is_object())
-                target[kKeys[choice % std::size(kKeys)]] = kExtremes[(choice >> 4) % std::size(kExtremes)];
+                target[kKeys[choice % std::size(kKeys)]]
+                    = kExtremes[(choice >> 4) % std::size(kExtremes)];
             else if (plan.at(p.parent_pointer()).is_object())
-                plan.at(p.parent_pointer())[kKeys[choice % std::size(kKeys)]] = kSmall[choice % std::size(kSmall)];
+                plan.at(p.parent_pointer())[kKeys[choice % std::size(kKeys)]]
+                    = kSmall[choice % std::size(kSmall)];
             break;
         case 4:
             target = enums[choice % enums.size()];

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // by the other harnesses; checking them all here made a run take 150 ms).
     const Expected<Plan> base = readPlan(library.defaultPlanJson, library);
     if (!base)
-        fuzz::fail("the default plan does not read with merged presets: " + base.error().toString());
+        fuzz::fail(
+            "the default plan does not read with merged presets: " + base.error().toString());
     for (const GpuPreset& gpu : library.gpus) {
         const GpuPreset* builtin = fuzz::presets().findGpu(gpu.id);
         if (builtin && builtin->gpu == gpu.gpu)

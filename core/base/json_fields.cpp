@@ -128,8 +128,8 @@ void appendBounded(const nlohmann::json& value, std::string& out, std::size_t ma
                 return;
             out += first ? "" : ",";
             first = false;
-            out += nlohmann::json(std::string(utf8Prefix(key, maxBytes))).dump(-1, ' ', false,
-                nlohmann::json::error_handler_t::replace);
+            out += nlohmann::json(std::string(utf8Prefix(key, maxBytes)))
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             out += ':';
             appendBounded(item, out, maxBytes);
         }
@@ -138,7 +138,8 @@ void appendBounded(const nlohmann::json& value, std::string& out, std::size_t ma
     }
     case nlohmann::json::value_t::string:
         // Only the shown prefix is copied and escaped, never the whole string.
-        out += nlohmann::json(std::string(utf8Prefix(value.get_ref<const std::string&>(), maxBytes)))
+        out += nlohmann::json(
+            std::string(utf8Prefix(value.get_ref<const std::string&>(), maxBytes)))
                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         return;
     default:
@@ -183,8 +184,8 @@ namespace {
 struct ParseFrame {
     bool object = false;
     std::vector<std::string> keys; // keys seen so far, to refuse duplicates
-    std::string key;               // current key (objects)
-    long index = -1;               // current element (arrays)
+    std::string key; // current key (objects)
+    long index = -1; // current element (arrays)
 };
 
 struct ParseStop {

@@ -41,13 +41,13 @@ Expected<std::string> readTextFile(const std::string& path)
         int fd;
         ~FdCloser() { ::close(fd); }
     } closer { fd };
-    struct stat info {};
+    struct stat info { };
     if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
         return Error { "", path + ": is not a regular file (a pipe, device or socket)" };
     const auto tooLarge = [&](std::uintmax_t size) {
         return Error { "",
-            path + ": too large to be a plan or config (" + std::to_string(size) + " bytes; at most "
-                + std::to_string(kMaxFileBytes) + ")" };
+            path + ": too large to be a plan or config (" + std::to_string(size)
+                + " bytes; at most " + std::to_string(kMaxFileBytes) + ")" };
     };
     if (static_cast<std::uintmax_t>(info.st_size) > kMaxFileBytes)
         return tooLarge(static_cast<std::uintmax_t>(info.st_size));

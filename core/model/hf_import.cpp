@@ -185,8 +185,8 @@ ModelArch fromGptNeox(ConfigReader& r)
     ModelArch a;
     a.layers = r.small("num_hidden_layers", 1, kLayers);
     a.hidden = r.integer("hidden_size", 1, kHidden);
-    a.ffnHidden = r.has("intermediate_size") ? r.integer("intermediate_size", 1, kFfn)
-                                             : 4 * a.hidden;
+    a.ffnHidden
+        = r.has("intermediate_size") ? r.integer("intermediate_size", 1, kFfn) : 4 * a.hidden;
     a.ffn = FfnKind::Plain;
     a.heads = r.small("num_attention_heads", 1, kHeads);
     a.kvHeads = a.heads;
@@ -227,8 +227,8 @@ ModelArch fromDeepseekV3(ConfigReader& r)
     a.headDim = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
     if (!r.failed() && (a.headDim < 1 || a.headDim > kHeads))
         r.fail("qk_nope_head_dim",
-            fmt::format("qk_nope_head_dim + qk_rope_head_dim must be 1..{}, got {}", kHeads,
-                a.headDim));
+            fmt::format(
+                "qk_nope_head_dim + qk_rope_head_dim must be 1..{}, got {}", kHeads, a.headDim));
     return a;
 }
 

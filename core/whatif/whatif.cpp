@@ -163,8 +163,8 @@ std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
             Plan p = plan;
             p.training.microBatch = 1;
             p.training.gradAccum = static_cast<int>(accum);
-            consider(p,
-                fmt::format("micro-batch {} -> 1 (grad-accum x{})", t.microBatch, t.microBatch));
+            consider(
+                p, fmt::format("micro-batch {} -> 1 (grad-accum x{})", t.microBatch, t.microBatch));
         }
     }
     if (base.minGpus > plan.cluster.gpus) {

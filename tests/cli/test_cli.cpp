@@ -302,8 +302,7 @@ TEST_F(CliTest, UserPresetsAreMergedOverTheBuiltinsById)
                             "intra_node_gbps": 1, "inter_node_gbps": 1}]})");
     const CliRun broken = cli("presets gpus");
     EXPECT_EQ(broken.status, 1);
-    EXPECT_NE(
-        broken.err.find("zz-broken.json: gpus[0].memory_bytes: must be 1e8..1e13, got 0"),
+    EXPECT_NE(broken.err.find("zz-broken.json: gpus[0].memory_bytes: must be 1e8..1e13, got 0"),
         std::string::npos)
         << broken.err;
 }

@@ -90,7 +90,8 @@ TEST_F(CliReliability, WriteFailureExitsOneWithAMessage)
              "import-hf " + std::string(ENVELOPE_TEST_DATA_DIR) + "/hf/gpt2.json" }) {
         const CliResult r = cli(args, "/dev/full");
         EXPECT_EQ(r.status, 1) << args << ": " << r.err;
-        EXPECT_NE(r.err.find("cannot write the output"), std::string::npos) << args << ": " << r.err;
+        EXPECT_NE(r.err.find("cannot write the output"), std::string::npos)
+            << args << ": " << r.err;
     }
 }
 

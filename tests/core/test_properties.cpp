@@ -113,8 +113,7 @@ TEST(Properties, SuggestionsRevalidateAndReestimateToWhatTheyClaim)
             const Estimate changed = estimate(s.plan);
             EXPECT_EQ(changed.training.fits, s.makesItFit) << s.description;
             if (s.savedBytes > 0)
-                EXPECT_NEAR(total - changed.training.perGpu.total(), s.savedBytes,
-                    1e-9 * total)
+                EXPECT_NEAR(total - changed.training.perGpu.total(), s.savedBytes, 1e-9 * total)
                     << s.description;
         }
     }

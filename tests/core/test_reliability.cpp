@@ -40,7 +40,11 @@ bool validUtf8(const std::string& s)
 {
     for (std::size_t i = 0; i < s.size();) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
-        const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        const std::size_t n = c < 0x80 ? 1
+            : (c >> 5) == 6            ? 2
+            : (c >> 4) == 14           ? 3
+            : (c >> 3) == 30           ? 4
+                                       : 0;
         if (n == 0 || i + n > s.size())
             return false;
         for (std::size_t k = 1; k < n; ++k)
@@ -65,16 +69,18 @@ TEST(Reliability, DeeplyNestedJsonIsRefusedEverywhere)
     ASSERT_FALSE(training.ok());
     EXPECT_EQ(training.error().path.rfind("training", 0), 0u) << training.error().toString();
 
-    const std::string inLayers
-        = R"({"model": {"layers": )" + nested + R"(, "hidden": 64, "heads": 2, "vocab": 10}, "gpu": "h100-sxm"})";
+    const std::string inLayers = R"({"model": {"layers": )" + nested
+        + R"(, "hidden": 64, "heads": 2, "vocab": 10}, "gpu": "h100-sxm"})";
     EXPECT_FALSE(readPlan(inLayers, testPresets()).ok());
 
-    const Expected<ModelArch> hf = importHfConfig(R"({"model_type": "llama", "rope_scaling": )" + nested + "}");
+    const Expected<ModelArch> hf
+        = importHfConfig(R"({"model_type": "llama", "rope_scaling": )" + nested + "}");
     ASSERT_FALSE(hf.ok());
     EXPECT_EQ(hf.error().path.rfind("rope_scaling", 0), 0u) << hf.error().toString();
 
     PresetLibrary library = testPresets();
-    const std::optional<Error> preset = mergePresetFile(library, R"({"gpus": )" + nested + "}", "mine.json");
+    const std::optional<Error> preset
+        = mergePresetFile(library, R"({"gpus": )" + nested + "}", "mine.json");
     ASSERT_TRUE(preset.has_value());
     EXPECT_NE(preset->message.find("nested more than 64 levels"), std::string::npos);
 
@@ -114,21 +120,24 @@ TEST(Reliability, MessagesQuoteABoundedPrefix)
 // Defect 12: duplicate keys were accepted, the last one winning.
 TEST(Reliability, DuplicateKeysAreRefusedNamingTheKey)
 {
-    const Expected<Plan> plan = readPlan(
-        R"({"model": "test-7b", "gpu": "h100-sxm", "cluster": {"gpus": 8, "gpus": 3}})", testPresets());
+    const Expected<Plan> plan
+        = readPlan(R"({"model": "test-7b", "gpu": "h100-sxm", "cluster": {"gpus": 8, "gpus": 3}})",
+            testPresets());
     ASSERT_FALSE(plan.ok());
     EXPECT_EQ(plan.error().toString(),
         "cluster.gpus: is given twice in the same object; give each key once");
 
-    const Expected<ModelArch> hf = importHfConfig(R"({"model_type": "gpt2", "n_layer": 12, "n_layer": 24})");
+    const Expected<ModelArch> hf
+        = importHfConfig(R"({"model_type": "gpt2", "n_layer": 12, "n_layer": 24})");
     ASSERT_FALSE(hf.ok());
     EXPECT_EQ(hf.error().path, "n_layer");
 
     PresetLibrary library = testPresets();
-    const std::optional<Error> preset
-        = mergePresetFile(library, R"({"gpus": [{"id": "a"}, {"id": "b", "id": "c"}]})", "mine.json");
+    const std::optional<Error> preset = mergePresetFile(
+        library, R"({"gpus": [{"id": "a"}, {"id": "b", "id": "c"}]})", "mine.json");
     ASSERT_TRUE(preset.has_value());
-    EXPECT_EQ(preset->toString(), "mine.json: gpus[1].id: is given twice in the same object; give each key once");
+    EXPECT_EQ(preset->toString(),
+        "mine.json: gpus[1].id: is given twice in the same object; give each key once");
 }
 
 // Defect 12: NaN, Infinity and 1e400 gave a line and column but no field.
@@ -136,15 +145,16 @@ TEST(Reliability, InvalidNumbersNameTheirField)
 {
     for (const char* value : { "NaN", "Infinity", "1e400", "-1e400" }) {
         const std::string text
-            = std::string(R"({"model": "test-7b", "gpu": "h100-sxm", "training": {"mfu": )") + value + "}}";
+            = std::string(R"({"model": "test-7b", "gpu": "h100-sxm", "training": {"mfu": )") + value
+            + "}}";
         const Expected<Plan> plan = readPlan(text, testPresets());
         ASSERT_FALSE(plan.ok()) << value;
         EXPECT_EQ(plan.error().path, "training.mfu") << value;
         EXPECT_EQ(plan.error().message.rfind("not valid JSON", 0), 0u) << plan.error().message;
     }
     PresetLibrary library = testPresets();
-    const std::optional<Error> preset
-        = mergePresetFile(library, R"({"gpus": [{"id": "a"}, {"id": "b", "hbm_gbps": NaN}]})", "mine.json");
+    const std::optional<Error> preset = mergePresetFile(
+        library, R"({"gpus": [{"id": "a"}, {"id": "b", "hbm_gbps": NaN}]})", "mine.json");
     ASSERT_TRUE(preset.has_value());
     EXPECT_EQ(preset->path, "mine.json: gpus[1].hbm_gbps");
 }
@@ -162,7 +172,8 @@ TEST(Reliability, HfIntegersAreRangeCheckedUnderTheirOwnNames)
         "num_hidden_layers": 4294967328, "hidden_size": 4096, "intermediate_size": 11008,
         "num_attention_heads": 32, "vocab_size": 32000})");
     ASSERT_FALSE(layers.ok()); // 4294967328 = 2^32 + 32 used to import as 32 layers
-    EXPECT_EQ(layers.error().toString(), "num_hidden_layers: must be an integer in 1..1000, got 4294967328");
+    EXPECT_EQ(layers.error().toString(),
+        "num_hidden_layers: must be an integer in 1..1000, got 4294967328");
 
     const Expected<ModelArch> heads = importHfConfig(R"({"model_type": "llama",
         "num_hidden_layers": 2, "hidden_size": 4096, "intermediate_size": 11008,
@@ -186,7 +197,8 @@ TEST(Reliability, HfIntegersAreRangeCheckedUnderTheirOwnNames)
         "v_head_dim": 128})");
     const Expected<ModelArch> mla = importHfConfig(ds.dump());
     ASSERT_FALSE(mla.ok());
-    EXPECT_EQ(mla.error().toString(), "qk_nope_head_dim: must be an integer in 0..1000000, got 2147483647");
+    EXPECT_EQ(mla.error().toString(),
+        "qk_nope_head_dim: must be an integer in 0..1000000, got 2147483647");
     EXPECT_EQ(mla.error().toString().find("-2147483648"), std::string::npos);
 }
 
@@ -303,7 +315,8 @@ TEST(Reliability, ReaderRefusesWhatIsNotARegularFile)
 
     const Expected<std::string> zero = io::readTextFile("/dev/zero");
     ASSERT_FALSE(zero.ok());
-    EXPECT_EQ(zero.error().toString(), "/dev/zero: is not a regular file (a pipe, device or socket)");
+    EXPECT_EQ(
+        zero.error().toString(), "/dev/zero: is not a regular file (a pipe, device or socket)");
 }
 
 } // namespace

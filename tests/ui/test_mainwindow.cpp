@@ -122,7 +122,8 @@ private slots:
         QString error;
         QVERIFY(!m_window->openFile(path(QStringLiteral("bad.json")), &error));
         // The message names the file, then the field (issue 13, defect 12).
-        QVERIFY2(error.endsWith(QStringLiteral("bad.json: training.zero_stage: must be 0..3, got 5")),
+        QVERIFY2(
+            error.endsWith(QStringLiteral("bad.json: training.zero_stage: must be 0..3, got 5")),
             qPrintable(error));
         QVERIFY(m_window->document()->plan() == before);
 

@@ -14,10 +14,10 @@
 
 #include "document/plandocument.h"
 #include "document/settings.h"
+#include "uitestutil.h"
 #include "window/application.h"
 #include "window/exporter.h"
 #include "window/mainwindow.h"
-#include "uitestutil.h"
 
 using namespace envelope;
 using namespace envelope::ui;
@@ -45,11 +45,13 @@ private slots:
         timer.start();
         QString error;
         QVERIFY(!window.openFile(fifo, &error));
-        QVERIFY2(error.contains(QStringLiteral("pipe.json: is not a regular file")), qPrintable(error));
+        QVERIFY2(
+            error.contains(QStringLiteral("pipe.json: is not a regular file")), qPrintable(error));
         QVERIFY(!window.importHfConfigFile(fifo, &error));
         QVERIFY2(error.contains(QStringLiteral("is not a regular file")), qPrintable(error));
         QVERIFY(!window.openFile(QStringLiteral("/dev/zero"), &error));
-        QVERIFY2(error.startsWith(QStringLiteral("/dev/zero: is not a regular file")), qPrintable(error));
+        QVERIFY2(error.startsWith(QStringLiteral("/dev/zero: is not a regular file")),
+            qPrintable(error));
         QVERIFY(timer.elapsed() < 5000);
     }
 
@@ -57,10 +59,12 @@ private slots:
     {
         Settings settings;
         MainWindow window(uitest::presets(), &settings);
-        writeText(QStringLiteral("config.json"), R"({"model_type": "llama", "num_hidden_layers": 4294967328})");
+        writeText(QStringLiteral("config.json"),
+            R"({"model_type": "llama", "num_hidden_layers": 4294967328})");
         QString error;
         QVERIFY(!window.importHfConfigFile(path(QStringLiteral("config.json")), &error));
-        QVERIFY2(error.contains(QStringLiteral("config.json: num_hidden_layers: must be an integer in 1..1000")),
+        QVERIFY2(error.contains(QStringLiteral(
+                     "config.json: num_hidden_layers: must be an integer in 1..1000")),
             qPrintable(error));
     }
 
@@ -97,7 +101,8 @@ private slots:
         MainWindow window(uitest::presets(), &settings);
         window.restoreSession();
         const QString message = window.statusBar()->currentMessage();
-        QVERIFY2(message.startsWith(QStringLiteral("Could not restore the last session")), qPrintable(message));
+        QVERIFY2(message.startsWith(QStringLiteral("Could not restore the last session")),
+            qPrintable(message));
         QVERIFY2(message.contains(QStringLiteral("/nonexistent/config.json")), qPrintable(message));
     }
 
@@ -111,11 +116,12 @@ private slots:
 
         QProcess app;
         app.start(QStringLiteral(ENVELOPE_APP_PATH),
-            { QStringLiteral("--screenshot"), path(QStringLiteral("huge.png")), QStringLiteral("--size"),
-                QStringLiteral("99999x99999") });
+            { QStringLiteral("--screenshot"), path(QStringLiteral("huge.png")),
+                QStringLiteral("--size"), QStringLiteral("99999x99999") });
         QVERIFY(app.waitForFinished(30000));
         QCOMPARE(app.exitCode(), 2);
-        QVERIFY(QString::fromLocal8Bit(app.readAllStandardError()).contains(QStringLiteral("--size")));
+        QVERIFY(
+            QString::fromLocal8Bit(app.readAllStandardError()).contains(QStringLiteral("--size")));
         QVERIFY(!QFile::exists(path(QStringLiteral("huge.png"))));
     }
 
@@ -133,7 +139,8 @@ private slots:
         QVERIFY(savePng(image, path(QStringLiteral("new.png"))));
         QCOMPARE(QImage(path(QStringLiteral("new.png"))).size(), QSize(64, 64));
         // No temporary file left behind beside the two PNGs.
-        const QStringList left = QDir(m_dir.path()).entryList({ QStringLiteral("*png*") }, QDir::Files);
+        const QStringList left
+            = QDir(m_dir.path()).entryList({ QStringLiteral("*png*") }, QDir::Files);
         QCOMPARE(left, QStringList({ QStringLiteral("new.png"), QStringLiteral("old.png") }));
     }
 };

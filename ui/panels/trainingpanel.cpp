@@ -10,17 +10,17 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "panels/detailspane.h"
-#include "controls/hardwarecontrols.h"
 #include "charts/memorybarchart.h"
+#include "charts/sweepchart.h"
+#include "controls/hardwarecontrols.h"
 #include "controls/memorysavercontrols.h"
 #include "controls/modelcontrols.h"
 #include "controls/parallelismcontrols.h"
 #include "document/plandocument.h"
 #include "document/settings.h"
+#include "panels/detailspane.h"
 #include "panels/summarystrip.h"
 #include "plan/planio.h"
-#include "charts/sweepchart.h"
 #include "widgets/throughputformat.h"
 
 namespace envelope::ui {

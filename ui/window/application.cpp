@@ -41,8 +41,8 @@ QSize parseSize(const QString& text, QString* error)
         return {};
     }
     const QSize size(match.captured(1).toInt(), match.captured(2).toInt());
-    if (size.width() < kMinShotSide || size.height() < kMinShotSide
-        || size.width() > kMaxShotSide || size.height() > kMaxShotSide) {
+    if (size.width() < kMinShotSide || size.height() < kMinShotSide || size.width() > kMaxShotSide
+        || size.height() > kMaxShotSide) {
         if (error)
             *error = QStringLiteral("each side must be %1..%2 pixels, got %3x%4")
                          .arg(kMinShotSide)

@@ -66,9 +66,10 @@ bool MainWindow::openFile(const QString& path, QString* error)
     // Kept absolute in memory, as an import is: the session and a save elsewhere then find the
     // config.json wherever the plan is written (saving rebases it to the plan's folder).
     if (plan->model.form == ModelChoice::Form::HfConfig)
-        plan->model.hfConfigPath = QDir(QFileInfo(path).absolutePath())
-                                       .absoluteFilePath(QString::fromStdString(plan->model.hfConfigPath))
-                                       .toStdString();
+        plan->model.hfConfigPath
+            = QDir(QFileInfo(path).absolutePath())
+                  .absoluteFilePath(QString::fromStdString(plan->model.hfConfigPath))
+                  .toStdString();
     m_document->reset(*plan, QFileInfo(path).absoluteFilePath());
     m_settings->addRecentFile(QFileInfo(path).absoluteFilePath());
     statusBar()->showMessage(tr("Opened %1").arg(shown), 4000);
