@@ -4,6 +4,8 @@
 #   ./dev.sh test   install what is missing, build, run every test (what CI runs)
 #   ./dev.sh deps   only install the Debian packages
 #   ./dev.sh build  only configure and build (build/)
+#   ./dev.sh sanitize  core, CLI and their tests under ASan+UBSan (build-sanitize/), run them
+#   ./dev.sh fuzz [SECONDS]  build the libFuzzer harnesses (build-fuzz/), run each SECONDS (60)
 # Set ENVELOPE_NO_GUI=1 to build core, CLI and their tests without Qt.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
@@ -14,12 +16,15 @@ JOBS=${JOBS:-$(nproc)}
 packages=(cmake ninja-build g++ pkg-config ccache dpkg-dev file
           nlohmann-json3-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
           appstream)
+# For ./dev.sh fuzz only: clang-14's libFuzzer runtime.
+fuzz_packages=(clang-14 libclang-rt-14-dev)
 gui_packages=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
               fonts-dejavu-core)
 
 deps() {
   local wanted=("${packages[@]}")
   [ "${ENVELOPE_NO_GUI:-0}" = 1 ] || wanted+=("${gui_packages[@]}")
+  [ "${ENVELOPE_WANT_FUZZ:-0}" = 1 ] && wanted+=("${fuzz_packages[@]}")
   local missing=()
   for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -39,6 +44,46 @@ build() {
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
+# -fno-sanitize-recover: the first UB report fails the test instead of scrolling past.
+SANITIZE_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+
+sanitize() {
+  local dir=build-sanitize
+  cmake -S . -B "$dir" -G Ninja -DENVELOPE_BUILD_GUI=OFF -DENVELOPE_BUILD_BENCH=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="$SANITIZE_FLAGS" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+  cmake --build "$dir" -j "$JOBS"
+  # packaging_deb_installs repackages the normal build; it has nothing to sanitize.
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir "$dir" --output-on-failure -j "$JOBS" -E packaging_deb_installs
+}
+
+fuzz_harnesses=(fuzz_plan fuzz_hf fuzz_presets fuzz_mutate)
+
+fuzz() {
+  local seconds=${1:-60} dir=build-fuzz
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DENVELOPE_FUZZ=ON \
+    -DENVELOPE_BUILD_GUI=OFF -DENVELOPE_BUILD_TESTS=OFF -DENVELOPE_BUILD_BENCH=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS="$SANITIZE_FLAGS -fsanitize=fuzzer-no-link"
+  cmake --build "$dir" -j "$JOBS" --target "${fuzz_harnesses[@]}"
+  # One at a time, niced: the machine is shared. New inputs go to $dir/corpus, the committed
+  # seeds in fuzz/corpus/ are only read; a crash is written to $dir/ and fails the run.
+  local h
+  for h in "${fuzz_harnesses[@]}"; do
+    mkdir -p "$dir/corpus/$h"
+    echo "== $h: ${seconds} s"
+    if ! ( cd "$dir" && ASAN_OPTIONS=abort_on_error=1 nice -n 10 "fuzz/$h" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 "corpus/$h" "../fuzz/corpus/${h#fuzz_}" >"$h.log" 2>&1 ); then
+      tail -n 40 "$dir/$h.log"
+      echo "$h: finding (input saved as $dir/crash-*)"
+      return 1
+    fi
+    grep -E "^Done [0-9]+ runs|stat::(number_of_executed_units|peak_rss_mb)" "$dir/$h.log" || true
+  done
+}
+
 case "${1:-}" in
   deps) deps ;;
   build) deps; build ;;
@@ -46,9 +91,11 @@ case "${1:-}" in
     deps; build
     shift
     exec "$BUILD_DIR/app/envelope" "${@:-presets/default-plan.json}" ;;
+  sanitize) deps; sanitize ;;
+  fuzz) ENVELOPE_WANT_FUZZ=1 deps; fuzz "${2:-60}" ;;
   test)
     deps; build
     QT_QPA_PLATFORM=offscreen ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" ;;
   *)
-    sed -n '2,8p' "$0"; exit 2 ;;
+    sed -n '2,10p' "$0"; exit 2 ;;
 esac

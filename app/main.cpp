@@ -37,10 +37,10 @@ int main(int argc, char** argv)
     parser.process(app);
 
     const bool shot = parser.isSet(screenshot);
-    const QSize windowSize = envelope::ui::parseSize(parser.value(size));
+    QString sizeError;
+    const QSize windowSize = envelope::ui::parseSize(parser.value(size), &sizeError);
     if (!windowSize.isValid()) {
-        std::fprintf(stderr, "--size: expected WxH, e.g. 1600x1000, got %s\n",
-            qPrintable(parser.value(size)));
+        std::fprintf(stderr, "--size: %s\n", qPrintable(sizeError));
         return 2;
     }
 

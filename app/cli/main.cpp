@@ -9,6 +9,8 @@
 // estimate, explain, export and compare take --set PATH=VALUE (repeatable).
 //
 // Exit status: 0 success, 2 a bad plan (stderr names the JSON path), 1 anything else.
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -269,7 +271,15 @@ int main(int argc, char** argv)
 {
     // Never a crash: anything unexpected becomes a message and exit status 1.
     try {
-        return envelope::cli::run(argc, argv);
+        const int status = envelope::cli::run(argc, argv);
+        // Every subcommand writes through std::cout: one check here catches a full disk, a
+        // closed pipe or /dev/full for all of them, instead of exiting 0 with nothing written.
+        std::cout.flush();
+        if (!std::cout) {
+            std::cerr << "envelope-cli: cannot write the output: " << std::strerror(errno) << "\n";
+            return 1;
+        }
+        return status;
     } catch (const std::exception& e) {
         std::cerr << "envelope-cli: internal error: " << e.what() << "\n";
     } catch (...) {

@@ -8,13 +8,20 @@
 #include <utility>
 #include <variant>
 
+#include "base/text.h"
+
 namespace envelope {
 
 struct Error {
     std::string path;     // JSON path of the field, e.g. "training.zero_stage"; may be empty
     std::string message;  // what is wrong and what is allowed
 
-    std::string toString() const { return path.empty() ? message : path + ": " + message; }
+    // Bounded and with control characters escaped (base/text.h): paths and messages quote what
+    // the user wrote, which may be a megabyte-long key or contain NUL.
+    std::string toString() const
+    {
+        return path.empty() ? printable(message) : printable(path, 300) + ": " + printable(message);
+    }
 };
 
 template <class T>

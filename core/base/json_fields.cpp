@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/text.h"
+
 namespace envelope {
 namespace {
 
@@ -96,18 +98,77 @@ std::string formatNumber(double v)
     return text;
 }
 
+namespace {
+
+// Appends a compact JSON text of `value` to `out`, stopping once `out` passes `maxBytes` (the
+// caller cuts it): a value may be megabytes long, and only its first few dozen bytes are shown.
+void appendBounded(const nlohmann::json& value, std::string& out, std::size_t maxBytes)
+{
+    if (out.size() > maxBytes)
+        return;
+    switch (value.type()) {
+    case nlohmann::json::value_t::array: {
+        out += '[';
+        bool first = true;
+        for (const nlohmann::json& item : value) {
+            if (out.size() > maxBytes)
+                return;
+            out += first ? "" : ",";
+            first = false;
+            appendBounded(item, out, maxBytes);
+        }
+        out += ']';
+        return;
+    }
+    case nlohmann::json::value_t::object: {
+        out += '{';
+        bool first = true;
+        for (const auto& [key, item] : value.items()) {
+            if (out.size() > maxBytes)
+                return;
+            out += first ? "" : ",";
+            first = false;
+            out += nlohmann::json(std::string(utf8Prefix(key, maxBytes)))
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            out += ':';
+            appendBounded(item, out, maxBytes);
+        }
+        out += '}';
+        return;
+    }
+    case nlohmann::json::value_t::string:
+        // Only the shown prefix is copied and escaped, never the whole string.
+        out += nlohmann::json(
+            std::string(utf8Prefix(value.get_ref<const std::string&>(), maxBytes)))
+                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return;
+    default:
+        out += value.dump(); // numbers as written: 4000000000000000000, 1e12 as 1000000000000.0
+        return;
+    }
+}
+
+} // namespace
+
+std::string shortJson(const nlohmann::json& value, std::size_t maxBytes)
+{
+    std::string text;
+    appendBounded(value, text, maxBytes + 4);
+    if (text.size() <= maxBytes)
+        return printable(text);
+    return std::string(utf8Prefix(text, maxBytes - 3)) + "...";
+}
+
 std::string describeJson(const nlohmann::json& value)
 {
     if (value.is_number())
         return formatNumber(value.get<double>());
-    std::string text = value.dump();
-    if (text.size() > 40)
-        text = text.substr(0, 37) + "...";
+    if (value.is_array() || value.is_object())
+        return typeName(value);
+    const std::string text = shortJson(value, 40);
     if (value.is_string())
         return text + " (a string)";
-    if (value.is_boolean() || value.is_null())
-        return text;
-    return typeName(value);
+    return text;
 }
 
 std::string childPath(const std::string& path, const std::string& key)
@@ -115,10 +176,87 @@ std::string childPath(const std::string& path, const std::string& key)
     return path.empty() ? key : path + "." + key;
 }
 
+namespace {
+
+// Where the parser is, for messages: one frame per open object or array. The parser callback
+// sees keys and values in order, so the innermost frame's key (or element index) names the
+// value being read when an error strikes.
+struct ParseFrame {
+    bool object = false;
+    std::vector<std::string> keys; // keys seen so far, to refuse duplicates
+    std::string key; // current key (objects)
+    long index = -1; // current element (arrays)
+};
+
+struct ParseStop {
+    Error error;
+};
+
+std::string framePath(const std::vector<ParseFrame>& frames, const std::string& base, bool next)
+{
+    std::string path = base;
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        const ParseFrame& f = frames[i];
+        if (f.object) {
+            if (f.key.empty() && i + 1 == frames.size())
+                break;
+            path = childPath(path, f.key);
+        } else {
+            // An error inside an array is at the element after the last complete one.
+            const long index = f.index + (next && i + 1 == frames.size() ? 1 : 0);
+            if (index >= 0)
+                path += fmt::format("[{}]", index);
+        }
+    }
+    return path;
+}
+
+} // namespace
+
 Expected<nlohmann::json> parseJsonText(std::string_view text, const std::string& path)
 {
+    std::vector<ParseFrame> frames;
+    using Event = nlohmann::json::parse_event_t;
+    const auto elementStarts = [&frames] {
+        if (!frames.empty() && !frames.back().object)
+            ++frames.back().index;
+    };
+    const nlohmann::json::parser_callback_t callback
+        = [&](int, Event event, nlohmann::json& parsed) {
+              switch (event) {
+              case Event::object_start:
+              case Event::array_start:
+                  elementStarts();
+                  if (frames.size() >= static_cast<std::size_t>(kMaxJsonDepth))
+                      throw ParseStop { Error { framePath(frames, path, false),
+                          fmt::format("nested more than {} levels deep; plans, configs and "
+                                      "presets need a handful",
+                              kMaxJsonDepth) } };
+                  frames.push_back(ParseFrame { event == Event::object_start, {}, {}, -1 });
+                  break;
+              case Event::key: {
+                  ParseFrame& top = frames.back();
+                  top.key = parsed.get<std::string>();
+                  if (std::find(top.keys.begin(), top.keys.end(), top.key) != top.keys.end())
+                      throw ParseStop { Error { framePath(frames, path, false),
+                          "is given twice in the same object; give each key once" } };
+                  top.keys.push_back(top.key);
+                  break;
+              }
+              case Event::value:
+                  elementStarts();
+                  break;
+              case Event::object_end:
+              case Event::array_end:
+                  frames.pop_back();
+                  break;
+              }
+              return true;
+          };
     try {
-        return nlohmann::json::parse(text.begin(), text.end());
+        return nlohmann::json::parse(text.begin(), text.end(), callback);
+    } catch (const ParseStop& stop) {
+        return stop.error;
     } catch (const nlohmann::json::exception& e) {
         std::string what = e.what();
         // "[json.exception.parse_error.101] parse error at line 1, ..." -> "parse error at ..."
@@ -127,7 +265,8 @@ Expected<nlohmann::json> parseJsonText(std::string_view text, const std::string&
             what.erase(0, bracket + 2);
         if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
             what = "the text is empty";
-        return Error { path, "not valid JSON: " + what };
+        // NaN, Infinity and 1e400 are errors of a value: name its field, not only the column.
+        return Error { framePath(frames, path, true), "not valid JSON: " + what };
     }
 }
 

@@ -33,13 +33,26 @@ struct Range {
     std::string describe() const; // "> 0 and <= 1", "0..3"
 };
 
-// "5", "0.45", "\"3\" (a string)": how a JSON value is quoted in messages.
+// Deepest nesting of objects and arrays parseJsonText accepts. Envelope's own files nest 4
+// levels (plan > training > overhead > key), HF configs a few more (rope_scaling,
+// quantization_config); 64 refuses only hostile files, and keeps every recursive walk of a
+// parsed value (dump, FieldReader, the fuzzers' writers) far from the end of the stack.
+constexpr int kMaxJsonDepth = 64;
+
+// "5", "0.45", "\"3\" (a string)", "an object": how a JSON value is quoted in messages.
+// Reads at most a few dozen bytes of the value, whatever its size.
 std::string describeJson(const nlohmann::json& value);
+// Compact JSON text of `value`, at most `maxBytes` bytes (cut at a UTF-8 boundary, ending in
+// "..."), control characters escaped. Walks only as much of the value as it shows.
+std::string shortJson(const nlohmann::json& value, std::size_t maxBytes = 40);
 // Shortest text of a number for messages: 2.5e+09 -> "2.5e9", 8 -> "8".
 std::string formatNumber(double v);
 // `path` + "." + key, or key when path is empty.
 std::string childPath(const std::string& path, const std::string& key);
-// Parses JSON text; errors say where ("not valid JSON: parse error at line 2, column 5: ...").
+// Parses JSON text: the one parser for plans, HF configs and preset files. Refuses nesting
+// deeper than kMaxJsonDepth and a key given twice in one object ("cluster.gpus: is given twice
+// ..."), and names the field whose value is not valid JSON (NaN, Infinity, 1e400) as well as the
+// line and column. `path` prefixes every path.
 Expected<nlohmann::json> parseJsonText(std::string_view text, const std::string& path = {});
 
 class FieldReader {

@@ -38,6 +38,11 @@ std::string formatBytes(double bytes, ByteUnits units, int decimals)
     const bool decimal = units == ByteUnits::GB;
     const double giga = decimal ? kGB : kGiB;
     const double tera = decimal ? kTB : kTiB;
+    if (!std::isfinite(bytes))
+        return "n/a";
+    // Past a million TB a figure is a sign of absurd inputs; exponent form keeps it readable.
+    if (std::fabs(bytes) >= 1e6 * tera)
+        return fmt::format("{:.2e} {}", bytes / tera, decimal ? "TB" : "TiB");
     if (std::fabs(bytes) >= 10.0 * tera)
         return fmt::format("{:.{}f} {}", bytes / tera, decimals, decimal ? "TB" : "TiB");
     return fmt::format("{:.{}f} {}", bytes / giga, decimals, decimal ? "GB" : "GiB");
@@ -48,7 +53,7 @@ std::string formatBytesScaled(double bytes, ByteUnits units)
     const bool decimal = units == ByteUnits::GB;
     const double k = decimal ? kKB : kKiB;
     const double a = std::fabs(bytes);
-    if (a >= k * k * k)
+    if (!std::isfinite(bytes) || a >= k * k * k)
         return formatBytes(bytes, units, 1);
     if (a >= k * k)
         return fmt::format("{:.1f} {}", bytes / (k * k), decimal ? "MB" : "MiB");
@@ -71,12 +76,18 @@ std::string formatDuration(double seconds)
         return fmt::format("{:.1f} min", seconds / 60.0);
     if (seconds < 2.0 * 86400.0)
         return fmt::format("{:.1f} h", seconds / 3600.0);
-    return fmt::format("{:.1f} days", seconds / 86400.0);
+    if (seconds < 1e6 * 86400.0)
+        return fmt::format("{:.1f} days", seconds / 86400.0);
+    return fmt::format("{:.2e} days", seconds / 86400.0);
 }
 
 std::string formatCount(double count)
 {
     const double a = std::fabs(count);
+    if (!std::isfinite(count))
+        return "n/a";
+    if (a >= 1e15)
+        return fmt::format("{:.2e}", count);
     if (a >= 1e12)
         return fmt::format("{:.2f}T", count / 1e12);
     if (a >= 1e9)

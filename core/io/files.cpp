@@ -5,8 +5,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace envelope::io {
 namespace {
@@ -25,25 +28,44 @@ Expected<std::string> readTextFile(const std::string& path)
         return Error { "", path + ": no such file" };
     if (fs::is_directory(status))
         return Error { "", path + ": is a folder, not a file" };
-    const std::uintmax_t size = fs::file_size(path, ec);
-    if (!ec && size > kMaxFileBytes)
-        return Error { "",
-            path + ": too large to be a plan or config (" + std::to_string(size) + " bytes)" };
-    // Read in chunks with a cap, so that a device (/dev/zero) or a pipe cannot run forever.
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    // A named pipe blocks open() until a writer comes, a device (/dev/zero, a tty) never ends:
+    // only a regular file is a plan, a config or a preset file. Checked before opening.
+    if (!fs::is_regular_file(status))
+        return Error { "", path + ": is not a regular file (a pipe, device or socket)" };
+    // O_NONBLOCK: should the path be swapped for a pipe after the check, open() still returns;
+    // fstat on the open descriptor then refuses it.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return Error { "", path + ": cannot open: " + std::strerror(errno) };
+    struct FdCloser {
+        int fd;
+        ~FdCloser() { ::close(fd); }
+    } closer { fd };
+    struct stat info { };
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
+        return Error { "", path + ": is not a regular file (a pipe, device or socket)" };
+    const auto tooLarge = [&](std::uintmax_t size) {
+        return Error { "",
+            path + ": too large to be a plan or config (" + std::to_string(size)
+                + " bytes; at most " + std::to_string(kMaxFileBytes) + ")" };
+    };
+    if (static_cast<std::uintmax_t>(info.st_size) > kMaxFileBytes)
+        return tooLarge(static_cast<std::uintmax_t>(info.st_size));
+    // Read with the cap as well: a file may grow while it is read.
     std::string text;
     char buffer[65536];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-        text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    for (;;) {
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return Error { "", path + ": read error: " + std::strerror(errno) };
+        if (n == 0)
+            break;
+        text.append(buffer, static_cast<std::size_t>(n));
         if (text.size() > kMaxFileBytes)
-            return Error { "",
-                path + ": too large to be a plan or config (over " + std::to_string(kMaxFileBytes)
-                    + " bytes)" };
+            return tooLarge(text.size());
     }
-    if (in.bad())
-        return Error { "", path + ": read error" };
     return text;
 }
 

@@ -11,7 +11,9 @@
 
 namespace envelope::io {
 
-// The whole file as text. Errors name the file and the reason (missing, a folder, too large).
+// The whole file as text, at most 64 MB. Anything but a regular file (a fifo, /dev/zero, a
+// socket) is refused before it is opened, so no path can hang or exhaust memory. Errors name
+// the file and the reason (missing, a folder, not a regular file, too large).
 Expected<std::string> readTextFile(const std::string& path);
 
 // $XDG_CONFIG_HOME/envelope/presets, or ~/.config/envelope/presets; empty when neither

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "base/json_fields.h"
+
 namespace envelope {
 namespace {
 
@@ -20,13 +22,11 @@ std::string join(const std::string& path, const std::string& key)
     return path.empty() ? key : path + "." + key;
 }
 
-// The offending value as the user wrote it, shortened for error messages.
+// The offending value as the user wrote it, shortened for error messages; reads only the
+// few dozen bytes it shows (json_fields.h).
 std::string shown(const json& v)
 {
-    std::string text = v.dump();
-    if (text.size() > 40)
-        text = text.substr(0, 37) + "...";
-    return text;
+    return shortJson(v, 40);
 }
 
 Expected<std::int64_t> readInt(
@@ -114,6 +114,18 @@ std::int64_t defaultFfnHidden(const ModelArch& a)
 int defaultHeadDim(const ModelArch& a)
 {
     return a.heads > 0 ? static_cast<int>(a.hidden / a.heads) : 0;
+}
+
+// A head_dim derived as hidden / heads is 0 when heads > hidden; the error belongs to heads,
+// the key the user wrote, not to a head_dim they never wrote.
+std::optional<Error> headsWithinHidden(const ModelArch& a, const std::string& path)
+{
+    if (a.heads <= a.hidden)
+        return std::nullopt;
+    return Error { join(path, "heads"),
+        fmt::format("must be at most hidden ({}) when head_dim is not given (head_dim = hidden / "
+                    "heads), got {}",
+            a.hidden, a.heads) };
 }
 
 // Reads the keys present in `object` into `m` (moe). `fresh`: no earlier MoE to build on.
@@ -304,8 +316,11 @@ Expected<ModelArch> archFromJson(const json& object, const std::string& path)
         return *e;
     if (!object.contains("kv_heads"))
         a.kvHeads = a.heads;
-    if (!object.contains("head_dim"))
+    if (!object.contains("head_dim")) {
+        if (auto e = headsWithinHidden(a, path))
+            return *e;
         a.headDim = defaultHeadDim(a);
+    }
     if (!object.contains("ffn_hidden"))
         a.ffnHidden = defaultFfnHidden(a);
     if (auto e = readSubObjects(a, object, path))
@@ -330,8 +345,11 @@ Expected<ModelArch> applyArchOverrides(
     ModelArch a = base;
     if (auto e = readArchKeys(a, keys, path))
         return *e;
-    if (!keys.contains("head_dim") && derivedHeadDim)
+    if (!keys.contains("head_dim") && derivedHeadDim) {
+        if (auto e = headsWithinHidden(a, path))
+            return *e;
         a.headDim = defaultHeadDim(a);
+    }
     if (!keys.contains("kv_heads") && mha)
         a.kvHeads = a.heads;
     if (!keys.contains("ffn_hidden") && derivedFfn)

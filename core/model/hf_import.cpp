@@ -2,11 +2,13 @@
 // configuration classes (LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, GemmaConfig,
 // GPT2Config, GPTNeoXConfig, Phi3Config, DeepseekV3Config); the weights each model creates are
 // those of the matching modeling_*.py, which is what countParameters() counts.
+#include <cstdint>
 #include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_fields.h"
 #include "model/model.h"
 
 namespace envelope {
@@ -17,7 +19,18 @@ using nlohmann::json;
 constexpr const char* kSupported
     = "llama, mistral, mixtral, qwen2, gemma, gpt2, gpt_neox, phi3, deepseek_v3";
 
-// Reads config fields with errors naming the field.
+// Allowed ranges, the same as validateArch's for the field each key fills (model.cpp), checked
+// on the 64-bit value before it is narrowed, so 4294967328 layers is refused rather than read as
+// 32, and no product below can overflow.
+constexpr std::int64_t kLayers = 1000;
+constexpr std::int64_t kHidden = 1'000'000;
+constexpr std::int64_t kFfn = 10'000'000;
+constexpr std::int64_t kHeads = 100'000;
+constexpr std::int64_t kVocab = 100'000'000;
+constexpr std::int64_t kPositions = 100'000'000;
+constexpr std::int64_t kRank = 1'000'000;
+
+// Reads config fields with errors naming the config's own key and its allowed range.
 class ConfigReader {
 public:
     explicit ConfigReader(const json& config)
@@ -29,20 +42,30 @@ public:
         return m_config.contains(key) && !m_config.at(key).is_null();
     }
 
-    // A required positive integer field.
-    std::int64_t integer(const char* key)
+    // A required integer field in min..max.
+    std::int64_t integer(const char* key, std::int64_t min, std::int64_t max)
     {
         if (!has(key)) {
             fail(key, "is required for this model_type");
             return 0;
         }
-        return integerValue(key);
+        return integerValue(key, min, max);
     }
 
-    // An optional integer field; `fallback` when absent or null.
-    std::int64_t integer(const char* key, std::int64_t fallback)
+    // An optional integer field in min..max; `fallback` when absent or null.
+    std::int64_t integer(const char* key, std::int64_t min, std::int64_t max, std::int64_t fallback)
     {
-        return has(key) ? integerValue(key) : fallback;
+        return has(key) ? integerValue(key, min, max) : fallback;
+    }
+
+    // The same, narrowed to int (every range above fits in one).
+    int small(const char* key, std::int64_t min, std::int64_t max)
+    {
+        return static_cast<int>(integer(key, min, max));
+    }
+    int small(const char* key, std::int64_t min, std::int64_t max, int fallback)
+    {
+        return static_cast<int>(integer(key, min, max, fallback));
     }
 
     bool boolean(const char* key, bool fallback)
@@ -51,57 +74,82 @@ public:
             return fallback;
         const json& v = m_config.at(key);
         if (!v.is_boolean()) {
-            fail(key, fmt::format("must be true or false, got {}", v.dump()));
+            fail(key, fmt::format("must be true or false, got {}", shortJson(v)));
             return fallback;
         }
         return v.get<bool>();
     }
 
-    std::optional<Error> error() const { return m_error; }
-
-private:
-    std::int64_t integerValue(const char* key)
-    {
-        const json& v = m_config.at(key);
-        if (v.is_number_integer() || v.is_number_unsigned()) {
-            const std::int64_t x = v.get<std::int64_t>();
-            if (x >= 0)
-                return x;
-        }
-        fail(key, fmt::format("must be a non-negative integer, got {}", v.dump()));
-        return 0;
-    }
-
+    bool failed() const { return m_error.has_value(); }
     void fail(const char* key, std::string message)
     {
         if (!m_error)
             m_error = Error { key, std::move(message) };
+    }
+    std::optional<Error> error() const { return m_error; }
+
+private:
+    std::int64_t integerValue(const char* key, std::int64_t min, std::int64_t max)
+    {
+        const json& v = m_config.at(key);
+        // Compared as the type nlohmann stored, never cast first: 2^64-1 stays 2^64-1.
+        bool inRange = false;
+        std::int64_t x = 0;
+        if (v.is_number_unsigned()) {
+            const std::uint64_t u = v.get<std::uint64_t>();
+            inRange = u <= static_cast<std::uint64_t>(max) && static_cast<std::int64_t>(u) >= min;
+            x = inRange ? static_cast<std::int64_t>(u) : 0;
+        } else if (v.is_number_integer()) {
+            x = v.get<std::int64_t>();
+            inRange = x >= min && x <= max;
+        }
+        if (inRange)
+            return x;
+        fail(key, fmt::format("must be an integer in {}..{}, got {}", min, max, shortJson(v)));
+        return 0;
     }
 
     const json& m_config;
     std::optional<Error> m_error;
 };
 
+// head_dim when the config does not state it: hidden / heads, which is 0 when there are more
+// heads than hidden units; that is an error of num_attention_heads, the key the user wrote.
+int derivedHeadDim(ConfigReader& r, std::int64_t hidden, int heads, const char* headsKey)
+{
+    if (r.failed() || heads < 1)
+        return 0;
+    if (heads > hidden) {
+        r.fail(headsKey,
+            fmt::format("must be at most the hidden size ({}) when head_dim is not given "
+                        "(head_dim = hidden / heads), got {}",
+                hidden, heads));
+        return 0;
+    }
+    return static_cast<int>(hidden / heads);
+}
+
 // The Llama family block: RMSNorm, gated FFN, rotary, GQA (num_key_value_heads defaults to
 // num_attention_heads), untied head unless tie_word_embeddings (LlamaConfig default false).
 ModelArch llamaShape(ConfigReader& r, bool tiedByDefault)
 {
     ModelArch a;
-    a.layers = static_cast<int>(r.integer("num_hidden_layers"));
-    a.hidden = r.integer("hidden_size");
-    a.ffnHidden = r.integer("intermediate_size");
+    a.layers = r.small("num_hidden_layers", 1, kLayers);
+    a.hidden = r.integer("hidden_size", 1, kHidden);
+    a.ffnHidden = r.integer("intermediate_size", 1, kFfn);
     a.ffn = FfnKind::Gated;
-    a.heads = static_cast<int>(r.integer("num_attention_heads"));
-    a.kvHeads = static_cast<int>(r.integer("num_key_value_heads", a.heads));
-    a.headDim = static_cast<int>(r.integer("head_dim", a.headDimOrDefault()));
-    a.vocab = r.integer("vocab_size");
+    a.heads = r.small("num_attention_heads", 1, kHeads);
+    a.kvHeads = r.small("num_key_value_heads", 1, kHeads, a.heads);
+    a.headDim = r.has("head_dim") ? r.small("head_dim", 1, kHeads)
+                                  : derivedHeadDim(r, a.hidden, a.heads, "num_attention_heads");
+    a.vocab = r.integer("vocab_size", 1, kVocab);
     a.tiedEmbeddings = r.boolean("tie_word_embeddings", tiedByDefault);
     a.norm = NormKind::RmsNorm;
     // attention_bias (Llama) puts biases on q/k/v/o; mlp_bias on the FFN.
     const bool attentionBias = r.boolean("attention_bias", false);
     a.qkvBias = attentionBias;
     a.linearBias = attentionBias && r.boolean("mlp_bias", false);
-    a.maxPositions = r.integer("max_position_embeddings", 0);
+    a.maxPositions = r.integer("max_position_embeddings", 0, kPositions, 0);
     return a;
 }
 
@@ -110,19 +158,20 @@ ModelArch fromGpt2(ConfigReader& r)
     // GPT-2: Conv1D c_attn/c_proj/c_fc with biases, LayerNorm, learned positions, tied head
     // (Radford et al. 2019; modeling_gpt2.py). n_inner null means 4 x n_embd.
     ModelArch a;
-    a.layers = static_cast<int>(r.integer("n_layer"));
-    a.hidden = r.integer("n_embd");
-    a.ffnHidden = r.integer("n_inner", 4 * a.hidden);
+    a.layers = r.small("n_layer", 1, kLayers);
+    a.hidden = r.integer("n_embd", 1, kHidden);
+    // hidden is at most 1e6 here (or 0 after an error), so 4 x hidden cannot overflow.
+    a.ffnHidden = r.has("n_inner") ? r.integer("n_inner", 1, kFfn) : 4 * a.hidden;
     a.ffn = FfnKind::Plain;
-    a.heads = static_cast<int>(r.integer("n_head"));
+    a.heads = r.small("n_head", 1, kHeads);
     a.kvHeads = a.heads;
-    a.headDim = a.headDimOrDefault(); // hidden / heads: the config states none
-    a.vocab = r.integer("vocab_size");
+    a.headDim = derivedHeadDim(r, a.hidden, a.heads, "n_head");
+    a.vocab = r.integer("vocab_size", 1, kVocab);
     a.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
     a.norm = NormKind::LayerNorm;
     a.qkvBias = true;
     a.linearBias = true;
-    a.maxPositions = r.integer("n_positions");
+    a.maxPositions = r.integer("n_positions", 1, kPositions);
     a.learnedPositions = true;
     return a;
 }
@@ -134,19 +183,20 @@ ModelArch fromGptNeox(ConfigReader& r)
     // dense, dense_h_to_4h and dense_4h_to_h; rotary positions. use_parallel_residual changes
     // the dataflow, not the weights.
     ModelArch a;
-    a.layers = static_cast<int>(r.integer("num_hidden_layers"));
-    a.hidden = r.integer("hidden_size");
-    a.ffnHidden = r.integer("intermediate_size", 4 * a.hidden);
+    a.layers = r.small("num_hidden_layers", 1, kLayers);
+    a.hidden = r.integer("hidden_size", 1, kHidden);
+    a.ffnHidden
+        = r.has("intermediate_size") ? r.integer("intermediate_size", 1, kFfn) : 4 * a.hidden;
     a.ffn = FfnKind::Plain;
-    a.heads = static_cast<int>(r.integer("num_attention_heads"));
+    a.heads = r.small("num_attention_heads", 1, kHeads);
     a.kvHeads = a.heads;
-    a.headDim = a.headDimOrDefault(); // hidden / heads: the config states none
-    a.vocab = r.integer("vocab_size");
+    a.headDim = derivedHeadDim(r, a.hidden, a.heads, "num_attention_heads");
+    a.vocab = r.integer("vocab_size", 1, kVocab);
     a.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
     a.norm = NormKind::LayerNorm;
     a.qkvBias = r.boolean("attention_bias", true);
     a.linearBias = a.qkvBias;
-    a.maxPositions = r.integer("max_position_embeddings", 0);
+    a.maxPositions = r.integer("max_position_embeddings", 0, kPositions, 0);
     return a;
 }
 
@@ -159,21 +209,26 @@ ModelArch fromDeepseekV3(ConfigReader& r)
     // prediction module (num_nextn_predict_layers) is not part of the main model.
     ModelArch a = llamaShape(r, false);
     MoeConfig moe;
-    moe.experts = static_cast<int>(r.integer("n_routed_experts"));
-    moe.topK = static_cast<int>(r.integer("num_experts_per_tok"));
-    moe.sharedExperts = static_cast<int>(r.integer("n_shared_experts", 0));
-    moe.expertFfnHidden = r.integer("moe_intermediate_size");
-    moe.denseLayers = static_cast<int>(r.integer("first_k_dense_replace", 0));
+    moe.experts = r.small("n_routed_experts", 1, kHeads);
+    moe.topK = r.small("num_experts_per_tok", 1, kHeads);
+    moe.sharedExperts = r.small("n_shared_experts", 0, kHeads, 0);
+    moe.expertFfnHidden = r.integer("moe_intermediate_size", 1, kFfn);
+    moe.denseLayers = r.small("first_k_dense_replace", 0, kLayers, 0);
     moe.routerBias = true;
     a.moe = moe;
     MlaConfig mla;
-    mla.qLoraRank = static_cast<int>(r.integer("q_lora_rank", 0));
-    mla.kvLoraRank = static_cast<int>(r.integer("kv_lora_rank"));
-    mla.qkRopeHeadDim = static_cast<int>(r.integer("qk_rope_head_dim"));
-    mla.qkNopeHeadDim = static_cast<int>(r.integer("qk_nope_head_dim"));
-    mla.vHeadDim = static_cast<int>(r.integer("v_head_dim"));
+    mla.qLoraRank = r.small("q_lora_rank", 0, kRank, 0);
+    mla.kvLoraRank = r.small("kv_lora_rank", 1, kRank);
+    mla.qkRopeHeadDim = r.small("qk_rope_head_dim", 0, kRank);
+    mla.qkNopeHeadDim = r.small("qk_nope_head_dim", 0, kRank);
+    mla.vHeadDim = r.small("v_head_dim", 1, kRank);
     a.mla = mla;
+    // Each part is at most 1e6, so the sum fits; the head_dim range is validateArch's.
     a.headDim = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
+    if (!r.failed() && (a.headDim < 1 || a.headDim > kHeads))
+        r.fail("qk_nope_head_dim",
+            fmt::format(
+                "qk_nope_head_dim + qk_rope_head_dim must be 1..{}, got {}", kHeads, a.headDim));
     return a;
 }
 
@@ -186,9 +241,11 @@ std::string supportedHfModelTypes()
 
 Expected<ModelArch> importHfConfig(std::string_view configJson)
 {
-    const json config = json::parse(configJson.begin(), configJson.end(), nullptr, false);
-    if (config.is_discarded())
-        return Error { "", "config.json is not valid JSON" };
+    // The shared parser: bounded depth, duplicate keys refused (json_fields.h).
+    Expected<json> parsed = parseJsonText(configJson);
+    if (!parsed)
+        return parsed.error();
+    const json& config = *parsed;
     if (!config.is_object())
         return Error { "", "config.json must be a JSON object" };
     if (!config.contains("model_type") || !config.at("model_type").is_string())
@@ -202,15 +259,15 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         a = llamaShape(r, false);
     } else if (type == "mistral") {
         a = llamaShape(r, false);
-        a.slidingWindow = static_cast<int>(r.integer("sliding_window", 0));
+        a.slidingWindow = r.small("sliding_window", 0, kPositions, 0);
     } else if (type == "mixtral") {
         // Mixtral (Jiang et al. 2024): every layer's FFN is num_local_experts experts of
         // intermediate_size, num_experts_per_tok active, a bias-free router.
         a = llamaShape(r, false);
-        a.slidingWindow = static_cast<int>(r.integer("sliding_window", 0));
+        a.slidingWindow = r.small("sliding_window", 0, kPositions, 0);
         MoeConfig moe;
-        moe.experts = static_cast<int>(r.integer("num_local_experts"));
-        moe.topK = static_cast<int>(r.integer("num_experts_per_tok"));
+        moe.experts = r.small("num_local_experts", 1, kHeads);
+        moe.topK = r.small("num_experts_per_tok", 1, kHeads);
         moe.expertFfnHidden = a.ffnHidden;
         a.moe = moe;
     } else if (type == "qwen2") {
@@ -219,7 +276,7 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         a.qkvBias = true;
         a.linearBias = false;
         if (r.boolean("use_sliding_window", false))
-            a.slidingWindow = static_cast<int>(r.integer("sliding_window", 0));
+            a.slidingWindow = r.small("sliding_window", 0, kPositions, 0);
     } else if (type == "gemma") {
         // Gemma (Gemma Team 2024): GeGLU (gated, 3 matrices), head_dim 256, tied embeddings.
         a = llamaShape(r, true);

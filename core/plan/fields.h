@@ -23,6 +23,11 @@ inline constexpr int kMaxGpus = 1'000'000;
 inline constexpr int kMaxParallel = 65'536;
 inline constexpr int kMaxTokens = 100'000'000; // sequence / context length
 inline constexpr double kMaxBytes = 1e13; // one GPU's allowance (10 TB)
+// Lower bounds that catch unit slips instead of "> 0", which let 1e-300 through and turned
+// every time and cost into infinity (docs/reliability.md, defect 8): no real MFU or efficiency is
+// below 0.1 %, no measured rate below one token per thousand seconds.
+inline constexpr double kMinFraction = 0.001;
+inline constexpr double kMinRate = 1e-3;
 
 template <class E> struct EnumIds {
     std::string_view (*idOf)(E);
@@ -66,8 +71,8 @@ template <class V> void visitTrainingSetup(TrainingConfig& c, V& v)
     v.boolean("flash_attention", c.flashAttention);
     v.boolean("offload_optimizer", c.offloadOptimizer);
     v.boolean("offload_params", c.offloadParams);
-    v.number("mfu", c.mfu, Range::above(0, 1));
-    v.number("train_tokens", c.trainTokens, Range::above(0, 1e17));
+    v.number("mfu", c.mfu, Range::closed(kMinFraction, 1));
+    v.number("train_tokens", c.trainTokens, Range::closed(1, 1e17));
     v.number("comm_overlap", c.commOverlap, Range::closed(0, 1));
     v.number("usable_fraction", c.usableFraction, Range::above(0, 1));
 }
@@ -75,11 +80,11 @@ template <class V> void visitTrainingSetup(TrainingConfig& c, V& v)
 // training: after "activation_model".
 template <class V> void visitTrainingObserved(TrainingConfig& c, V& v)
 {
-    v.number("activation_calibration", c.activationModel.calibration, Range::above(0, 100));
-    v.optionalNumber("observed_step_time_s", c.observedStepTimeS, Range::above(0, 1e9));
-    v.optionalNumber("observed_tokens_per_s", c.observedTokensPerS, Range::above(0, 1e15));
-    v.optionalNumber("budget_usd", c.budgetUsd, Range::above(0, 1e13));
-    v.optionalNumber("deadline_s", c.deadlineS, Range::above(0, 1e11));
+    v.number("activation_calibration", c.activationModel.calibration, Range::closed(0.01, 100));
+    v.optionalNumber("observed_step_time_s", c.observedStepTimeS, Range::closed(1e-6, 1e9));
+    v.optionalNumber("observed_tokens_per_s", c.observedTokensPerS, Range::closed(kMinRate, 1e15));
+    v.optionalNumber("budget_usd", c.budgetUsd, Range::closed(0.01, 1e13));
+    v.optionalNumber("deadline_s", c.deadlineS, Range::closed(1, 1e11));
 }
 
 template <class V> void visitOverhead(OverheadConfig& o, V& v)
@@ -98,11 +103,11 @@ template <class V> void visitServing(ServingConfig& c, V& v)
     v.integer("context", c.context, 1, kMaxTokens);
     v.integer("concurrency", c.concurrency, 1, 10'000'000);
     v.integer("block_size", c.blockSize, 1, 65'536);
-    v.number("gpu_memory_utilization", c.gpuMemoryUtilization, Range::above(0, 1));
+    v.number("gpu_memory_utilization", c.gpuMemoryUtilization, Range::closed(0.01, 1));
     v.integer("max_batched_tokens", c.maxBatchedTokens, 1, kMaxTokens);
     v.integer("average_length", c.averageLength, 0, kMaxTokens);
     v.number("runtime_overhead_bytes", c.runtimeOverheadBytes, Range::closed(0, kMaxBytes));
-    v.number("decode_efficiency", c.decodeEfficiency, Range::above(0, 1));
+    v.number("decode_efficiency", c.decodeEfficiency, Range::closed(kMinFraction, 1));
 }
 
 template <class V> void visitRl(RlConfig& c, V& v)
@@ -120,8 +125,8 @@ template <class V> void visitRl(RlConfig& c, V& v)
     v.integer("response_len", c.responseLen, 1, kMaxTokens);
     v.number("old_policy_bytes_per_param", c.oldPolicyBytesPerParam, Range::closed(0, 4));
     v.boolean("kl", c.kl);
-    v.optionalNumber("rollout_tokens_per_s", c.rolloutTokensPerS, Range::above(0, 1e15));
-    v.optionalNumber("train_tokens_per_s", c.trainTokensPerS, Range::above(0, 1e15));
+    v.optionalNumber("rollout_tokens_per_s", c.rolloutTokensPerS, Range::closed(kMinRate, 1e15));
+    v.optionalNumber("train_tokens_per_s", c.trainTokensPerS, Range::closed(kMinRate, 1e15));
     v.boolean("off_policy_pipeline", c.offPolicyPipeline);
 }
 

@@ -23,13 +23,18 @@ constexpr int kPresetsVersion = 1;
 // limit real hardware: 10 TB of memory, 100 PFLOPS, 100 TB/s, USD 10,000 per GPU-hour.
 constexpr double kMaxMemoryBytes = 1e13;
 constexpr double kMaxTflops = 1e5;
+// Lower bounds that catch unit slips (bytes written in GB, TFLOPS written in PFLOPS or as
+// FLOPS/1e12 twice): the smallest accelerator worth planning on has 1 GB and a few TFLOPS, so a
+// figure below these is a mistake, and with "> 0" 1e-300 TFLOPS made every time infinite.
+constexpr double kMinMemoryBytes = 1e8;
+constexpr double kMinTflops = 0.1;
+constexpr double kMinGbps = 0.1;
 constexpr double kMaxGbps = 1e5;
 // Unit slips (issue 11): below 100 MB no accelerator exists, so "memory_bytes": 80 is 80 GB
 // typed as a count of gigabytes. Bandwidths above these per-direction ceilings are gigabits
 // typed as gigabytes: HBM 30 TB/s (B200 8 TB/s, MI355X 8 TB/s; H200's 4.8 TB/s in bits is
 // 38,400), NVLink 2 TB/s (NVLink 5 is 900 GB/s per direction; H100's 450 GB/s in bits is
 // 3,600), network 200 GB/s per GPU (a 1.6 Tb/s NIC; the usual 400 Gb/s NIC is 50 GB/s).
-constexpr double kMinMemoryBytes = 1e8;
 constexpr double kMaxHbmGbps = 30'000;
 constexpr double kMaxIntraNodeGbps = 2'000;
 constexpr double kMaxInterNodeGbps = 200;
@@ -295,7 +300,7 @@ void readGpuFields(FieldReader& f, Gpu& gpu, bool requireFigures)
     // A bandwidth above what any GPU's link carries per direction is read as gigabits typed
     // into a gigabytes field (a 400 Gb/s NIC is 50 GB/s).
     const auto bandwidth = [&](const char* key, double& out, double plausibleMax) {
-        const double written = scaled(key, out, Range::above(0, kMaxGbps), kGiga);
+        const double written = scaled(key, out, Range::closed(kMinGbps, kMaxGbps), kGiga);
         if (f.get(key) && written > plausibleMax)
             f.fail(f.pathOf(key),
                 fmt::format("must be <= {} GB/s (bytes per second, one direction), got {}: did "
@@ -303,8 +308,13 @@ void readGpuFields(FieldReader& f, Gpu& gpu, bool requireFigures)
                     formatNumber(plausibleMax), formatNumber(written), formatNumber(written),
                     formatNumber(written / 8)));
     };
-    scaled("bf16_tflops", gpu.bf16Flops, Range::above(0, kMaxTflops), kTera);
+    scaled("bf16_tflops", gpu.bf16Flops, Range::closed(kMinTflops, kMaxTflops), kTera);
     scaled("fp8_tflops", gpu.fp8Flops, Range::closed(0, kMaxTflops), kTera);
+    // 0 means "no FP8"; anything else must be a real rate.
+    if (!f.failed() && gpu.fp8Flops > 0 && gpu.fp8Flops < kMinTflops * kTera)
+        f.fail(f.pathOf("fp8_tflops"),
+            fmt::format("must be 0 (no FP8) or {}..{}, got {}", formatNumber(kMinTflops),
+                formatNumber(kMaxTflops), formatNumber(gpu.fp8Flops / kTera)));
     bandwidth("hbm_gbps", gpu.hbmBytesPerS, kMaxHbmGbps);
     bandwidth("intra_node_gbps", gpu.intraNodeBytesPerS, kMaxIntraNodeGbps);
     bandwidth("inter_node_gbps", gpu.interNodeBytesPerS, kMaxInterNodeGbps);

@@ -1,7 +1,7 @@
 // writeResult: the "envelope.result" version 1 document that `envelope-cli estimate` prints.
 // Every key design.md lists is always present (bytes as integers, times in seconds); the
 // observed MFU/HFU and the budget solver's answers only when the plan asked for them. Values
-// that are not finite (a time with zero throughput) are written as null.
+// that are not finite (a time with zero throughput) are written as null; finite values never.
 #include <cmath>
 #include <cstdint>
 
@@ -14,10 +14,16 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
+// One rule for every figure (docs/plan-format.md, "Numbers in the result"): null means not
+// finite (no answer, e.g. a time at zero throughput), never "too large". Bytes and counts are
+// integers while they fit in a signed 64-bit integer, beyond that a JSON number in exponent form,
+// the same figure the text output shows.
 ordered_json bytes(double v)
 {
-    if (!std::isfinite(v) || std::fabs(v) > 9e18)
+    if (!std::isfinite(v))
         return nullptr;
+    if (std::fabs(v) >= 9.2e18)
+        return v;
     return static_cast<std::int64_t>(std::llround(v));
 }
 

@@ -29,6 +29,9 @@ std::string number(double v, int decimals = 1)
 {
     if (!std::isfinite(v))
         return "n/a";
+    // Fixed notation of 1e300 is 300 digits; past 1e15 nothing but the magnitude is news.
+    if (std::fabs(v) >= 1e15)
+        return fmt::format("{:.3g}", v);
     return fmt::format("{:.{}f}", v, decimals);
 }
 
@@ -44,7 +47,9 @@ std::string flops(double f)
 
 std::string usd(double v)
 {
-    return std::isfinite(v) ? fmt::format("USD {:.0f}", v) : "n/a";
+    if (!std::isfinite(v))
+        return "n/a";
+    return std::fabs(v) >= 1e15 ? fmt::format("USD {:.3g}", v) : fmt::format("USD {:.0f}", v);
 }
 
 Table header(const Plan& plan, const Estimate& e, ByteUnits units)

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "search/fit.h"
+#include "plan/planio.h"
 #include "training/memory.h"
 
 namespace envelope {
@@ -178,10 +180,16 @@ std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
     }
     if (t.microBatch > 1) {
         // Same global batch: fewer sequences per micro-batch, more accumulation steps.
-        Plan p = plan;
-        p.training.microBatch = 1;
-        p.training.gradAccum = t.gradAccum * t.microBatch;
-        consider(p, fmt::format("micro-batch {} -> 1 (grad-accum x{})", t.microBatch, t.microBatch));
+        // In 64 bits: 46341 x 46341 overflows int. A product past int is past every limit, and
+        // the validation below drops any plan beyond what readPlan accepts.
+        const long long accum = static_cast<long long>(t.gradAccum) * t.microBatch;
+        if (accum <= std::numeric_limits<int>::max()) {
+            Plan p = plan;
+            p.training.microBatch = 1;
+            p.training.gradAccum = static_cast<int>(accum);
+            consider(
+                p, fmt::format("micro-batch {} -> 1 (grad-accum x{})", t.microBatch, t.microBatch));
+        }
     }
     if (base.minGpus > plan.cluster.gpus) {
         FitSuggestion s;
@@ -212,6 +220,18 @@ std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
             out.push_back(std::move(s));
         }
     }
+
+    // Offer only plans a user could have written: each must pass the same validation as a plan
+    // file (grad_accum within range, gpus a multiple of tp x pp x cp, ...), so Apply never
+    // installs a plan the reader would refuse. A plan built in code that is already invalid
+    // (a test's bare GPU) keeps the suggestions that add no problem of their own.
+    const std::optional<Error> baseError = validatePlan(plan);
+    std::erase_if(out, [&](const FitSuggestion& s) {
+        const std::optional<Error> e = validatePlan(s.plan);
+        if (!e)
+            return false;
+        return !baseError || e->path != baseError->path || e->message != baseError->message;
+    });
 
     // Fitting first, comfortable before tight; among those the cheapest in step time (a saver
     // that fits for free beats one that costs seconds), then the larger saving. Changes that do

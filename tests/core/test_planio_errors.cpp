@@ -64,13 +64,13 @@ INSTANTIATE_TEST_SUITE_P(Table, PlanBadInput,
         BadPlan { "ZeroStageFractional", { { "/training/zero_stage", 1.5 } },
             "training.zero_stage: must be a whole number 0..3, got 1.5" },
         BadPlan {
-            "MfuZero", { { "/training/mfu", 0 } }, "training.mfu: must be > 0 and <= 1, got 0" },
+            "MfuZero", { { "/training/mfu", 0 } }, "training.mfu: must be 0.001..1, got 0" },
         BadPlan { "MfuAboveOne", { { "/training/mfu", 1.5 } },
-            "training.mfu: must be > 0 and <= 1, got 1.5" },
+            "training.mfu: must be 0.001..1, got 1.5" },
         BadPlan { "MfuNegative", { { "/training/mfu", -0.1 } },
-            "training.mfu: must be > 0 and <= 1, got -0.1" },
+            "training.mfu: must be 0.001..1, got -0.1" },
         BadPlan { "TrainTokensAbsurd", { { "/training/train_tokens", 1e30 } },
-            "training.train_tokens: must be > 0 and <= 1e17, got 1e30" },
+            "training.train_tokens: must be 1..1e17, got 1e30" },
         BadPlan { "MicroBatchZero", { { "/training/micro_batch", 0 } },
             "training.micro_batch: must be 1..1000000, got 0" },
         BadPlan { "SeqLenNegative", { { "/training/seq_len", -4096 } },
@@ -80,7 +80,7 @@ INSTANTIATE_TEST_SUITE_P(Table, PlanBadInput,
         BadPlan { "FixedBytesNegative", { { "/training/overhead/fixed_bytes", -1 } },
             "training.overhead.fixed_bytes: must be 0..1e13, got -1" },
         BadPlan { "ObservedStepTimeNegative", { { "/training/observed_step_time_s", -1 } },
-            "training.observed_step_time_s: must be > 0 and <= 1e9, got -1 (or null)" },
+            "training.observed_step_time_s: must be 1e-6..1e9, got -1 (or null)" },
         BadPlan { "BooleanAsString", { { "/training/sequence_parallel", "yes" } },
             "training.sequence_parallel: must be true or false, got \"yes\" (a string)" },
         BadPlan { "RecomputeUnknown", { { "/training/recompute", "sometimes" } },
@@ -101,7 +101,7 @@ INSTANTIATE_TEST_SUITE_P(Table, PlanBadInput,
         BadPlan { "ClusterNoGpus", { { "/cluster/gpus", 0 } },
             "cluster.gpus: must be 1..1000000, got 0" },
         BadPlan { "ServingUtilisationAboveOne", { { "/serving/gpu_memory_utilization", 1.2 } },
-            "serving.gpu_memory_utilization: must be > 0 and <= 1, got 1.2" },
+            "serving.gpu_memory_utilization: must be 0.01..1, got 1.2" },
         BadPlan { "ServingWeightBits", { { "/serving/weight_bits", 6 } },
             "serving.weight_bits: must be 4, 8 or 16, got 6" },
         BadPlan { "RlAlgorithmUnknown", { { "/rl/algorithm", "sac" } },
@@ -226,16 +226,16 @@ TEST_P(PlanBadText, IsRefusedWithoutACrash)
 INSTANTIATE_TEST_SUITE_P(Table, PlanBadText,
     ::testing::Values(BadText { "Empty", "", "not valid JSON: the text is empty" },
         BadText { "Whitespace", " \n\t", "not valid JSON: the text is empty" },
-        BadText { "Truncated", "{\"model\": ", "not valid JSON: parse error at line 1", true },
+        BadText { "Truncated", "{\"model\": ", "model: not valid JSON: parse error at line 1", true },
         BadText { "BinaryJunk", "\x7f\x45\x4c\x46\x02\x01\xff\xfe", "not valid JSON", true },
         BadText { "NanLiteral",
             "{\"model\": \"test-7b\", \"gpu\": \"h100-sxm\", "
             "\"training\": {\"mfu\": NaN}}",
-            "not valid JSON", true },
+            "training.mfu: not valid JSON", true },
         BadText { "HugeNumber",
             "{\"model\": \"test-7b\", \"gpu\": \"h100-sxm\", "
             "\"training\": {\"mfu\": 1e999}}",
-            "not valid JSON", true },
+            "training.mfu: not valid JSON", true },
         BadText { "Array", "[1, 2]", "a plan must be a JSON object, got an array" },
         BadText { "Null", "null", "a plan must be a JSON object, got null" }),
     [](const auto& info) { return std::string(info.param.name); });
@@ -253,11 +253,11 @@ TEST(PlanValidation, CodeBuiltPlansGetTheSameMessagesAsReadOnes)
 
     p = *read;
     p.training.mfu = std::nan("");
-    EXPECT_EQ(validatePlan(p)->toString(), "training.mfu: must be > 0 and <= 1, got NaN");
+    EXPECT_EQ(validatePlan(p)->toString(), "training.mfu: must be 0.001..1, got NaN");
 
     p = *read;
     p.gpu.gpu.memoryBytes = -1;
-    EXPECT_EQ(validatePlan(p)->toString(), "gpu.memory_bytes: must be > 0 and <= 1e13, got -1");
+    EXPECT_EQ(validatePlan(p)->toString(), "gpu.memory_bytes: must be 1e8..1e13, got -1");
 
     p = *read;
     p.cluster.gpus = 12;

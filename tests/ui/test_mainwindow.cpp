@@ -135,7 +135,10 @@ private slots:
         writeText(path(QStringLiteral("bad.json")), bad);
         QString error;
         QVERIFY(!m_window->openFile(path(QStringLiteral("bad.json")), &error));
-        QVERIFY2(error.startsWith(QStringLiteral("training.zero_stage")), qPrintable(error));
+        // The message names the file, then the field (issue 13, defect 12).
+        QVERIFY2(
+            error.endsWith(QStringLiteral("bad.json: training.zero_stage: must be 0..3, got 5")),
+            qPrintable(error));
         QVERIFY(m_window->document()->plan() == before);
 
         writeText(path(QStringLiteral("broken.json")), "{ not json");

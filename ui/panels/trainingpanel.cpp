@@ -21,6 +21,7 @@
 #include "panels/detailspane.h"
 #include "panels/panelchrome.h"
 #include "panels/summarystrip.h"
+#include "plan/planio.h"
 #include "report/compare.h"
 #include "widgets/throughputformat.h"
 
@@ -137,6 +138,10 @@ TrainingPanel::TrainingPanel(PlanDocument* document, QWidget* parent)
         // would silently drop what the user typed.
         const std::vector<FitSuggestion>& suggestions = m_document->results().suggestions;
         if (suggestions.empty() || !m_document->isValid())
+            return;
+        // The core offers only valid plans (suggestFits); refuse anything else here too, so a
+        // change can never install a plan the plan reader would reject.
+        if (validatePlan(suggestions.front().plan))
             return;
         m_document->edit(suggestions.front().plan,
             tr("Apply %1").arg(QString::fromStdString(suggestions.front().description)));

@@ -38,16 +38,30 @@ bool writeScreenshot(QWidget* window, const QSize& size, const QString& path)
         }
     for (int i = 0; i < 3; ++i)
         QApplication::processEvents();
-    return grabWidget(window, size).save(path, "PNG");
+    return savePng(grabWidget(window, size), path);
 }
 
-QSize parseSize(const QString& text)
+QSize parseSize(const QString& text, QString* error)
 {
-    static const QRegularExpression pattern(QStringLiteral("^(\\d{2,5})[xX](\\d{2,5})$"));
+    static const QRegularExpression pattern(QStringLiteral("^(\\d{1,9})[xX](\\d{1,9})$"));
     const QRegularExpressionMatch match = pattern.match(text.trimmed());
-    if (!match.hasMatch())
+    if (!match.hasMatch()) {
+        if (error)
+            *error = QStringLiteral("expected WxH, e.g. 1600x1000, got %1").arg(text);
         return {};
-    return { match.captured(1).toInt(), match.captured(2).toInt() };
+    }
+    const QSize size(match.captured(1).toInt(), match.captured(2).toInt());
+    if (size.width() < kMinShotSide || size.height() < kMinShotSide || size.width() > kMaxShotSide
+        || size.height() > kMaxShotSide) {
+        if (error)
+            *error = QStringLiteral("each side must be %1..%2 pixels, got %3x%4")
+                         .arg(kMinShotSide)
+                         .arg(kMaxShotSide)
+                         .arg(size.width())
+                         .arg(size.height());
+        return {};
+    }
+    return size;
 }
 
 } // namespace envelope::ui

@@ -73,9 +73,25 @@ QImage renderChart(QChartView* view, const QSize& size)
     return image;
 }
 
+bool savePng(const QImage& image, const QString& path)
+{
+    // Like plan saves: written beside the target and renamed on commit, so a full disk or a
+    // crash never leaves a truncated PNG where a good one was.
+    if (image.isNull())
+        return false;
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return false;
+    if (!image.save(&file, "PNG")) {
+        file.cancelWriting();
+        return false;
+    }
+    return file.commit();
+}
+
 bool exportChartPng(QChartView* view, const QSize& size, const QString& path)
 {
-    return renderChart(view, size).save(path, "PNG");
+    return savePng(renderChart(view, size), path);
 }
 
 bool exportChartSvg(QChartView* view, const QSize& size, const QString& path, const QString& title)

@@ -22,6 +22,9 @@ struct TrainingResults;
 
 // The chart laid out afresh at `size` (not a scaled bitmap of the view), on the view's background.
 QImage renderChart(QChartView* view, const QSize& size);
+// Writes `image` as PNG through a temporary file renamed on success (QSaveFile); false, leaving
+// any existing file untouched, when it cannot be written.
+bool savePng(const QImage& image, const QString& path);
 bool exportChartPng(QChartView* view, const QSize& size, const QString& path);
 bool exportChartSvg(
     QChartView* view, const QSize& size, const QString& path, const QString& title = {});

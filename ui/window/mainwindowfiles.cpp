@@ -46,6 +46,8 @@ Plan planForFolder(Plan plan, const QString& fromFolder, const QString& toFolder
 
 bool MainWindow::openFile(const QString& path, QString* error)
 {
+    // Every message names the file: the plan's own errors only name a JSON path.
+    const QString shown = QDir::toNativeSeparators(path);
     const Expected<std::string> text = readTextFile(path.toStdString());
     if (!text) {
         if (error)
@@ -58,17 +60,24 @@ bool MainWindow::openFile(const QString& path, QString* error)
     Expected<Plan> plan = readPlan(*text, m_document->presets(), options);
     if (!plan) {
         if (error)
-            *error = QString::fromStdString(plan.error().toString());
+            *error = shown + QStringLiteral(": ") + QString::fromStdString(plan.error().toString());
         return false;
     }
+    // Kept absolute in memory, as an import is: the session and a save elsewhere then find the
+    // config.json wherever the plan is written (saving rebases it to the plan's folder).
+    if (plan->model.form == ModelChoice::Form::HfConfig)
+        plan->model.hfConfigPath
+            = QDir(QFileInfo(path).absolutePath())
+                  .absoluteFilePath(QString::fromStdString(plan->model.hfConfigPath))
+                  .toStdString();
     m_document->reset(*plan, QFileInfo(path).absoluteFilePath());
     m_settings->addRecentFile(QFileInfo(path).absoluteFilePath());
     // The plan's pins, if it has a sibling PLAN.pins.json; a bad pins file never blocks the plan.
     QString pinsError;
     m_document->setPins(loadPins(pinsPathFor(path), m_document->presets(), &pinsError));
     statusBar()->showMessage(pinsError.isEmpty()
-            ? tr("Opened %1").arg(QDir::toNativeSeparators(path))
-            : tr("Opened %1; pins not read: %2").arg(QDir::toNativeSeparators(path), pinsError),
+            ? tr("Opened %1").arg(shown)
+            : tr("Opened %1; pins not read: %2").arg(shown, pinsError),
         pinsError.isEmpty() ? 4000 : 10000);
     return true;
 }
@@ -151,23 +160,38 @@ void MainWindow::newPlan()
 void MainWindow::restoreSession()
 {
     const QString last = m_settings->lastSessionPlan();
-    if (!last.isEmpty()) {
-        Expected<Plan> plan = readPlan(last.toStdString(), m_document->presets());
-        if (plan) {
-            m_document->reset(*plan);
-            return;
-        }
+    if (last.isEmpty()) {
+        loadDefaultPlan();
+        return;
+    }
+    // The session may name an imported config.json (by its absolute path): read it through the
+    // same capped reader as any plan.
+    ReadOptions options;
+    options.readFile = readTextFile;
+    Expected<Plan> plan = readPlan(last.toStdString(), m_document->presets(), options);
+    if (plan) {
+        m_document->reset(*plan);
+        return;
     }
     loadDefaultPlan();
+    // Never silently: say what was lost and why.
+    statusBar()->showMessage(tr("Could not restore the last session (%1); opened the default plan")
+                                 .arg(QString::fromStdString(plan.error().toString())));
 }
 
 bool MainWindow::importHfConfigFile(const QString& path, QString* error)
 {
     const Expected<std::string> text = readTextFile(path.toStdString());
-    Expected<ModelArch> arch = text ? importHfConfig(*text) : Expected<ModelArch>(text.error());
+    if (!text) {
+        if (error)
+            *error = QString::fromStdString(text.error().toString());
+        return false;
+    }
+    Expected<ModelArch> arch = importHfConfig(*text);
     if (!arch) {
         if (error)
-            *error = QString::fromStdString(arch.error().toString());
+            *error = QDir::toNativeSeparators(path) + QStringLiteral(": ")
+                + QString::fromStdString(arch.error().toString());
         return false;
     }
     Plan plan = m_document->plan();
@@ -193,12 +217,14 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event)
 void MainWindow::dropEvent(QDropEvent* event)
 {
     const QString path = event->mimeData()->urls().front().toLocalFile();
-    QFile file(path);
-    const bool isPlan
-        = file.open(QIODevice::ReadOnly) && file.read(4096).contains("\"envelope.plan\"");
+    // Sniffed through the capped reader too: QFile::open on a dropped fifo would block.
+    const Expected<std::string> text = readTextFile(path.toStdString());
     QString error;
     bool ok = false;
-    if (isPlan) {
+    if (!text) {
+        error = QString::fromStdString(text.error().toString());
+    } else if (std::string_view(*text).substr(0, 4096).find("\"envelope.plan\"")
+        != std::string_view::npos) {
         if (!maybeSave())
             return;
         ok = openFile(path, &error);
@@ -250,7 +276,7 @@ void MainWindow::exportChartSvg()
 void MainWindow::exportWindowPng()
 {
     const QString path = exportPath(tr("PNG image (*.png)"), QStringLiteral("png"));
-    if (!path.isEmpty() && !grabWidget(this, size()).save(path, "PNG"))
+    if (!path.isEmpty() && !savePng(grabWidget(this, size()), path))
         showError(tr("Export failed"), tr("Could not write %1").arg(path));
 }
 

@@ -1,0 +1,112 @@
+#include "checks.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "estimate/estimate.h"
+#include "whatif/whatif.h"
+
+namespace envelope::fuzz {
+
+const PresetLibrary& presets()
+{
+    static const PresetLibrary library = [] {
+        Expected<PresetLibrary> lib = builtinPresets();
+        if (!lib)
+            fail("built-in presets: " + lib.error().toString());
+        return std::move(lib).value();
+    }();
+    return library;
+}
+
+const ReadOptions& readOptions()
+{
+    static const ReadOptions options = [] {
+        ReadOptions o;
+        o.readFile = [](const std::string&) -> Expected<std::string> {
+            return std::string(R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 64,
+                "n_head": 2, "vocab_size": 100, "n_positions": 128})");
+        };
+        return o;
+    }();
+    return options;
+}
+
+void fail(const std::string& what)
+{
+    std::fprintf(stderr, "fuzz check failed: %s\n", what.c_str());
+    std::abort();
+}
+
+void checkRefusal(const Error& error, bool needsPath)
+{
+    if (error.message.empty())
+        fail("a refusal without a message");
+    if (needsPath && error.path.empty())
+        fail("a refusal without a JSON path: " + error.toString());
+    if (error.toString().size() > 5000)
+        fail("an unbounded message");
+}
+
+namespace {
+
+void finite(double v, const char* figure)
+{
+    if (!std::isfinite(v))
+        fail(std::string("an accepted plan gives a non-finite ") + figure);
+}
+
+// Every number in the result JSON: null is written only for a non-finite figure.
+void noNulls(const nlohmann::json& j, const std::string& path)
+{
+    if (j.is_null())
+        fail("result JSON has null (a non-finite figure) at " + path);
+    if (j.is_object())
+        for (const auto& [key, value] : j.items())
+            noNulls(value, path + "." + key);
+    if (j.is_array())
+        for (std::size_t i = 0; i < j.size(); ++i)
+            noNulls(j[i], path + "[" + std::to_string(i) + "]");
+}
+
+} // namespace
+
+void checkAccepted(const Plan& plan, const PresetLibrary& library)
+{
+    EstimateOptions options;
+    options.explain = true;
+    const Estimate e = estimate(plan, options);
+    finite(e.training.perGpu.total(), "training.per_gpu_bytes.total");
+    finite(e.compute.stepTimeS, "training.step_time_s");
+    finite(e.compute.tokensPerS, "training.tokens_per_s");
+    finite(e.compute.trainTimeS, "training.train_time_s");
+    finite(e.compute.gpuHours, "training.gpu_hours");
+    finite(e.compute.cost, "training.cost");
+    for (const Explanation& x : e.explain)
+        finite(x.value, x.figure.c_str());
+    noNulls(nlohmann::json::parse(writeResult(plan, e)), "result");
+
+    // What-if: every suggestion is a valid plan and is what it says.
+    for (const FitSuggestion& s : suggestFits(plan)) {
+        if (auto error = validatePlan(s.plan))
+            fail("suggestion \"" + s.description + "\" is invalid: " + error->toString());
+        const Estimate changed = estimate(s.plan);
+        if (changed.training.fits != s.makesItFit)
+            fail(
+                "suggestion \"" + s.description + "\" claims fits=" + std::to_string(s.makesItFit));
+    }
+
+    // estimate(read(write(plan))) == estimate(plan).
+    const Expected<Plan> again = readPlan(writePlan(plan), library, readOptions());
+    if (!again)
+        fail("a written plan does not read back: " + again.error().toString());
+    const Estimate e2 = estimate(*again);
+    if (e2.training.perGpu.total() != e.training.perGpu.total()
+        || e2.compute.stepTimeS != e.compute.stepTimeS)
+        fail("estimate changes over a write/read round trip");
+}
+
+} // namespace envelope::fuzz
