@@ -44,6 +44,7 @@ struct TenantInfo {
     double MemoryBreakdown::*bytes;
     bool training; // held during a training step (training JSON, report, charts)
     int stack; // position in a stacked bar, from the bottom (charts stack by this, not by row)
+    bool optional = false; // reports and summaries list it only when non-zero (LoRA adapters)
 };
 
 // In result-JSON order (design.md, docs/cli.md); total() also sums in this order.
@@ -63,7 +64,7 @@ inline constexpr std::array kTenantTable {
         &MemoryBreakdown::overhead, true, 6 },
     // LoRA adapters (training.lora): small trained states stacked on the frozen base's states.
     TenantInfo { Tenant::Lora, "lora", "LoRA adapters", "LoRA adapters", TenantColorRole::Black,
-        &MemoryBreakdown::lora, true, 3 },
+        &MemoryBreakdown::lora, true, 3, true },
 };
 
 inline double MemoryBreakdown::total() const
@@ -74,12 +75,21 @@ inline double MemoryBreakdown::total() const
     return sum;
 }
 
+// Whether a report row for `tenant` holding `bytes` is worth printing: every tenant always, but an
+// optional one (LoRA adapters) only when the plan has it.
+inline bool tenantShown(Tenant tenant, double bytes);
+
 constexpr const TenantInfo& tenantInfo(Tenant tenant)
 {
     for (const TenantInfo& row : kTenantTable)
         if (row.id == tenant)
             return row;
     return kTenantTable.front(); // unreachable: every Tenant has a row (tests/core/test_tenants)
+}
+
+inline bool tenantShown(Tenant tenant, double bytes)
+{
+    return !tenantInfo(tenant).optional || bytes != 0;
 }
 
 inline constexpr std::size_t kTrainingTenantCount

@@ -285,12 +285,16 @@ void readGpuFields(FieldReader& f, Gpu& gpu, bool requireFigures)
             { "memory_bytes", "bf16_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps" })
             f.require(key);
     f.string("name", gpu.name);
-    if (f.number("memory_bytes", gpu.memoryBytes, Range::above(0, kMaxMemoryBytes))
-        && f.get("memory_bytes") && gpu.memoryBytes < kMinMemoryBytes)
+    // A positive figure under 100 MB is a size typed in GB ("memory_bytes": 80): say so; any
+    // other out-of-range value gets the plain range.
+    const nlohmann::json* memory = f.get("memory_bytes");
+    const double written = memory && memory->is_number() ? memory->get<double>() : 0.0;
+    if (std::isfinite(written) && written > 0 && written < kMinMemoryBytes)
         f.fail(f.pathOf("memory_bytes"),
             fmt::format("must be >= 1e8 bytes (100 MB), got {}: did you mean {} GB = {} bytes?",
-                formatNumber(gpu.memoryBytes), formatNumber(gpu.memoryBytes),
-                formatNumber(gpu.memoryBytes * 1e9)));
+                formatNumber(written), formatNumber(written), formatNumber(written * 1e9)));
+    else
+        f.number("memory_bytes", gpu.memoryBytes, Range::closed(kMinMemoryBytes, kMaxMemoryBytes));
     const auto scaled = [&](const char* key, double& out, Range range, double scale) {
         double written = toScaled(out, scale);
         if (f.number(key, written, range))

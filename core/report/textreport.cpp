@@ -92,8 +92,8 @@ Table trainingMemory(const Estimate& e, ByteUnits units)
     const TrainingMemory& m = e.training;
     Table t { "Training memory per GPU (most-loaded GPU)", {}, {} };
     for (Tenant tenant : kTrainingTenants)
-        t.add(std::string(tenantInfo(tenant).label),
-            humanBytes(m.perGpu.*tenantInfo(tenant).bytes, units));
+        if (const double b = m.perGpu.*tenantInfo(tenant).bytes; tenantShown(tenant, b))
+            t.add(std::string(tenantInfo(tenant).label), humanBytes(b, units));
     t.add("total", humanBytes(m.perGpu.total(), units));
     t.add("GPU memory", humanBytes(m.gpuMemoryBytes, units));
     t.add("usable (fits line)", humanBytes(m.usableBytes, units));
@@ -321,8 +321,8 @@ std::string formatSummaryMarkdown(
         tc.pp, tc.cp, tc.microBatch, tc.seqLen);
     md += fmt::format("| Per GPU | {} |\n|---|---:|\n", unitLabel(units));
     for (Tenant tenant : kTrainingTenants)
-        md += fmt::format(
-            "| {} | {} |\n", tenantInfo(tenant).name, bytes(m.perGpu.*tenantInfo(tenant).bytes));
+        if (const double b = m.perGpu.*tenantInfo(tenant).bytes; tenantShown(tenant, b))
+            md += fmt::format("| {} | {} |\n", tenantInfo(tenant).name, bytes(b));
     md += fmt::format("| **Total** | **{}** |\n", bytes(m.perGpu.total()));
     md += fmt::format("| HBM | {} |\n\n", bytes(m.gpuMemoryBytes));
     const double room = m.gpuMemoryBytes - m.perGpu.total();

@@ -9,7 +9,7 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "serving/serving.h"
-#include "test_serving_fixtures.h"
+#include "fixtures.h"
 #include "training/activations.h"
 #include "training/memory.h"
 

@@ -6,7 +6,7 @@
 #include "model/model.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
-#include "test_serving_fixtures.h"
+#include "fixtures.h"
 #include "training/lora.h"
 #include "training/memory.h"
 

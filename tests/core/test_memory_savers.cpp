@@ -3,7 +3,7 @@
 // step. Expectations are hand calculations written out here.
 #include <gtest/gtest.h>
 
-#include "test_compute_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {

@@ -126,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(Table, PlanBadInput,
             { { "/gpu",
                 J { { "memory_bytes", 0 }, { "bf16_tflops", 1 }, { "hbm_gbps", 1 },
                     { "intra_node_gbps", 1 }, { "inter_node_gbps", 1 } } } },
-            "gpu.memory_bytes: must be > 0 and <= 1e13, got 0" },
+            "gpu.memory_bytes: must be 1e8..1e13, got 0" },
         // Unit slips (issue 11): 80 typed for 80 GB, gigabits typed into GB/s fields.
         BadPlan { "GpuMemoryInGigabytes",
             { { "/gpu",

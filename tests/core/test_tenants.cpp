@@ -19,9 +19,9 @@ namespace {
 TEST(Tenants, EveryTenantHasOneRow)
 {
     for (Tenant t : { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer, Tenant::Activations,
-             Tenant::KvCache, Tenant::Overhead })
+             Tenant::KvCache, Tenant::Overhead, Tenant::Lora })
         EXPECT_EQ(tenantInfo(t).id, t);
-    EXPECT_EQ(kTenantTable.size(), 6u);
+    EXPECT_EQ(kTenantTable.size(), 7u);
 }
 
 // design.md "Result JSON": per_gpu_bytes.{weights,gradients,optimizer,activations,overhead,total}
@@ -29,9 +29,9 @@ TEST(Tenants, EveryTenantHasOneRow)
 TEST(Tenants, ResultJsonKeysFollowTheContract)
 {
     const std::vector<std::string> training { "weights", "gradients", "optimizer", "activations",
-        "overhead", "total" };
+        "overhead", "lora", "total" };
     const std::vector<std::string> serving { "weights", "gradients", "optimizer", "activations",
-        "kv_cache", "overhead", "total" };
+        "kv_cache", "overhead", "lora", "total" };
     Plan plan = testing::seedGrpoPlan();
     plan.name = "tenants";
     const nlohmann::ordered_json j
@@ -51,11 +51,11 @@ TEST(Tenants, ResultJsonKeysFollowTheContract)
 TEST(Tenants, StackingOrder)
 {
     EXPECT_EQ(kStackedTenants,
-        (std::array { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer, Tenant::KvCache,
-            Tenant::Activations, Tenant::Overhead }));
+        (std::array { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer, Tenant::Lora,
+            Tenant::KvCache, Tenant::Activations, Tenant::Overhead }));
     EXPECT_EQ(kTrainingTenants,
-        (std::array { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer, Tenant::Activations,
-            Tenant::Overhead }));
+        (std::array { Tenant::Weights, Tenant::Gradients, Tenant::Optimizer, Tenant::Lora,
+            Tenant::Activations, Tenant::Overhead }));
 }
 
 // Two rows at one stack position would stack in an unspecified order (std::ranges::sort).

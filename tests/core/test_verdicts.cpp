@@ -4,9 +4,7 @@
 
 #include <cmath>
 
-#include "planio_fixtures.h"
-#include "test_compute_fixtures.h"
-#include "test_training_fixtures.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
@@ -31,7 +29,7 @@ TEST(TrainingVerdict, SevenBZero3OnTwoGpusAgainstTheUsableFraction)
 {
     // Seed 003 case A under ZeRO-3 on 2 GPUs: 16 B x 7e9 / 2 = 56 GB of states plus
     // 12 x 32 x 4096 x 4096 x 2 = 12.88 GB of activations = 68.88 GB per GPU.
-    const BareModel m = bareModel(7e9, 32, 4096);
+    const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.zeroStage = 3;
     const double total = 16 * 7e9 / 2 + 12.0 * 32 * 4096 * 4096 * 2;

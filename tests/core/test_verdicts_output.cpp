@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "planio_fixtures.h"
+#include "fixtures.h"
 #include "report/textreport.h"
 #include "serving/serving.h"
 

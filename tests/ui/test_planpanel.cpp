@@ -38,15 +38,15 @@ bool waitForSearch(PlanPanel& panel)
 
 } // namespace
 
-class TestPlanPanel : public QObject {
+class TestPlanPanel : public uitest::PanelTest<PlanPanel> {
     Q_OBJECT
 private slots:
     void init()
     {
-        QVERIFY(uitest::openPanel(m_settings, m_document, m_panel));
+        QVERIFY(openPanel());
         QVERIFY(waitForSearch(*m_panel)); // the first show searches
     }
-    void cleanup() { uitest::closePanel(m_settings, m_document, m_panel); }
+    void cleanup() { closePanel(); }
 
     void findFillsTheTableWithTheCoresCandidates()
     {
@@ -59,7 +59,7 @@ private slots:
         SearchOptions options;
         options.goal = SearchGoal::MinGpus;
         options.top = 200;
-        const SearchResult expected = search(m_document->plan(), options);
+        const SearchResult expected = search(m_doc->plan(), options);
         const SearchResult& shown = m_panel->result();
         QCOMPARE(shown.feasible, expected.feasible);
         QCOMPARE(m_panel->table()->rowCount(), int(expected.candidates.size()));
@@ -77,7 +77,7 @@ private slots:
     {
         Expected<Plan> large = readPlan(kLargePlan, uitest::presets());
         QVERIFY(large.ok());
-        m_document->reset(*large);
+        m_doc->reset(*large);
         QSignalSpy finished(m_panel.get(), &PlanPanel::searchFinished);
         m_panel->startSearch();
         QVERIFY(m_panel->isSearching());
@@ -92,7 +92,7 @@ private slots:
 
     void doubleClickAppliesACandidateAsOneUndoStep()
     {
-        const Plan before = m_document->plan();
+        const Plan before = m_doc->plan();
         QTableWidget* table = m_panel->table();
         // The first candidate whose layout differs from the plan.
         int row = -1;
@@ -105,22 +105,17 @@ private slots:
         const Candidate chosen
             = m_panel->result()
                   .candidates[size_t(table->item(row, 0)->data(Qt::UserRole).toInt() - 1)];
-        const int steps = m_document->undoStack()->count();
+        const int steps = m_doc->undoStack()->count();
         const QRect cell = table->visualItemRect(table->item(row, 1));
         // A user's double-click: press and release, then the double-click event.
         QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
         QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, cell.center());
-        QCOMPARE(m_document->undoStack()->count(), steps + 1);
-        QVERIFY(m_document->plan() == applyLayout(before, chosen.layout));
-        QVERIFY(m_document->isValid());
-        m_document->undoStack()->undo();
-        QVERIFY(m_document->plan() == before);
+        QCOMPARE(m_doc->undoStack()->count(), steps + 1);
+        QVERIFY(m_doc->plan() == applyLayout(before, chosen.layout));
+        QVERIFY(m_doc->isValid());
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan() == before);
     }
-
-private:
-    std::unique_ptr<Settings> m_settings;
-    std::unique_ptr<PlanDocument> m_document;
-    std::unique_ptr<PlanPanel> m_panel;
 };
 
 ENVELOPE_UI_TEST_MAIN(TestPlanPanel)

@@ -159,9 +159,6 @@ void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, dou
         m_totalTexts.push_back(text);
     }
 
-    m_totalTexts.clear();
-    for (int c = 0; c < columns; ++c)
-        m_totalTexts.push_back(bytesText(totalBytes[std::size_t(c)], units));
     // The category labels are set in placeOverlays(), which knows the plot's width.
 
     m_hbm = finite(toDisplayUnits(hbmBytes, units));

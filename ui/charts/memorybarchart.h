@@ -98,8 +98,6 @@ private:
     int m_highlighted = -1;
     bool m_twoLineLabels = false; // category labels broken onto two lines (narrow plot)
     FormulaProvider m_formulaProvider;
-    std::vector<PinnedColumn> m_pinned;
-    QStringList m_pinnedNames; // per drawn pinned column, for its tooltip
 };
 
 } // namespace envelope::ui
