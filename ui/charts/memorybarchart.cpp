@@ -21,10 +21,6 @@
 
 namespace envelope::ui {
 namespace {
-QString bytesText(double bytes, ByteUnits units)
-{
-    return QString::fromStdString(formatBytes(bytes, units));
-}
 
 double finite(double v)
 {

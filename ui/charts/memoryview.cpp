@@ -9,4 +9,9 @@ double tenantBytes(const MemoryBreakdown& breakdown, Tenant tenant)
     return breakdown.*tenantInfo(tenant).bytes;
 }
 
+QString bytesText(double bytes, ByteUnits units)
+{
+    return QString::fromStdString(formatBytes(bytes, units));
+}
+
 } // namespace envelope::ui

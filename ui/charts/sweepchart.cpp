@@ -122,7 +122,7 @@ void SweepChart::setResults(
     replaceIfChanged(m_hbmLine, QList<QPointF> { { left, hbm }, { right, hbm } });
     replaceIfChanged(m_usableLine,
         QList<QPointF> { { left, hbm * kUsableFraction }, { right, hbm * kUsableFraction } });
-    m_hbmLine->setName(tr("HBM %1").arg(QString::fromStdString(formatBytes(hbmBytes, units))));
+    m_hbmLine->setName(tr("HBM %1").arg(bytesText(hbmBytes, units)));
     m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
 
     m_first = first;

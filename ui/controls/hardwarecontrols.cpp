@@ -6,6 +6,7 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 
+#include "charts/memoryview.h"
 #include "controls/choicecombo.h"
 #include "document/plandocument.h"
 
@@ -65,7 +66,7 @@ void HardwareControls::refresh()
     const Gpu& gpu = plan.gpu.gpu;
     m_gpuNote->setText(
         tr("%1 HBM, %2 TFLOP/s BF16, %3 GPUs per node")
-            .arg(QString::fromStdString(formatBytes(gpu.memoryBytes, this->document()->units())))
+            .arg(bytesText(gpu.memoryBytes, this->document()->units()))
             .arg(gpu.bf16Flops / 1e12, 0, 'f', 0)
             .arg(plan.cluster.gpusPerNode));
     const QSignalBlocker block(m_gpus);

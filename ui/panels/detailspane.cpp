@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 
+#include "charts/memoryview.h"
 #include "widgets/elidingdelegate.h"
 
 #include <map>
@@ -39,7 +40,7 @@ DetailsPane::DetailsPane(QWidget* parent)
 QString DetailsPane::valueText(const Explanation& e, ByteUnits units)
 {
     if (e.unit == "bytes")
-        return QString::fromStdString(formatBytes(e.value, units));
+        return bytesText(e.value, units);
     if (e.unit == "params" || e.unit.empty())
         return std::abs(e.value) >= 1e4 ? QString::fromStdString(formatCount(e.value))
                                         : QLocale().toString(e.value, 'g', 6);

@@ -17,6 +17,7 @@
 
 #include <atomic>
 
+#include "charts/memoryview.h"
 #include "charts/paretochart.h"
 #include "document/plandocument.h"
 #include "search/solution.h"
@@ -330,7 +331,7 @@ void PlanPanel::fillTable()
                     : l.offloadOptimizer         ? tr("optimizer")
                                                  : tr("none")));
         number(Batch, l.microBatch, QStringLiteral("%1 × %2").arg(l.microBatch).arg(l.gradAccum));
-        number(Memory, c.perGpuBytes, QString::fromStdString(formatBytes(c.perGpuBytes, units)));
+        number(Memory, c.perGpuBytes, bytesText(c.perGpuBytes, units));
         number(Tokens, c.tokensPerS, QString::number(c.tokensPerS, 'f', 0));
         number(Step, c.stepTimeS, QString::fromStdString(formatDuration(c.stepTimeS)));
         number(Cost, c.cost, QStringLiteral("$%1").arg(c.cost, 0, 'f', 0));
@@ -345,7 +346,7 @@ QString PlanPanel::describe(const Candidate& c) const
 {
     return QStringLiteral("%1: %2 per GPU, %3 tokens/s")
         .arg(QString::fromStdString(describeChanges(m_searchedPlan, c.layout)),
-            QString::fromStdString(formatBytes(c.perGpuBytes, m_document->units())),
+            bytesText(c.perGpuBytes, m_document->units()),
             QString::number(c.tokensPerS, 'f', 0));
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charts/memoryview.h"
 #include "charts/memorybarchart.h"
 #include "charts/rltimeline.h"
 #include "controls/rlcontrols.h"
@@ -192,8 +193,8 @@ void RlPanel::redraw()
     if (colocated)
         set("rl.colocated_peak_bytes",
             tr("peak %1 of %2")
-                .arg(QString::fromStdString(formatBytes(rl.colocatedPeakBytes, units)),
-                    QString::fromStdString(formatBytes(memory, units))));
+                .arg(bytesText(rl.colocatedPeakBytes, units),
+                    bytesText(memory, units)));
     else
         set("rl.colocated_peak_bytes", rl.fits ? tr("every pool fits") : tr("a pool overflows"));
     m_figures->setFigureColor(

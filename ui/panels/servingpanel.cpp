@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "charts/memorybarchart.h"
+#include "charts/memoryview.h"
 #include "charts/servingcurvechart.h"
 #include "controls/servingcontrols.h"
 #include "document/plandocument.h"
@@ -20,10 +21,6 @@
 
 namespace envelope::ui {
 namespace {
-QString bytes(double b, ByteUnits units)
-{
-    return QString::fromStdString(formatBytes(b, units));
-}
 QString duration(double s)
 {
     return QString::fromStdString(formatDuration(s));
@@ -161,13 +158,13 @@ void ServingPanel::redraw()
         tr("%1 (%2 / GPU)")
             .arg(smallBytesText(s.kvBytesPerToken, binary),
                 smallBytesText(s.kvBytesPerTokenPerGpu, binary)));
-    set("serving.kv_budget_bytes", bytes(s.kvBudgetBytes, units));
+    set("serving.kv_budget_bytes", bytesText(s.kvBudgetBytes, units));
     set("serving.max_tokens", tr("%L1 tokens").arg(qlonglong(s.maxTokens)));
     set("serving.max_sequences",
         tr("%L1 at %L2 tok").arg(qlonglong(s.maxSequences)).arg(c.context));
     set("serving.contiguous_waste_bytes",
         tr("%1 (%2%)")
-            .arg(bytes(s.contiguousWasteBytes, units))
+            .arg(bytesText(s.contiguousWasteBytes, units))
             .arg(s.contiguousWasteFraction * 100, 0, 'f', 0));
     // Rates at the requested concurrency only when it fits; otherwise greyed "does not fit".
     const QString doesNotFit = tr("does not fit");

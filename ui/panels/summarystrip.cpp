@@ -12,12 +12,6 @@
 #include "widgets/valuelabel.h"
 
 namespace envelope::ui {
-namespace {
-QString bytesText(double bytes, ByteUnits units)
-{
-    return QString::fromStdString(formatBytes(bytes, units));
-}
-} // namespace
 
 SummaryStrip::SummaryStrip(QWidget* parent)
     : QFrame(parent)
