@@ -53,42 +53,15 @@ int fail(const std::string& message)
     return kFailure;
 }
 
-struct LoadedPlan {
-    PresetLibrary presets;
-    Plan plan;
-};
-
-// Reads and validates a plan (with its --set overrides); on failure prints the error and sets
-// `status`.
-std::optional<LoadedPlan> loadPlan(
-    const std::string& path, int& status, const std::vector<std::string>& sets = {})
-{
-    std::optional<PlanFile> file = readPlanFile(path, sets, status);
-    if (!file)
-        return std::nullopt;
-    return LoadedPlan { std::move(file->presets), std::move(file->plan) };
-}
-
-Estimate estimateWithWarnings(const Plan& plan, bool explain)
-{
-    EstimateOptions options;
-    options.explain = explain;
-    Estimate e = estimate(plan, options);
-    for (std::string& w : planWarnings(plan))
-        if (std::find(e.warnings.begin(), e.warnings.end(), w) == e.warnings.end())
-            e.warnings.push_back(std::move(w));
-    return e;
-}
-
 int runEstimate(const std::string& path, const std::string& format, ByteUnits units,
     const std::vector<std::string>& sets)
 {
     int status = kOk;
-    std::optional<LoadedPlan> loaded = loadPlan(path, status, sets);
+    std::optional<PlanFile> loaded = readPlanFile(path, sets, status);
     if (!loaded)
         return status;
     const bool json = format == "json";
-    const Estimate e = estimateWithWarnings(loaded->plan, json);
+    const Estimate e = estimatePlan(loaded->plan, json);
     if (json)
         std::cout << writeResult(loaded->plan, e);
     else
@@ -102,10 +75,10 @@ int runExplain(const std::string& path, ByteUnits units, const std::vector<std::
     const std::string& filter)
 {
     int status = kOk;
-    std::optional<LoadedPlan> loaded = loadPlan(path, status, sets);
+    std::optional<PlanFile> loaded = readPlanFile(path, sets, status);
     if (!loaded)
         return status;
-    Estimate e = estimateWithWarnings(loaded->plan, true);
+    Estimate e = estimatePlan(loaded->plan, true);
     std::erase_if(e.explain,
         [&](const Explanation& x) { return x.figure.compare(0, filter.size(), filter) != 0; });
     if (e.explain.empty())
