@@ -3,6 +3,7 @@
 // setting the engine cannot express go to stderr, so `> ds_config.json` stays a valid file.
 #include "cmd_export.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "export/export.h"
@@ -43,6 +44,20 @@ int runExport(const ExportCommand& c)
     } else if (std::string error = writeFileAtomically(c.output, config.text); !error.empty()) {
         std::cerr << "envelope-cli: " << error << "\n";
         return kExitFailure;
+    }
+    // Companion files (PEFT adapter config, bitsandbytes config) go beside FILE, or to stderr.
+    for (const EngineConfig::Companion& companion : config.companions) {
+        if (c.output.empty()) {
+            std::cerr << "# " << companion.fileName << ":\n" << companion.text;
+            continue;
+        }
+        const std::string path
+            = (std::filesystem::path(c.output).parent_path() / companion.fileName).string();
+        if (std::string error = writeFileAtomically(path, companion.text); !error.empty()) {
+            std::cerr << "envelope-cli: " << error << "\n";
+            return kExitFailure;
+        }
+        std::cerr << "wrote " << path << "\n";
     }
     const bool commented = config.text.find("# Envelope export") != std::string::npos;
     if (!commented)

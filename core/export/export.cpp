@@ -227,6 +227,12 @@ void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::strin
 {
     const TrainingConfig& t = plan.training;
     const Precision p = precisionOf(t.recipe);
+    // Only the hf export carries adapters (PEFT's adapter_config.json); the others train the
+    // whole model from their config.
+    if (t.lora.enabled && engine != "the Hugging Face Trainer")
+        warnings.push_back(fmt::format("training.lora: {} cannot express LoRA adapters from its "
+                                       "config; export --to hf for a PEFT adapter config",
+            engine));
     if (!p.exact)
         warnings.push_back(fmt::format("training.recipe: a custom recipe; {} gets the closest "
                                        "precision setting (read from its bytes per parameter)",

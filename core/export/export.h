@@ -40,6 +40,13 @@ struct EngineConfig {
     std::vector<std::string> warnings; // plan choices the engine cannot express
     std::vector<std::string> figures; // Envelope's figures; also comments in `text` when the
                                       // format has comments (TOML, arguments, shell)
+    // Files the job needs beside `text` (the hf export's PEFT adapter_config.json and
+    // bitsandbytes quantization config when the plan has LoRA / QLoRA).
+    struct Companion {
+        std::string fileName;
+        std::string text;
+    };
+    std::vector<Companion> companions;
 };
 
 // `modelRepo` is the Hugging Face repository of the model ("" when unknown: the export then

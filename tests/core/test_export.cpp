@@ -224,6 +224,41 @@ TEST(ExportHf, TrainingArgumentsEveryKey)
     EXPECT_EQ(z2["optim"], "adamw_bnb_8bit");
 }
 
+// issue 15: "a PEFT LoraConfig when the plan has LoRA". PEFT's adapter_config.json keys
+// (LoraConfig.to_dict) with the Llama module names, and for a 4-bit NF4 base the bitsandbytes
+// config QLoRA loads the model with (Dettmers et al. 2023: nf4, double quantization, bf16
+// compute). The plan's values, written by hand: rank 16, alpha 32, q/k/v/o.
+TEST(ExportHf, LoraPlanCarriesPeftAdapterAndBitsAndBytesConfigs)
+{
+    const EngineConfig none = exportOf(defaultPlanWith({}), Engine::Hf);
+    EXPECT_TRUE(none.companions.empty());
+    const EngineConfig c = exportOf(
+        defaultPlanWith({ R"(training.lora={"rank": 16, "alpha": 32, "targets": ["q","k","v","o"],
+                             "base_bits": 4, "double_quant": true})" }),
+        Engine::Hf);
+    ASSERT_EQ(c.companions.size(), 2u);
+    EXPECT_EQ(c.companions[0].fileName, "adapter_config.json");
+    EXPECT_EQ(nlohmann::json::parse(c.companions[0].text),
+        nlohmann::json({ { "peft_type", "LORA" }, { "task_type", "CAUSAL_LM" }, { "r", 16 },
+            { "lora_alpha", 32.0 }, { "lora_dropout", 0.0 }, { "bias", "none" },
+            { "target_modules", { "q_proj", "k_proj", "v_proj", "o_proj" } } }));
+    EXPECT_EQ(c.companions[1].fileName, "bnb_config.json");
+    EXPECT_EQ(nlohmann::json::parse(c.companions[1].text),
+        nlohmann::json({ { "load_in_4bit", true }, { "bnb_4bit_quant_type", "nf4" },
+            { "bnb_4bit_use_double_quant", true }, { "bnb_4bit_compute_dtype", "bfloat16" } }));
+    const EngineConfig int8 = exportOf(
+        defaultPlanWith({ R"(training.lora={"rank": 8, "base_bits": 8})" }), Engine::Hf);
+    ASSERT_EQ(int8.companions.size(), 2u);
+    EXPECT_EQ(nlohmann::json::parse(int8.companions[0].text)["r"], 8);
+    EXPECT_EQ(nlohmann::json::parse(int8.companions[0].text)["target_modules"].size(), 7u);
+    EXPECT_EQ(nlohmann::json::parse(int8.companions[1].text),
+        nlohmann::json({ { "load_in_8bit", true } }));
+    EXPECT_FALSE(anyWarningMentions(c, "training.lora"));
+    EXPECT_TRUE(anyWarningMentions(
+        exportOf(defaultPlanWith({ R"(training.lora={"rank": 8})" }), Engine::DeepSpeed),
+        "training.lora"));
+}
+
 // The `vllm serve` words of the command (comments skipped), and the rollout block's.
 std::pair<std::vector<std::string>, std::vector<std::string>> vllmWords(const std::string& text)
 {

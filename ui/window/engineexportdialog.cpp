@@ -101,6 +101,10 @@ void EngineExportDialog::refresh()
     if (m_config.text.find("# Envelope export") == std::string::npos)
         for (const std::string& f : m_config.figures)
             launch += QString::fromStdString(f).toHtmlEscaped() + QStringLiteral("<br>");
+    for (const EngineConfig::Companion& companion : m_config.companions)
+        launch += tr("Beside it, <b>%1</b>:<pre>%2</pre>")
+                      .arg(QString::fromStdString(companion.fileName).toHtmlEscaped(),
+                          QString::fromStdString(companion.text).toHtmlEscaped());
     m_launch->setText(launch
         + tr("Launch: <code>%1</code>")
               .arg(QString::fromStdString(m_config.launch).toHtmlEscaped()));
