@@ -59,14 +59,20 @@ void finite(double v, const char* figure)
         fail(std::string("an accepted plan gives a non-finite ") + figure);
 }
 
-// Every number in the result JSON: null is written only for a non-finite figure.
+// Every number in the result JSON: null is written only for a non-finite figure, or for a
+// rate, time or cost a section withholds because its plan does not fit (the section then says
+// "throughput_valid": false; docs/plan-format.md, "Numbers in the result").
 void noNulls(const nlohmann::json& j, const std::string& path)
 {
     if (j.is_null())
         fail("result JSON has null (a non-finite figure) at " + path);
-    if (j.is_object())
+    if (j.is_object()) {
+        const auto valid = j.find("throughput_valid");
+        const bool withheld = valid != j.end() && valid->is_boolean() && !valid->get<bool>();
         for (const auto& [key, value] : j.items())
-            noNulls(value, path + "." + key);
+            if (!(withheld && value.is_null()))
+                noNulls(value, path + "." + key);
+    }
     if (j.is_array())
         for (std::size_t i = 0; i < j.size(); ++i)
             noNulls(j[i], path + "[" + std::to_string(i) + "]");
