@@ -67,6 +67,9 @@ fuzz() {
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS="$SANITIZE_FLAGS -fsanitize=fuzzer-no-link"
   cmake --build "$dir" -j "$JOBS" --target "${fuzz_harnesses[@]}"
+  # -timeout=60: an instrumented (ASan + coverage) build runs the estimator 20-50x slower, and a
+  # pathological accepted plan (micro_batch 1e6 x seq_len 1e8) sends "what makes it fit" through
+  # a planner search that takes 19 s there (1.3 s in a release build); a real hang still trips it.
   # One at a time, niced: the machine is shared. New inputs go to $dir/corpus, the committed
   # seeds in fuzz/corpus/ are only read; a crash is written to $dir/ and fails the run.
   local h
@@ -74,7 +77,7 @@ fuzz() {
     mkdir -p "$dir/corpus/$h"
     echo "== $h: ${seconds} s"
     if ! ( cd "$dir" && ASAN_OPTIONS=abort_on_error=1 nice -n 10 "fuzz/$h" \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -max_len=65536 \
         -print_final_stats=1 "corpus/$h" "../fuzz/corpus/${h#fuzz_}" >"$h.log" 2>&1 ); then
       tail -n 40 "$dir/$h.log"
       echo "$h: finding (input saved as $dir/crash-*)"

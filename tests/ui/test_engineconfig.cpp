@@ -20,12 +20,10 @@
 using namespace envelope;
 using namespace envelope::ui;
 
-class TestEngineConfig : public QObject {
+class TestEngineConfig : public uitest::WindowTest {
     Q_OBJECT
 private:
     QTemporaryDir m_dir;
-    std::unique_ptr<Settings> m_settings;
-    std::unique_ptr<MainWindow> m_window;
 
     void keepScreenshot(QWidget* widget, const QString& name)
     {
@@ -35,21 +33,8 @@ private:
     }
 
 private slots:
-    void init()
-    {
-        m_settings = std::make_unique<Settings>();
-        m_window = std::make_unique<MainWindow>(uitest::presets(), m_settings.get());
-        m_window->document()->reset(uitest::llama7bPlan());
-        m_window->resize(1280, 800);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    }
-    void cleanup()
-    {
-        m_window->document()->markSaved();
-        m_window.reset();
-        m_settings.reset();
-    }
+    void init() { QVERIFY(openWindow()); }
+    void cleanup() { closeWindow(); }
 
     void exportDialogShowsTheCoresTextForEachEngine()
     {

@@ -16,32 +16,17 @@
 using namespace envelope;
 using namespace envelope::ui;
 
-class TestPins : public QObject {
+class TestPins : public uitest::WindowTest {
     Q_OBJECT
 private:
     QTemporaryDir m_dir;
-    std::unique_ptr<Settings> m_settings;
-    std::unique_ptr<MainWindow> m_window;
 
     MemoryBarChart* chart() const { return m_window->trainingPanel()->memoryChart(); }
     SummaryStrip* summary() const { return m_window->trainingPanel()->findChild<SummaryStrip*>(); }
 
 private slots:
-    void init()
-    {
-        m_settings = std::make_unique<Settings>();
-        m_window = std::make_unique<MainWindow>(uitest::presets(), m_settings.get());
-        m_window->document()->reset(uitest::llama7bPlan());
-        m_window->resize(1280, 800);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    }
-    void cleanup()
-    {
-        m_window->document()->markSaved();
-        m_window.reset();
-        m_settings.reset();
-    }
+    void init() { QVERIFY(openWindow()); }
+    void cleanup() { closeWindow(); }
 
     void pinnedStackIsDrawnGhostedBesideThePlan()
     {

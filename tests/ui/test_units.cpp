@@ -70,32 +70,18 @@ void verifyAllBinary(const QStringList& texts, int atLeast)
 
 } // namespace
 
-class TestUnits : public QObject {
+class TestUnits : public uitest::WindowTest {
     Q_OBJECT
-private:
-    std::unique_ptr<Settings> m_settings;
-    std::unique_ptr<MainWindow> m_window;
-
 private slots:
     void init()
     {
-        m_settings = std::make_unique<Settings>();
-        m_window = std::make_unique<MainWindow>(uitest::presets(), m_settings.get());
         // Llama-2 7B at micro-batch 16 and 4K context does not fit an 80 GB H100: the summary
         // offers a change whose text carries bytes ("... saves 52.4 GB").
         Plan plan = uitest::llama7bPlan();
         plan.training.microBatch = 16;
-        m_window->document()->reset(plan);
-        m_window->resize(1400, 900);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(openWindow(plan, { 1400, 900 }));
     }
-    void cleanup()
-    {
-        m_window->document()->markSaved();
-        m_window.reset();
-        m_settings.reset();
-    }
+    void cleanup() { closeWindow(); }
 
     void everyVisibleTextShowsTheNewUnit_data()
     {

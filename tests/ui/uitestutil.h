@@ -14,6 +14,7 @@
 
 #include "document/plandocument.h"
 #include "document/settings.h"
+#include "window/mainwindow.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
 
@@ -87,6 +88,34 @@ protected:
     std::unique_ptr<ui::Settings> m_settings;
     std::unique_ptr<ui::PlanDocument> m_doc;
     std::unique_ptr<Panel> m_panel;
+};
+
+// A main-window test's fixture: fresh settings and the whole window on `plan` at `size`, shown.
+// The test class derives from it and calls openWindow() in init() and closeWindow() in cleanup().
+class WindowTest : public QObject {
+protected:
+    // False when the window never got exposed.
+    bool openWindow(const Plan& plan = llama7bPlan(), QSize size = { 1280, 800 })
+    {
+        m_settings = std::make_unique<ui::Settings>();
+        m_window = std::make_unique<ui::MainWindow>(presets(), m_settings.get());
+        m_window->document()->reset(plan);
+        m_window->resize(size);
+        m_window->show();
+        return QTest::qWaitForWindowExposed(m_window.get());
+    }
+
+    // Closes without the unsaved-changes prompt, then drops the settings the window refers to.
+    void closeWindow()
+    {
+        if (m_window)
+            m_window->document()->markSaved();
+        m_window.reset();
+        m_settings.reset();
+    }
+
+    std::unique_ptr<ui::Settings> m_settings;
+    std::unique_ptr<ui::MainWindow> m_window;
 };
 
 } // namespace envelope::uitest
