@@ -41,6 +41,19 @@ std::string numberText(double v);
 // Warnings shared by the training exporters.
 void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::string_view engine);
 
+// A training export's opening: engine, file name, the figures block and the shared warnings
+// (`engineName` is how the warnings name the engine).
+EngineConfig startTrainingExport(const Plan& plan, const Estimate& estimate, Engine engine,
+    std::string fileName, std::string_view engineName);
+
+// The launcher's node count and processes per node: ceil(gpus / gpus_per_node) nodes (at least
+// one), min(gpus, gpus_per_node) per node.
+struct NodeLayout {
+    int nodes = 1;
+    int perNode = 1;
+};
+NodeLayout nodeLayout(const Plan& plan);
+
 EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate);
 EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate);
 EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate);

@@ -14,11 +14,8 @@ namespace envelope::exportdetail {
 EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate)
 {
     const TrainingConfig& t = plan.training;
-    EngineConfig out;
-    out.engine = Engine::DeepSpeed;
-    out.fileName = "ds_config.json";
-    out.figures = trainingFigures(plan, estimate);
-    warnCommon(plan, out.warnings, "DeepSpeed");
+    EngineConfig out
+        = startTrainingExport(plan, estimate, Engine::DeepSpeed, "ds_config.json", "DeepSpeed");
 
     nlohmann::ordered_json j;
     j["train_batch_size"] = globalBatch(plan);
@@ -76,9 +73,7 @@ EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate)
             t.seqLen));
 
     out.text = j.dump(2) + "\n";
-    const int nodes = std::max(1,
-        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
-    const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
+    const auto [nodes, perNode] = nodeLayout(plan);
     out.launch = nodes > 1
         ? fmt::format("deepspeed --hostfile hostfile --num_nodes {} --num_gpus {} train.py "
                       "--deepspeed {}",

@@ -223,6 +223,24 @@ std::string numberText(double v)
     return fmt::format("{}", v);
 }
 
+EngineConfig startTrainingExport(const Plan& plan, const Estimate& estimate, Engine engine,
+    std::string fileName, std::string_view engineName)
+{
+    EngineConfig out;
+    out.engine = engine;
+    out.fileName = std::move(fileName);
+    out.figures = trainingFigures(plan, estimate);
+    warnCommon(plan, out.warnings, engineName);
+    return out;
+}
+
+NodeLayout nodeLayout(const Plan& plan)
+{
+    const int perNode = std::max(1, plan.cluster.gpusPerNode);
+    return { std::max(1, (plan.cluster.gpus + perNode - 1) / perNode),
+        std::max(1, std::min(plan.cluster.gpus, plan.cluster.gpusPerNode)) };
+}
+
 void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::string_view engine)
 {
     const TrainingConfig& t = plan.training;

@@ -24,10 +24,10 @@ void addLoraCompanions(const Plan& plan, EngineConfig& out)
     const LoraConfig& lora = plan.training.lora;
     if (!lora.enabled)
         return;
-    static constexpr std::pair<LoraConfig::Target, const char*> kModules[] = {
-        { LoraConfig::Q, "q_proj" }, { LoraConfig::K, "k_proj" }, { LoraConfig::V, "v_proj" },
-        { LoraConfig::O, "o_proj" }, { LoraConfig::Gate, "gate_proj" }, { LoraConfig::Up, "up_proj" },
-        { LoraConfig::Down, "down_proj" } };
+    static constexpr std::pair<LoraConfig::Target, const char*> kModules[]
+        = { { LoraConfig::Q, "q_proj" }, { LoraConfig::K, "k_proj" }, { LoraConfig::V, "v_proj" },
+              { LoraConfig::O, "o_proj" }, { LoraConfig::Gate, "gate_proj" },
+              { LoraConfig::Up, "up_proj" }, { LoraConfig::Down, "down_proj" } };
     nlohmann::ordered_json targets = nlohmann::ordered_json::array();
     for (const auto& [target, module] : kModules)
         if (lora.targets & target)
@@ -64,11 +64,8 @@ void addLoraCompanions(const Plan& plan, EngineConfig& out)
 EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
     const TrainingConfig& t = plan.training;
-    EngineConfig out;
-    out.engine = Engine::Hf;
-    out.fileName = "training_args.json";
-    out.figures = trainingFigures(plan, estimate);
-    warnCommon(plan, out.warnings, "the Hugging Face Trainer");
+    EngineConfig out = startTrainingExport(
+        plan, estimate, Engine::Hf, "training_args.json", "the Hugging Face Trainer");
     const Precision p = precisionOf(t.recipe);
 
     nlohmann::ordered_json j;
@@ -134,9 +131,7 @@ EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::str
 
     out.text = j.dump(2) + "\n";
     addLoraCompanions(plan, out);
-    const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
-    const int nodes = std::max(1,
-        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
+    const auto [nodes, perNode] = nodeLayout(plan);
     out.launch = fmt::format("torchrun --nnodes {} --nproc_per_node {} train.py {}{}", nodes,
         perNode, out.fileName, modelRepo.empty() ? "" : "  # model: " + modelRepo);
     return out;

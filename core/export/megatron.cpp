@@ -14,11 +14,8 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
 {
     const TrainingConfig& t = plan.training;
     const ModelArch& a = plan.model.arch;
-    EngineConfig out;
-    out.engine = Engine::Megatron;
-    out.fileName = "megatron.args";
-    out.figures = trainingFigures(plan, estimate);
-    warnCommon(plan, out.warnings, "Megatron-LM");
+    EngineConfig out
+        = startTrainingExport(plan, estimate, Engine::Megatron, "megatron.args", "Megatron-LM");
     std::vector<std::string> args;
     const auto arg
         = [&](std::string flag, auto value) { args.push_back(fmt::format("{} {}", flag, value)); };
@@ -152,9 +149,7 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     for (const std::string& a : args)
         s += a + "\n";
     out.text = s;
-    const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
-    const int nodes = std::max(1,
-        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
+    const auto [nodes, perNode] = nodeLayout(plan);
     // xargs honours the quotes around --moe-layer-freq's expression; $(...) would not.
     out.launch = fmt::format("grep -v '^#' {} | xargs torchrun --nnodes {} --nproc_per_node {} "
                              "pretrain_gpt.py",

@@ -42,11 +42,8 @@ constexpr TitanModel kTitanModels[] = {
 EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
 {
     const TrainingConfig& t = plan.training;
-    EngineConfig out;
-    out.engine = Engine::TorchTitan;
-    out.fileName = "job.toml";
-    out.figures = trainingFigures(plan, estimate);
-    warnCommon(plan, out.warnings, "torchtitan");
+    EngineConfig out
+        = startTrainingExport(plan, estimate, Engine::TorchTitan, "job.toml", "torchtitan");
     const int dp = dataParallel(plan);
     const Precision p = precisionOf(t.recipe);
 
@@ -153,9 +150,7 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
             + std::string(sharded ? "true" : "false") + "\n";
     out.text = s;
 
-    const int perNode = std::min(plan.cluster.gpus, plan.cluster.gpusPerNode);
-    const int nodes = std::max(1,
-        (plan.cluster.gpus + plan.cluster.gpusPerNode - 1) / std::max(1, plan.cluster.gpusPerNode));
+    const auto [nodes, perNode] = nodeLayout(plan);
     out.launch = fmt::format("torchrun --nnodes {} --nproc_per_node {} -m torchtitan.train "
                              "--job.config_file {}",
         nodes, perNode, out.fileName);

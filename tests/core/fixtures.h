@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "compute/compute.h"
 #include "estimate/estimate.h"
@@ -203,18 +205,29 @@ inline TrainingConfig computeConfig()
     return c;
 }
 
+// A recipe by its bytes per parameter: weights, gradients, fp32 master, optimizer moments
+// (both), activations.
+inline RecipeChoice recipeOfBytes(std::string presetId, std::string name, double weights,
+    double gradients, double master, double moments, double activations)
+{
+    RecipeChoice r;
+    r.presetId = std::move(presetId);
+    r.recipe.name = std::move(name);
+    r.recipe.weightBytes = weights;
+    r.recipe.gradientBytes = gradients;
+    r.recipe.masterBytes = master;
+    r.recipe.momentBytes = moments;
+    r.recipe.activationBytes = activations;
+    return r;
+}
+
 // The seeds' setting: bf16 mixed 16 B/param (2 + 2 + 4 + 2x4), AdamW, ZeRO-0, batch 1 at 4k,
 // the simple k x L x B x S x h x bytes activation model with k x bytes = 24, no overhead.
 inline TrainingConfig seedConfig()
 {
     TrainingConfig c;
-    c.recipe.presetId = "bf16-mixed-16";
-    c.recipe.recipe.name = "bf16 mixed, fp32 master (16 B/param)";
-    c.recipe.recipe.weightBytes = 2;
-    c.recipe.recipe.gradientBytes = 2;
-    c.recipe.recipe.masterBytes = 4;
-    c.recipe.recipe.momentBytes = 4;
-    c.recipe.recipe.activationBytes = 2;
+    c.recipe
+        = recipeOfBytes("bf16-mixed-16", "bf16 mixed, fp32 master (16 B/param)", 2, 2, 4, 4, 2);
     c.optimizer = OptimizerKind::AdamW;
     c.zeroStage = 0;
     c.microBatch = 1;
@@ -256,12 +269,7 @@ inline Plan seedGrpoPlan()
     p.gpu.gpu = h100();
     p.cluster = Cluster { 8, 8 };
     TrainingConfig& t = p.training;
-    t.recipe.presetId = "bf16-mixed-18";
-    t.recipe.recipe.weightBytes = 2;
-    t.recipe.recipe.gradientBytes = 4;
-    t.recipe.recipe.masterBytes = 4;
-    t.recipe.recipe.momentBytes = 4;
-    t.recipe.recipe.activationBytes = 2;
+    t.recipe = recipeOfBytes("bf16-mixed-18", "", 2, 4, 4, 4, 2);
     t.optimizer = OptimizerKind::AdamW;
     t.zeroStage = 3;
     t.microBatch = 1;
