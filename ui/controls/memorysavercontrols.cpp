@@ -85,27 +85,16 @@ MemorySaverControls::MemorySaverControls(PlanDocument* document, QWidget* parent
             kRecomputeEveryControl);
     });
 
-    m_flash = addSwitch(tr("Flas&h attention"),
-        tr("No s x s attention scores kept (Dao et al. 2022)"), &TrainingConfig::flashAttention);
+    m_flash
+        = addSwitch(tr("Flas&h attention"), tr("No s x s attention scores kept (Dao et al. 2022)"),
+            [](Plan& p, bool on) { p.training.flashAttention = on; });
     m_offloadOptimizer = addSwitch(tr("Offloa&d optimizer to CPU"),
-        tr("Optimizer state in host memory (ZeRO-Offload)"), &TrainingConfig::offloadOptimizer);
+        tr("Optimizer state in host memory (ZeRO-Offload)"),
+        [](Plan& p, bool on) { p.training.offloadOptimizer = on; });
     m_offloadParams = addSwitch(tr("Offload parameters to CPU"),
-        tr("Weights in host memory between uses (ZeRO-Infinity)"), &TrainingConfig::offloadParams);
+        tr("Weights in host memory between uses (ZeRO-Infinity)"),
+        [](Plan& p, bool on) { p.training.offloadParams = on; });
     refresh();
-}
-
-QCheckBox* MemorySaverControls::addSwitch(
-    const QString& text, const QString& tip, bool TrainingConfig::*field)
-{
-    auto* check = new QCheckBox(text, this);
-    check->setToolTip(tip);
-    form()->addRow(QString(), check);
-    const QString name = QString(text).remove(QLatin1Char('&'));
-    connect(check, &QCheckBox::toggled, this, [this, name, field](bool on) {
-        edit(on ? tr("%1 on").arg(name) : tr("%1 off").arg(name),
-            [field, on](Plan& p) { p.training.*field = on; });
-    });
-    return check;
 }
 
 void MemorySaverControls::refresh()

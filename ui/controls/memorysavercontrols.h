@@ -25,8 +25,6 @@ protected:
     void refresh() override;
 
 private:
-    QCheckBox* addSwitch(const QString& text, const QString& tip, bool TrainingConfig::*field);
-
     QComboBox* m_recipe;
     QComboBox* m_optimizer;
     QComboBox* m_recompute;

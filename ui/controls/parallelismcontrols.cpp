@@ -34,14 +34,10 @@ ParallelismControls::ParallelismControls(PlanDocument* document, QWidget* parent
     m_ep = addDegree(tr("Expe&rt parallel:"), tr("EP: spreads MoE experts across GPUs"), kEpControl,
         &TrainingConfig::ep);
 
-    m_sequenceParallel = new QCheckBox(tr("Se&quence parallel (with TP)"), this);
-    m_sequenceParallel->setToolTip(
-        tr("Shards norm and dropout activations over the TP group (Korthikanti et al. 2022)"));
-    form()->addRow(QString(), m_sequenceParallel);
-    connect(m_sequenceParallel, &QCheckBox::toggled, this, [this](bool on) {
-        edit(on ? tr("Sequence parallel on") : tr("Sequence parallel off"),
-            [on](Plan& p) { p.training.sequenceParallel = on; });
-    });
+    m_sequenceParallel = addSwitch(
+        tr("Se&quence parallel (with TP)"),
+        tr("Shards norm and dropout activations over the TP group (Korthikanti et al. 2022)"),
+        [](Plan& p, bool on) { p.training.sequenceParallel = on; }, tr("Sequence parallel"));
     refresh();
 }
 

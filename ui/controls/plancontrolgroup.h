@@ -9,6 +9,7 @@
 
 #include "plan/plan.h"
 
+class QCheckBox;
 class QFormLayout;
 
 namespace envelope::ui {
@@ -42,6 +43,11 @@ protected:
     // Applies `change` to a copy of the plan and records it as one undoable edit.
     void edit(
         const QString& description, const std::function<void(Plan&)>& change, int mergeId = -1);
+
+    // A check box row; each toggle records "<undoName> on|off" as one edit through `set`.
+    // `undoName` defaults to the box's text without its mnemonic.
+    QCheckBox* addSwitch(const QString& text, const QString& tip,
+        std::function<void(Plan&, bool)> set, const QString& undoName = QString());
 
     PlanDocument* document() const { return m_document; }
     QFormLayout* form() const { return m_form; }

@@ -9,8 +9,8 @@
 #include <cmath>
 
 #include "controls/choicecombo.h"
-#include "document/plandocument.h"
 #include "controls/sliderspin.h"
+#include "document/plandocument.h"
 
 namespace envelope::ui {
 
@@ -20,8 +20,6 @@ RlControls::RlControls(PlanDocument* document, QWidget* parent)
     , m_placement(new ChoiceCombo(this))
     , m_prompts(new SliderSpin(SliderSpin::Scale::Log, 1, 4096))
     , m_groupSize(new QSpinBox(this))
-    , m_kl(new QCheckBox(tr("&KL to the reference"), this))
-    , m_offPolicy(new QCheckBox(tr("&One-step off-policy pipeline"), this))
 {
     m_algorithm->addItem(tr("PPO (critic + reward model)"), int(RlAlgorithm::Ppo));
     m_algorithm->addItem(tr("GRPO (group baseline)"), int(RlAlgorithm::Grpo));
@@ -80,16 +78,14 @@ RlControls::RlControls(PlanDocument* document, QWidget* parent)
     m_responseLen = addLength(tr("Respo&nse length:"), tr("Tokens generated per completion"),
         kRlResponseLenControl, &RlConfig::responseLen);
 
-    form()->addRow(QString(), m_kl);
-    connect(m_kl, &QCheckBox::toggled, this, [this](bool on) {
-        edit(on ? tr("KL on") : tr("KL off"), [on](Plan& p) { p.rl.kl = on; });
-    });
-    m_offPolicy->setToolTip(tr("Rollout of step k+1 overlaps training on step k (disjoint pools)"));
-    form()->addRow(QString(), m_offPolicy);
-    connect(m_offPolicy, &QCheckBox::toggled, this, [this](bool on) {
-        edit(on ? tr("Off-policy pipeline on") : tr("Off-policy pipeline off"),
-            [on](Plan& p) { p.rl.offPolicyPipeline = on; });
-    });
+    m_kl = addSwitch(
+        tr("&KL to the reference"),
+        tr("A frozen reference model scores every completion for the KL penalty"),
+        [](Plan& p, bool on) { p.rl.kl = on; }, tr("KL"));
+    m_offPolicy = addSwitch(
+        tr("&One-step off-policy pipeline"),
+        tr("Rollout of step k+1 overlaps training on step k (disjoint pools)"),
+        [](Plan& p, bool on) { p.rl.offPolicyPipeline = on; }, tr("Off-policy pipeline"));
     refresh();
 }
 
