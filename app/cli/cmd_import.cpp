@@ -125,7 +125,8 @@ int runImport(const ImportCommand& c)
               << (markdown ? "```json\n" : "") << writePlan(*plan) << (markdown ? "```\n" : "")
               << "\n"
               << report::formatReport(*plan, e, units,
-                     markdown ? report::ReportFormat::Markdown : report::ReportFormat::Text);
+                     markdown ? report::ReportFormat::Markdown : report::ReportFormat::Text,
+                     report::planSections(imported->planJson));
     return kExitOk;
 }
 
