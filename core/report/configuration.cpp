@@ -93,7 +93,8 @@ void addTrainingRows(Table& t, const Plan& plan, const Estimate& e, ByteUnits un
         t.add("LoRA",
             fmt::format("rank {}, alpha {}, {}-bit base{}", tc.lora.rank, number(tc.lora.alpha, 0),
                 tc.lora.baseBits, tc.lora.doubleQuant ? ", double quantization" : ""));
-    t.add("usable fraction", fmt::format("{} % of HBM (the fits line)", number(100 * tc.usableFraction)));
+    t.add("usable fraction",
+        fmt::format("{} % of HBM (the fits line)", number(100 * tc.usableFraction)));
     t.add("overhead",
         fmt::format("{} fixed + {} % fragmentation", humanBytes(tc.overhead.fixedBytes, units),
             number(100 * tc.overhead.fragmentation)));

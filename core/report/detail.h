@@ -25,7 +25,7 @@ struct Table {
 
 std::string yesNo(bool b);
 std::string number(double v, int decimals = 1); // "n/a" when not finite
-std::string duration(double s);                 // "n/a" unless finite and positive
+std::string duration(double s); // "n/a" unless finite and positive
 std::string usd(double v);
 
 // Aligned columns (text), or a "## title" heading (of `headingLevel` #s) and a pipe table
