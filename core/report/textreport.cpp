@@ -161,12 +161,12 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     // The step's terms as rl.cpp adds them: rollout, then the frozen models' forwards (the
     // reference; PPO's reward model and critic values too), then the update(s).
     const bool ppo = plan.rl.algorithm == RlAlgorithm::Ppo;
-    const auto phase = [](double s) { return s > 0 ? duration(s) : std::string("none"); };
+    const auto term = [](double s) { return s > 0 ? duration(s) : std::string("none"); };
     Table timing { "RL step", {}, {} };
-    timing.add("rollout", phase(r.rolloutS));
+    timing.add("rollout", term(r.rolloutS));
     timing.add(ppo ? "reference, reward and value forwards" : "reference forward",
-        phase(r.referenceS));
-    timing.add(ppo ? "policy and critic training" : "policy training", phase(r.trainS));
+        term(r.referenceS));
+    timing.add(ppo ? "policy and critic training" : "policy training", term(r.trainS));
     const bool overlapped = plan.rl.offPolicyPipeline && !colocated && r.rolloutS > 0;
     timing.add(overlapped ? "step (one step off-policy: max of rollout and the rest)"
                           : "step (the sum of the rows above)",
