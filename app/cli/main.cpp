@@ -96,7 +96,8 @@ int runHelp(const CLI::App& app, const std::string& command)
 {
     // App::help() would descend into the parsed `help` subcommand: ask the formatter directly.
     if (command.empty()) {
-        std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+        std::cout << app.get_formatter()->make_help(
+            &app, app.get_name(), CLI::AppFormatMode::Normal);
         return kOk;
     }
     std::string names;

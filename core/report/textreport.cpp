@@ -164,8 +164,8 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     const auto term = [](double s) { return s > 0 ? duration(s) : std::string("none"); };
     Table timing { "RL step", {}, {} };
     timing.add("rollout", term(r.rolloutS));
-    timing.add(ppo ? "reference, reward and value forwards" : "reference forward",
-        term(r.referenceS));
+    timing.add(
+        ppo ? "reference, reward and value forwards" : "reference forward", term(r.referenceS));
     timing.add(ppo ? "policy and critic training" : "policy training", term(r.trainS));
     const bool overlapped = plan.rl.offPolicyPipeline && !colocated && r.rolloutS > 0;
     timing.add(overlapped ? "step (one step off-policy: max of rollout and the rest)"
@@ -238,8 +238,8 @@ std::string formatSummaryMarkdown(
         md += fmt::format("**Fits**, {} headroom.", bytes(room));
         break;
     case Verdict::Tight:
-        md += fmt::format("**Tight**: above the usable {}, {} below HBM.",
-            bytes(m.usableBytes), bytes(room));
+        md += fmt::format(
+            "**Tight**: above the usable {}, {} below HBM.", bytes(m.usableBytes), bytes(room));
         break;
     case Verdict::Over:
         md += fmt::format("**Does not fit**: {} over.", bytes(-room));

@@ -1,5 +1,6 @@
-// Human-readable estimate reports (envelope-cli's text and Markdown, the app's copied summary): aligned text tables or Markdown, with every
-// byte figure in the unit the user chose (GB = 1e9 or GiB = 2^30, always labelled).
+// Human-readable estimate reports (envelope-cli's text and Markdown, the app's copied summary):
+// aligned text tables or Markdown, with every byte figure in the unit the user chose (GB = 1e9 or
+// GiB = 2^30, always labelled).
 //
 // A report opens with the configuration (model, GPUs, recipe, ZeRO, parallelism, batch,
 // recompute, framework, efficiency, offload: enough to reproduce the plan), then the sections
@@ -53,8 +54,8 @@ std::string formatReport(const Plan& plan, const Estimate& estimate, ByteUnits u
 // The app's "copy summary as Markdown": a heading, the training configuration table, the
 // training memory of the most-loaded GPU (every training tenant, total, HBM) in `units`, and
 // the verdict with the minimum GPU count and, when given, the best single change.
-std::string formatSummaryMarkdown(
-    const Plan& plan, const Estimate& estimate, ByteUnits units, const std::string& bestChange = {});
+std::string formatSummaryMarkdown(const Plan& plan, const Estimate& estimate, ByteUnits units,
+    const std::string& bestChange = {});
 
 // Every explained figure: "figure = value unit", its formula and its source.
 std::string formatExplanations(const Plan& plan, const Estimate& estimate, ByteUnits units);

@@ -382,9 +382,10 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
         minText = fmt::format(
             "smallest dp (a multiple of ep = {}) whose verdict is fits: fixed + (1 + f)(unsharded "
             "+ sharded / dp) <= usable = {} on every stage; stage {}: dp >= sharded / ((usable - "
-            "fixed) / (1 + f) - unsharded) = {} / ({} - {}) = {:.3f} -> dp {} x tp x pp x cp {} = {}",
-            setup.ep, gb(result.usableBytes), binding.stage, gb(binding.shardedBytesAtDp1), gb(room),
-            gb(binding.unshardedBytes),
+            "fixed) / (1 + f) - unsharded) = {} / ({} - {}) = {:.3f} -> dp {} x tp x pp x cp {} "
+            "= {}",
+            setup.ep, gb(result.usableBytes), binding.stage, gb(binding.shardedBytesAtDp1),
+            gb(room), gb(binding.unshardedBytes),
             binding.shardedBytesAtDp1 > 0
                 ? binding.shardedBytesAtDp1 / (room - binding.unshardedBytes)
                 : 1.0,
