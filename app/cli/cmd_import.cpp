@@ -120,12 +120,16 @@ int runImport(const ImportCommand& c)
         return kExitOk;
     }
     const bool markdown = c.format == "markdown";
+    // DeepSpeed, torchtitan and Megatron configs describe a training job: its report is the
+    // training sections (the plan's serving and RL keys are the default plan's).
+    const report::ReportSections trainingJob { true, true, false, false };
     std::cout << (markdown ? "## " : "") << "Read " << c.file << " as " << formatName(engine)
               << "\n\n"
               << (markdown ? "```json\n" : "") << writePlan(*plan) << (markdown ? "```\n" : "")
               << "\n"
               << report::formatReport(*plan, e, units,
-                     markdown ? report::ReportFormat::Markdown : report::ReportFormat::Text);
+                     markdown ? report::ReportFormat::Markdown : report::ReportFormat::Text,
+                     trainingJob);
     return kExitOk;
 }
 

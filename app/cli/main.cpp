@@ -1,11 +1,13 @@
 // envelope-cli: the estimator for scripts (design.md, "CLI"). Links the core only.
 //
 //   envelope-cli estimate PLAN.json [--format json|text|markdown] [--units gb|gib]
-//   envelope-cli explain PLAN.json [--units gb|gib]
+//                [--sections training,compute,serving,rl]
+//   envelope-cli explain PLAN.json [--units gb|gib] [--filter PREFIX]
 //   envelope-cli import-hf CONFIG.json [--model-only]
 //   envelope-cli presets [models|gpus|recipes|frameworks]
 //   envelope-cli calibrate PLAN.json --peak-gib X ...   (cmd_calibrate.cpp)
 //   envelope-cli export|import|compare ...   (cmd_export.cpp, cmd_import.cpp, cmd_compare.cpp)
+//   envelope-cli help [COMMAND]   envelope-cli --version
 // estimate, explain, export and compare take --set PATH=VALUE (repeatable).
 //
 // Exit status: 0 success, 2 a bad plan (stderr names the JSON path), 1 anything else.
@@ -14,6 +16,7 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -40,7 +43,9 @@ using io::loadPresets;
 using io::readTextFile;
 using report::formatExplanations;
 using report::formatReport;
+using report::parseReportSections;
 using report::ReportFormat;
+using report::ReportSections;
 using report::humanBytes;
 
 constexpr int kOk = 0;
@@ -53,21 +58,59 @@ int fail(const std::string& message)
     return kFailure;
 }
 
+// `sectionsText`: --sections as given, empty when absent (then the plan's own keys decide).
 int runEstimate(const std::string& path, const std::string& format, ByteUnits units,
-    const std::vector<std::string>& sets)
+    const std::vector<std::string>& sets, const std::optional<std::string>& sectionsText)
 {
+    const bool json = format == "json";
+    std::optional<ReportSections> chosen;
+    if (sectionsText) {
+        if (json) {
+            std::cerr << "envelope-cli: --sections: the result JSON always has every section "
+                         "(design.md); use it with --format text or markdown\n";
+            return kBadPlan;
+        }
+        Expected<ReportSections> parsed = parseReportSections(*sectionsText);
+        if (!parsed) {
+            std::cerr << "envelope-cli: " << parsed.error().toString() << "\n";
+            return kBadPlan;
+        }
+        chosen = *parsed;
+    }
     int status = kOk;
     std::optional<PlanFile> loaded = readPlanFile(path, sets, status);
     if (!loaded)
         return status;
-    const bool json = format == "json";
     const Estimate e = estimatePlan(loaded->plan, json);
     if (json)
         std::cout << writeResult(loaded->plan, e);
     else
         std::cout << formatReport(loaded->plan, e, units,
-            format == "markdown" ? ReportFormat::Markdown : ReportFormat::Text);
+            format == "markdown" ? ReportFormat::Markdown : ReportFormat::Text,
+            chosen.value_or(loaded->sections));
     return kOk;
+}
+
+// `envelope-cli help [COMMAND]`: the top help, or that subcommand's.
+int runHelp(const CLI::App& app, const std::string& command)
+{
+    // App::help() would descend into the parsed `help` subcommand: ask the formatter directly.
+    if (command.empty()) {
+        std::cout << app.get_formatter()->make_help(
+            &app, app.get_name(), CLI::AppFormatMode::Normal);
+        return kOk;
+    }
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_name() == command) {
+            std::cout << sub->help(app.get_name()); // "Usage: envelope-cli estimate ..."
+            return kOk;
+        }
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    std::cerr << "envelope-cli: help: unknown command \"" << command << "\"; commands: " << names
+              << "\n";
+    return kBadPlan;
 }
 
 // `filter`: keep only the figures whose name starts with it ("training.communication").
@@ -177,6 +220,10 @@ int run(int argc, char** argv)
     estimateCmd->add_option("--format", format, "json, text or markdown")
         ->check(CLI::IsMember({ "json", "text", "markdown" }));
     estimateCmd->add_option("--units", unitsText, "byte units of text output: gb or gib");
+    std::optional<std::string> sectionsText;
+    estimateCmd->add_option("--sections", sectionsText,
+        "text and markdown: the sections to print, comma-separated from training, compute, "
+        "serving, rl (default: those the plan has keys for)");
     addSetOption(estimateCmd, sets);
 
     CLI::App* explainCmd
@@ -195,6 +242,10 @@ int run(int argc, char** argv)
         = app.add_subcommand("presets", "List preset ids with one-line descriptions");
     presetsCmd->add_option("KIND", kind, "models, gpus, recipes or frameworks")
         ->check(CLI::IsMember({ "models", "gpus", "recipes", "frameworks" }));
+
+    std::string helpCommand;
+    CLI::App* helpCmd = app.add_subcommand("help", "Print this help, or a command's help");
+    helpCmd->add_option("COMMAND", helpCommand, "a command name");
 
     CalibrateOptions calibrateOptions;
     CLI::App* calibrateCmd = registerCalibrate(app, calibrateOptions);
@@ -218,6 +269,8 @@ int run(int argc, char** argv)
     if (!parseByteUnits(unitsText, units))
         return fail("--units: must be gb or gib, got \"" + unitsText + "\"");
 
+    if (*helpCmd)
+        return runHelp(app, helpCommand);
     if (solveChosen(*solveArgs))
         return runSolve(*solveArgs);
     if (*exportCommand.command)
@@ -229,7 +282,7 @@ int run(int argc, char** argv)
     if (*calibrateCmd)
         return runCalibrate(calibrateOptions);
     if (*estimateCmd)
-        return runEstimate(planPath, format, units, sets);
+        return runEstimate(planPath, format, units, sets, sectionsText);
     if (*explainCmd)
         return runExplain(planPath, units, sets, filter);
     if (*importCmd)

@@ -49,7 +49,8 @@ std::optional<PlanFile> readPlanFile(
         status = kExitBadPlan;
         return std::nullopt;
     }
-    return PlanFile { std::move(presets).value(), std::move(plan).value() };
+    return PlanFile { std::move(presets).value(), std::move(plan).value(),
+        report::planSections(planText) };
 }
 
 void addSetOption(CLI::App* command, std::vector<std::string>& sets)

@@ -10,6 +10,7 @@
 
 #include "estimate/estimate.h"
 #include "plan/presets.h"
+#include "report/textreport.h"
 
 namespace envelope::cli {
 
@@ -20,6 +21,8 @@ inline constexpr int kExitBadPlan = 2;
 struct PlanFile {
     PresetLibrary presets;
     Plan plan;
+    // The sections the plan is about, from its keys after --set (report::planSections).
+    report::ReportSections sections;
 };
 
 // Prints the error (naming the file and the JSON path) and sets `status` on failure: 2 for a bad

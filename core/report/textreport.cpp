@@ -6,64 +6,16 @@
 
 #include <fmt/format.h>
 
+#include "report/detail.h"
+
 namespace envelope::report {
 namespace {
 
-struct Table {
-    std::string title;
-    std::vector<std::string> header; // printed in text only when more than two columns
-    std::vector<std::vector<std::string>> rows;
-
-    void add(std::string label, std::string value)
-    {
-        rows.push_back({ std::move(label), std::move(value) });
-    }
-};
-
-std::string yesNo(bool b)
-{
-    return b ? "yes" : "no";
-}
-
-std::string number(double v, int decimals = 1)
-{
-    if (!std::isfinite(v))
-        return "n/a";
-    // Fixed notation of 1e300 is 300 digits; past 1e15 nothing but the magnitude is news.
-    if (std::fabs(v) >= 1e15)
-        return fmt::format("{:.3g}", v);
-    return fmt::format("{:.{}f}", v, decimals);
-}
-
-std::string duration(double s)
-{
-    return std::isfinite(s) && s > 0 ? formatDuration(s) : "n/a";
-}
+using namespace detail;
 
 std::string flops(double f)
 {
     return std::isfinite(f) ? fmt::format("{:.3g} FLOPs", f) : "n/a";
-}
-
-std::string usd(double v)
-{
-    if (!std::isfinite(v))
-        return "n/a";
-    return std::fabs(v) >= 1e15 ? fmt::format("USD {:.3g}", v) : fmt::format("USD {:.0f}", v);
-}
-
-Table header(const Plan& plan, const Estimate& e, ByteUnits units)
-{
-    Table t { "Plan", {}, {} };
-    t.add("name", plan.name);
-    t.add("model",
-        fmt::format("{} — {} parameters ({} active)", plan.model.arch.name, formatCount(e.params),
-            formatCount(e.activeParams)));
-    t.add("GPU",
-        fmt::format("{} x {} ({} per node), {} each", plan.cluster.gpus, plan.gpu.gpu.name,
-            plan.cluster.gpusPerNode, humanBytes(plan.gpu.gpu.memoryBytes, units)));
-    t.add("units", units == ByteUnits::GB ? "GB = 10^9 bytes" : "GiB = 2^30 bytes");
-    return t;
 }
 
 // "fits (8.1 GB headroom)", "tight: 84.8 GB is above the usable 77.0 GB (0.7 GB below HBM)",
@@ -98,7 +50,11 @@ Table trainingMemory(const Estimate& e, ByteUnits units)
     t.add("GPU memory", humanBytes(m.gpuMemoryBytes, units));
     t.add("usable (fits line)", humanBytes(m.usableBytes, units));
     t.add("verdict", verdictText(m, units));
-    t.add("min GPUs", m.minGpus > 0 ? std::to_string(m.minGpus) : "none fits");
+    // The fewest GPUs whose verdict is `fits` (at or below the usable line, not merely within
+    // HBM), growing data parallelism with TP x PP x CP kept.
+    t.add("min GPUs (verdict fits)",
+        m.minGpus > 0 ? std::to_string(m.minGpus)
+                      : "none: no data-parallel size brings it below the usable line");
     t.add("data parallel", std::to_string(m.dataParallel));
     t.add("host memory per node", humanBytes(m.hostBytesPerNode, units));
     return t;
@@ -202,10 +158,19 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
             roles.rows.push_back({ role.role, std::to_string(role.gpus),
                 humanBytes(role.perGpu.total(), units), yesNo(role.fits) });
     }
+    // The step's terms as rl.cpp adds them: rollout, then the frozen models' forwards (the
+    // reference; PPO's reward model and critic values too), then the update(s).
+    const bool ppo = plan.rl.algorithm == RlAlgorithm::Ppo;
+    const auto term = [](double s) { return s > 0 ? duration(s) : std::string("none"); };
     Table timing { "RL step", {}, {} };
-    timing.add("rollout", duration(r.rolloutS));
-    timing.add("training", duration(r.trainS));
-    timing.add("step", duration(r.stepS));
+    timing.add("rollout", term(r.rolloutS));
+    timing.add(
+        ppo ? "reference, reward and value forwards" : "reference forward", term(r.referenceS));
+    timing.add(ppo ? "policy and critic training" : "policy training", term(r.trainS));
+    const bool overlapped = plan.rl.offPolicyPipeline && !colocated && r.rolloutS > 0;
+    timing.add(overlapped ? "step (one step off-policy: max of rollout and the rest)"
+                          : "step (the sum of the rows above)",
+        duration(r.stepS));
     timing.add("steps per hour", number(r.stepsPerHour));
     timing.add("bottleneck", r.bottleneck.empty() ? "n/a" : r.bottleneck);
     if (!colocated && (r.suggestedRolloutGpus > 0 || r.suggestedTrainerGpus > 0))
@@ -213,67 +178,6 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
             fmt::format(
                 "{} rollout / {} trainer GPUs", r.suggestedRolloutGpus, r.suggestedTrainerGpus));
     return { roles, timing };
-}
-
-std::string renderText(const std::vector<Table>& tables)
-{
-    std::string out;
-    for (const Table& t : tables) {
-        out += t.title + "\n";
-        std::vector<std::vector<std::string>> rows = t.rows;
-        if (t.header.size() > 2)
-            rows.insert(rows.begin(), t.header);
-        std::vector<std::size_t> widths;
-        for (const auto& row : rows)
-            for (std::size_t i = 0; i < row.size(); ++i) {
-                widths.resize(std::max(widths.size(), row.size()));
-                widths[i] = std::max(widths[i], row[i].size());
-            }
-        for (const auto& row : rows) {
-            std::string line = " ";
-            for (std::size_t i = 0; i < row.size(); ++i)
-                line += " "
-                    + (i + 1 < row.size() ? fmt::format("{:<{}}", row[i], widths[i] + 1) : row[i]);
-            out += line + "\n";
-        }
-        out += "\n";
-    }
-    return out;
-}
-
-std::string escapeCell(const std::string& s)
-{
-    std::string out;
-    for (char c : s) {
-        if (c == '|')
-            out += '\\';
-        out += c;
-    }
-    return out;
-}
-
-std::string renderMarkdown(const std::vector<Table>& tables)
-{
-    std::string out;
-    for (const Table& t : tables) {
-        out += "## " + t.title + "\n\n";
-        const std::vector<std::string> head
-            = t.header.empty() ? std::vector<std::string> { "Figure", "Value" } : t.header;
-        std::string line = "|", rule = "|";
-        for (const std::string& h : head) {
-            line += " " + escapeCell(h) + " |";
-            rule += " --- |";
-        }
-        out += line + "\n" + rule + "\n";
-        for (const auto& row : t.rows) {
-            line = "|";
-            for (const std::string& cell : row)
-                line += " " + escapeCell(cell) + " |";
-            out += line + "\n";
-        }
-        out += "\n";
-    }
-    return out;
 }
 
 } // namespace
@@ -289,18 +193,25 @@ std::string humanBytes(double bytes, ByteUnits units)
     return formatBytesScaled(bytes, units);
 }
 
-std::string formatReport(const Plan& plan, const Estimate& e, ByteUnits units, ReportFormat format)
+std::string formatReport(const Plan& plan, const Estimate& e, ByteUnits units, ReportFormat format,
+    const ReportSections& sections)
 {
-    std::vector<Table> tables { header(plan, e, units), trainingMemory(e, units),
-        trainingCompute(plan, e), serving(plan, e, units) };
-    for (Table& t : rl(plan, e, units))
-        tables.push_back(std::move(t));
-    if (!e.warnings.empty()) {
-        Table w { "Warnings", {}, {} };
-        for (std::size_t i = 0; i < e.warnings.size(); ++i)
-            w.add(std::to_string(i + 1), e.warnings[i]);
+    std::vector<Table> tables { configuration(plan, e, units, sections) };
+    if (sections.training)
+        tables.push_back(trainingMemory(e, units));
+    if (sections.compute)
+        tables.push_back(trainingCompute(plan, e));
+    if (sections.serving)
+        tables.push_back(serving(plan, e, units));
+    if (sections.rl)
+        for (Table& t : rl(plan, e, units))
+            tables.push_back(std::move(t));
+    Table w { "Warnings", {}, {} };
+    for (const std::string& warning : e.warnings)
+        if (warningShown(warning, sections))
+            w.add(std::to_string(w.rows.size() + 1), warning);
+    if (!w.rows.empty())
         tables.push_back(std::move(w));
-    }
     if (format == ReportFormat::Markdown)
         return "# " + escapeCell(plan.name) + "\n\n" + renderMarkdown(tables);
     return renderText(tables);
@@ -311,14 +222,10 @@ std::string formatSummaryMarkdown(
 {
     const TrainingMemory& m = e.training;
     auto bytes = [units](double b) { return formatBytes(b, units); };
-    const TrainingConfig& tc = plan.training;
-    std::string md = fmt::format("### {}\n\n", plan.name);
-    md += fmt::format("{} ({} params) on {} × {}; ZeRO-{}, TP {}, PP {}, CP {}; "
-                      "micro-batch {} × {} tokens\n\n",
-        plan.model.arch.name.empty() ? plan.model.presetId : plan.model.arch.name,
-        formatCount(e.params), plan.cluster.gpus,
-        plan.gpu.gpu.name.empty() ? plan.gpu.presetId : plan.gpu.gpu.name, tc.zeroStage, tc.tp,
-        tc.pp, tc.cp, tc.microBatch, tc.seqLen);
+    std::string md = fmt::format("### {}\n\n", escapeCell(plan.name));
+    ReportSections trainingOnly;
+    trainingOnly.serving = trainingOnly.rl = false;
+    md += renderMarkdown({ configuration(plan, e, units, trainingOnly) }, 4);
     md += fmt::format("| Per GPU | {} |\n|---|---:|\n", unitLabel(units));
     for (Tenant tenant : kTrainingTenants)
         if (const double b = m.perGpu.*tenantInfo(tenant).bytes; tenantShown(tenant, b))
@@ -326,10 +233,22 @@ std::string formatSummaryMarkdown(
     md += fmt::format("| **Total** | **{}** |\n", bytes(m.perGpu.total()));
     md += fmt::format("| HBM | {} |\n\n", bytes(m.gpuMemoryBytes));
     const double room = m.gpuMemoryBytes - m.perGpu.total();
-    md += m.fits ? fmt::format("**Fits**, {} headroom.", bytes(room))
-                 : fmt::format("**Does not fit**: {} over.", bytes(-room));
-    md += m.minGpus > 0 ? fmt::format(" Min GPUs: {}.", m.minGpus)
-                        : std::string(" No GPU count fits at this parallelism.");
+    switch (m.verdict) {
+    case Verdict::Fits:
+        md += fmt::format("**Fits**, {} headroom.", bytes(room));
+        break;
+    case Verdict::Tight:
+        md += fmt::format(
+            "**Tight**: above the usable {}, {} below HBM.", bytes(m.usableBytes), bytes(room));
+        break;
+    case Verdict::Over:
+        md += fmt::format("**Does not fit**: {} over.", bytes(-room));
+        break;
+    }
+    // min_gpus is the fewest GPUs whose verdict is `fits`, not merely within HBM.
+    md += m.minGpus > 0 ? fmt::format(" Min GPUs to fit below the usable line: {}.", m.minGpus)
+                        : std::string(" No GPU count fits below the usable line at this "
+                                      "parallelism.");
     if (!bestChange.empty())
         md += fmt::format(" What makes it fit: {}.", bestChange);
     md += "\n";

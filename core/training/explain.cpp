@@ -374,16 +374,18 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
         "fits <= usable fraction of HBM < tight <= HBM < over; the usable line leaves room for "
         "allocator spikes (seed 003: fragmentation 5-15%)");
 
-    const double room = (setup.gpuMemoryBytes - setup.fixedBytes) / (1.0 + setup.fragmentation);
+    // min_gpus counts only a verdict of `fits`: at or below the usable line, not merely HBM.
+    const double room = (result.usableBytes - setup.fixedBytes) / (1.0 + setup.fragmentation);
     std::string minText;
     if (result.minGpus > 0) {
         const double dp = result.minGpus / (double(setup.tp) * setup.pp * setup.cp);
         minText = fmt::format(
-            "smallest dp (a multiple of ep = {}) with fixed + (1 + f)(unsharded + sharded / dp) "
-            "<= HBM on every stage; stage {}: dp >= sharded / ((HBM - fixed) / (1 + f) - "
-            "unsharded) = {} / ({} - {}) = {:.3f} -> dp {} x tp x pp x cp {} = {}",
-            setup.ep, binding.stage, gb(binding.shardedBytesAtDp1), gb(room),
-            gb(binding.unshardedBytes),
+            "smallest dp (a multiple of ep = {}) whose verdict is fits: fixed + (1 + f)(unsharded "
+            "+ sharded / dp) <= usable = {} on every stage; stage {}: dp >= sharded / ((usable - "
+            "fixed) / (1 + f) - unsharded) = {} / ({} - {}) = {:.3f} -> dp {} x tp x pp x cp {} "
+            "= {}",
+            setup.ep, gb(result.usableBytes), binding.stage, gb(binding.shardedBytesAtDp1),
+            gb(room), gb(binding.unshardedBytes),
             binding.shardedBytesAtDp1 > 0
                 ? binding.shardedBytesAtDp1 / (room - binding.unshardedBytes)
                 : 1.0,
@@ -391,7 +393,7 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
     } else {
         minText = fmt::format(
             "0: on stage {} what data parallelism cannot shard (ZeRO stage {}: activations and "
-            "unsharded states) is {}, against (HBM - fixed) / (1 + f) = {}",
+            "unsharded states) is {}, against (usable - fixed) / (1 + f) = {}",
             binding.stage, setup.zeroStage, gb(binding.unshardedBytes), gb(room));
     }
     ex.add("training.min_gpus", std::move(minText), result.minGpus, "",

@@ -249,8 +249,13 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
     const int dataParallel
         = std::max(1, static_cast<int>(std::max(cluster.gpus, 0) / modelParallel));
     const double hbm = setup.gpuMemoryBytes;
-    // Bytes left for the pre-overhead sum: fixed + (1 + f) x sum <= HBM.
-    const double room = (hbm - setup.fixedBytes) / (1.0 + setup.fragmentation);
+    const double usableFraction
+        = std::isfinite(config.usableFraction) ? std::clamp(config.usableFraction, 0.0, 1.0) : 1.0;
+    // min_gpus counts a GPU count only when its verdict is `fits`: the total at or below the
+    // usable line (HBM x usable_fraction), not merely within HBM (issue 11: `tight` is no fit).
+    const double usable = hbm * usableFraction;
+    // Bytes left for the pre-overhead sum: fixed + (1 + f) x sum <= usable.
+    const double room = (usable - setup.fixedBytes) / (1.0 + setup.fragmentation);
 
     KeyStages key;
     StageMemory& worst = key.worst;
@@ -297,9 +302,7 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
         r.loraTrainableParams = loraTrainableParams(arch, config.lora);
     r.gpuMemoryBytes = hbm;
     r.fits = hbm > 0 && r.perGpu.total() <= hbm;
-    const double usableFraction
-        = std::isfinite(config.usableFraction) ? std::clamp(config.usableFraction, 0.0, 1.0) : 1.0;
-    r.usableBytes = hbm * usableFraction;
+    r.usableBytes = usable;
     r.verdict = memoryVerdict(r.perGpu.total(), hbm, usableFraction);
     r.dataParallel = dataParallel;
     r.worstStage = worst.stage;
@@ -318,11 +321,11 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
     r.logitsBytes = setup.activations.outputBytes * calibration;
 
     if (someDpFits) {
-        // Smallest dp (a multiple of ep) with every stage fitting; checked against the direct
-        // evaluation so rounding in the closed form cannot be off by one step.
+        // Smallest dp (a multiple of ep) with every stage at or below the usable line; checked
+        // against the direct evaluation so rounding in the closed form cannot be off by one step.
         const auto fitsAt = [&](double dp) {
             for (int stage = 0; stage < setup.pp; ++stage)
-                if (stageMemory(setup, config, stage, static_cast<int>(dp)).perGpu.total() > hbm)
+                if (stageMemory(setup, config, stage, static_cast<int>(dp)).perGpu.total() > usable)
                     return false;
             return true;
         };

@@ -267,6 +267,77 @@ TEST_F(CliTest, VersionPrintsTheProjectVersion)
     EXPECT_EQ(r.out, "envelope-cli " ENVELOPE_TEST_VERSION "\n");
 }
 
+// ---- Reports a planning doc can paste (issue 11) ----------------------------------------
+
+// Training only, on 4 GPUs against the default RL pools of 8: the RL pools warning exists but
+// belongs to a section this plan is not about.
+constexpr const char* kTrainingOnlyPlan = R"({"name": "train only", "model": "llama-2-7b",
+    "gpu": "h100-sxm", "cluster": {"gpus": 4, "gpus_per_node": 8},
+    "training": {"zero_stage": 3, "tp": 2, "micro_batch": 2, "grad_accum": 4}})";
+
+TEST_F(CliTest, MarkdownOpensWithTheConfigurationAndOnlyThePlansSections)
+{
+    writeFile(m_dir / "train.json", kTrainingOnlyPlan);
+    const CliRun r
+        = cli("estimate " + quote((m_dir / "train.json").string()) + " --format markdown");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("# train only\n\n## Configuration\n\n| Setting | Value |\n", 0), 0u)
+        << r.out;
+    EXPECT_NE(r.out.find("| ZeRO stage | ZeRO-3 |"), std::string::npos) << r.out;
+    // DP = 4 / 2 = 2: micro-batch 2 x accumulation 4 x DP 2 = 16 sequences of 4096 = 65,536.
+    EXPECT_NE(r.out.find("= global batch 16 sequences (65.5K tokens)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("## Training compute"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("## Serving"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("## RL"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("RL pools"), std::string::npos) << r.out;
+    // A plan with training and serving keys (no rl) gets those two.
+    const CliRun both
+        = cli("estimate " + quote(kPlans + "inline-architecture.json") + " --format text");
+    ASSERT_EQ(both.status, 0) << both.err;
+    EXPECT_NE(both.out.find("\nServing ("), std::string::npos) << both.out;
+    EXPECT_EQ(both.out.find("\nRL step"), std::string::npos) << both.out;
+}
+
+TEST_F(CliTest, SectionsOptionChoosesAndRefusesUnknownNames)
+{
+    writeFile(m_dir / "train.json", kTrainingOnlyPlan);
+    const std::string plan = quote((m_dir / "train.json").string());
+    const CliRun rl = cli("estimate " + plan + " --format text --sections rl,serving");
+    ASSERT_EQ(rl.status, 0) << rl.err;
+    EXPECT_NE(rl.out.find("\nRL step\n"), std::string::npos) << rl.out;
+    EXPECT_NE(rl.out.find("the RL pools use 8 GPUs, more than the cluster's 4"), std::string::npos)
+        << rl.out;
+    EXPECT_NE(rl.out.find("\nServing ("), std::string::npos) << rl.out;
+    EXPECT_EQ(rl.out.find("Training memory"), std::string::npos) << rl.out;
+    const CliRun bad = cli("estimate " + plan + " --format text --sections training,memory");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_TRUE(bad.out.empty());
+    EXPECT_NE(bad.err.find("unknown section \"memory\"; allowed: training, compute, serving, rl"),
+        std::string::npos)
+        << bad.err;
+    const CliRun json = cli("estimate " + plan + " --sections training");
+    EXPECT_EQ(json.status, 2);
+    EXPECT_NE(json.err.find("--sections"), std::string::npos) << json.err;
+}
+
+TEST_F(CliTest, HelpPrintsTheTopOrACommandsHelp)
+{
+    const CliRun top = cli("help");
+    ASSERT_EQ(top.status, 0) << top.err;
+    EXPECT_NE(top.out.find("Usage: envelope-cli [OPTIONS] SUBCOMMAND"), std::string::npos)
+        << top.out;
+    EXPECT_NE(top.out.find("  estimate "), std::string::npos) << top.out;
+    const CliRun estimate = cli("help estimate");
+    ASSERT_EQ(estimate.status, 0) << estimate.err;
+    EXPECT_NE(estimate.out.find("Usage: envelope-cli estimate"), std::string::npos) << estimate.out;
+    EXPECT_NE(estimate.out.find("--sections"), std::string::npos) << estimate.out;
+    const CliRun unknown = cli("help frobnicate");
+    EXPECT_EQ(unknown.status, 2);
+    EXPECT_NE(unknown.err.find("unknown command \"frobnicate\"; commands: estimate, explain, "),
+        std::string::npos)
+        << unknown.err;
+}
+
 void compareWithGolden(const std::string& actual, const std::string& name)
 {
     const fs::path golden = fs::path(ENVELOPE_GOLDEN_DIR) / name;

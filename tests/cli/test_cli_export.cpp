@@ -152,6 +152,9 @@ TEST_F(ExportCli, ImportRoundTripsAnExportAndEstimatesIt)
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("as a torchtitan job (TOML)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Training memory per GPU"), std::string::npos);
+    // A training job's config: its report has the training sections only.
+    EXPECT_EQ(r.out.find("RL step"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("\nServing ("), std::string::npos) << r.out;
 
     r = cli("import torchtitan " + q(path("job.toml")) + " --model llama-2-7b --format json");
     ASSERT_EQ(r.status, 0) << r.err;

@@ -222,7 +222,8 @@ inline RecipeChoice recipeOfBytes(std::string presetId, std::string name, double
 }
 
 // The seeds' setting: bf16 mixed 16 B/param (2 + 2 + 4 + 2x4), AdamW, ZeRO-0, batch 1 at 4k,
-// the simple k x L x B x S x h x bytes activation model with k x bytes = 24, no overhead.
+// the simple k x L x B x S x h x bytes activation model with k x bytes = 24, no overhead, and
+// a fit up to the whole HBM (the seeds' GPU counts divide by HBM; usable_fraction 1).
 inline TrainingConfig seedConfig()
 {
     TrainingConfig c;
@@ -238,6 +239,7 @@ inline TrainingConfig seedConfig()
     c.activationModel.kind = ActivationModel::Kind::SimpleSbh;
     c.activationModel.bytesPerSbhPerLayer = 24;
     c.overhead = { 0, 0 };
+    c.usableFraction = 1.0;
     return c;
 }
 

@@ -89,20 +89,28 @@ TEST(Tenants, SummaryMarkdownListsEveryTrainingTenant)
     e.training.perGpu = { 14e9, 14e9, 28e9, 5e9, 0, 1e9 };
     e.training.gpuMemoryBytes = 80e9;
     e.training.fits = true;
+    e.training.verdict = Verdict::Fits;
+    e.training.usableBytes = 72e9;
     e.training.minGpus = 4;
-    EXPECT_EQ(report::formatSummaryMarkdown(plan, e, ByteUnits::GB, "tp 2"),
-        "### Sum\n\n"
-        "M (7.00B params) on 8 × G; ZeRO-1, TP 1, PP 1, CP 1; micro-batch 2 × 4096 tokens\n\n"
-        "| Per GPU | GB |\n|---|---:|\n"
-        "| Weights | 14.0 GB |\n| Gradients | 14.0 GB |\n| Optimizer | 28.0 GB |\n"
-        "| Activations | 5.0 GB |\n| Overhead | 1.0 GB |\n"
-        "| **Total** | **62.0 GB** |\n| HBM | 80.0 GB |\n\n"
-        "**Fits**, 18.0 GB headroom. Min GPUs: 4. What makes it fit: tp 2.\n");
+    const std::string md = report::formatSummaryMarkdown(plan, e, ByteUnits::GB, "tp 2");
+    // The configuration table first (its rows: tests/core/test_report.cpp), then the tenants.
+    EXPECT_EQ(md.rfind("### Sum\n\n#### Configuration\n\n| Setting | Value |\n", 0), 0u) << md;
+    const std::string tenants = "| Per GPU | GB |\n|---|---:|\n"
+                                "| Weights | 14.0 GB |\n| Gradients | 14.0 GB |\n"
+                                "| Optimizer | 28.0 GB |\n"
+                                "| Activations | 5.0 GB |\n| Overhead | 1.0 GB |\n"
+                                "| **Total** | **62.0 GB** |\n| HBM | 80.0 GB |\n\n"
+                                "**Fits**, 18.0 GB headroom. Min GPUs to fit below the usable "
+                                "line: 4. What makes it fit: tp 2.\n";
+    ASSERT_GE(md.size(), tenants.size());
+    EXPECT_EQ(md.substr(md.size() - tenants.size()), tenants) << md;
     e.training.fits = false;
+    e.training.verdict = Verdict::Over;
     e.training.gpuMemoryBytes = 60e9;
     e.training.minGpus = 0;
     const std::string over = report::formatSummaryMarkdown(plan, e, ByteUnits::GB);
-    EXPECT_NE(over.find("**Does not fit**: 2.0 GB over. No GPU count fits at this parallelism.\n"),
+    EXPECT_NE(over.find("**Does not fit**: 2.0 GB over. No GPU count fits below the usable line "
+                        "at this parallelism.\n"),
         std::string::npos)
         << over;
 }

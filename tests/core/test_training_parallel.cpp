@@ -183,7 +183,8 @@ TEST(TrainingParallel, MinGpusSolvesZero1WithOverheadByHand)
 TEST(TrainingParallel, MinGpusAgreesWithABruteForceSearch)
 {
     // For a spread of settings, min_gpus is the first GPU count (a multiple of tp*pp*cp*ep) at
-    // which the estimate itself says "fits", and the one below it does not.
+    // which the estimate's own verdict is `fits` (at or below the usable line, 0.9 x HBM), and
+    // the one below it is not.
     const CountedModel dense = bareModel(70e9, 80, 8192, 64);
     const CountedModel moe = moeModel();
     struct Case {
@@ -205,11 +206,12 @@ TEST(TrainingParallel, MinGpusAgreesWithABruteForceSearch)
         c.gradAccum = 8;
         c.seqLen = 2048;
         c.overhead = { k.fixed, k.frag };
+        c.usableFraction = 0.9;
         const int mp = k.tp * k.pp;
         const int minGpus = estimateFor(*k.model, c, mp * k.ep, kH100Bytes).minGpus;
         int brute = 0;
         for (int dp = k.ep; dp <= 4096 && brute == 0; dp += k.ep)
-            if (estimateFor(*k.model, c, dp * mp, kH100Bytes).fits)
+            if (estimateFor(*k.model, c, dp * mp, kH100Bytes).verdict == Verdict::Fits)
                 brute = dp * mp;
         EXPECT_GT(brute, 0);
         EXPECT_EQ(minGpus, brute);

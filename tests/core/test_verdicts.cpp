@@ -32,6 +32,7 @@ TEST(TrainingVerdict, SevenBZero3OnTwoGpusAgainstTheUsableFraction)
     const CountedModel m = bareModel(7e9, 32, 4096);
     TrainingConfig c = seedConfig();
     c.zeroStage = 3;
+    c.usableFraction = 0.9; // the plan's default (the seeds' config uses the whole HBM)
     const double total = 16 * 7e9 / 2 + 12.0 * 32 * 4096 * 4096 * 2;
     // 80 GB: usable 72 GB >= 68.88 GB -> fits.
     TrainingMemory r = estimateFor(m, c, 2, 80e9);
@@ -49,6 +50,31 @@ TEST(TrainingVerdict, SevenBZero3OnTwoGpusAgainstTheUsableFraction)
     r = estimateFor(m, c, 2, 68e9);
     EXPECT_EQ(r.verdict, Verdict::Over);
     EXPECT_FALSE(r.fits);
+}
+
+TEST(TrainingVerdict, MinGpusIsTheFirstCountWhoseVerdictIsFitsNotTight)
+{
+    // The same 7B under ZeRO-3 on a 75 GB GPU: per GPU = 112e9 / dp + 12,884,901,888 (batch-1
+    // activations, not sharded by dp).
+    //   within HBM (75e9):        112e9 / dp <= 62.115e9 -> dp >= 1.80 -> 2 (68.88 GB: tight)
+    //   usable line (0.9 x 75e9): 112e9 / dp <= 54.615e9 -> dp >= 2.05 -> 3 (50.22 GB: fits)
+    // min_gpus answers "fits", so 3, where counting "not over" would say 2.
+    const CountedModel m = bareModel(7e9, 32, 4096);
+    TrainingConfig c = seedConfig();
+    c.zeroStage = 3;
+    c.usableFraction = 0.9;
+    const double activations = 12.0 * 32 * 4096 * 4096 * 2;
+    const TrainingMemory atTwo = estimateFor(m, c, 2, 75e9);
+    EXPECT_DOUBLE_EQ(atTwo.perGpu.total(), 56e9 + activations);
+    EXPECT_EQ(atTwo.verdict, Verdict::Tight);
+    EXPECT_EQ(atTwo.minGpus, 3);
+    const TrainingMemory atThree = estimateFor(m, c, 3, 75e9);
+    EXPECT_NEAR(atThree.perGpu.total(), 112e9 / 3 + activations, 1);
+    EXPECT_EQ(atThree.verdict, Verdict::Fits);
+    EXPECT_EQ(atThree.minGpus, 3);
+    // With the usable line at the whole HBM (the seeds' convention) the two agree on 2.
+    c.usableFraction = 1.0;
+    EXPECT_EQ(estimateFor(m, c, 2, 75e9).minGpus, 2);
 }
 
 TEST(TrainingVerdict, UsableFractionIsAPlanKeyDefaultingToNinetyPercent)
