@@ -204,6 +204,11 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     }
     Table timing { "RL step", {}, {} };
     timing.add("rollout", duration(r.rolloutS));
+    if (r.rolloutWaves > 0)
+        timing.add("rollout waves",
+            fmt::format("{} of up to {} sequences per engine (KV pool {} per GPU)",
+                number(r.rolloutWaves, 0), number(r.rolloutMaxSequences, 0),
+                humanBytes(r.rolloutKvPoolBytes, units)));
     timing.add("training", duration(r.trainS));
     timing.add("step", duration(r.stepS));
     timing.add("steps per hour", number(r.stepsPerHour));
