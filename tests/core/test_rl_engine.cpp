@@ -69,8 +69,8 @@ TEST(RlRolloutEngine, RolloutTimeIsTheSumOfItsWaves)
         EXPECT_GT(memoryS, computeS);
         return prefill + 3584 * memoryS;
     };
-    EXPECT_NEAR(r.rolloutS, 4 * wave(113) + wave(60), 1e-6); // ~ 412 s
-    // Against one impossible batch of 512: the waves re-read the weights five times.
+    EXPECT_NEAR(r.rolloutS, 4 * wave(113) + wave(60), 1e-6); // 304 s
+    // Against one impossible batch of 512 (229 s): the waves re-read the weights five times.
     EXPECT_GT(r.rolloutS, wave(512));
 }
 
