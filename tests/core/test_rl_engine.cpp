@@ -61,7 +61,7 @@ TEST(RlRolloutEngine, RolloutTimeIsTheSumOfItsWaves)
     // One wave of b sequences: prefill b x 512 prompt tokens at 989 TFLOP/s, then 3584 decode
     // steps at the mean context 512 + 3584 / 2 = 2304, each reading 14 GB of weights and
     // b x 2304 x 131,072 B of KV at 3.35 TB/s x 0.8 (bandwidth-bound at these batches:
-    // compute b x (2 P + attention) / 989e12 is 1.7 ms at b = 113 against 24 ms of reads).
+    // compute b x (2 P + attention) / 989e12 is 1.7 ms at b = 113 against 18 ms of reads).
     auto wave = [](double b) {
         const double prefill = b * (2 * 7e9 * 512 + 2.0 * 32 * 32 * 256 * 512 * 512 / 2) / 989e12;
         const double memoryS = (14e9 + b * 2304 * 131072) / (3.35e12 * 0.8);

@@ -159,7 +159,7 @@ TEST(RlPlacement, ColocatedPeakIsTheRolloutPhaseWithTheTrainerStatesResident)
     EXPECT_NEAR(r.trainingPhaseBytes, resident + 3.5e9 + activations, 1.0);
     EXPECT_DOUBLE_EQ(r.colocatedPeakBytes, std::max(r.rolloutPhaseBytes, r.trainingPhaseBytes));
     EXPECT_TRUE(r.fits);
-    // 8 engines of 32 completions; the 26.6 GB pool holds floor(26.58e9 / 2,097,152) = 12,675
+    // 8 engines of 32 completions; the 26.6 GB pool holds floor(26.59e9 / 2,097,152) = 12,677
     // blocks = 49 sequences of 4096 tokens: one wave.
     EXPECT_EQ(r.rolloutMaxSequences, 49);
     EXPECT_EQ(r.rolloutWaves, 1);
