@@ -164,6 +164,11 @@ struct RlEstimate {
     double rolloutPhaseBytes = 0;  // colocated: per GPU during rollout
     double trainingPhaseBytes = 0; // colocated: per GPU during training
     double colocatedPeakBytes = 0; // colocated: max of the phases + overhead
+    // The rollout engine as plan.serving's engine accounts it (docs/formulas-rl.md §2).
+    double rolloutKvPoolBytes = 0;        // per GPU: the KV pool the engine allocates
+    double rolloutMaxSequences = 0;       // prompt + response sequences one engine runs at once
+    double rolloutSequencesPerEngine = 0; // ceil(completions / engines)
+    double rolloutWaves = 0;              // ceil(sequences per engine / max sequences)
 };
 
 struct Estimate {

@@ -195,6 +195,11 @@ ordered_json rl(const Plan& plan, const RlEstimate& r)
     j["per_role"] = std::move(roles);
     j["rollout_tokens"] = count(r.rolloutTokens);
     j["rollout_s"] = real(r.rolloutS);
+    // The rollout engine as the serving engine accounts it: its KV pool per GPU, the prompt +
+    // response sequences one engine runs at once, and the waves its share of the step takes.
+    j["rollout_kv_pool_bytes"] = bytes(r.rolloutKvPoolBytes);
+    j["rollout_max_sequences"] = count(r.rolloutMaxSequences);
+    j["rollout_waves"] = count(r.rolloutWaves);
     j["reference_s"] = real(r.referenceS);
     j["train_s"] = real(r.trainS);
     j["step_s"] = real(r.stepS);

@@ -171,6 +171,11 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     timing.add(overlapped ? "step (one step off-policy: max of rollout and the rest)"
                           : "step (the sum of the rows above)",
         duration(r.stepS));
+    if (r.rolloutWaves > 0)
+        timing.add("rollout waves",
+            fmt::format("{} of up to {} sequences per engine (KV pool {} per GPU)",
+                number(r.rolloutWaves, 0), number(r.rolloutMaxSequences, 0),
+                humanBytes(r.rolloutKvPoolBytes, units)));
     timing.add("steps per hour", number(r.stepsPerHour));
     timing.add("bottleneck", r.bottleneck.empty() ? "n/a" : r.bottleneck);
     if (!colocated && (r.suggestedRolloutGpus > 0 || r.suggestedTrainerGpus > 0))

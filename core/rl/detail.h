@@ -20,9 +20,28 @@ struct RlSetup {
     double rolloutTokens = 0;
     double trainTokens = 0;
     double trainPeakFlops = 0; // one GPU, at the recipe's compute dtype
+    // One rollout engine (tp GPUs) as plan.serving's engine sizes it, at context = prompt +
+    // response (core/serving: vLLM's pool from gpu_memory_utilization).
+    ServingEstimate engine;
+    // Full-length sequences one engine runs at once: the pool's (whole blocks), and with vLLM
+    // at most max_num_seqs (its scheduler's cap). 0: not one sequence fits.
+    double engineMaxSequences = 0;
 };
 
-RlSetup rlSetup(const Plan& plan);
+RlSetup rlSetup(const Plan& plan, const ParamCounts& counts);
+
+// How one engine of a pool of `gpus` works through its share of the step's completions:
+// ceil(C / engines) sequences, at most engineMaxSequences at a time, in waves (vLLM's FCFS
+// scheduler admits a new sequence only when one finishes; every response is response_len long,
+// so the batch turns over whole). docs/formulas-rl.md §2.
+struct RolloutWaves {
+    double sequencesPerEngine = 0;
+    double batch = 0; // sequences of a full wave: min(sequencesPerEngine, engineMaxSequences)
+    double fullWaves = 0; // waves of `batch` sequences
+    double lastBatch = 0; // the remainder's wave (0: none)
+    double waves = 0; // fullWaves + (lastBatch > 0)
+};
+RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus);
 
 // Times of one step's phases for the given pool sizes (docs/formulas-rl.md).
 double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);

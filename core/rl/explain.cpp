@@ -1,5 +1,7 @@
 // Explanations of the RL figures: each formula with the plan's values substituted and its
 // source. Only runs when an Explainer is given (never on the fast path).
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,10 @@ namespace {
 
 constexpr const char* kSeed = "seed 000, 'The four copies cost' and the 7B GRPO on 8x H100 "
                               "worked example";
+
+constexpr const char* kEngine = "vLLM 0.19 Worker.determine_available_memory: the engine "
+                                "allocates its whole KV pool at startup (docs/formulas-serving.md "
+                                "§3, docs/formulas-rl.md §2)";
 
 std::string num(double x)
 {
@@ -60,13 +66,29 @@ std::string roleFormula(
     if (e.role == "old-policy")
         return fmt::format("{} B x {} params / {} GPUs (on the trainer's GPUs) = {}",
             num(plan.rl.oldPolicyBytesPerParam), num(P), e.gpus, bytes(e.perGpu.weights));
-    const int tp = std::max(plan.serving.tp, 1);
-    return fmt::format("{}-bit weights / tp {} + KV of ceil({} completions / {} engines) x {} "
-                       "tokens x {}/token/GPU: {} = {}",
-        plan.serving.weightBits, tp, num(s.completions), std::max(1, e.gpus / tp),
-        num(kvTokensKept(plan.model.arch, s.tokensPerSequence)),
-        bytes(kvBytesPerTokenPerGpu(plan.model.arch, plan.serving.kvBits, tp)), parts,
-        bytes(e.perGpu.total()));
+    const ServingEstimate& engine = s.engine;
+    return fmt::format("what the {} engine allocates per GPU (tp {}): {}-bit weights + the KV pool "
+                       "sized from torch total {} x gpu_memory_utilization {} + the profiled "
+                       "activation peak + non-torch memory: {} = {}",
+        plan.serving.engine == ServingEngine::Vllm ? "vLLM" : "generic",
+        std::max(plan.serving.tp, 1), plan.serving.weightBits, bytes(engine.torchTotalBytes),
+        num(plan.serving.gpuMemoryUtilization), parts, bytes(e.perGpu.total()));
+}
+
+std::string fitsFormula(
+    const Plan& plan, const RlSetup& s, const RlEstimate& r, const RoleEstimate& e)
+{
+    const std::string memory = bytes(plan.gpu.gpu.memoryBytes);
+    if (s.colocated)
+        return fmt::format("colocated peak {} <= memory {}", bytes(r.colocatedPeakBytes), memory);
+    if (e.role == "rollout")
+        return fmt::format("the engine's {} per GPU leaves a KV pool of {} that holds {} "
+                           "sequences of {} tokens (at least 1)",
+            bytes(e.perGpu.total()), bytes(r.rolloutKvPoolBytes), num(r.rolloutMaxSequences),
+            num(s.tokensPerSequence));
+    const bool trainerGpus = e.role == "trainer" || e.role == "old-policy";
+    return fmt::format("{} per GPU <= {}{}", bytes(e.perGpu.total()), memory,
+        trainerGpus ? " (trainer + old-policy together)" : "");
 }
 
 std::string rateText(const std::optional<double>& measured, const char* name)
@@ -83,22 +105,48 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
     const RlConfig& c = plan.rl;
     for (const RoleEstimate& e : r.perRole) {
         ex.add(fmt::format("rl.per_role.{}.per_gpu_bytes", e.role), roleFormula(plan, counts, s, e),
-            e.perGpu.total(), "bytes", kSeed);
-        ex.add(fmt::format("rl.per_role.{}.fits", e.role),
-            s.colocated ? fmt::format("colocated peak {} <= memory {}", bytes(r.colocatedPeakBytes),
-                bytes(plan.gpu.gpu.memoryBytes))
-                        : fmt::format("{} per GPU <= {}{}", bytes(e.perGpu.total()),
-                            bytes(plan.gpu.gpu.memoryBytes),
-                            e.role == "rollout" ? " x gpu_memory_utilization"
-                                                : (e.role == "trainer" || e.role == "old-policy"
-                                                        ? " (trainer + old-policy together)"
-                                                        : "")),
+            e.perGpu.total(), "bytes", e.role == "rollout" ? kEngine : kSeed);
+        ex.add(fmt::format("rl.per_role.{}.fits", e.role), fitsFormula(plan, s, r, e),
             e.fits ? 1 : 0, "", kSeed);
+    }
+    if (s.rollout) {
+        const RolloutWaves w = rolloutWaves(plan, s, s.colocated ? s.totalGpus : s.rolloutGpus);
+        const double perSequence = std::max(1.0,
+            std::ceil(kvTokensKept(plan.model.arch, s.tokensPerSequence)
+                / std::max(plan.serving.blockSize, 1)));
+        ex.add("rl.rollout_kv_pool_bytes",
+            fmt::format("usable {} - weights {} - activation peak {} - non-torch {} = {} per GPU "
+                        "(the serving engine's own accounting at context prompt + response = {})",
+                bytes(s.engine.usableBytes), bytes(s.engine.weightsBytesPerGpu),
+                bytes(s.engine.activationPeakBytes), bytes(s.engine.overheadBytes),
+                bytes(r.rolloutKvPoolBytes), num(s.tokensPerSequence)),
+            r.rolloutKvPoolBytes, "bytes", "docs/formulas-serving.md §3; docs/formulas-rl.md §2");
+        ex.add("rl.rollout_max_sequences",
+            fmt::format("min(floor({} blocks / {} blocks per sequence){}) = {}",
+                num(s.engine.blocks), num(perSequence),
+                plan.serving.engine == ServingEngine::Vllm
+                    ? fmt::format(", max_num_seqs {}", plan.serving.maxNumSeqs)
+                    : std::string(),
+                num(r.rolloutMaxSequences)),
+            r.rolloutMaxSequences, "sequences",
+            "vLLM scheduler: a sequence is admitted when its blocks are free, at most "
+            "max_num_seqs");
+        ex.add("rl.rollout_waves",
+            fmt::format("ceil(ceil({} completions / {} engines) / {} at once) = ceil({} / {}) = {}",
+                num(s.completions),
+                num(std::max(
+                    1, (s.colocated ? s.totalGpus : s.rolloutGpus) / std::max(plan.serving.tp, 1))),
+                num(std::max(1.0, r.rolloutMaxSequences)), num(w.sequencesPerEngine),
+                num(std::max(1.0, r.rolloutMaxSequences)), num(r.rolloutWaves)),
+            r.rolloutWaves, "waves",
+            "docs/formulas-rl.md §2 (every response is response_len long)");
     }
     if (s.colocated)
         ex.add("rl.colocated_peak_bytes",
-            fmt::format("fixed + (1 + fragmentation) x max(rollout phase, forward phase, training "
-                        "phase); rollout {}, training {} -> {}",
+            fmt::format("max(rollout phase = fixed + (1 + fragmentation) x resident + the engine's "
+                        "own allocation, forward and training phases = fixed + (1 + "
+                        "fragmentation) x (resident + their working set)); rollout {}, training "
+                        "{} -> {}",
                 bytes(r.rolloutPhaseBytes), bytes(r.trainingPhaseBytes),
                 bytes(r.colocatedPeakBytes)),
             r.colocatedPeakBytes, "bytes",
@@ -120,10 +168,11 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
             : c.rolloutTokensPerS
             ? fmt::format("rollout tokens / rate = {} / {} = {}", num(r.rolloutTokens),
                 num(*c.rolloutTokensPerS), formatDuration(r.rolloutS))
-            : fmt::format("per engine: prefill ceil(completions / engines) x {} prompt tokens at "
-                          "bf16 peak + {} decode steps at mean context {} (memory roofline x "
-                          "decode_efficiency {}) = {}",
-                c.promptLen, c.responseLen, num(c.promptLen + c.responseLen / 2.0),
+            : fmt::format("per engine, {} waves of at most {} sequences: each prefills its "
+                          "sequences' {} prompt tokens at bf16 peak, then {} decode steps of the "
+                          "wave at mean context {} (memory roofline x decode_efficiency {}) = {}",
+                num(r.rolloutWaves), num(std::max(1.0, r.rolloutMaxSequences)), c.promptLen,
+                c.responseLen, num(c.promptLen + c.responseLen / 2.0),
                 num(plan.serving.decodeEfficiency), formatDuration(r.rolloutS)),
         r.rolloutS, "s",
         c.rolloutTokensPerS ? kSeed : "decode roofline (docs/formulas-serving.md); seed 000");

@@ -44,22 +44,35 @@ MemoryBreakdown forwardOnly(const Plan& plan, const ParamCounts& counts, int gpu
     return m;
 }
 
-// The rollout engine on a pool of `gpus`: gpus / tp engines share the step's completions.
-MemoryBreakdown rolloutMemory(
-    const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
+// The rollout engine on one of its GPUs: what the engine allocates at startup (core/serving):
+// weights / tp, the whole KV pool it sizes from gpu_memory_utilization (vLLM pre-allocates it,
+// however few sequences the step has), the profiled activation peak and the non-torch memory.
+// With vLLM these add up to torch total x gpu_memory_utilization.
+MemoryBreakdown rolloutMemory(const RlSetup& s)
 {
-    const ServingConfig& c = plan.serving;
-    const ModelArch& arch = plan.model.arch;
-    const int tp = std::max(c.tp, 1);
-    const double engines = std::max(1, std::max(gpus, 1) / tp);
-    const double perEngine = std::ceil(s.completions / engines);
     MemoryBreakdown m;
-    m.weights = servingWeights(counts, arch.layers, c.weightBits, c.quantGroupSize, tp).perGpuBytes;
-    m.kvCache = perEngine * kvBytesPerTokenPerGpu(arch, c.kvBits, tp)
-        * kvTokensKept(arch, s.tokensPerSequence);
-    m.activations = inferenceActivationPeakBytes(arch, positiveOrZero(c.maxBatchedTokens), perEngine, tp);
-    m.overhead = positiveOrZero(c.runtimeOverheadBytes);
+    m.weights = s.engine.weightsBytesPerGpu;
+    m.kvCache = s.engine.kvBudgetBytes;
+    m.activations = s.engine.activationPeakBytes;
+    m.overhead = s.engine.overheadBytes;
     return m;
+}
+
+// One wave of `batch` sequences on one engine: prefill their prompts (compute-bound), then
+// response_len decode steps of the whole batch at the mean context prompt + response / 2.
+double waveS(const Plan& plan, const ParamCounts& counts, double batch)
+{
+    if (batch <= 0)
+        return 0.0;
+    const RlConfig& c = plan.rl;
+    const ServingConfig& sc = plan.serving;
+    const ModelArch& arch = plan.model.arch;
+    const double peak = positiveOrZero(plan.gpu.gpu.bf16Flops) * std::max(sc.tp, 1);
+    const double prefill
+        = peak > 0 ? batch * prefillFlops(arch, counts, positiveOrZero(c.promptLen)) / peak : 0.0;
+    const double meanContext = positiveOrZero(c.promptLen) + positiveOrZero(c.responseLen) / 2;
+    const DecodeStep step = decodeStep(arch, counts, sc, plan.gpu.gpu, batch, meanContext);
+    return prefill + positiveOrZero(c.responseLen) * step.stepS;
 }
 
 RoleEstimate role(std::string name, int gpus, const MemoryBreakdown& m)
@@ -73,7 +86,7 @@ RoleEstimate role(std::string name, int gpus, const MemoryBreakdown& m)
 
 } // namespace
 
-RlSetup rlSetup(const Plan& plan)
+RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
 {
     const RlConfig& c = plan.rl;
     RlSetup s;
@@ -102,7 +115,36 @@ RlSetup rlSetup(const Plan& plan)
     s.trainTokens = s.completions * s.tokensPerSequence;
     s.rolloutTokens = s.rollout ? s.trainTokens : 0.0;
     s.trainPeakFlops = peakFlops(plan.gpu.gpu, plan.training.recipe.recipe.compute);
+
+    // The engine's pool and how many full-length sequences it holds (vLLM refuses to start when
+    // not even one max_model_len sequence fits).
+    if (!s.rollout)
+        return s;
+    ServingConfig engine = plan.serving;
+    engine.context = static_cast<int>(std::min(s.tokensPerSequence, 1e9));
+    s.engine = estimateServing(plan.model.arch, counts, engine, plan.gpu.gpu);
+    s.engineMaxSequences = s.engine.maxSequences;
+    if (engine.engine == ServingEngine::Vllm)
+        s.engineMaxSequences
+            = std::min(s.engineMaxSequences, static_cast<double>(std::max(engine.maxNumSeqs, 1)));
     return s;
+}
+
+RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus)
+{
+    RolloutWaves w;
+    if (!s.rollout || gpus < 1)
+        return w;
+    const double engines = std::max(1, gpus / std::max(plan.serving.tp, 1));
+    w.sequencesPerEngine = std::ceil(s.completions / engines);
+    // An engine that holds no full sequence is reported (rollout fits = false); the time is
+    // then that of one sequence at a time, so the figures stay finite.
+    const double most = std::max(1.0, s.engineMaxSequences);
+    w.batch = std::min(w.sequencesPerEngine, most);
+    w.fullWaves = w.batch > 0 ? std::floor(w.sequencesPerEngine / w.batch) : 0.0;
+    w.lastBatch = w.sequencesPerEngine - w.fullWaves * w.batch;
+    w.waves = w.fullWaves + (w.lastBatch > 0 ? 1 : 0);
+    return w;
 }
 
 double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
@@ -115,19 +157,9 @@ double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s,
         const double measuredGpus = s.colocated ? s.totalGpus : s.rolloutGpus;
         return s.rolloutTokens / (*c.rolloutTokensPerS * gpus / measuredGpus);
     }
-    // Roofline: every engine prefills its prompts (compute-bound), then decodes response_len
-    // steps of its whole batch, each at the mean context prompt + response / 2.
-    const ServingConfig& sc = plan.serving;
-    const ModelArch& arch = plan.model.arch;
-    const int tp = std::max(sc.tp, 1);
-    const double engines = std::max(1, gpus / tp);
-    const double batch = std::ceil(s.completions / engines);
-    const double peak = positiveOrZero(plan.gpu.gpu.bf16Flops) * tp;
-    const double prefill
-        = peak > 0 ? batch * prefillFlops(arch, counts, positiveOrZero(c.promptLen)) / peak : 0.0;
-    const double meanContext = positiveOrZero(c.promptLen) + positiveOrZero(c.responseLen) / 2;
-    const DecodeStep step = decodeStep(arch, counts, sc, plan.gpu.gpu, batch, meanContext);
-    return prefill + positiveOrZero(c.responseLen) * step.stepS;
+    // Roofline: every engine runs its share in waves of what its KV pool holds.
+    const RolloutWaves w = rolloutWaves(plan, s, gpus);
+    return w.fullWaves * waveS(plan, counts, w.batch) + waveS(plan, counts, w.lastBatch);
 }
 
 double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
@@ -161,7 +193,7 @@ double rlForwardS(const Plan& plan, const ParamCounts& counts, const RlSetup& s,
 RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex)
 {
     RlEstimate r;
-    const RlSetup s = rlSetup(plan);
+    const RlSetup s = rlSetup(plan, counts);
     const double memory = positiveOrZero(plan.gpu.gpu.memoryBytes);
     const double oldPolicyParamBytes
         = s.oldPolicy ? std::clamp(plan.rl.oldPolicyBytesPerParam, 0.0, 2.0) : 0.0;
@@ -181,8 +213,7 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
         r.perRole.push_back(role(
             "reference", pool(s.referenceGpus), forwardOnly(plan, counts, pool(s.referenceGpus))));
     if (s.rollout)
-        r.perRole.push_back(role(
-            "rollout", pool(s.rolloutGpus), rolloutMemory(plan, counts, s, pool(s.rolloutGpus))));
+        r.perRole.push_back(role("rollout", pool(s.rolloutGpus), rolloutMemory(s)));
     if (s.oldPolicy)
         r.perRole.push_back(role("old-policy", pool(s.trainerGpus), oldPolicy));
     TrainingMemory critic;
@@ -204,13 +235,13 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     if (s.colocated) {
         // Phases time-share the GPUs; what stays resident is in every phase. The rollout
         // engine's KV and weights are released after generation (vLLM sleep mode, verl's hybrid
-        // engine); gradients exist only during the update (zero_grad(set_to_none)).
+        // engine); gradients exist only during the update (zero_grad(set_to_none)); trainer
+        // states leave the GPUs only when offloaded (training.offload_*: verl param_offload /
+        // optimizer_offload, OpenRLHF --adam_offload).
         const MemoryBreakdown ref = find("reference"), rew = find("reward"), out = find("rollout");
         const double resident = trainer.perGpu.weights + trainer.perGpu.optimizer
             + critic.perGpu.weights + critic.perGpu.optimizer + ref.weights + rew.weights
             + oldPolicy.weights;
-        const double rollout
-            = resident + out.weights + out.kvCache + out.activations + out.overhead;
         const double forward = resident + std::max(ref.activations, rew.activations);
         const double training = resident
             + std::max(trainer.perGpu.gradients + trainer.perGpu.activations,
@@ -219,25 +250,30 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
         auto withOverhead = [&](double bytes) {
             return positiveOrZero(o.fixedBytes) + (1.0 + positiveOrZero(o.fragmentation)) * bytes;
         };
-        r.rolloutPhaseBytes = withOverhead(rollout);
+        // The engine claims its own share on top of what is resident: gpu_memory_utilization is
+        // a per-instance limit (vLLM V1 refuses to start unless that much is free), so its
+        // allocation is its own accounting, not the trainer's fragmentation.
+        r.rolloutPhaseBytes = withOverhead(resident) + out.total();
         r.trainingPhaseBytes = withOverhead(training);
         r.colocatedPeakBytes
             = std::max({ r.rolloutPhaseBytes, r.trainingPhaseBytes, withOverhead(forward) });
-        const bool fits = r.colocatedPeakBytes <= memory;
+        const bool fits = r.colocatedPeakBytes <= memory
+            && (!s.rollout || (s.engine.fitsWeights && s.engineMaxSequences >= 1));
         for (RoleEstimate& e : r.perRole)
             e.fits = fits;
         r.fits = fits;
     } else {
         // The old-policy snapshot shares the trainer's GPUs, so both count it; the rollout
-        // engine keeps to memory x gpu_memory_utilization (vLLM).
+        // engine keeps to its gpu_memory_utilization share by construction and fits when its
+        // pool holds at least one prompt + response sequence.
         const double trainerPool = trainer.perGpu.total() + oldPolicy.weights;
-        const double rolloutLimit = memory * positiveOrZero(plan.serving.gpuMemoryUtilization);
         r.fits = true;
         for (RoleEstimate& e : r.perRole) {
             if (e.role == "trainer" || e.role == "old-policy")
                 e.fits = trainerPool <= memory;
             else if (e.role == "rollout")
-                e.fits = e.perGpu.total() <= rolloutLimit;
+                e.fits = s.engine.fitsWeights && s.engineMaxSequences >= 1
+                    && e.perGpu.total() <= memory;
             else
                 e.fits = e.perGpu.total() <= memory;
             r.fits = r.fits && e.fits;
@@ -252,6 +288,11 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     const double policyS = rlPolicyTrainS(plan, counts, s, pool(s.trainerGpus));
     const double criticS = s.critic ? rlPolicyTrainS(plan, counts, s, pool(s.criticGpus)) : 0.0;
     r.rolloutS = rlRolloutS(plan, counts, s, pool(s.rolloutGpus));
+    const RolloutWaves waves = rolloutWaves(plan, s, pool(s.rolloutGpus));
+    r.rolloutWaves = waves.waves;
+    r.rolloutSequencesPerEngine = waves.sequencesPerEngine;
+    r.rolloutMaxSequences = s.rollout ? s.engineMaxSequences : 0.0;
+    r.rolloutKvPoolBytes = s.rollout ? s.engine.kvBudgetBytes : 0.0;
     r.referenceS = s.colocated ? refS + rewardS + valuesS : std::max({ refS, rewardS, valuesS });
     r.trainS = s.colocated ? policyS + criticS : std::max(policyS, criticS);
     const bool overlap = plan.rl.offPolicyPipeline && !s.colocated && s.rollout;

@@ -136,8 +136,13 @@ TEST(RlSuggestion, NoSplitFitsWhenTheUnshardedTrainerOverflowsAtEveryCount)
 
 TEST(RlPlacement, ColocatedPeakIsTheRolloutPhaseWithTheTrainerStatesResident)
 {
+    // verl and TRL's colocate mode run the engine beside the trainer at a lower
+    // gpu_memory_utilization (verl's examples 0.4-0.6, TRL's vllm_gpu_memory_utilization 0.3):
+    // the engine's share is a per-instance limit and what the trainer keeps resident comes on
+    // top.
     Plan plan = seedGrpoPlan();
     plan.rl.placement = RlPlacement::Colocated;
+    plan.serving.gpuMemoryUtilization = 0.5;
     const RlEstimate r = estimateRl(plan, bareCounts(7e9));
     EXPECT_EQ(r.totalGpus, 8);
     for (const RoleEstimate& e : r.perRole)
@@ -145,20 +150,37 @@ TEST(RlPlacement, ColocatedPeakIsTheRolloutPhaseWithTheTrainerStatesResident)
     // Every role spread over the same 8 GPUs. Resident in every phase: trainer weights
     // 2 x 7e9 / 8 = 1.75 GB and optimizer 12 x 7e9 / 8 = 10.5 GB, reference 14e9 / 8 = 1.75 GB.
     const double resident = 1.75e9 + 10.5e9 + 1.75e9;
-    // Rollout phase: 8 engines at TP 1, 256 / 8 = 32 completions each: weights 14 GB, KV
-    // 32 x 4096 x 131,072 = 17.2 GB, forward peak 8192 x 51200 x 2 + 32 x 128256 x 4, 1.5 GB.
-    const double rollout
-        = 14e9 + 32.0 * 4096 * 131072 + (8192.0 * 51200 * 2 + 32.0 * 128256 * 4) + 1.5e9;
-    EXPECT_NEAR(r.rolloutPhaseBytes, resident + rollout, 1.0); // 47.5 GB
+    // Rollout phase: the resident states + the engine's own 81,559 MiB x 0.5 = 42.76 GB (its
+    // 14 GB of weights, 1.91 GB sampler peak, 0.25 GiB non-torch and a 26.6 GB KV pool).
+    const double engine = 81559.0 * 1024 * 1024 * 0.5;
+    EXPECT_NEAR(r.rolloutPhaseBytes, resident + engine, 1.0); // 56.8 GB
     // Training phase: resident + gradients 4 x 7e9 / 8 = 3.5 GB + the trainer's activations.
     const double activations = findRole(r, "trainer")->perGpu.activations;
     EXPECT_NEAR(r.trainingPhaseBytes, resident + 3.5e9 + activations, 1.0);
     EXPECT_DOUBLE_EQ(r.colocatedPeakBytes, std::max(r.rolloutPhaseBytes, r.trainingPhaseBytes));
     EXPECT_TRUE(r.fits);
-    // Disjoint, the rollout GPUs alone carry 14 + 46.2 GB of weights + KV: colocation spreads
-    // the completions over all 8 GPUs and its peak is lower here.
-    const RlEstimate disjoint = estimateRl(seedGrpoPlan(), bareCounts(7e9));
-    EXPECT_LT(r.colocatedPeakBytes, findRole(disjoint, "rollout")->perGpu.total());
+    // 8 engines of 32 completions; the 26.6 GB pool holds floor(26.59e9 / 2,097,152) = 12,677
+    // blocks = 49 sequences of 4096 tokens: one wave.
+    EXPECT_EQ(r.rolloutMaxSequences, 49);
+    EXPECT_EQ(r.rolloutWaves, 1);
+}
+
+TEST(RlPlacement, ColocatedEngineAtTheServingDefaultDoesNotFitBesideTheTrainer)
+{
+    // At gpu_memory_utilization 0.9 the engine alone claims 76.97 GB; with the trainer's 14 GB
+    // resident the rollout phase needs 91 GB of an 85.5 GB H100 (vLLM would refuse to start:
+    // "Free memory on device ... is less than desired GPU memory utilization").
+    Plan plan = seedGrpoPlan();
+    plan.rl.placement = RlPlacement::Colocated;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_NEAR(r.rolloutPhaseBytes, 14e9 + 81559.0 * 1024 * 1024 * 0.9, 1.0);
+    EXPECT_FALSE(r.fits);
+    // Offloading the optimizer between phases (verl optimizer_offload, OpenRLHF --adam_offload)
+    // takes its 10.5 GB off the GPUs: 3.5 + 76.97 = 80.5 GB fits.
+    plan.training.offloadOptimizer = true;
+    const RlEstimate offloaded = estimateRl(plan, bareCounts(7e9));
+    EXPECT_NEAR(offloaded.rolloutPhaseBytes, 3.5e9 + 81559.0 * 1024 * 1024 * 0.9, 1.0);
+    EXPECT_TRUE(offloaded.fits);
 }
 
 TEST(RlPlacement, ColocatedPhasesTakeTurnsSoTheStepIsASum)
@@ -198,7 +220,8 @@ TEST(RlExplain, EveryResultKeyHasAFormula)
              "rl.suggested_rollout_gpus", "rl.suggested_trainer_gpus",
              "rl.per_role.trainer.per_gpu_bytes", "rl.per_role.reference.per_gpu_bytes",
              "rl.per_role.rollout.per_gpu_bytes", "rl.per_role.critic.per_gpu_bytes",
-             "rl.per_role.reward.per_gpu_bytes", "rl.per_role.rollout.fits" })
+             "rl.per_role.reward.per_gpu_bytes", "rl.per_role.rollout.fits",
+             "rl.rollout_kv_pool_bytes", "rl.rollout_max_sequences", "rl.rollout_waves" })
         EXPECT_NE(ex.find(key), nullptr) << key;
     ASSERT_NE(ex.find("rl.step_s"), nullptr);
     EXPECT_DOUBLE_EQ(ex.find("rl.step_s")->value, r.stepS);

@@ -48,22 +48,39 @@ TEST(RlSeed000, ReferenceIsFourteenGBOfBf16Weights)
     EXPECT_TRUE(ref->fits);
 }
 
-TEST(RlSeed000, RolloutHoldsWeightsAndTheKvOfItsShareOfCompletions)
+TEST(RlSeed000, RolloutHoldsWeightsAndTheEnginesWholeKvPool)
 {
     const RlEstimate r = estimateRl(seedGrpoPlan(), bareCounts(7e9));
     const RoleEstimate* rollout = findRole(r, "rollout");
     ASSERT_NE(rollout, nullptr);
     EXPECT_EQ(rollout->gpus, 3);
     // "14 GB weights per GPU + KV cache. At B=256, L=4096, KV per token ~ 131 KB ... ~131 GB KV
-    // total, ~44 GB per GPU." Three engines at TP 1 share 256 completions: the busiest holds
-    // ceil(256 / 3) = 86 x 4096 x 131,072 B = 46.2 GB. (The seed's 131 GB divides 131 KB x 1M
-    // tokens by 1024^2; in bytes the total is 137.4 GB and a third 45.8 GB.)
+    // total, ~44 GB per GPU. Combined with 14 GB weights -> ~58 GB/GPU. Fits." That is the KV the
+    // step needs: three engines at TP 1 share 256 completions, the busiest holds ceil(256 / 3)
+    // = 86 x 4096 x 131,072 B = 46.2 GB. vLLM allocates more: at startup it sizes one pool
+    // from gpu_memory_utilization and keeps it, however few sequences run (vLLM 0.19
+    // Worker.determine_available_memory):
+    //   usable   = 81,559 MiB x 0.9                                   = 76.97 GB
+    //   sampler  = 1024 rows x 128,256 vocab x (2 + 4 + 4 + 4) B
+    //              + 8192 tokens x 4096 x 2 B (the forward's hidden states) = 1.906 GB
+    //              (above the forward's 8192 x (2 x 4096 + 3 x 14336) x 2 B = 0.84 GB)
+    //   non-torch = 0.25 GiB (TP 1)
+    //   pool     = 76.97 - 14 - 1.906 - 0.268                          = 60.79 GB
+    const double usable = 81559.0 * 1024 * 1024 * 0.9;
+    const double sampler = 1024.0 * 128256 * 14 + 8192.0 * 4096 * 2;
+    const double pool = usable - 14e9 - sampler - 0.25 * 1073741824.0;
     EXPECT_DOUBLE_EQ(rollout->perGpu.weights, 14e9);
-    EXPECT_DOUBLE_EQ(rollout->perGpu.kvCache, 86.0 * 4096 * 131072);
-    EXPECT_NEAR(rollout->perGpu.kvCache / 1e9, 44, 2.5);
-    // "Combined with 14 GB weights -> ~58 GB/GPU. Fits." Ours adds the engine's forward peak
-    // and 1.5 GB runtime overhead: 14 + 46.2 + 0.88 + 1.5 = 62.6 GB <= 0.9 x 85.5 GB.
-    EXPECT_NEAR((rollout->perGpu.weights + rollout->perGpu.kvCache) / 1e9, 58, 2.5);
+    EXPECT_NEAR(rollout->perGpu.activations, sampler, 1.0);
+    EXPECT_NEAR(rollout->perGpu.kvCache, pool, 1.0);
+    EXPECT_NEAR(rollout->perGpu.total(), usable, 1.0);
+    EXPECT_NEAR(r.rolloutKvPoolBytes, pool, 1.0);
+    // The pool in 16-token blocks of 16 x 131,072 B: floor(60.79e9 / 2,097,152) = 28,989
+    // blocks; a 4096-token sequence takes 256: 113 at once. 86 <= 113: one wave, and the
+    // seed's 46.2 GB (its "~44 GB") fits in the pool.
+    EXPECT_EQ(r.rolloutMaxSequences, 113);
+    EXPECT_EQ(r.rolloutWaves, 1);
+    EXPECT_NEAR(86.0 * 4096 * 131072 / 1e9, 44, 2.5);
+    EXPECT_LT(86.0 * 4096 * 131072, pool);
     EXPECT_TRUE(rollout->fits);
     EXPECT_EQ(findRole(r, "old-policy"), nullptr); // 0 B/param by default
     EXPECT_TRUE(r.fits);
@@ -139,7 +156,8 @@ TEST(RlSeed000, RolloutTimeFromTheDecodeRooflineWhenNoRateIsMeasured)
     Plan plan = seedGrpoPlan();
     plan.rl.rolloutTokensPerS.reset();
     const RlEstimate r = estimateRl(plan, bareCounts(7e9));
-    // Busiest engine: 86 completions. Prefill 86 x 512 prompt tokens at 989 TFLOP/s:
+    // Busiest engine: 86 completions, one wave (the pool holds 113). Prefill 86 x 512 prompt
+    // tokens at 989 TFLOP/s:
     // 2 P n + 2 x 32 layers x 32 heads x (128 + 128) x n^2 / 2 per prompt.
     const double prefill = 86 * (2 * 7e9 * 512 + 2.0 * 32 * 32 * 256 * 512 * 512 / 2) / 989e12;
     // 3584 decode steps at the mean context 512 + 3584 / 2 = 2304 tokens: memory reads of

@@ -25,13 +25,6 @@ class TestEngineConfig : public uitest::WindowTest {
 private:
     QTemporaryDir m_dir;
 
-    void keepScreenshot(QWidget* widget, const QString& name)
-    {
-        const QString dir = qEnvironmentVariable("ENVELOPE_SCREENSHOT_DIR");
-        if (!dir.isEmpty())
-            QVERIFY(widget->grab().save(dir + QLatin1Char('/') + name, "PNG"));
-    }
-
 private slots:
     void init() { QVERIFY(openWindow()); }
     void cleanup() { closeWindow(); }
@@ -50,7 +43,7 @@ private slots:
             const EngineConfig expected = exportPlan(plan, estimate(plan), e, std::string());
             QCOMPARE(dialog.text(), QString::fromStdString(expected.text));
             QCOMPARE(dialog.findChild<QPlainTextEdit*>()->toPlainText(), dialog.text());
-            keepScreenshot(&dialog,
+            uitest::keepScreenshot(&dialog,
                 QStringLiteral("export-dialog-%1.png").arg(QString::fromUtf8(engineId(e).data())));
         }
         // The test plan (ZeRO-1, selective recompute) has settings DeepSpeed cannot express:
@@ -118,7 +111,7 @@ private slots:
         QVERIFY(!dialog.gpus().has_value());
         dialog.show();
         QVERIFY(QTest::qWaitForWindowExposed(&dialog));
-        keepScreenshot(&dialog, QStringLiteral("import-dialog.png"));
+        uitest::keepScreenshot(&dialog, QStringLiteral("import-dialog.png"));
     }
 };
 

@@ -54,6 +54,14 @@ inline void typeInto(QAbstractSpinBox* spin, const QString& text)
     QTest::keyClick(spin, Qt::Key_Return);
 }
 
+// Saves a PNG of `widget` as `name` under $ENVELOPE_SCREENSHOT_DIR, when set, for review.
+inline void keepScreenshot(QWidget* widget, const QString& name)
+{
+    const QString dir = qEnvironmentVariable("ENVELOPE_SCREENSHOT_DIR");
+    if (!dir.isEmpty())
+        QVERIFY(widget->grab().save(dir + QLatin1Char('/') + name, "PNG"));
+}
+
 // Equal to 1e-9 relative (absolute below 1): a drawn value against the core's figure.
 inline bool close(double a, double b)
 {

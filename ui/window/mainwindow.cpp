@@ -23,6 +23,7 @@
 #include "panels/trainingpanel.h"
 #include "plan/planio.h"
 #include "widgets/appresources.h"
+#include "window/calibratedialog.h"
 
 namespace envelope::ui {
 
@@ -142,7 +143,16 @@ void MainWindow::createMenus()
         for (QAction* action : m_unitsGroup->actions())
             action->setChecked(action->data().toInt() == int(value));
     });
+
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("&Calibrate from a measured run…"), this, &MainWindow::calibrateFromRun);
     updateRecentMenu();
+}
+
+void MainWindow::calibrateFromRun()
+{
+    CalibrateDialog dialog(m_document, this); // OK applies the fit as one undo step
+    dialog.exec();
 }
 
 void MainWindow::updateRecentMenu()

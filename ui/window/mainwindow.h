@@ -64,6 +64,7 @@ public slots:
     void copySummaryMarkdown();
     void exportEngineConfig();
     void importEngineConfig();
+    void calibrateFromRun(); // Tools → Calibrate from a measured run… (window/calibratedialog.h)
     void pinPlan();
     void clearPins();
 

@@ -1,0 +1,138 @@
+// The RL rollout engine accounted as the serving engine accounts it (issue 12): vLLM allocates
+// weights / tp + a KV pool sized from gpu_memory_utilization + its profiled activation peak +
+// non-torch memory, and a step's completions run in waves of what the pool holds. Every figure
+// below is a hand calculation from the engine's published accounting (vLLM 0.19
+// Worker.determine_available_memory; docs/formulas-serving.md §3), written out here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "fixtures.h"
+#include "rl/rl.h"
+
+namespace envelope {
+namespace {
+
+using namespace envelope::testing;
+
+// A GRPO step that needs far more KV than one GPU has: a Llama-3-8B-shaped 7B policy, 64
+// prompts x 8 completions of 512 + 3584 tokens, one rollout GPU and one trainer GPU (LoRA-free
+// states do not matter here: only the rollout role is checked).
+Plan twoGpuGrpo()
+{
+    Plan plan = seedGrpoPlan();
+    plan.cluster = Cluster { 2, 2 };
+    plan.rl.trainerGpus = 1;
+    plan.rl.referenceGpus = 0;
+    plan.rl.kl = false;
+    plan.rl.rolloutGpus = 1;
+    plan.rl.prompts = 64;
+    plan.rl.rolloutTokensPerS.reset();
+    return plan;
+}
+
+// The engine's pool on one H100 at TP 1 and utilization 0.9, as in test_rl_seed000.cpp:
+// 81,559 MiB x 0.9 - 14 GB weights - 1.906 GB sampler peak - 0.25 GiB non-torch = 60.79 GB,
+// 28,989 blocks of 16 tokens x 131,072 B; a 4096-token sequence takes 256 blocks: 113 at once.
+constexpr double kUsable = 81559.0 * 1024 * 1024 * 0.9;
+constexpr double kSampler = 1024.0 * 128256 * 14 + 8192.0 * 4096 * 2;
+constexpr double kPool = kUsable - 14e9 - kSampler - 0.25 * 1073741824.0;
+
+TEST(RlRolloutEngine, KvIsCappedAtThePoolInsteadOfHoldingEverySequence)
+{
+    const RlEstimate r = estimateRl(twoGpuGrpo(), bareCounts(7e9));
+    const RoleEstimate* rollout = findRole(r, "rollout");
+    ASSERT_NE(rollout, nullptr);
+    // Holding all 512 completions at once would be 512 x 4096 x 131,072 B = 256 GiB of KV,
+    // 269 GiB with the weights, on one 80 GB GPU. vLLM allocates its pool and no more.
+    EXPECT_NEAR(rollout->perGpu.kvCache, kPool, 1.0);
+    EXPECT_NEAR(rollout->perGpu.total(), kUsable, 1.0);
+    EXPECT_LT(rollout->perGpu.total(), 81559.0 * 1024 * 1024);
+    EXPECT_TRUE(rollout->fits);
+    // 512 sequences, 113 at a time: ceil(512 / 113) = 5 waves (4 of 113, then 60).
+    EXPECT_EQ(r.rolloutMaxSequences, 113);
+    EXPECT_EQ(r.rolloutWaves, 5);
+    EXPECT_NEAR(r.rolloutKvPoolBytes, kPool, 1.0);
+}
+
+TEST(RlRolloutEngine, RolloutTimeIsTheSumOfItsWaves)
+{
+    const RlEstimate r = estimateRl(twoGpuGrpo(), bareCounts(7e9));
+    // One wave of b sequences: prefill b x 512 prompt tokens at 989 TFLOP/s, then 3584 decode
+    // steps at the mean context 512 + 3584 / 2 = 2304, each reading 14 GB of weights and
+    // b x 2304 x 131,072 B of KV at 3.35 TB/s x 0.8 (bandwidth-bound at these batches:
+    // compute b x (2 P + attention) / 989e12 is 1.7 ms at b = 113 against 18 ms of reads).
+    auto wave = [](double b) {
+        const double prefill = b * (2 * 7e9 * 512 + 2.0 * 32 * 32 * 256 * 512 * 512 / 2) / 989e12;
+        const double memoryS = (14e9 + b * 2304 * 131072) / (3.35e12 * 0.8);
+        const double computeS = b * (2 * 7e9 + 2.0 * 32 * 32 * 256 * 2304) / 989e12;
+        EXPECT_GT(memoryS, computeS);
+        return prefill + 3584 * memoryS;
+    };
+    EXPECT_NEAR(r.rolloutS, 4 * wave(113) + wave(60), 1e-6); // 304 s
+    // Against one impossible batch of 512 (229 s): the waves re-read the weights five times.
+    EXPECT_GT(r.rolloutS, wave(512));
+}
+
+TEST(RlRolloutEngine, MaxNumSeqsCapsTheBatchBelowWhatThePoolHolds)
+{
+    // vLLM's scheduler runs at most max_num_seqs sequences; with 64 the 113-sequence pool runs
+    // 512 completions in ceil(512 / 64) = 8 waves. The sampler warm-up also shrinks to 64 rows:
+    // 64 x 128,256 x 14 + 8192 x 4096 x 2 = 0.182 GB, so the forward's 0.839 GB is the peak and
+    // the pool grows to 76.97 - 14 - 0.839 - 0.268 = 61.86 GB.
+    Plan plan = twoGpuGrpo();
+    plan.serving.maxNumSeqs = 64;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_EQ(r.rolloutMaxSequences, 64);
+    EXPECT_EQ(r.rolloutWaves, 8);
+    const double forward = 8192.0 * (2 * 4096 + 3 * 14336) * 2;
+    EXPECT_NEAR(r.rolloutKvPoolBytes, kUsable - 14e9 - forward - 0.25 * 1073741824.0, 1.0);
+}
+
+TEST(RlRolloutEngine, MoreEnginesShareTheCompletions)
+{
+    // Four rollout GPUs at TP 1 are four engines of ceil(512 / 4) = 128 sequences: 2 waves
+    // (113, then 15).
+    Plan plan = twoGpuGrpo();
+    plan.rl.rolloutGpus = 4;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_EQ(r.rolloutWaves, 2);
+    // At TP 2 the two engines hold ceil(512 / 2) = 256 each; each GPU keeps 4 of the 8 KV
+    // heads (65,536 B per token) and 7 GB of weights, and TP >= 2 adds NCCL's 2.07 GiB of
+    // non-torch memory: pool 76.97 - 7 - 1.906 - 2.223 = 65.84 GB = 62,790 blocks of
+    // 1,048,576 B = 245 sequences, so 2 waves.
+    plan.serving.tp = 2;
+    const RlEstimate tp2 = estimateRl(plan, bareCounts(7e9));
+    const double pool = kUsable - 7e9 - kSampler - 2.07 * 1073741824.0;
+    EXPECT_NEAR(tp2.rolloutKvPoolBytes, pool, 1.0);
+    EXPECT_EQ(tp2.rolloutMaxSequences, std::floor(std::floor(pool / (16 * 65536.0)) / 256));
+    EXPECT_EQ(tp2.rolloutMaxSequences, 245);
+    EXPECT_EQ(tp2.rolloutWaves, 2);
+}
+
+TEST(RlRolloutEngine, APoolThatHoldsNoFullSequenceDoesNotFit)
+{
+    // 512 + 131,072 tokens of 131,072 B = 17.2 GB per sequence, in a pool of 60.79 GB: 3 fit.
+    // At 512 + 480,000 tokens (63 GB) none does: vLLM refuses max_model_len beyond its pool.
+    Plan plan = twoGpuGrpo();
+    plan.rl.responseLen = 480000;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_EQ(r.rolloutMaxSequences, 0);
+    EXPECT_FALSE(findRole(r, "rollout")->fits);
+    EXPECT_FALSE(r.fits);
+    EXPECT_TRUE(std::isfinite(r.rolloutS));
+    EXPECT_GT(r.rolloutS, 0);
+}
+
+TEST(RlRolloutEngine, AMeasuredRolloutRateStandsAsMeasured)
+{
+    // A measured tokens/s already includes the waves the engine ran.
+    Plan plan = twoGpuGrpo();
+    plan.rl.rolloutTokensPerS = 5000;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_NEAR(r.rolloutS, 512.0 * 4096 / 5000, 1e-9);
+    EXPECT_EQ(r.rolloutWaves, 5);
+}
+
+} // namespace
+} // namespace envelope
