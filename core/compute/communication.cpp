@@ -88,7 +88,10 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     d.tp = link(s.tp, s.tp, s, gpu);
     d.cp = link(s.cp, double(s.tp) * s.cp, s, gpu);
     d.ep = link(s.ep, double(s.tp) * s.cp * s.ep, s, gpu);
-    d.dp = link(s.dp, double(s.tp) * s.cp * s.dp, s, gpu);
+    // torchtitan's FSDP shards over dp x cp (dp_shard_cp): its collectives span both.
+    const int zeroStage = std::clamp(config.zeroStage, 0, 3);
+    const int shardGroup = s.dp * (config.framework.shardOverCp && zeroStage >= 3 ? s.cp : 1);
+    d.dp = link(shardGroup, double(s.tp) * s.cp * s.dp, s, gpu);
     d.expertDp = link(std::max(1, s.dp / s.ep), double(s.tp) * s.cp * s.dp, s, gpu);
     d.pp = link(s.pp, s.gpus, s, gpu);
 
@@ -102,7 +105,7 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     const double replicaShard = double(s.tp) * s.pp;
     d.dpParams = std::max(0.0, totalParams - expertParams) / replicaShard;
     d.expertDpParams = std::min(expertParams, totalParams) / (replicaShard * s.ep);
-    const int zero = std::clamp(config.zeroStage, 0, 3);
+    const int zero = zeroStage;
     // ZeRO-3 / FSDP all-gathers the weights in the compute dtype (FSDP2 param_dtype; fp32
     // sharded weights travel as bf16), as training memory counts them.
     const double computeBytes = actBytes > 0 ? std::min(weightBytes, actBytes) : weightBytes;
@@ -110,10 +113,23 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     d.dpBytesPerParam = zero == 0 ? 2 * gradBytes
         : zero < 3                ? gradBytes + weightBytes
                                   : gradBytes + 2 * computeBytes;
-    const double denseDpBytes = ring(d.dp.group) * d.dpBytesPerParam * d.dpParams;
+    double denseDpBytes = ring(d.dp.group) * d.dpBytesPerParam * d.dpParams;
     d.expertDpBytes = ring(d.expertDp.group) * d.dpBytesPerParam * d.expertDpParams;
+    double denseDpS = seconds(denseDpBytes, d.dp);
+    // HSDP (training.hsdp_shard = n): the all-gathers and the reduce-scatter run inside each
+    // shard group of n consecutive ranks (spanning tp x n), and each rank all-reduces its
+    // gradient shard with the R = group / n replicas across the groups (FSDP2 HSDP).
+    if (zeroStage >= 3 && config.hsdpShard > 0 && config.hsdpShard < d.dp.group) {
+        const int n = config.hsdpShard;
+        const int replicas = std::max(1, d.dp.group / n);
+        d.hsdpShard = link(n, double(s.tp) * n, s, gpu);
+        d.hsdpReplicaBytes = 2 * ring(replicas) * gradBytes * d.dpParams / n;
+        const double shardBytes = ring(n) * d.dpBytesPerParam * d.dpParams;
+        denseDpBytes = shardBytes + d.hsdpReplicaBytes;
+        denseDpS = seconds(shardBytes, d.hsdpShard) + seconds(d.hsdpReplicaBytes, d.dp);
+    }
     c.dpBytes = denseDpBytes + d.expertDpBytes;
-    c.dpS = seconds(denseDpBytes, d.dp) + seconds(d.expertDpBytes, d.expertDp);
+    c.dpS = denseDpS + seconds(d.expertDpBytes, d.expertDp);
 
     // Tensor parallel (Megatron-LM, Shoeybi et al. 2019 sec. 3): two all-reduces of the b x s x h
     // layer activations in the forward pass (after attention and after the MLP) and two in the

@@ -73,6 +73,8 @@ struct CommDetail {
     double dpParams = 0; // non-expert parameters on one GPU (/ tp / pp)
     double expertDpParams = 0; // routed-expert parameters on one GPU (/ tp / pp / ep)
     double dpBytesPerParam = 0;
+    Link hsdpShard; // HSDP: the shard group's link (group 1 when not HSDP)
+    double hsdpReplicaBytes = 0; // HSDP: the gradient shard's all-reduce across the replicas
     double expertDpBytes = 0; // the expert part of result.dpBytes
     // Tensor parallel.
     double tpMessageBytes = 0; // b x s / cp x h x activation bytes, one all-reduce

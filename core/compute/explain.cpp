@@ -238,16 +238,24 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
     const char* zero = config.zeroStage <= 0 ? "all-reduce 2g"
         : config.zeroStage < 3               ? "ZeRO-1/2 reduce-scatter g + all-gather w"
                                              : "ZeRO-3 reduce-scatter g + 2 all-gathers w (1.5x)";
+    const bool hsdp = d.hsdpShard.group > 1;
+    const int n = hsdp ? d.hsdpShard.group : d.dp.group;
     ex.add("training.communication.dp_bytes",
-        fmt::format("(N-1)/N x {} B/param x params per GPU = {}/{} x {} x {} (+ experts {} "
+        fmt::format("(N-1)/N x {} B/param x params per GPU = {}/{} x {} x {}{} (+ experts {} "
                     "over dp/ep) = {}",
-            zero, d.dp.group > 1 ? d.dp.group - 1 : 0, d.dp.group, num(d.dpBytesPerParam),
-            num(d.dpParams), num(d.expertDpParams), gb(c.dpBytes)),
+            zero, n > 1 ? n - 1 : 0, n, num(d.dpBytesPerParam), num(d.dpParams),
+            hsdp ? fmt::format(" within the HSDP shard group, + 2 ({}-1)/{} x g x params / {} "
+                               "all-reducing the gradient shard across the replicas = {}",
+                d.dp.group / n, d.dp.group / n, n, gb(d.hsdpReplicaBytes))
+                 : std::string(),
+            num(d.expertDpParams), gb(c.dpBytes)),
         c.dpBytes, "bytes",
         "ZeRO (Rajbhandari et al. 2020) sec. 7 (communication volume); seed 001 (2 Psi bytes)");
     ex.add("training.communication.dp_s",
-        fmt::format("dp bytes / bandwidth = {} over {} = {}", gb(c.dpBytes), linkText(d.dp),
-            duration(c.dpS)),
+        fmt::format("dp bytes / bandwidth = {} over {}{} = {}", gb(c.dpBytes),
+            hsdp ? linkText(d.hsdpShard) + " (shard group), the replica all-reduce over "
+                 : std::string(),
+            linkText(d.dp), duration(c.dpS)),
         c.dpS, "s", kRingSource);
     ex.add("training.communication.tp_bytes",
         fmt::format("2 (t-1)/t x (b x s/cp x h x bytes) x {} all-reduces x {} layers x {} "

@@ -53,6 +53,24 @@ TEST(TrainingSharding, HsdpShardsWithinTheGroupAndReplicatesAcross)
     EXPECT_NEAR(r.perGpu.gradients, 2 * kParams / 8, 1);
 }
 
+// HSDP 8 on 64 GPUs (8 nodes, seed 001's links: NVLink 900 GB/s, 50 GB/s across nodes),
+// ZeRO-3 with 2 B weights and gradients: the all-gathers and reduce-scatter stay in the node,
+// 7/8 x (2 + 2 x 2) B x P at 900 GB/s, and the gradient shard is all-reduced across the 8
+// replicas, 2 x 7/8 x 2 B x P / 8 at 50 GB/s; full sharding moves 63/64 x 6 B x P at 50 GB/s.
+TEST(TrainingSharding, HsdpKeepsTheShardTrafficInTheNode)
+{
+    TrainingConfig c = fsdpConfig();
+    const CountedModel m = gptModel(32, 4096, 32, 50000);
+    const double full = 63.0 / 64 * 6 * kParams / 50e9;
+    EXPECT_NEAR(computeFor(m, c, 64).communication.dpS, full, full * 1e-9);
+    c.hsdpShard = 8;
+    const double shard = 7.0 / 8 * 6 * kParams / 900e9;
+    const double replicas = 2 * 7.0 / 8 * 2 * kParams / 8 / 50e9;
+    const TrainingCompute r = computeFor(m, c, 64);
+    EXPECT_NEAR(r.communication.dpS, shard + replicas, full * 1e-9);
+    EXPECT_NEAR(r.communication.dpBytes, 7.0 / 8 * 6 * kParams + 2 * 7.0 / 8 * 2 * kParams / 8, 1);
+}
+
 // torchtitan Float8: each all-gathered layer is cast to FP8 (1 B per parameter) and the cast
 // kept for the backward; with two layers unsharded at once (FSDP prefetch): 2 x 12 h^2 x 1 B
 // = 402,653,184 B on top of the bf16 all-gathers (2 x 12 h^2 x 2 B).
