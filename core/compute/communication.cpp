@@ -39,6 +39,37 @@ double seconds(double bytes, const Link& l)
     return bytes > 0 && l.bytesPerS > 0 ? bytes / l.bytesPerS : 0.0;
 }
 
+// The share of the data-parallel time the framework hides behind compute
+// (docs/formulas-compute.md sec. 4, "Overlap per framework"):
+// - prefetch, under ZeRO-3 / FSDP: each layer's all-gather runs behind the previous layer's
+//   compute (FSDP2 implicit prefetch; DeepSpeed ZeRO-3 overlap_comm); the first layer's
+//   all-gather and the last layer's reduce-scatter have nothing to hide behind:
+//   1 - 1 / layers per stage;
+// - buckets, below ZeRO-3: the gradient reduction of each bucket starts during the backward
+//   (DDP bucket_cap_mb); the last bucket is exposed, and so is ZeRO-1/2's all-gather of the
+//   updated weights after the optimizer step;
+// - none: the reduction runs after the backward.
+double dpFrameworkOverlap(const TrainingConfig& config, const CommDetail& d)
+{
+    const DpOverlap mode = config.framework.dpOverlap;
+    const int zero = std::clamp(config.zeroStage, 0, 3);
+    if (d.dpBytesPerParam <= 0)
+        return 0.0;
+    if (zero >= 3) {
+        const bool prefetch = mode == DpOverlap::Prefetch || mode == DpOverlap::BucketsAndPrefetch;
+        return prefetch && d.layersPerStage > 0 ? 1 - 1 / std::max(1.0, d.layersPerStage) : 0.0;
+    }
+    if (mode != DpOverlap::Buckets && mode != DpOverlap::BucketsAndPrefetch)
+        return 0.0;
+    const double gradBytes = positiveOrZero(config.recipe.recipe.gradientBytes);
+    const double gradientShare = zero == 0 ? 1.0 : gradBytes / d.dpBytesPerParam;
+    const double gradientBytesPerGpu = gradBytes * (d.dpParams + d.expertDpParams);
+    const double lastBucket = gradientBytesPerGpu > 0
+        ? std::min(1.0, positiveOrZero(config.framework.gradBucketBytes) / gradientBytesPerGpu)
+        : 1.0;
+    return gradientShare * (1 - lastBucket);
+}
+
 } // namespace
 
 CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
@@ -57,7 +88,10 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     d.tp = link(s.tp, s.tp, s, gpu);
     d.cp = link(s.cp, double(s.tp) * s.cp, s, gpu);
     d.ep = link(s.ep, double(s.tp) * s.cp * s.ep, s, gpu);
-    d.dp = link(s.dp, double(s.tp) * s.cp * s.dp, s, gpu);
+    // torchtitan's FSDP shards over dp x cp (dp_shard_cp): its collectives span both.
+    const int zeroStage = std::clamp(config.zeroStage, 0, 3);
+    const int shardGroup = s.dp * (config.framework.shardOverCp && zeroStage >= 3 ? s.cp : 1);
+    d.dp = link(shardGroup, double(s.tp) * s.cp * s.dp, s, gpu);
     d.expertDp = link(std::max(1, s.dp / s.ep), double(s.tp) * s.cp * s.dp, s, gpu);
     d.pp = link(s.pp, s.gpus, s, gpu);
 
@@ -71,14 +105,31 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     const double replicaShard = double(s.tp) * s.pp;
     d.dpParams = std::max(0.0, totalParams - expertParams) / replicaShard;
     d.expertDpParams = std::min(expertParams, totalParams) / (replicaShard * s.ep);
-    const int zero = std::clamp(config.zeroStage, 0, 3);
+    const int zero = zeroStage;
+    // ZeRO-3 / FSDP all-gathers the weights in the compute dtype (FSDP2 param_dtype; fp32
+    // sharded weights travel as bf16), as training memory counts them.
+    const double computeBytes = actBytes > 0 ? std::min(weightBytes, actBytes) : weightBytes;
+    d.allGatherBytes = zero < 3 ? weightBytes : computeBytes;
     d.dpBytesPerParam = zero == 0 ? 2 * gradBytes
         : zero < 3                ? gradBytes + weightBytes
-                                  : gradBytes + 2 * weightBytes;
-    const double denseDpBytes = ring(d.dp.group) * d.dpBytesPerParam * d.dpParams;
+                                  : gradBytes + 2 * computeBytes;
+    double denseDpBytes = ring(d.dp.group) * d.dpBytesPerParam * d.dpParams;
     d.expertDpBytes = ring(d.expertDp.group) * d.dpBytesPerParam * d.expertDpParams;
+    double denseDpS = seconds(denseDpBytes, d.dp);
+    // HSDP (training.hsdp_shard = n): the all-gathers and the reduce-scatter run inside each
+    // shard group of n consecutive ranks (spanning tp x n), and each rank all-reduces its
+    // gradient shard with the R = group / n replicas across the groups (FSDP2 HSDP).
+    if (zeroStage >= 3 && config.hsdpShard > 0 && config.hsdpShard < d.dp.group) {
+        const int n = config.hsdpShard;
+        const int replicas = std::max(1, d.dp.group / n);
+        d.hsdpShard = link(n, double(s.tp) * n, s, gpu);
+        d.hsdpReplicaBytes = 2 * ring(replicas) * gradBytes * d.dpParams / n;
+        const double shardBytes = ring(n) * d.dpBytesPerParam * d.dpParams;
+        denseDpBytes = shardBytes + d.hsdpReplicaBytes;
+        denseDpS = seconds(shardBytes, d.hsdpShard) + seconds(d.hsdpReplicaBytes, d.dp);
+    }
     c.dpBytes = denseDpBytes + d.expertDpBytes;
-    c.dpS = seconds(denseDpBytes, d.dp) + seconds(d.expertDpBytes, d.expertDp);
+    c.dpS = denseDpS + seconds(d.expertDpBytes, d.expertDp);
 
     // Tensor parallel (Megatron-LM, Shoeybi et al. 2019 sec. 3): two all-reduces of the b x s x h
     // layer activations in the forward pass (after attention and after the MLP) and two in the
@@ -126,11 +177,19 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
         c.epS = seconds(d.epBytes, d.ep);
     }
 
-    // Exposed communication: comm_overlap of it can hide behind compute, no more than the
-    // compute time itself.
+    // Exposed communication. What can hide behind compute, per kind: the framework's DP
+    // mechanism and async TP, then the plan's comm_overlap of what they leave; the hidden part
+    // is no more than the compute time itself.
     d.totalS = c.dpS + c.tpS + c.ppS + c.cpS + c.epS;
     d.overlap = std::isfinite(config.commOverlap) ? std::clamp(config.commOverlap, 0.0, 1.0) : 0.0;
-    d.hiddenS = std::min(d.overlap * d.totalS, computeTimeS);
+    d.dpFrameworkOverlap = dpFrameworkOverlap(config, d);
+    const auto combine = [&](double framework) { return 1 - (1 - framework) * (1 - d.overlap); };
+    d.dpOverlap = combine(d.dpFrameworkOverlap);
+    d.tpOverlap = combine(config.asyncTp ? 1.0 : 0.0);
+    d.otherOverlap = d.overlap;
+    d.overlappableS
+        = d.dpOverlap * c.dpS + d.tpOverlap * c.tpS + d.otherOverlap * (c.ppS + c.cpS + c.epS);
+    d.hiddenS = std::min(d.overlappableS, computeTimeS);
     c.exposedS = d.totalS - d.hiddenS;
 
     // Pipeline bubble (Narayanan et al. 2021 sec. 2.2.1-2.2.2): idle time (p-1)/m of the ideal

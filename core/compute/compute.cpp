@@ -32,24 +32,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Integer GPU counts above this are not reported (a budget of 1e15 USD would overflow int).
 constexpr double kMaxGpus = 1e9;
 
-
-// Extra forward FLOPs per token a recompute policy runs during backward (Korthikanti et al.
-// 2022 sec. 5-6): selective re-runs the attention core (QK^T, softmax, AV) only; full and
-// every-k re-run each layer's forward once. The LM head / logits are never recomputed.
-double recomputeFlopsPerToken(const ComputeSetup& s, Recompute recompute)
-{
-    switch (recompute) {
-    case Recompute::None:
-        return 0;
-    case Recompute::Selective:
-        return s.attentionForwardPerToken;
-    case Recompute::Full:
-    case Recompute::EveryK:
-        return 2 * s.layerMatmulParams + s.attentionForwardPerToken;
-    }
-    return 0;
-}
-
 double divideOr(double numerator, double denominator, double otherwise)
 {
     return denominator > 0 && std::isfinite(denominator) ? numerator / denominator : otherwise;
@@ -95,6 +77,46 @@ void addOffload(const TrainingConfig& config, const CommDetail& d, const Compute
 }
 
 } // namespace
+
+// Extra forward FLOPs per token a recompute policy runs during backward (Korthikanti et al.
+// 2022 sec. 5-6), as the plan's framework runs it (presets/frameworks.json, "selective"):
+// Megatron's selective re-runs the attention core (QK^T, softmax, AV) only; torchtitan's per-op
+// SAC saves the SDPA output and re-runs every second matmul; a framework that only checkpoints
+// whole layers runs selective as full. Full and every-k re-run each layer's forward once. The
+// LM head / logits are never recomputed.
+RecomputeFlops recomputeFlops(const ComputeSetup& s, const TrainingConfig& config)
+{
+    RecomputeFlops r;
+    Recompute recompute = config.recompute;
+    if (recompute == Recompute::Selective && config.framework.selective == SelectivePolicy::Full)
+        recompute = Recompute::Full;
+    switch (recompute) {
+    case Recompute::None:
+        break;
+    case Recompute::Selective:
+        if (config.framework.selective == SelectivePolicy::PerOpSac)
+            r.linear = s.sacRecomputeParams > 0 ? 2 * s.sacRecomputeParams : s.layerMatmulParams;
+        else
+            r.attention = s.attentionForwardPerToken;
+        break;
+    case Recompute::Full:
+    case Recompute::EveryK:
+        r.linear = 2 * s.layerMatmulParams;
+        r.attention = s.attentionForwardPerToken;
+        break;
+    }
+    return r;
+}
+
+double hfuFlopsPerToken(
+    const ComputeSetup& s, const TrainingConfig& config, double hardwareFlopsPerToken)
+{
+    const bool attentionCoreRecompute = config.recompute == Recompute::Selective
+        && config.framework.selective == SelectivePolicy::AttentionCore;
+    if (config.hfuConvention == HfuConvention::Korthikanti && attentionCoreRecompute)
+        return hardwareFlopsPerToken + 2 * s.attentionForwardPerToken;
+    return hardwareFlopsPerToken;
+}
 
 ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
     const TrainingConfig& config, const Cluster& cluster, const Gpu& gpu)
@@ -147,6 +169,16 @@ ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
     s.attentionWidth = heads * (dQk + dV) / 2;
     s.attentionForwardPerToken = 4 * s.layers * s.attendedLen * s.attentionWidth;
     s.peakFlops = peakFlops(gpu, config.recipe.recipe.compute);
+    s.otherPeakFlops = config.recipe.recipe.compute == ComputeDtype::Fp8
+        ? peakFlops(gpu, ComputeDtype::Bf16)
+        : s.peakFlops;
+    if (!arch.moe && !arch.mla && arch.hidden > 0) {
+        // k (h x kv_heads x head_dim) + o (heads x head_dim x h) + up (h x ffn), per layer.
+        const double h = s.hidden, d = arch.headDimOrDefault();
+        s.sacRecomputeParams = s.layers
+            * (h * arch.kvHeadsOrDefault() * d + heads * d * h
+                + h * static_cast<double>(std::max<std::int64_t>(arch.ffnHidden, 0)));
+    }
     return s;
 }
 
@@ -159,7 +191,8 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     // FLOPs per token: forward 2 P_mm + attention, backward twice the forward.
     r.forwardFlopsPerToken = 2 * s.matmulParams + s.attentionForwardPerToken;
     r.flopsPerToken = 3 * r.forwardFlopsPerToken;
-    r.hardwareFlopsPerToken = r.flopsPerToken + recomputeFlopsPerToken(s, config.recompute);
+    const RecomputeFlops recompute = recomputeFlops(s, config);
+    r.hardwareFlopsPerToken = r.flopsPerToken + recompute.total();
 
     // One step: the global batch through the whole job at the assumed MFU (seed 001,
     // "Time per Step": F_step / (P x peak x MFU)).
@@ -170,10 +203,16 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     // The plan's `mfu` is the kernel efficiency: the fraction of peak the GPU reaches while it
     // computes. The GPU executes the hardware FLOPs, so a recompute's extra forward costs time
     // (issue 11: full recompute was free); the MFU the step achieves is effectiveMfu below.
+    // The layers' linears run at the recipe's peak; the LM head, the attention core and the
+    // rest at otherPeakFlops (the BF16 peak under FP8): the time is the sum of the two parts.
     const double mfu = std::isfinite(config.mfu) ? std::clamp(config.mfu, 0.0, 1.0) : 0.0;
-    const double jobFlopsPerS = s.gpus * s.peakFlops * mfu;
-    const double hardwareStepFlops = r.hardwareFlopsPerToken * r.globalBatchTokens;
-    r.computeTimeS = hardwareStepFlops > 0 ? divideOr(hardwareStepFlops, jobFlopsPerS, kInf) : 0.0;
+    const double linearFlops = 6 * s.layerMatmulParams + recompute.linear;
+    const double otherFlops = r.hardwareFlopsPerToken - linearFlops;
+    const double secondsPerToken = divideOr(linearFlops, s.peakFlops * mfu, kInf)
+        + divideOr(otherFlops, s.otherPeakFlops * mfu, otherFlops > 0 ? kInf : 0.0);
+    r.computeTimeS = r.hardwareFlopsPerToken * r.globalBatchTokens > 0
+        ? secondsPerToken * r.globalBatchTokens / s.gpus
+        : 0.0;
 
     const CommDetail comm = communication(arch, counts, config, s, gpu, r.computeTimeS);
     r.communication = comm.result;
@@ -186,8 +225,10 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     r.effectiveMfu = divideOr(r.stepFlops, s.gpus * s.peakFlops * r.stepTimeS, 0.0);
     // HFU counts the FLOPs the hardware runs, the recomputed forward included (Korthikanti et
     // al. 2022 sec. 6, "hardware FLOPs utilization"), over the same whole step.
-    r.hfu = divideOr(
-        r.hardwareFlopsPerToken * r.globalBatchTokens, s.gpus * s.peakFlops * r.stepTimeS, 0.0);
+    // Under `hfu_convention: korthikanti` selective recompute counts the attention term twice
+    // (s/(3h) instead of s/(6h) in eq. 8's bracket), as their Table 5 does.
+    const double hfuFlops = hfuFlopsPerToken(s, config, r.hardwareFlopsPerToken);
+    r.hfu = divideOr(hfuFlops * r.globalBatchTokens, s.gpus * s.peakFlops * r.stepTimeS, 0.0);
     const double trainTokens = positiveOrZero(config.trainTokens);
     r.trainTimeS = trainTokens > 0 ? divideOr(trainTokens, r.tokensPerS, kInf) : 0.0;
     r.gpuHours = r.trainTimeS > 0 ? s.gpus * r.trainTimeS / 3600 : 0.0;
@@ -202,19 +243,19 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     // the path and the compute is hidden behind it; otherwise the compute is on the path with
     // only the non-overlapped share of each kind. Ties go to compute.
     const Communication& c = r.communication;
-    const bool commOnPath = comm.overlap * comm.totalS > r.computeTimeS;
-    const double commShare = commOnPath ? 1.0 : 1.0 - comm.overlap;
+    const bool commOnPath = comm.overlappableS > r.computeTimeS;
+    const auto onPath = [&](double overlap) { return commOnPath ? 1.0 : 1.0 - overlap; };
     const struct {
         const char* name;
         double seconds;
     } parts[] = {
         { "compute", commOnPath ? 0.0 : r.computeTimeS },
-        { "dp-comm", c.dpS * commShare },
-        { "tp-comm", c.tpS * commShare },
+        { "dp-comm", c.dpS * onPath(comm.dpOverlap) },
+        { "tp-comm", c.tpS * onPath(comm.tpOverlap) },
         { "pp-bubble", c.ppBubbleS },
-        { "pp-comm", c.ppS * commShare },
-        { "cp-comm", c.cpS * commShare },
-        { "ep-comm", c.epS * commShare },
+        { "pp-comm", c.ppS * onPath(comm.otherOverlap) },
+        { "cp-comm", c.cpS * onPath(comm.otherOverlap) },
+        { "ep-comm", c.epS * onPath(comm.otherOverlap) },
         { "host-transfer", c.offloadS },
         { "cpu-optimizer", c.cpuOptimizerS },
     };
@@ -234,7 +275,7 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     const double jobPeak = s.gpus * s.peakFlops;
     if (observedTokensPerS > 0 && jobPeak > 0) {
         r.observedMfu = observedTokensPerS * r.flopsPerToken / jobPeak;
-        r.observedHfu = observedTokensPerS * r.hardwareFlopsPerToken / jobPeak;
+        r.observedHfu = observedTokensPerS * hfuFlops / jobPeak;
     }
 
     // Budget solver (seed 001 ex. 3): budget, deadline and MFU, any two give the third.

@@ -30,7 +30,30 @@ struct ComputeSetup {
     double attentionWidth = 0; // heads x (d_qk + d_v) / 2 (= heads x head_dim when equal)
     double attentionForwardPerToken = 0;
     double peakFlops = 0; // per GPU at the recipe's compute dtype
+    // FP8 recipes run the layers' linears at the FP8 peak; the attention core, the LM head
+    // (kept in bf16 by torchtitan's Float8 converter and Transformer Engine recipes) and the
+    // rest at the BF16 peak. Equal to peakFlops for bf16 / tf32 recipes.
+    double otherPeakFlops = 0;
+    // torchtitan's per-op SAC re-runs every second matmul of a layer in forward order
+    // (q k v o gate up down -> k, o, up): their weights, summed over the layers. 0 when the
+    // layer's matmuls cannot be listed (MoE, MLA): half the layer matmuls are used instead.
+    double sacRecomputeParams = 0;
 };
+
+// The forward FLOPs per token a recompute re-runs in the backward, split into the layers'
+// linears and the attention core.
+struct RecomputeFlops {
+    double linear = 0;
+    double attention = 0;
+    double total() const { return linear + attention; }
+};
+RecomputeFlops recomputeFlops(const ComputeSetup& s, const TrainingConfig& config);
+
+// The hardware FLOPs per token behind `hfu` and `observed_hfu`: hardwareFlopsPerToken, plus
+// twice the attention core's forward under `hfu_convention: korthikanti` with attention-core
+// selective recompute (Korthikanti et al. 2022 Table 5 count the term as s/(3h), not s/(6h)).
+double hfuFlopsPerToken(
+    const ComputeSetup& s, const TrainingConfig& config, double hardwareFlopsPerToken);
 
 ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
     const TrainingConfig& config, const Cluster& cluster, const Gpu& gpu);
@@ -50,6 +73,8 @@ struct CommDetail {
     double dpParams = 0; // non-expert parameters on one GPU (/ tp / pp)
     double expertDpParams = 0; // routed-expert parameters on one GPU (/ tp / pp / ep)
     double dpBytesPerParam = 0;
+    Link hsdpShard; // HSDP: the shard group's link (group 1 when not HSDP)
+    double hsdpReplicaBytes = 0; // HSDP: the gradient shard's all-reduce across the replicas
     double expertDpBytes = 0; // the expert part of result.dpBytes
     // Tensor parallel.
     double tpMessageBytes = 0; // b x s / cp x h x activation bytes, one all-reduce
@@ -64,8 +89,15 @@ struct CommDetail {
     double moeLayersPerStage = 0;
     double epBytes = 0;
     double totalS = 0; // dp + tp + pp + cp + ep
-    double hiddenS = 0; // min(overlap x total, compute time)
+    double hiddenS = 0; // min(overlappable, compute time)
     double overlap = 0; // comm_overlap clamped to [0, 1]
+    // Fraction of each kind that can hide behind compute: the framework's mechanism (DP:
+    // FSDP prefetch or bucketed reduction; TP: async TP) combined with comm_overlap as
+    // 1 - (1 - framework) x (1 - comm_overlap).
+    double dpOverlap = 0, tpOverlap = 0, otherOverlap = 0;
+    double dpFrameworkOverlap = 0; // the framework's share alone (explained)
+    double overlappableS = 0; // sum of each kind x its fraction
+    double allGatherBytes = 0; // bytes per parameter the ZeRO-3 all-gathers move (compute dtype)
 };
 
 // Communication per step, its exposed part behind `computeTimeS`, and the pipeline bubble.

@@ -46,7 +46,7 @@ const char* recomputeText(Recompute r)
     case Recompute::None:
         return "no recompute: hardware = model FLOPs";
     case Recompute::Selective:
-        return "selective recompute re-runs the attention core forward";
+        return "selective recompute";
     case Recompute::Full:
         return "full recompute re-runs every layer's forward (not the LM head)";
     case Recompute::EveryK:
@@ -72,6 +72,35 @@ std::string linkText(const Link& l)
         l.bytesPerS > 0 ? gb(l.bytesPerS) : std::string("not given (time 0)"), l.group);
 }
 
+// What "selective" re-runs under the plan's framework (compute.cpp recomputeFlops).
+std::string selectiveText(const TrainingConfig& config)
+{
+    if (config.recompute != Recompute::Selective)
+        return "";
+    const char* what = "the attention core's forward, 4 l s h";
+    if (config.framework.selective == SelectivePolicy::PerOpSac)
+        what = "every second matmul of a layer (k, o, up): 2 l (h kv d + heads d h + h ffn)";
+    else if (config.framework.selective == SelectivePolicy::Full)
+        what = "every layer's forward (the framework only checkpoints whole layers)";
+    return fmt::format(" under framework '{}' ({}): {}", config.framework.id,
+        selectivePolicyId(config.framework.selective), what);
+}
+
+std::string dpOverlapText(const TrainingConfig& config, const CommDetail& d)
+{
+    const std::string profile = fmt::format("framework '{}', dp_overlap {}", config.framework.id,
+        dpOverlapId(config.framework.dpOverlap));
+    if (d.dpFrameworkOverlap <= 0)
+        return profile + ": the reduction runs after the backward";
+    if (config.zeroStage >= 3)
+        return fmt::format("{}: all-gathers prefetched a layer ahead, the first all-gather and "
+                           "last reduce-scatter exposed: 1 - 1 / {} layers",
+            profile, num(d.layersPerStage));
+    return profile
+        + ": gradient buckets reduced during the backward; the last bucket and any "
+          "ZeRO-1/2 weight all-gather exposed";
+}
+
 void explainFlops(
     const TrainingConfig& config, const ComputeSetup& s, const TrainingCompute& r, Explainer& ex)
 {
@@ -94,9 +123,9 @@ void explainFlops(
             num(s.matmulParams), num(s.attentionForwardPerToken), num(r.flopsPerToken)),
         r.flopsPerToken, "FLOPs", kFlopsSource);
     ex.add("training.hardware_flops_per_token",
-        fmt::format("model FLOPs + recompute ({}) = {} + {} = {}", recomputeText(config.recompute),
-            num(r.flopsPerToken), num(r.hardwareFlopsPerToken - r.flopsPerToken),
-            num(r.hardwareFlopsPerToken)),
+        fmt::format("model FLOPs + recompute ({}) = {} + {} = {}",
+            recomputeText(config.recompute) + selectiveText(config), num(r.flopsPerToken),
+            num(r.hardwareFlopsPerToken - r.flopsPerToken), num(r.hardwareFlopsPerToken)),
         r.hardwareFlopsPerToken, "FLOPs",
         "Korthikanti et al. 2022 sec. 5-6 (model vs hardware FLOPs); seed 000 (8 P with "
         "full checkpointing)");
@@ -117,16 +146,26 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
         fmt::format("flops_per_token x global batch = {} x {} = {}", num(r.flopsPerToken),
             num(r.globalBatchTokens), num(r.stepFlops)),
         r.stepFlops, "FLOPs", kStepSource);
+    const RecomputeFlops recompute = recomputeFlops(s, config);
+    const double linear = 6 * s.layerMatmulParams + recompute.linear;
     ex.add("training.compute_time_s",
-        fmt::format("hardware FLOPs/token x batch / (gpus x peak x kernel efficiency mfu) = {} x "
-                    "{} / ({} x {} x {}) = {}{}",
-            num(r.hardwareFlopsPerToken), num(r.globalBatchTokens), r.gpus, num(s.peakFlops),
-            num(config.mfu), duration(r.computeTimeS),
+        fmt::format("(layer linears / peak + (LM head + attention core) / other peak) x batch / "
+                    "(gpus x kernel efficiency mfu) = ({} / {} + {} / {}) x {} / ({} x {}) = {}"
+                    "{}{}",
+            num(linear), num(s.peakFlops), num(r.hardwareFlopsPerToken - linear),
+            num(s.otherPeakFlops), num(r.globalBatchTokens), r.gpus, num(config.mfu),
+            duration(r.computeTimeS),
             r.hardwareFlopsPerToken > r.flopsPerToken ? " (recompute's extra forward included)"
-                                                      : ""),
+                                                      : "",
+            s.otherPeakFlops != s.peakFlops ? "; FP8: the linears at the FP8 peak, the LM head "
+                                              "and attention core at the BF16 peak"
+                                            : ""),
         r.computeTimeS, "s",
         "seed 001 (F_step / (P x peak x MFU)); the GPU runs the hardware FLOPs (Korthikanti et "
-        "al. 2022 sec. 6), so the plan's mfu is the kernel efficiency");
+        "al. 2022 sec. 6), so the plan's mfu is the kernel efficiency (default: the framework's "
+        "kernel_efficiency, presets/frameworks.json); FP8 linears only: torchao Float8Linear "
+        "(torchtitan float8.py: module_filter_fn skips 'output'), Transformer Engine fp8_autocast "
+        "(te.Linear / LayerNormLinear; DotProductAttention stays BF16)");
     const Communication& c = r.communication;
     ex.add("training.step_time_s",
         fmt::format("compute + exposed communication + pipeline bubble + offload transfers + CPU "
@@ -164,13 +203,20 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
         fmt::format("step FLOPs / (gpus x peak x step time) = {} / ({} x {} x {}) = {}",
             num(r.stepFlops), r.gpus, num(s.peakFlops), duration(r.stepTimeS), pct(r.effectiveMfu)),
         r.effectiveMfu, "", "MFU as defined by PaLM (Chowdhery et al. 2022) sec. 4.1");
+    const double hfuFlops = hfuFlopsPerToken(s, config, r.hardwareFlopsPerToken);
     ex.add("training.hfu",
         fmt::format(
             "hardware FLOPs/token x batch / (gpus x peak x step time) = {} x {} / ({} x {} x "
-            "{}) = {}",
-            num(r.hardwareFlopsPerToken), num(r.globalBatchTokens), r.gpus, num(s.peakFlops),
-            duration(r.stepTimeS), pct(r.hfu)),
-        r.hfu, "", "Korthikanti et al. 2022 sec. 6 (hardware FLOPs utilization)");
+            "{}) = {} (hfu_convention {})",
+            num(hfuFlops), num(r.globalBatchTokens), r.gpus, num(s.peakFlops),
+            duration(r.stepTimeS), pct(r.hfu),
+            config.hfuConvention == HfuConvention::Korthikanti
+                ? "korthikanti: selective recompute counts the attention term as s/(3h), "
+                  "3x its forward"
+                : "forward: the recompute's forward FLOPs"),
+        r.hfu, "",
+        "Korthikanti et al. 2022 sec. 6 (hardware FLOPs utilization) and Table 5 (their "
+        "convention, hfu_convention korthikanti)");
     ex.add("training.train_time_s",
         fmt::format("train_tokens / tokens/s = {} / {} = {}", num(config.trainTokens),
             num(r.tokensPerS), duration(r.trainTimeS)),
@@ -192,16 +238,24 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
     const char* zero = config.zeroStage <= 0 ? "all-reduce 2g"
         : config.zeroStage < 3               ? "ZeRO-1/2 reduce-scatter g + all-gather w"
                                              : "ZeRO-3 reduce-scatter g + 2 all-gathers w (1.5x)";
+    const bool hsdp = d.hsdpShard.group > 1;
+    const int n = hsdp ? d.hsdpShard.group : d.dp.group;
     ex.add("training.communication.dp_bytes",
-        fmt::format("(N-1)/N x {} B/param x params per GPU = {}/{} x {} x {} (+ experts {} "
+        fmt::format("(N-1)/N x {} B/param x params per GPU = {}/{} x {} x {}{} (+ experts {} "
                     "over dp/ep) = {}",
-            zero, d.dp.group > 1 ? d.dp.group - 1 : 0, d.dp.group, num(d.dpBytesPerParam),
-            num(d.dpParams), num(d.expertDpParams), gb(c.dpBytes)),
+            zero, n > 1 ? n - 1 : 0, n, num(d.dpBytesPerParam), num(d.dpParams),
+            hsdp ? fmt::format(" within the HSDP shard group, + 2 ({}-1)/{} x g x params / {} "
+                               "all-reducing the gradient shard across the replicas = {}",
+                d.dp.group / n, d.dp.group / n, n, gb(d.hsdpReplicaBytes))
+                 : std::string(),
+            num(d.expertDpParams), gb(c.dpBytes)),
         c.dpBytes, "bytes",
         "ZeRO (Rajbhandari et al. 2020) sec. 7 (communication volume); seed 001 (2 Psi bytes)");
     ex.add("training.communication.dp_s",
-        fmt::format("dp bytes / bandwidth = {} over {} = {}", gb(c.dpBytes), linkText(d.dp),
-            duration(c.dpS)),
+        fmt::format("dp bytes / bandwidth = {} over {}{} = {}", gb(c.dpBytes),
+            hsdp ? linkText(d.hsdpShard) + " (shard group), the replica all-reduce over "
+                 : std::string(),
+            linkText(d.dp), duration(c.dpS)),
         c.dpS, "s", kRingSource);
     ex.add("training.communication.tp_bytes",
         fmt::format("2 (t-1)/t x (b x s/cp x h x bytes) x {} all-reduces x {} layers x {} "
@@ -238,11 +292,28 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
                 gb(d.epMessageBytes), num(d.moeLayersPerStage), s.microBatches, linkText(d.ep),
                 duration(c.epS)),
         c.epS, "s", "GShard (Lepikhin et al. 2020); DeepSpeed-MoE (Rajbhandari et al. 2022)");
+    ex.add("training.communication.dp_overlap",
+        fmt::format("1 - (1 - {}) x (1 - comm_overlap {}) = {} ({})", num(d.dpFrameworkOverlap),
+            num(d.overlap), num(d.dpOverlap), dpOverlapText(config, d)),
+        d.dpOverlap, "",
+        "FSDP2 implicit forward/backward prefetch (pytorch.org/docs, torch.distributed.fsdp."
+        "fully_shard); DDP gradient buckets (bucket_cap_mb, Li et al. 2020 sec. 3.2.3); "
+        "DeepSpeed overlap_comm; Megatron-LM --overlap-grad-reduce (off by default)");
+    ex.add("training.communication.tp_overlap",
+        fmt::format("1 - (1 - {}) x (1 - comm_overlap {}) = {} ({})", config.asyncTp ? 1 : 0,
+            num(d.overlap), num(d.tpOverlap),
+            config.asyncTp ? "async TP: the collectives are decomposed and overlapped with the "
+                             "matmuls"
+                           : "TP collectives sit between dependent matmuls: exposed"),
+        d.tpOverlap, "",
+        "Wang et al. 2022 (Overlap Communication with Dependent Computation via Decomposition); "
+        "torchtitan async TP (enable_async_tensor_parallel); Megatron --tp-comm-overlap");
     ex.add("training.communication.exposed_s",
-        fmt::format("total - min(overlap x total, compute) = {} - min({} x {}, {}) = {}",
-            duration(d.totalS), num(d.overlap), duration(d.totalS), duration(r.computeTimeS),
-            duration(c.exposedS)),
-        c.exposedS, "s", "docs/formulas-compute.md sec. 4 (comm_overlap)");
+        fmt::format("total - min(dp x {} + tp x {} + (pp + cp + ep) x {}, compute) = {} - "
+                    "min({}, {}) = {}",
+            num(d.dpOverlap), num(d.tpOverlap), num(d.otherOverlap), duration(d.totalS),
+            duration(d.overlappableS), duration(r.computeTimeS), duration(c.exposedS)),
+        c.exposedS, "s", "docs/formulas-compute.md sec. 4 (overlap per framework, comm_overlap)");
     ex.add("training.communication.pp_bubble_fraction",
         s.pp > 1 ? fmt::format("(p-1) / (v x m + p - 1) = {} / ({} x {} + {}) = {}", s.pp - 1,
             s.virtualStages, s.microBatches, s.pp - 1, pct(c.ppBubbleFraction))
@@ -255,16 +326,17 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
             duration(r.computeTimeS), s.pp - 1, s.virtualStages, s.microBatches,
             duration(c.ppBubbleS)),
         c.ppBubbleS, "s", "Narayanan et al. 2021 sec. 2.2");
-    const bool commOnPath = d.overlap * d.totalS > r.computeTimeS;
+    const bool commOnPath = d.overlappableS > r.computeTimeS;
     ex.add("training.bottleneck",
         fmt::format("largest term on the critical path of the {} step: {} ({}, {:.0f}% of the "
-                    "step); {} (compute {}, communication {} of which {:.0f}% overlappable, "
+                    "step); {} (compute {}, communication {} of which {} overlappable, "
                     "bubble {})",
             duration(r.stepTimeS), r.bottleneck, duration(r.bottleneckS), 100 * r.bottleneckShare,
             commOnPath ? "the overlapped communication outlasts the compute, which is hidden "
                          "behind it"
                        : "the compute hides the overlapped communication",
-            duration(r.computeTimeS), duration(d.totalS), 100 * d.overlap, duration(c.ppBubbleS)),
+            duration(r.computeTimeS), duration(d.totalS), duration(d.overlappableS),
+            duration(c.ppBubbleS)),
         r.bottleneckS, "s", "seed 001 (Bottleneck identification: which ceiling dominates)");
     ex.add("training.bottleneck_share",
         fmt::format("bottleneck / step = {} / {} = {:.3f}", duration(r.bottleneckS),
@@ -290,8 +362,8 @@ void explainSolver(const TrainingConfig& config, const Gpu& gpu, const ComputeSe
                 pct(*r.observedMfu)),
             *r.observedMfu, "", "seed 001 ex. 2; PaLM (Chowdhery et al. 2022) sec. 4.1");
         ex.add("training.observed_hfu",
-            fmt::format("same with hardware FLOPs/token {} = {}", num(r.hardwareFlopsPerToken),
-                pct(*r.observedHfu)),
+            fmt::format("same with hardware FLOPs/token {} = {}",
+                num(hfuFlopsPerToken(s, config, r.hardwareFlopsPerToken)), pct(*r.observedHfu)),
             *r.observedHfu, "", "Korthikanti et al. 2022 sec. 6 (HFU)");
     }
     const double trainFlops = r.flopsPerToken * config.trainTokens;

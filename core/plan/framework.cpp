@@ -23,42 +23,61 @@ constexpr std::array<std::pair<SelectivePolicy, std::string_view>, 3> kSelective
 // torchtune CEWithChunkedOutputLoss(num_output_chunks=8).
 constexpr double kLossChunks = 8;
 
+constexpr std::array<std::pair<DpOverlap, std::string_view>, 4> kDpOverlapIds { {
+    { DpOverlap::None, "none" },
+    { DpOverlap::Buckets, "buckets" },
+    { DpOverlap::Prefetch, "prefetch" },
+    { DpOverlap::BucketsAndPrefetch, "buckets+prefetch" },
+} };
+
+template <class Table, class E> std::string_view idIn(const Table& table, E value)
+{
+    for (const auto& [entry, id] : table)
+        if (entry == value)
+            return id;
+    return {};
+}
+
+template <class Table, class E> bool parseIn(const Table& table, std::string_view id, E& out)
+{
+    for (const auto& [entry, name] : table)
+        if (name == id) {
+            out = entry;
+            return true;
+        }
+    return false;
+}
+
 } // namespace
 
 std::string_view lossKindId(LossKind k)
 {
-    for (const auto& [kind, id] : kLossIds)
-        if (kind == k)
-            return id;
-    return {};
+    return idIn(kLossIds, k);
 }
 
 bool parseLossKind(std::string_view id, LossKind& out)
 {
-    for (const auto& [kind, name] : kLossIds)
-        if (name == id) {
-            out = kind;
-            return true;
-        }
-    return false;
+    return parseIn(kLossIds, id, out);
 }
 
 std::string_view selectivePolicyId(SelectivePolicy p)
 {
-    for (const auto& [policy, id] : kSelectiveIds)
-        if (policy == p)
-            return id;
-    return {};
+    return idIn(kSelectiveIds, p);
 }
 
 bool parseSelectivePolicy(std::string_view id, SelectivePolicy& out)
 {
-    for (const auto& [policy, name] : kSelectiveIds)
-        if (name == id) {
-            out = policy;
-            return true;
-        }
-    return false;
+    return parseIn(kSelectiveIds, id, out);
+}
+
+std::string_view dpOverlapId(DpOverlap o)
+{
+    return idIn(kDpOverlapIds, o);
+}
+
+bool parseDpOverlap(std::string_view id, DpOverlap& out)
+{
+    return parseIn(kDpOverlapIds, id, out);
 }
 
 double lossBytesPerLogit(LossKind k, double activationBytes)

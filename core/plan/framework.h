@@ -23,6 +23,17 @@ enum class SelectivePolicy {
     Full // the framework only checkpoints whole layers: selective means full
 };
 
+// How the data-parallel collectives overlap the compute under a framework (docs/formulas-compute.md
+// sec. 4, "Overlap per framework").
+enum class DpOverlap {
+    None, // the reduction runs after the backward (Megatron-LM without --overlap-grad-reduce)
+    Buckets, // below ZeRO-3: bucketed gradient reduction during the backward, the last bucket
+             // exposed (DDP bucket_cap_mb)
+    Prefetch, // ZeRO-3 / FSDP: each layer's all-gather prefetched behind the previous layer's
+              // compute; the first all-gather and the last reduce-scatter exposed
+    BucketsAndPrefetch // both, by ZeRO stage
+};
+
 struct FrameworkProfile {
     std::string id = "generic";
     std::string name = "Generic";
@@ -39,6 +50,15 @@ struct FrameworkProfile {
     // TP + sequence parallelism: the linears keep the all-gathered (full-sequence) input they
     // ran on (DTensor SequenceParallel), where Megatron keeps its shard and re-gathers it.
     bool spGatheredInputs = false;
+    // The plan's `mfu` (kernel efficiency) when the plan does not give one.
+    double kernelEfficiency = 0.45;
+    DpOverlap dpOverlap = DpOverlap::None;
+    // FSDP shards over the data-parallel x context-parallel ranks (torchtitan's dp_shard_cp
+    // mesh), not over dp alone.
+    bool shardOverCp = false;
+    // FP8 training (recipe compute "fp8"): bytes per local parameter of the FP8 copy of the
+    // all-gathered weights the Float8 linears cast and keep for the backward (torchtitan/torchao).
+    double fp8WeightCastBytes = 0;
 
     bool operator==(const FrameworkProfile&) const = default;
 };
@@ -47,6 +67,8 @@ std::string_view lossKindId(LossKind k); // "default" "eager" "chunked" "fused"
 bool parseLossKind(std::string_view id, LossKind& out);
 std::string_view selectivePolicyId(SelectivePolicy p); // "attention-core" "per-op-sac" "full"
 bool parseSelectivePolicy(std::string_view id, SelectivePolicy& out);
+std::string_view dpOverlapId(DpOverlap o); // "none" "buckets" "prefetch" "buckets+prefetch"
+bool parseDpOverlap(std::string_view id, DpOverlap& out);
 
 // Bytes per logit (one token, one vocabulary entry) the loss holds at its peak, by kind, with
 // logits in the activation dtype of `activationBytes` (2 for bf16).

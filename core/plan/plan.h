@@ -88,6 +88,12 @@ struct LoraConfig {
     bool operator==(const LoraConfig&) const = default;
 };
 
+// What selective recompute adds to the hardware FLOPs behind `training.hfu`.
+enum class HfuConvention {
+    Forward, // the forward FLOPs the recompute re-runs (the attention core's 4 b s^2 h per layer)
+    Korthikanti // Korthikanti et al. 2022 Table 5: the attention term counted twice, s/(3h)
+};
+
 struct TrainingConfig {
     RecipeChoice recipe;
     OptimizerKind optimizer = OptimizerKind::AdamW;
@@ -114,6 +120,9 @@ struct TrainingConfig {
     FrameworkProfile framework;          // `training.framework`, resolved from the presets
     LossKind loss = LossKind::Default;   // `training.loss`; Default = the framework's
     LoraConfig lora;                     // `training.lora`; off unless given
+    bool asyncTp = false;                // `training.async_tp`: TP collectives overlap the matmuls
+    int hsdpShard = 0;                   // `training.hsdp_shard`: HSDP shard group; 0 = full shard
+    HfuConvention hfuConvention = HfuConvention::Forward; // `training.hfu_convention`
     LossKind effectiveLoss() const { return loss == LossKind::Default ? framework.loss : loss; }
     std::optional<double> observedStepTimeS;
     std::optional<double> observedTokensPerS;

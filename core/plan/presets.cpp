@@ -140,6 +140,11 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
     f.number("optimizer_temp_bytes", p.optimizerTempBytes, Range::closed(0, kMaxBytesPerParam));
     f.boolean("pp_unsharded", p.ppUnsharded);
     f.boolean("sp_gathered_inputs", p.spGatheredInputs);
+    f.number("kernel_efficiency", p.kernelEfficiency, Range::closed(0.001, 1));
+    enumeration("dp_overlap", p.dpOverlap, parseDpOverlap,
+        "\"none\", \"buckets\", \"prefetch\" or \"buckets+prefetch\"");
+    f.boolean("shard_over_cp", p.shardOverCp);
+    f.number("fp8_weight_cast_bytes", p.fp8WeightCastBytes, Range::closed(0, kMaxBytesPerParam));
     if (auto e = f.finish())
         return *e;
     if (p.loss == LossKind::Default)

@@ -267,6 +267,20 @@ void readTraining(
                 fmt::format("must be one of {}, got {}", knownIds(presets.frameworks),
                     describeJson(*framework)));
     }
+    // The framework's default kernel efficiency when the plan gives none (issue 12: throughput
+    // at the framework's default efficiency, presets/frameworks.json).
+    if (!value.contains("mfu"))
+        c.mfu = c.framework.kernelEfficiency;
+    f.boolean("async_tp", c.asyncTp);
+    f.integer("hsdp_shard", c.hsdpShard, 0, planfields::kMaxGpus);
+    if (const nlohmann::json* hfu = f.get("hfu_convention")) {
+        const std::string id = hfu->is_string() ? hfu->get<std::string>() : std::string();
+        if (id == "forward" || id == "korthikanti")
+            c.hfuConvention = id == "forward" ? HfuConvention::Forward : HfuConvention::Korthikanti;
+        else
+            f.fail(f.pathOf("hfu_convention"),
+                "must be \"forward\" or \"korthikanti\", got " + describeJson(*hfu));
+    }
     if (const nlohmann::json* lora = f.get("lora"))
         readLora(*lora, f, c.lora);
     if (const nlohmann::json* loss = f.get("loss")) {

@@ -89,6 +89,16 @@ std::optional<Error> checkCrossFields(const Plan& plan)
     if (arch.moe && arch.moe->experts % t.ep != 0)
         return Error { "training.ep",
             fmt::format("must divide the model's {} experts, got {}", arch.moe->experts, t.ep) };
+    // HSDP (training.hsdp_shard): shard within groups of that many data-parallel ranks (x cp
+    // where the framework shards over cp), replicate across the groups.
+    const long long shardGroup = dataParallel * (t.framework.shardOverCp ? t.cp : 1);
+    if (t.hsdpShard > 0 && (t.zeroStage < 3 || shardGroup % t.hsdpShard != 0))
+        return Error { "training.hsdp_shard",
+            t.zeroStage < 3
+                ? fmt::format(
+                    "needs zero_stage 3 (HSDP shards like FSDP), got zero_stage {}", t.zeroStage)
+                : fmt::format("must divide the sharding group {} ({}), got {}", shardGroup,
+                    t.framework.shardOverCp ? "dp x cp" : "dp", t.hsdpShard) };
     // Tensor parallelism splits attention by heads (Megatron-LM requires heads % tp == 0).
     if (arch.heads > 0 && arch.heads % t.tp != 0)
         return Error { "training.tp",

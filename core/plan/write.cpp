@@ -71,6 +71,12 @@ ordered_json trainingToJson(TrainingConfig t)
         j["framework"] = t.framework.id;
     if (t.loss != LossKind::Default)
         j["loss"] = std::string(lossKindId(t.loss));
+    if (t.asyncTp)
+        j["async_tp"] = true;
+    if (t.hsdpShard > 0)
+        j["hsdp_shard"] = t.hsdpShard;
+    if (t.hfuConvention == HfuConvention::Korthikanti)
+        j["hfu_convention"] = "korthikanti";
     if (t.lora.enabled) {
         ordered_json lora = ordered_json::object();
         lora["rank"] = t.lora.rank;

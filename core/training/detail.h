@@ -34,6 +34,7 @@ struct TrainingSetup {
     double gpuMemoryBytes = 0;
     double layerParamsMax = 0; // the largest layer on one GPU (for FSDP prefetch)
     double computeBytes = 2;   // bytes per parameter all-gathered for compute (recipe activation dtype)
+    bool fp8Compute = false;   // the recipe computes in FP8 (Float8 linears)
     // training.lora: adapters per layer on one GPU (/ tp) and the frozen base's bytes/param.
     bool lora = false;
     double loraDenseLayerParams = 0;
@@ -77,10 +78,12 @@ struct StageMemory {
     double prefetchBytes = 0;     // unsharded layers all-gathered by ZeRO-3 / FSDP
     double ppUnshardedBytes = 0;  // FSDP + PP: unsharded params and fp32 gradient accumulation
     double bucketBytes = 0;       // gradient-reduction bucket below ZeRO-3
+    double fp8CastBytes = 0;      // FP8 copies of the all-gathered weights (Float8 linears)
+    double shardGroup = 1;        // ranks the ZeRO states are sharded over (dp, dp x cp, HSDP)
     double optimizerTempBytes = 0; // the optimizer step's temporaries (a later phase)
     double allocatedBytes = 0;    // peak of live tensors
     double reservedBytes = 0;     // the caching allocator's peak: allocated x (1 + fragmentation)
-    double buffers() const { return prefetchBytes + ppUnshardedBytes + bucketBytes; }
+    double buffers() const { return prefetchBytes + ppUnshardedBytes + bucketBytes + fp8CastBytes; }
     // total = fixed + (1 + fragmentation) x (unsharded + sharded / dp): the parts of the
     // pre-overhead bytes that do not and do shrink with the DP size (dp a multiple of ep).
     double unshardedBytes = 0;

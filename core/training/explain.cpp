@@ -276,6 +276,10 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
     else
         text = fmt::format("no buffers beyond the overhead allowance (ZeRO {}, framework {})",
             s.zeroStage, fw.id);
+    if (w.fp8CastBytes > 0)
+        text += fmt::format("; + FP8 weight casts fp8_weight_cast_bytes {} x unsharded params = "
+                            "{} (Float8 linears keep the fp8 copy of each all-gathered weight)",
+            num(fw.fp8WeightCastBytes), gb(w.fp8CastBytes));
     ex.add("training.buffer_bytes", std::move(text), r.bufferBytes, "bytes", source);
     ex.add("training.optimizer_temp_bytes",
         fmt::format("optimizer_temp_bytes x local optimizer params = {} x {} = {} (during the "
@@ -322,6 +326,19 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
         fmt::format("gpus / (tp x pp x cp) = {} / ({} x {} x {}) = {}", cluster.gpus, setup.tp,
             setup.pp, setup.cp, result.dataParallel),
         result.dataParallel, "", "Megatron-LM 3D parallelism (Narayanan et al. 2021)");
+    ex.add("training.shard_group",
+        config.hsdpShard > 0 && setup.zeroStage >= 3
+            ? fmt::format("HSDP: shard within hsdp_shard = {} ranks, replicate across {} groups",
+                config.hsdpShard,
+                num(worst.dataParallel * (config.framework.shardOverCp ? setup.cp : 1)
+                    / double(config.hsdpShard)))
+            : fmt::format("ZeRO states sharded over {} = {}",
+                config.framework.shardOverCp && setup.cp > 1 ? "dp x cp" : "dp",
+                num(worst.shardGroup)),
+        worst.shardGroup, "ranks",
+        "ZeRO (Rajbhandari et al. 2020); torchtitan FSDP over the dp_shard x cp mesh "
+        "(parallelize_llama.py: dp_shard_cp) and HSDP (data_parallel_replicate_degree); "
+        "PyTorch FSDP2 fully_shard with a 2-D mesh (replicate, shard)");
     ex.add("training.worst_stage",
         fmt::format("the pipeline stage with the largest total of {} stages: {}", setup.pp,
             result.worstStage),

@@ -111,6 +111,7 @@ TrainingSetup trainingSetup(
     s.gpuMemoryBytes = positiveOrZero(gpu.memoryBytes);
     s.activations = activationCosts(arch, config, recipe.activationBytes);
     s.computeBytes = positiveOrZero(recipe.activationBytes);
+    s.fp8Compute = recipe.compute == ComputeDtype::Fp8;
     if (config.lora.enabled) {
         s.lora = true;
         s.loraDenseLayerParams = loraParamsPerLayer(arch, config.lora, false) / tp;
@@ -134,11 +135,17 @@ StageMemory stageMemory(
 
     // ZeRO shards over the data-parallel group; routed experts over the expert-data-parallel
     // group (the dp / ep GPUs holding the same experts: DeepSpeed-MoE, Megatron-Core).
+    // torchtitan's FSDP shards over dp x cp (its dp_shard_cp mesh: context-parallel ranks hold
+    // the same parameters, so they share the shards); HSDP (training.hsdp_shard) shards within
+    // groups of that size and replicates across them, so the shard stops shrinking with dp.
     const double dp = m.dataParallel;
     const double edp = std::max(1.0, dp / s.ep);
-    m.shards.optimizer = s.zeroStage >= 1 ? dp : 1.0;
-    m.shards.gradients = s.zeroStage >= 2 ? dp : 1.0;
-    m.shards.weights = s.zeroStage >= 3 ? dp : 1.0;
+    const double cpShard = config.framework.shardOverCp ? s.cp : 1.0;
+    const bool hsdp = config.hsdpShard > 0 && s.zeroStage >= 3;
+    m.shardGroup = hsdp ? config.hsdpShard : dp * cpShard;
+    m.shards.optimizer = s.zeroStage >= 1 ? m.shardGroup : 1.0;
+    m.shards.gradients = s.zeroStage >= 2 ? m.shardGroup : 1.0;
+    m.shards.weights = s.zeroStage >= 3 ? m.shardGroup : 1.0;
     m.shards.expertOptimizer = s.zeroStage >= 1 ? edp : 1.0;
     m.shards.expertGradients = s.zeroStage >= 2 ? edp : 1.0;
     m.shards.expertWeights = s.zeroStage >= 3 ? edp : 1.0;
@@ -182,7 +189,7 @@ StageMemory stageMemory(
     // What the framework keeps around the sharded state (plan/framework.h; the generic profile
     // keeps none of these, so its figures are the formulas above).
     const FrameworkProfile& fw = config.framework;
-    const bool fsdp = s.zeroStage >= 3 && !s.offloadParams && dp > 1;
+    const bool fsdp = s.zeroStage >= 3 && !s.offloadParams && m.shardGroup > 1;
     if (fsdp && fw.ppUnsharded && s.pp > 1) {
         // torchtitan with PP: reshard_after_forward=False keeps the stage's parameters
         // all-gathered (in the compute dtype, FSDP2 MixedPrecisionPolicy.param_dtype) across
@@ -196,6 +203,15 @@ StageMemory stageMemory(
     }
     if (s.zeroStage < 3 && dp > 1)
         m.bucketBytes = fw.gradBucketBytes;
+    if (s.fp8Compute && fw.fp8WeightCastBytes > 0) {
+        // Float8 linears (torchao Float8Linear) cast each all-gathered weight to FP8 and keep
+        // the cast for the backward: one copy per unsharded layer (the prefetched layers, or
+        // the whole stage when FSDP + PP keeps it unsharded; one layer without FSDP).
+        const double castParams = m.ppUnshardedBytes > 0
+            ? m.params.total()
+            : std::max(1.0, fsdp ? fw.prefetchLayers : 1.0) * s.layerParamsMax;
+        m.fp8CastBytes = fw.fp8WeightCastBytes * castParams;
+    }
     m.optimizerTempBytes
         = s.offloadOptimizer ? 0.0 : positiveOrZero(fw.optimizerTempBytes) * localOptimizerParams;
 
@@ -218,8 +234,10 @@ StageMemory stageMemory(
     const auto split = [&](double bytesPerParam, bool onGpu, bool sharded) {
         if (!onGpu)
             return;
-        if (sharded)
-            m.shardedBytesAtDp1 += bytesPerParam * (dense + expert * s.ep);
+        if (sharded && hsdp)
+            m.unshardedBytes += bytesPerParam * (dense / m.shardGroup + expert / edp);
+        else if (sharded)
+            m.shardedBytesAtDp1 += bytesPerParam * (dense / cpShard + expert * s.ep);
         else
             m.unshardedBytes += bytesPerParam * (dense + expert);
     };
@@ -229,9 +247,17 @@ StageMemory stageMemory(
         const double adapterW = s.weightBytes * m.loraParams;
         const double adapterG = s.gradientBytes * m.loraParams;
         const double adapterO = s.offloadOptimizer ? 0.0 : optimizerBytes * m.loraParams;
-        (s.zeroStage >= 3 ? m.shardedBytesAtDp1 : m.unshardedBytes) += base + adapterW;
-        (s.zeroStage >= 2 ? m.shardedBytesAtDp1 : m.unshardedBytes) += adapterG;
-        (s.zeroStage >= 1 ? m.shardedBytesAtDp1 : m.unshardedBytes) += adapterO;
+        const auto add = [&](double bytes, bool sharded) {
+            if (sharded && hsdp)
+                m.unshardedBytes += bytes / m.shardGroup;
+            else if (sharded)
+                m.shardedBytesAtDp1 += bytes / cpShard;
+            else
+                m.unshardedBytes += bytes;
+        };
+        add(base + adapterW, s.zeroStage >= 3);
+        add(adapterG, s.zeroStage >= 2);
+        add(adapterO, s.zeroStage >= 1);
     } else {
         split(s.weightBytes, !s.offloadParams, s.zeroStage >= 3);
         split(s.gradientBytes, !s.gradientsOffloaded(), s.zeroStage >= 2);
