@@ -100,6 +100,10 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     else if (minGpus) {
         firstGpus = 1;
         lastGpus = o.maxGpus > 0 ? o.maxGpus : 65536;
+        // Past one sequence per replica for every TP group nothing changes (each replica holds
+        // ceil(target / replicas) = 1 sequence): a fleet that large is the last worth trying.
+        const int largestTp = tps.empty() ? 1 : *std::max_element(tps.begin(), tps.end());
+        lastGpus = static_cast<int>(std::min<long long>(lastGpus, 1LL * target * largestTp));
     }
 
     ServingConfig cfg = plan.serving; // mutated in place per layout
