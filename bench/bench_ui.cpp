@@ -16,7 +16,13 @@
 #include "controls/modelcontrols.h"
 #include "document/settings.h"
 #include "controls/sliderspin.h"
+#include "panels/plantable.h"
 #include "panels/trainingpanel.h"
+#include "plan/planio.h"
+#include "plan/presets.h"
+#include "search/search.h"
+
+#include <QTableWidget>
 
 using namespace envelope::ui;
 
@@ -113,6 +119,36 @@ void BM_ColdStartToFirstPaint(benchmark::State& state)
     reportLatencies(state, ms);
 }
 BENCHMARK(BM_ColdStartToFirstPaint)->Unit(benchmark::kMillisecond)->Iterations(10);
+
+// One streamed batch of "Find a plan": the table refilled with 200 training candidates and
+// repainted, as the panel does at most every 100 ms while a search runs (issue 14: the redraw
+// while results stream stays within a frame).
+void BM_PlanTableStreamedBatch(benchmark::State& state)
+{
+    const auto presets = envelope::builtinPresets();
+    const auto plan = envelope::readPlan(R"({"format": "envelope.plan", "version": 1,
+        "model": "llama-3-70b", "gpu": "h100-sxm", "cluster": {"gpus": 64, "gpus_per_node": 8},
+        "training": {"zero_stage": 1, "tp": 8, "micro_batch": 1, "grad_accum": 32}})",
+        *presets);
+    envelope::SearchOptions options;
+    options.goal = envelope::SearchGoal::MaxThroughput;
+    options.top = 200;
+    const envelope::SearchResult result = envelope::search(*plan, options);
+    QTableWidget table;
+    table.resize(1200, 700);
+    table.show();
+    QApplication::processEvents();
+    std::vector<double> ms;
+    for (auto _ : state) {
+        const auto start = Clock::now();
+        fillPlanTable(&table, *plan, result.candidates, envelope::ByteUnits::GB);
+        table.repaint();
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
+    state.counters["rows"] = double(result.candidates.size());
+    reportLatencies(state, ms);
+}
+BENCHMARK(BM_PlanTableStreamedBatch)->Unit(benchmark::kMillisecond)->Iterations(50);
 
 } // namespace
 
