@@ -10,8 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "planload.h"
 #include "plan/planio.h"
+#include "planload.h"
 #include "search/search.h"
 #include "search/solution.h"
 
@@ -42,9 +42,9 @@ constexpr int kNoSolution = 3;
 std::shared_ptr<SolveArgs> addSolveCommand(CLI::App& app)
 {
     auto args = std::make_shared<SolveArgs>();
-    CLI::App* cmd = app.add_subcommand(
-        "solve",
-        "Search every training, serving or RL layout for a goal (envelope.solution JSON by default)");
+    CLI::App* cmd = app.add_subcommand("solve",
+        "Search every training, serving or RL layout for a goal (envelope.solution JSON by "
+        "default)");
     args->command = cmd;
     cmd->add_option("PLAN", args->planPath, "plan JSON file")->required();
     cmd->add_option("--goal", args->goal,

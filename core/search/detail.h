@@ -52,11 +52,26 @@ bool ranksBefore(SearchGoal goal, const RlCandidate& a, const RlCandidate& b);
 // The Pareto front's axes for a goal: x smaller is better, y larger is better.
 const char* paretoAxis(SearchGoal goal);
 double paretoX(SearchGoal goal, const Candidate& c);
-inline double paretoY(const Candidate& c) { return c.tokensPerS; }
-inline double paretoX(SearchGoal, const ServingCandidate& c) { return c.gpus; }
-inline double paretoY(const ServingCandidate& c) { return c.tokensPerS; }
-inline double paretoX(SearchGoal, const RlCandidate& c) { return c.peakBytesPerGpu; }
-inline double paretoY(const RlCandidate& c) { return c.stepsPerHour; }
+inline double paretoY(const Candidate& c)
+{
+    return c.tokensPerS;
+}
+inline double paretoX(SearchGoal, const ServingCandidate& c)
+{
+    return c.gpus;
+}
+inline double paretoY(const ServingCandidate& c)
+{
+    return c.tokensPerS;
+}
+inline double paretoX(SearchGoal, const RlCandidate& c)
+{
+    return c.peakBytesPerGpu;
+}
+inline double paretoY(const RlCandidate& c)
+{
+    return c.stepsPerHour;
+}
 
 // Keeps the best `top` candidates, best first, without allocating once reserved.
 template <class C> class TopOf {
@@ -134,8 +149,7 @@ public:
         , m_partial(std::move(partial))
         , m_top(o.goal, o.top)
         , m_front(o.goal)
-    {
-    }
+    { }
     void reject(const char* reason, long long n = 1)
     {
         for (RejectCount& r : m_rejected)

@@ -1,6 +1,5 @@
 #include "search/fit.h"
 
-
 namespace envelope {
 namespace {
 

@@ -80,7 +80,8 @@ Expected<FixedField> parseFixedField(std::string_view assignment)
     if (f.path == "rl.placement") {
         RlPlacement placement = RlPlacement::Disjoint;
         if (!parseRlPlacement(value, placement))
-            return Error { f.path, fmt::format("must be disjoint or colocated, got \"{}\"", value) };
+            return Error { f.path,
+                fmt::format("must be disjoint or colocated, got \"{}\"", value) };
         f.number = placement == RlPlacement::Colocated ? 1 : 0;
         return f;
     }
@@ -94,8 +95,7 @@ Expected<FixedField> parseFixedField(std::string_view assignment)
     const auto integer = [&](int min, int max) -> Expected<FixedField> {
         int number = 0;
         const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
-        if (ec != std::errc() || end != value.data() + value.size() || number < min
-            || number > max)
+        if (ec != std::errc() || end != value.data() + value.size() || number < min || number > max)
             return Error { f.path,
                 fmt::format("must be an integer {}..{}, got \"{}\"", min, max, value) };
         if ((f.path == "serving.weight_bits" || f.path == "serving.kv_bits") && number != 4
@@ -216,9 +216,10 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const RlLayout& l)
 
 std::string describeChanges(const Plan& plan, const ServingLayout& l)
 {
-    std::string text = fmt::format("TP {} x {} replica{}, {}-bit weights, {}-bit KV, {} sequence{}{}",
-        l.tp, l.replicas, l.replicas == 1 ? "" : "s", l.weightBits, l.kvBits, l.concurrency,
-        l.concurrency == 1 ? "" : "s", l.replicas == 1 ? "" : " each");
+    std::string text
+        = fmt::format("TP {} x {} replica{}, {}-bit weights, {}-bit KV, {} sequence{}{}", l.tp,
+            l.replicas, l.replicas == 1 ? "" : "s", l.weightBits, l.kvBits, l.concurrency,
+            l.concurrency == 1 ? "" : "s", l.replicas == 1 ? "" : " each");
     if (l.clusterGpus != plan.cluster.gpus)
         text += fmt::format(" on {} GPU{}", l.clusterGpus, l.clusterGpus == 1 ? "" : "s");
     return text;
@@ -228,8 +229,8 @@ std::string describeChanges(const Plan& plan, const RlLayout& l)
 {
     std::string text;
     if (l.placement == RlPlacement::Colocated)
-        text = fmt::format("colocated on {} GPUs (rollout engines of TP {})", l.clusterGpus,
-            l.rolloutTp);
+        text = fmt::format(
+            "colocated on {} GPUs (rollout engines of TP {})", l.clusterGpus, l.rolloutTp);
     else if (plan.rl.algorithm == RlAlgorithm::Dpo)
         text = fmt::format("disjoint: trainer {}, reference {}", l.trainerGpus, l.referenceGpus);
     else

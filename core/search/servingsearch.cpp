@@ -21,7 +21,8 @@ using namespace searchdetail;
 constexpr int kWeightBits[] = { 16, 8, 4 };
 constexpr int kKvBits[] = { 16, 8 };
 
-template <size_t N> std::vector<int> fixedOr(const SearchOptions& o, const char* path, const int (&all)[N])
+template <size_t N>
+std::vector<int> fixedOr(const SearchOptions& o, const char* path, const int (&all)[N])
 {
     if (const FixedField* f = fixedOf(o, path))
         return { f->number };
@@ -79,7 +80,8 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     const ParamCounts counts = countParameters(arch);
     const bool minGpus = o.goal == SearchGoal::ServingMinGpus;
     const FixedField* fixedGpus = fixedOf(o, "cluster.gpus");
-    const int gpusPerNode = std::max(1, o.gpusPerNode > 0 ? o.gpusPerNode : plan.cluster.gpusPerNode);
+    const int gpusPerNode
+        = std::max(1, o.gpusPerNode > 0 ? o.gpusPerNode : plan.cluster.gpusPerNode);
     const int planGpus = o.maxGpus > 0 ? o.maxGpus : plan.cluster.gpus;
     const int target = plan.serving.concurrency;
     r.targetConcurrency = target;
@@ -137,7 +139,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                     c.itlS = e.itlS;
                     c.tokensPerS = e.itlS > 0 ? target / e.itlS : 0;
                     c.fits = e.fits;
-                    const char* reason = !e.fits ? "memory"
+                    const char* reason = !e.fits              ? "memory"
                         : r.maxTtftS && c.ttftS > *r.maxTtftS ? "ttft"
                         : r.maxItlS && c.itlS > *r.maxItlS    ? "itl"
                                                               : nullptr;

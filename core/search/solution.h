@@ -35,7 +35,8 @@ std::string writeSolutionText(
     const Plan& input, const ServingSearchResult& result, ByteUnits units, bool markdown);
 std::string writeSolutionText(
     const Plan& input, const RlSearchResult& result, ByteUnits units, bool markdown);
-std::string noSolutionMessage(const Plan& input, const ServingSearchResult& result, ByteUnits units);
+std::string noSolutionMessage(
+    const Plan& input, const ServingSearchResult& result, ByteUnits units);
 std::string noSolutionMessage(const Plan& input, const RlSearchResult& result, ByteUnits units);
 
 } // namespace envelope

@@ -45,7 +45,8 @@ ordered_json candidateJson(const Plan& input, const ServingCandidate& c)
 }
 
 // The best plan's serving figures from estimate() (one replica), and the fleet's.
-ordered_json summaryJson(const Plan& plan, const ServingSearchResult& r, const ServingCandidate& best)
+ordered_json summaryJson(
+    const Plan& plan, const ServingSearchResult& r, const ServingCandidate& best)
 {
     const ServingEstimate s = estimate(plan).serving;
     ordered_json j;
@@ -67,8 +68,8 @@ std::vector<std::string> servingRow(int rank, const ServingCandidate& c, ByteUni
     const ServingLayout& l = c.layout;
     return { std::to_string(rank), std::to_string(c.gpus), std::to_string(l.tp),
         std::to_string(l.replicas), fmt::format("{}/{}", l.weightBits, l.kvBits),
-        std::to_string(l.concurrency), formatBytes(c.perGpuBytes, units),
-        formatDuration(c.ttftS), formatDuration(c.itlS), fmt::format("{:.0f}", c.tokensPerS) };
+        std::to_string(l.concurrency), formatBytes(c.perGpuBytes, units), formatDuration(c.ttftS),
+        formatDuration(c.itlS), fmt::format("{:.0f}", c.tokensPerS) };
 }
 
 // ---- RL ----
@@ -121,9 +122,8 @@ std::vector<std::string> rlRow(int rank, const RlCandidate& c, ByteUnits units)
     const auto pool = [&](int n) { return colocated ? std::string("-") : std::to_string(n); };
     return { std::to_string(rank), std::to_string(c.gpus), std::string(rlPlacementId(l.placement)),
         pool(l.trainerGpus), pool(l.referenceGpus), pool(l.rolloutGpus),
-        std::to_string(l.rolloutTp), formatBytes(c.peakBytesPerGpu, units),
-        formatDuration(c.stepS), fmt::format("{:.1f}", c.stepsPerHour),
-        c.rolloutBound ? "rollout" : "training" };
+        std::to_string(l.rolloutTp), formatBytes(c.peakBytesPerGpu, units), formatDuration(c.stepS),
+        fmt::format("{:.1f}", c.stepsPerHour), c.rolloutBound ? "rollout" : "training" };
 }
 
 // ---- shared shapes ----
@@ -167,8 +167,8 @@ std::string solutionText(const Plan& input, const Result& r, const std::vector<s
     std::string out = tallyText(r, markdown);
     if (r.candidates.empty())
         return out + noSolutionMessage(input, r, units) + "\n";
-    out += fmt::format(
-        "{}Best: {}\n\n", markdown ? "\n" : "", describeChanges(input, r.candidates.front().layout));
+    out += fmt::format("{}Best: {}\n\n", markdown ? "\n" : "",
+        describeChanges(input, r.candidates.front().layout));
     std::vector<std::vector<std::string>> rows;
     int rank = 1;
     for (const auto& c : r.candidates)
@@ -186,8 +186,8 @@ std::string writeSolutionJson(const Plan& input, const ServingSearchResult& r)
 
 std::string writeSolutionJson(const Plan& input, const RlSearchResult& r)
 {
-    return solutionJson(
-        input, r, applyRlLayout, [](const Plan& best, const RlCandidate&) { return summaryJson(best); });
+    return solutionJson(input, r, applyRlLayout,
+        [](const Plan& best, const RlCandidate&) { return summaryJson(best); });
 }
 
 std::string writeSolutionCsv(const ServingSearchResult& r)
@@ -196,8 +196,8 @@ std::string writeSolutionCsv(const ServingSearchResult& r)
                       "per_gpu_bytes_total,max_sequences,fits,ttft_s,itl_s,tokens_per_s\n";
     for (const ServingCandidate& c : r.feasibleList.empty() ? r.candidates : r.feasibleList) {
         const ServingLayout& l = c.layout;
-        out += fmt::format("{},{},{},{},{},{},{:.0f},{:.0f},{},{:.6g},{:.6g},{:.6g}\n", c.gpus, l.tp,
-            l.replicas, l.weightBits, l.kvBits, l.concurrency, c.perGpuBytes, c.maxSequences,
+        out += fmt::format("{},{},{},{},{},{},{:.0f},{:.0f},{},{:.6g},{:.6g},{:.6g}\n", c.gpus,
+            l.tp, l.replicas, l.weightBits, l.kvBits, l.concurrency, c.perGpuBytes, c.maxSequences,
             c.fits ? "true" : "false", c.ttftS, c.itlS, c.tokensPerS);
     }
     return out;
@@ -205,8 +205,9 @@ std::string writeSolutionCsv(const ServingSearchResult& r)
 
 std::string writeSolutionCsv(const RlSearchResult& r)
 {
-    std::string out = "gpus,placement,trainer_gpus,reference_gpus,rollout_gpus,rollout_tp,"
-                      "peak_bytes_per_gpu,fits,step_s,rollout_s,train_s,steps_per_hour,bottleneck\n";
+    std::string out
+        = "gpus,placement,trainer_gpus,reference_gpus,rollout_gpus,rollout_tp,"
+          "peak_bytes_per_gpu,fits,step_s,rollout_s,train_s,steps_per_hour,bottleneck\n";
     for (const RlCandidate& c : r.feasibleList.empty() ? r.candidates : r.feasibleList) {
         const RlLayout& l = c.layout;
         out += fmt::format("{},{},{},{},{},{},{:.0f},{},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", c.gpus,
@@ -240,8 +241,8 @@ std::string noSolutionMessage(const Plan& input, const ServingSearchResult& r, B
     if (r.cancelled)
         return "the search was cancelled before a serving layout fitted";
     if (!r.nearestMiss)
-        return fmt::format("no serving layout fits: none of the {} layouts could be evaluated",
-            r.searched);
+        return fmt::format(
+            "no serving layout fits: none of the {} layouts could be evaluated", r.searched);
     const ServingCandidate& m = *r.nearestMiss;
     std::string why;
     if (!m.fits)
@@ -249,8 +250,8 @@ std::string noSolutionMessage(const Plan& input, const ServingSearchResult& r, B
             m.maxSequences, m.layout.concurrency, input.serving.context,
             formatBytes(m.perGpuBytes, units));
     else if (r.maxTtftS && m.ttftS > *r.maxTtftS)
-        why = fmt::format("TTFT {} over the {} limit", formatDuration(m.ttftS),
-            formatDuration(*r.maxTtftS));
+        why = fmt::format(
+            "TTFT {} over the {} limit", formatDuration(m.ttftS), formatDuration(*r.maxTtftS));
     else if (r.maxItlS)
         why = fmt::format(
             "ITL {} over the {} limit", formatDuration(m.itlS), formatDuration(*r.maxItlS));

@@ -169,10 +169,10 @@ TEST_F(CliSolveTest, ServingBestPlanEstimatesToTheFiguresTheSolutionStates)
         "solve " + plan.string() + " --goal serving-min-gpus --max-itl-s 0.000001 --format text");
     EXPECT_EQ(none.status, 3);
     EXPECT_NE(none.err.find("over the 1.0 µs limit"), std::string::npos) << none.err;
-    const SolveRun csv = cli("solve " + plan.string() + " --goal serving-max-throughput --format csv");
+    const SolveRun csv
+        = cli("solve " + plan.string() + " --goal serving-max-throughput --format csv");
     ASSERT_EQ(csv.status, 0);
-    EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'),
-        s["feasible"].get<long long>() + 1);
+    EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), s["feasible"].get<long long>() + 1);
 }
 
 TEST_F(CliSolveTest, RlBestPlanEstimatesToTheStepsPerHourTheSolutionStates)
@@ -194,7 +194,8 @@ TEST_F(CliSolveTest, RlBestPlanEstimatesToTheStepsPerHourTheSolutionStates)
         rl["steps_per_hour"].get<double>(), s["candidates"][0]["steps_per_hour"].get<double>());
     EXPECT_DOUBLE_EQ(
         rl["steps_per_hour"].get<double>(), s["best"]["summary"]["steps_per_hour"].get<double>());
-    const SolveRun bad = cli("solve " + plan.string() + " --goal rl-max-steps-per-hour --fix rl.placement=both");
+    const SolveRun bad
+        = cli("solve " + plan.string() + " --goal rl-max-steps-per-hour --fix rl.placement=both");
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.err.find("rl.placement: must be disjoint or colocated"), std::string::npos)
         << bad.err;

@@ -20,8 +20,8 @@ Plan rlPlan(int gpus, const std::string& algorithm = "grpo")
     return searchPlan(R"({"format": "envelope.plan", "version": 1, "model": "qwen2.5-7b",
         "gpu": "h100-sxm", "cluster": {"gpus": )"
         + std::to_string(gpus) + R"(, "gpus_per_node": 8}, "training": {"zero_stage": 3},
-        "rl": {"algorithm": ")" + algorithm
-        + R"(", "trainer_gpus": 2, "reference_gpus": 1, "rollout_gpus": 1}})");
+        "rl": {"algorithm": ")"
+        + algorithm + R"(", "trainer_gpus": 2, "reference_gpus": 1, "rollout_gpus": 1}})");
 }
 
 void expectReestimates(const Plan& input, const RlCandidate& c)
@@ -120,7 +120,8 @@ TEST(SearchRl, FixedPlacementAndTooSmallClusterSayWhy)
     // Qwen2.5-7B's trainer (16 B per parameter of states with AdamW mixed precision, 122 GB)
     // cannot sit on one 80 GB GPU, and two GPUs leave no room for a reference and a rollout
     // engine: nothing fits, and the message names the closest layout.
-    const RlSearchResult none = searchRl(rlPlan(2), SearchOptions { .goal = SearchGoal::RlMaxStepsPerHour });
+    const RlSearchResult none
+        = searchRl(rlPlan(2), SearchOptions { .goal = SearchGoal::RlMaxStepsPerHour });
     EXPECT_TRUE(none.candidates.empty());
     EXPECT_TRUE(none.nearestMiss.has_value());
 }

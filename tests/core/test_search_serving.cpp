@@ -15,8 +15,8 @@ namespace {
 
 using testing::searchPlan;
 
-Plan servingPlan(const std::string& model, int gpus, int context, int concurrency,
-    const std::string& extra = "")
+Plan servingPlan(
+    const std::string& model, int gpus, int context, int concurrency, const std::string& extra = "")
 {
     return searchPlan(R"({"format": "envelope.plan", "version": 1, "model": ")" + model
         + R"(", "gpu": "h100-sxm", "cluster": {"gpus": )" + std::to_string(gpus)
@@ -107,8 +107,8 @@ TEST(SearchServing, ItlLimitIsAConstraintTheBruteForceAgrees)
     ASSERT_GE(free.candidates.size(), 2u);
     // A limit between the two best ITLs: the best is excluded, the rest agree with brute force.
     const double limit = 0.5 * (free.candidates[0].itlS + free.candidates[1].itlS);
-    const Plan input = servingPlan("llama-3-8b", 4, 8192, 32,
-        R"(, "max_itl_s": )" + std::to_string(limit * 0.999999));
+    const Plan input = servingPlan(
+        "llama-3-8b", 4, 8192, 32, R"(, "max_itl_s": )" + std::to_string(limit * 0.999999));
     const ServingSearchResult r = searchServing(input, o);
     const Brute b = bruteForce(input, limit * 0.999999);
     EXPECT_EQ(r.feasible, b.feasible);
@@ -147,7 +147,8 @@ TEST(SearchServing, Llama70bAt16BitsNeedsTwoGpusByHand)
 
     SearchOptions o;
     o.goal = SearchGoal::ServingMinGpus;
-    o.fixed = { *parseFixedField("serving.weight_bits=16"), *parseFixedField("serving.kv_bits=16") };
+    o.fixed
+        = { *parseFixedField("serving.weight_bits=16"), *parseFixedField("serving.kv_bits=16") };
     const ServingSearchResult r = searchServing(input, o);
     ASSERT_FALSE(r.candidates.empty());
     const ServingCandidate& best = r.candidates.front();

@@ -144,8 +144,8 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     connect(m_cancel, &QPushButton::clicked, this, &PlanPanel::cancelSearch);
     connect(m_table, &QTableWidget::itemSelectionChanged, this,
         [this] { m_apply->setEnabled(!m_table->selectedItems().isEmpty()); });
-    connect(m_table, &QTableWidget::cellDoubleClicked, this,
-        [this](int row, int) { applyRow(row); });
+    connect(
+        m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { applyRow(row); });
     connect(m_apply, &QPushButton::clicked, this, [this] {
         const QList<QTableWidgetItem*> selected = m_table->selectedItems();
         if (!selected.isEmpty())
@@ -165,7 +165,8 @@ void PlanPanel::fillGoals()
     const SearchKind kind = SearchKind(m_kind->currentData().toInt());
     m_goal->clear();
     if (kind == SearchKind::Serving) {
-        m_goal->addItem(tr("Most tokens/s on the plan's GPUs"), int(SearchGoal::ServingMaxThroughput));
+        m_goal->addItem(
+            tr("Most tokens/s on the plan's GPUs"), int(SearchGoal::ServingMaxThroughput));
         m_goal->addItem(tr("Fewest GPUs"), int(SearchGoal::ServingMinGpus));
     } else if (kind == SearchKind::Rl) {
         m_goal->addItem(tr("Most steps per hour"), int(SearchGoal::RlMaxStepsPerHour));
@@ -288,7 +289,8 @@ void PlanPanel::showProgress()
 
 // The worker hands the best candidates so far to the GUI thread, at most every
 // kBatchIntervalMs; a batch of a search that has since been replaced is dropped.
-template <class C> void PlanPanel::streamTo(Job* job, std::function<void(const std::vector<C>&)>& sink)
+template <class C>
+void PlanPanel::streamTo(Job* job, std::function<void(const std::vector<C>&)>& sink)
 {
     sink = [this, job](const std::vector<C>& top) {
         if (job->sinceBatch.isValid() && job->sinceBatch.elapsed() < kBatchIntervalMs)
@@ -297,12 +299,14 @@ template <class C> void PlanPanel::streamTo(Job* job, std::function<void(const s
         QMetaObject::invokeMethod(
             this,
             [this, job,
-                rows = std::vector<C>(top.begin(), top.begin() + std::min(top.size(), kStreamedRows))] {
+                rows
+                = std::vector<C>(top.begin(), top.begin() + std::min(top.size(), kStreamedRows))] {
                 if (m_job.get() != job)
                     return;
                 fillPlanTable(m_table, m_searchedPlan, rows, m_document->units());
                 ++m_batchesShown;
-                m_status->setText(tr("Searching… %n candidate(s) so far", nullptr, int(rows.size())));
+                m_status->setText(
+                    tr("Searching… %n candidate(s) so far", nullptr, int(rows.size())));
             },
             Qt::QueuedConnection);
     };

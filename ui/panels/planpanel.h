@@ -81,7 +81,8 @@ private:
     void applyRow(int row);
     // Posts a batch of partial results from the worker to the GUI thread (queued).
     template <class C> void streamTo(Job* job, std::function<void(const std::vector<C>&)>& sink);
-    QString statusText(const SearchTally& tally, const QString& best, const std::string& none) const;
+    QString statusText(
+        const SearchTally& tally, const QString& best, const std::string& none) const;
 
     PlanDocument* m_document;
     QComboBox* m_kind;

@@ -65,21 +65,22 @@ QString duration(double s)
 
 } // namespace
 
-void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<Candidate>& rows,
-    ByteUnits units)
+void fillPlanTable(
+    QTableWidget* table, const Plan& searched, const std::vector<Candidate>& rows, ByteUnits units)
 {
     const QStringList header = { QObject::tr("#"), QObject::tr("GPUs"), QObject::tr("TP"),
         QObject::tr("PP"), QObject::tr("CP"), QObject::tr("EP"), QObject::tr("DP"),
-        QObject::tr("ZeRO"), QObject::tr("Recompute"), QObject::tr("Offload"),
-        QObject::tr("Batch"), QObject::tr("Per GPU"), QObject::tr("Tokens/s"), QObject::tr("Step"),
-        QObject::tr("Cost") };
+        QObject::tr("ZeRO"), QObject::tr("Recompute"), QObject::tr("Offload"), QObject::tr("Batch"),
+        QObject::tr("Per GPU"), QObject::tr("Tokens/s"), QObject::tr("Step"), QObject::tr("Cost") };
     fill(table, header, rows, searched, units, [&](int row, const Candidate& c, auto put) {
         const Layout& l = c.layout;
-        const auto integer = [&](int column, int value) { put(column, QString::number(value), value); };
+        const auto integer
+            = [&](int column, int value) { put(column, QString::number(value), value); };
         integer(1, l.gpus);
         integer(2, l.tp);
-        put(3, l.virtualStages > 1 ? QStringLiteral("%1×%2").arg(l.pp).arg(l.virtualStages)
-                                   : QString::number(l.pp),
+        put(3,
+            l.virtualStages > 1 ? QStringLiteral("%1×%2").arg(l.pp).arg(l.virtualStages)
+                                : QString::number(l.pp),
             l.pp);
         integer(4, l.cp);
         integer(5, l.ep);
@@ -89,7 +90,8 @@ void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<
             ? QObject::tr("every %1").arg(l.recomputeEvery)
             : text(recomputeId(l.recompute));
         table->setItem(row, 8,
-            new QTableWidgetItem(recompute + (l.sequenceParallel ? QObject::tr(" + SP") : QString())));
+            new QTableWidgetItem(
+                recompute + (l.sequenceParallel ? QObject::tr(" + SP") : QString())));
         table->setItem(row, 9,
             new QTableWidgetItem(l.offloadParams ? QObject::tr("optimizer + params")
                     : l.offloadOptimizer         ? QObject::tr("optimizer")
@@ -111,7 +113,8 @@ void fillPlanTable(QTableWidget* table, const Plan& searched,
         QObject::tr("ITL"), QObject::tr("Tokens/s") };
     fill(table, header, rows, searched, units, [&](int, const ServingCandidate& c, auto put) {
         const ServingLayout& l = c.layout;
-        const auto integer = [&](int column, int value) { put(column, QString::number(value), value); };
+        const auto integer
+            = [&](int column, int value) { put(column, QString::number(value), value); };
         integer(1, c.gpus);
         integer(2, l.tp);
         integer(3, l.replicas);
@@ -125,8 +128,8 @@ void fillPlanTable(QTableWidget* table, const Plan& searched,
     });
 }
 
-void fillPlanTable(QTableWidget* table, const Plan& searched,
-    const std::vector<RlCandidate>& rows, ByteUnits units)
+void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<RlCandidate>& rows,
+    ByteUnits units)
 {
     const QStringList header = { QObject::tr("#"), QObject::tr("GPUs"), QObject::tr("Placement"),
         QObject::tr("Trainer"), QObject::tr("Reference"), QObject::tr("Rollout"),
@@ -148,7 +151,8 @@ void fillPlanTable(QTableWidget* table, const Plan& searched,
         put(8, duration(c.stepS), c.stepS);
         put(9, QString::number(c.stepsPerHour, 'f', 1), c.stepsPerHour);
         table->setItem(row, 10,
-            new QTableWidgetItem(c.rolloutBound ? QObject::tr("rollout") : QObject::tr("training")));
+            new QTableWidgetItem(
+                c.rolloutBound ? QObject::tr("rollout") : QObject::tr("training")));
     });
 }
 

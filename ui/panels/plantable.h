@@ -17,12 +17,12 @@ QT_END_NAMESPACE
 namespace envelope::ui {
 
 // Column 0 holds the rank (1-based) in Qt::UserRole, column 1 the GPUs, for every kind.
-void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<Candidate>& rows,
-    ByteUnits units);
+void fillPlanTable(
+    QTableWidget* table, const Plan& searched, const std::vector<Candidate>& rows, ByteUnits units);
 void fillPlanTable(QTableWidget* table, const Plan& searched,
     const std::vector<ServingCandidate>& rows, ByteUnits units);
-void fillPlanTable(QTableWidget* table, const Plan& searched,
-    const std::vector<RlCandidate>& rows, ByteUnits units);
+void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<RlCandidate>& rows,
+    ByteUnits units);
 
 // One line for a tooltip or the status: the changes in words and the ranked figures.
 QString describeCandidate(const Plan& searched, const Candidate& c, ByteUnits units);
