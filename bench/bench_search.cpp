@@ -11,6 +11,7 @@
 
 #include "plan/planio.h"
 #include "plan/presets.h"
+#include "search/fit.h"
 #include "search/search.h"
 #include "whatif/whatif.h"
 
@@ -134,6 +135,74 @@ void BM_SuggestFitsDeepSeekOnOneNode(benchmark::State& state)
     }
 }
 BENCHMARK(BM_SuggestFitsDeepSeekOnOneNode)->Unit(benchmark::kMillisecond);
+
+// A plan no layout holds (a million sequences of 1e8 tokens a micro-batch, Llama-3 70B on one
+// node): "what makes it fit" walks every node count to 65,536 GPUs unless bounded. Arg: the
+// estimate cap (search/fit.h kFitEstimateCap; 0 = none, the 1.3 s it took before the cap).
+void BM_WhatMakesItFitPathological(benchmark::State& state)
+{
+    const envelope::Plan plan = readOrDie(R"({"format": "envelope.plan", "version": 1,
+        "model": "llama-3-70b", "gpu": "h100-sxm", "cluster": {"gpus": 8, "gpus_per_node": 8},
+        "training": {"micro_batch": 1000000, "grad_accum": 1, "seq_len": 100000000}})");
+    envelope::FitAnswer last;
+    for (auto _ : state) {
+        last = envelope::whatMakesItFit(plan, envelope::FitScope::FullLayout, 0, state.range(0));
+        benchmark::DoNotOptimize(last);
+    }
+    state.counters["estimates"] = static_cast<double>(last.estimates);
+    state.counters["capped"] = last.capped ? 1 : 0;
+}
+BENCHMARK(BM_WhatMakesItFitPathological)
+    ->Arg(envelope::kFitEstimateCap)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond);
+
+// Serving: Llama-3 70B, 256 sequences of 8k tokens. Arg 0: serving-max-throughput on 1,024
+// H100s (every TP x weight x KV precision at the replicas the GPUs hold); 1: serving-min-gpus
+// (GPU counts ascending to the first fleet that serves them).
+void BM_SearchServing70b(benchmark::State& state)
+{
+    const envelope::Plan plan = readOrDie(R"({"format": "envelope.plan", "version": 1,
+        "model": "llama-3-70b", "gpu": "h100-sxm", "cluster": {"gpus": 1024, "gpus_per_node": 8},
+        "serving": {"context": 8192, "concurrency": 256}})");
+    envelope::SearchOptions options;
+    options.goal = state.range(0) ? envelope::SearchGoal::ServingMinGpus
+                                  : envelope::SearchGoal::ServingMaxThroughput;
+    envelope::ServingSearchResult last;
+    for (auto _ : state) {
+        last = envelope::searchServing(plan, options);
+        benchmark::DoNotOptimize(last);
+    }
+    if (last.candidates.empty())
+        state.SkipWithError("no layout fits");
+    state.counters["evaluated"] = static_cast<double>(last.evaluated);
+    state.counters["evaluated_per_s"] = benchmark::Counter(
+        static_cast<double>(last.evaluated), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_SearchServing70b)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// RL: GRPO on Qwen2.5-7B, pools of Arg GPUs (disjoint splits and the colocated pool).
+void BM_SearchRlPools(benchmark::State& state)
+{
+    const envelope::Plan plan = readOrDie(R"({"format": "envelope.plan", "version": 1,
+        "model": "qwen2.5-7b", "gpu": "h100-sxm", "cluster": {"gpus": )"
+        + std::to_string(state.range(0)) + R"(, "gpus_per_node": 8},
+        "training": {"zero_stage": 3},
+        "rl": {"algorithm": "grpo", "trainer_gpus": 4, "reference_gpus": 1, "rollout_gpus": 3}})");
+    envelope::SearchOptions options;
+    options.goal = envelope::SearchGoal::RlMaxStepsPerHour;
+    envelope::RlSearchResult last;
+    for (auto _ : state) {
+        last = envelope::searchRl(plan, options);
+        benchmark::DoNotOptimize(last);
+    }
+    if (last.candidates.empty())
+        state.SkipWithError("no layout fits");
+    state.counters["evaluated"] = static_cast<double>(last.evaluated);
+    state.counters["evaluated_per_s"] = benchmark::Counter(
+        static_cast<double>(last.evaluated), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_SearchRlPools)->Arg(8)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

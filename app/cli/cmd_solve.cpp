@@ -1,5 +1,6 @@
 // envelope-cli solve PLAN.json --goal GOAL [--top K] [--fix PATH=VALUE]... [--max-gpus N]
-//                   [--gpus-per-node N] [--format json|text|markdown|csv] [--units gb|gib]
+//                   [--gpus-per-node N] [--max-ttft-s S] [--max-itl-s S]
+//                   [--format json|text|markdown|csv] [--units gb|gib]
 #include "cmd_solve.h"
 
 #include <filesystem>
@@ -9,8 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "planload.h"
 #include "plan/planio.h"
+#include "planload.h"
 #include "search/search.h"
 #include "search/solution.h"
 
@@ -24,6 +25,7 @@ struct SolveArgs {
     std::vector<std::string> fixes;
     int maxGpus = 0;
     int gpusPerNode = 0;
+    double maxTtftS = 0, maxItlS = 0; // 0: the plan's serving.max_ttft_s / max_itl_s
     std::string format = "json";
     std::string units = "gb";
     std::vector<std::string> sets; // --set PATH=VALUE overrides of the plan file
@@ -40,15 +42,19 @@ constexpr int kNoSolution = 3;
 std::shared_ptr<SolveArgs> addSolveCommand(CLI::App& app)
 {
     auto args = std::make_shared<SolveArgs>();
-    CLI::App* cmd = app.add_subcommand(
-        "solve", "Search every training layout for a goal (envelope.solution JSON by default)");
+    CLI::App* cmd = app.add_subcommand("solve",
+        "Search every training, serving or RL layout for a goal (envelope.solution JSON by "
+        "default)");
     args->command = cmd;
     cmd->add_option("PLAN", args->planPath, "plan JSON file")->required();
     cmd->add_option("--goal", args->goal,
-           "min-gpus, max-throughput, min-cost, min-time, max-seq-len or max-micro-batch")
+           "training: min-gpus, max-throughput, min-cost, min-time, max-seq-len, "
+           "max-micro-batch; serving: serving-max-throughput, serving-min-gpus; RL: "
+           "rl-max-steps-per-hour")
         ->required()
         ->check(CLI::IsMember({ "min-gpus", "max-throughput", "min-cost", "min-time", "max-seq-len",
-            "max-micro-batch" }));
+            "max-micro-batch", "serving-max-throughput", "serving-min-gpus",
+            "rl-max-steps-per-hour" }));
     cmd->add_option("--top", args->top, "candidates to list (default 10)")
         ->check(CLI::Range(1, 10000));
     cmd->add_option("--fix", args->fixes, "hold a field, e.g. training.tp=8 (repeatable)");
@@ -56,6 +62,12 @@ std::shared_ptr<SolveArgs> addSolveCommand(CLI::App& app)
         ->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--gpus-per-node", args->gpusPerNode, "GPUs per node")
         ->check(CLI::Range(1, 1024));
+    cmd->add_option("--max-ttft-s", args->maxTtftS,
+           "serving goals: time-to-first-token limit in seconds (default serving.max_ttft_s)")
+        ->check(CLI::Range(1e-6, 1e6));
+    cmd->add_option("--max-itl-s", args->maxItlS,
+           "serving goals: inter-token-latency limit in seconds (default serving.max_itl_s)")
+        ->check(CLI::Range(1e-6, 1e6));
     cmd->add_option("--format", args->format, "json, text, markdown or csv")
         ->check(CLI::IsMember({ "json", "text", "markdown", "csv" }));
     cmd->add_option("--units", args->units, "byte units of text output: gb or gib")
@@ -69,6 +81,27 @@ bool solveChosen(const SolveArgs& args)
     return args.command && args.command->parsed();
 }
 
+namespace {
+
+// Prints the result in the chosen format; exit 0 when something is feasible, 3 when not.
+template <class Result>
+int report(const SolveArgs& args, const Plan& plan, const Result& result, ByteUnits units)
+{
+    if (args.format == "json")
+        std::cout << writeSolutionJson(plan, result);
+    else if (args.format == "csv")
+        std::cout << writeSolutionCsv(result);
+    else
+        std::cout << writeSolutionText(plan, result, units, args.format == "markdown");
+    if (result.candidates.empty()) {
+        std::cerr << "envelope-cli: " << noSolutionMessage(plan, result, units) << "\n";
+        return kNoSolution;
+    }
+    return kOk;
+}
+
+} // namespace
+
 int runSolve(const SolveArgs& args)
 {
     SearchOptions options;
@@ -77,6 +110,10 @@ int runSolve(const SolveArgs& args)
     options.maxGpus = args.maxGpus;
     options.gpusPerNode = args.gpusPerNode;
     options.keepAllFeasible = args.format == "csv";
+    if (args.maxTtftS > 0)
+        options.maxTtftS = args.maxTtftS;
+    if (args.maxItlS > 0)
+        options.maxItlS = args.maxItlS;
     for (const std::string& fix : args.fixes) {
         Expected<FixedField> f = parseFixedField(fix);
         if (!f) {
@@ -95,18 +132,15 @@ int runSolve(const SolveArgs& args)
         return status;
     const Plan* plan = &file->plan;
 
-    const SearchResult result = search(*plan, options);
-    if (args.format == "json")
-        std::cout << writeSolutionJson(*plan, result);
-    else if (args.format == "csv")
-        std::cout << writeSolutionCsv(result);
-    else
-        std::cout << writeSolutionText(*plan, result, units, args.format == "markdown");
-    if (result.candidates.empty()) {
-        std::cerr << "envelope-cli: " << noSolutionMessage(*plan, result, units) << "\n";
-        return kNoSolution;
+    switch (searchKind(options.goal)) {
+    case SearchKind::Serving:
+        return report(args, *plan, searchServing(*plan, options), units);
+    case SearchKind::Rl:
+        return report(args, *plan, searchRl(*plan, options), units);
+    case SearchKind::Training:
+        break;
     }
-    return kOk;
+    return report(args, *plan, search(*plan, options), units);
 }
 
 } // namespace envelope::cli

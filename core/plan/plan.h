@@ -154,6 +154,9 @@ struct ServingConfig {
     int averageLength = 0;        // for contiguous pre-allocation waste; 0 = context / 4
     double runtimeOverheadBytes = 1.5e9;  // CUDA graphs, sampler, allocator slack
     double decodeEfficiency = 0.8;        // achieved fraction of the HBM roofline
+    // Latency limits the planner's serving search keeps to (seconds); unset: no limit.
+    std::optional<double> maxTtftS;       // time to first token of a `context`-token prompt
+    std::optional<double> maxItlS;        // inter-token latency at `concurrency`
 
     bool operator==(const ServingConfig&) const = default;
 };

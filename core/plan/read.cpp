@@ -363,6 +363,8 @@ Expected<Plan> readPlan(
         visitServing(c, v);
         v.enumeration("engine", c.engine, kEngineIds);
         v.integer("max_num_seqs", c.maxNumSeqs, 1, 10'000'000);
+        v.optionalNumber("max_ttft_s", c.maxTtftS, Range::closed(1e-6, 1e6));
+        v.optionalNumber("max_itl_s", c.maxItlS, Range::closed(1e-6, 1e6));
     });
     readSection(f, "rl", plan.rl, [](RlConfig& c, ReadVisitor& v) { visitRl(c, v); });
     if (auto e = f.finish())

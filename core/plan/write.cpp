@@ -124,6 +124,11 @@ std::string writePlan(const Plan& input)
         serving["engine"] = std::string(servingEngineId(plan.serving.engine));
     if (plan.serving.maxNumSeqs != ServingConfig {}.maxNumSeqs)
         serving["max_num_seqs"] = plan.serving.maxNumSeqs;
+    // The planner's latency limits, only when given.
+    if (plan.serving.maxTtftS)
+        serving["max_ttft_s"] = canonicalNumber(*plan.serving.maxTtftS);
+    if (plan.serving.maxItlS)
+        serving["max_itl_s"] = canonicalNumber(*plan.serving.maxItlS);
     j["serving"] = serving;
 
     ordered_json rl = ordered_json::object();

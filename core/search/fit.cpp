@@ -1,7 +1,5 @@
 #include "search/fit.h"
 
-#include <algorithm>
-
 namespace envelope {
 namespace {
 
@@ -31,22 +29,34 @@ SearchOptions fitOptions(const Plan& plan, FitScope scope, SearchGoal goal)
 
 } // namespace
 
-std::optional<Candidate> whatMakesItFit(const Plan& plan, FitScope scope, int maxGpus)
+FitAnswer whatMakesItFit(const Plan& plan, FitScope scope, int maxGpus, long long maxEstimates)
 {
+    FitAnswer answer;
     // The GPUs the user has, first.
     SearchOptions here = fitOptions(plan, scope, SearchGoal::MaxThroughput);
     here.maxGpus = plan.cluster.gpus;
+    here.maxEstimates = maxEstimates;
     SearchResult r = search(plan, here);
-    if (!r.candidates.empty())
-        return r.candidates.front();
-    // Then the fewest GPUs that fit; counts at or below the plan's were just found wanting
-    // (for this layout space) or are smaller than what the user has.
+    answer.estimates = r.estimates;
+    if (!r.candidates.empty()) {
+        answer.fit = r.candidates.front();
+        return answer;
+    }
+    // Then the fewest GPUs that fit, with what is left of the budget. (Counts at or below the
+    // plan's were just found wanting for this layout space, or are fewer than the user has.)
+    if (maxEstimates > 0 && r.estimates >= maxEstimates) {
+        answer.capped = true;
+        return answer;
+    }
     SearchOptions more = fitOptions(plan, scope, SearchGoal::MinGpus);
     more.maxGpus = maxGpus > 0 ? maxGpus : 65536;
+    more.maxEstimates = maxEstimates > 0 ? maxEstimates - r.estimates : 0;
     r = search(plan, more);
-    if (r.candidates.empty())
-        return std::nullopt;
-    return r.candidates.front();
+    answer.estimates += r.estimates;
+    answer.capped = r.capped;
+    if (!r.candidates.empty())
+        answer.fit = r.candidates.front();
+    return answer;
 }
 
 } // namespace envelope

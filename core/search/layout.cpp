@@ -29,6 +29,19 @@ constexpr IntField kIntFields[] = {
     { "training.seq_len", &Layout::seqLen, 1, 1 << 24 },
     { "training.recompute_every", &Layout::recomputeEvery, 1, 1024 },
 };
+// Serving and RL fields --fix holds (validatePlan's ranges).
+struct FixRange {
+    const char* path;
+    int min, max;
+};
+constexpr FixRange kOtherFixes[] = {
+    { "serving.tp", 1, 65536 },
+    { "serving.weight_bits", 4, 16 },
+    { "serving.kv_bits", 4, 16 },
+    { "rl.trainer_gpus", 1, 1000000 },
+    { "rl.reference_gpus", 0, 1000000 },
+    { "rl.rollout_gpus", 0, 1000000 },
+};
 struct BoolField {
     const char* path;
     bool Layout::*member;
@@ -64,6 +77,14 @@ Expected<FixedField> parseFixedField(std::string_view assignment)
                 fmt::format("must be none, selective, full or every-k, got \"{}\"", value) };
         return f;
     }
+    if (f.path == "rl.placement") {
+        RlPlacement placement = RlPlacement::Disjoint;
+        if (!parseRlPlacement(value, placement))
+            return Error { f.path,
+                fmt::format("must be disjoint or colocated, got \"{}\"", value) };
+        f.number = placement == RlPlacement::Colocated ? 1 : 0;
+        return f;
+    }
     for (const BoolField& b : kBoolFields)
         if (f.path == b.path) {
             if (value != "true" && value != "false")
@@ -71,22 +92,30 @@ Expected<FixedField> parseFixedField(std::string_view assignment)
             f.number = value == "true" ? 1 : 0;
             return f;
         }
+    const auto integer = [&](int min, int max) -> Expected<FixedField> {
+        int number = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+        if (ec != std::errc() || end != value.data() + value.size() || number < min || number > max)
+            return Error { f.path,
+                fmt::format("must be an integer {}..{}, got \"{}\"", min, max, value) };
+        if ((f.path == "serving.weight_bits" || f.path == "serving.kv_bits") && number != 4
+            && number != 8 && number != 16)
+            return Error { f.path, fmt::format("must be 4, 8 or 16, got {}", number) };
+        f.number = number;
+        return f;
+    };
     for (const IntField& i : kIntFields)
-        if (f.path == i.path) {
-            int number = 0;
-            const auto [end, ec]
-                = std::from_chars(value.data(), value.data() + value.size(), number);
-            if (ec != std::errc() || end != value.data() + value.size() || number < i.min
-                || number > i.max)
-                return Error { f.path,
-                    fmt::format("must be an integer {}..{}, got \"{}\"", i.min, i.max, value) };
-            f.number = number;
-            return f;
-        }
+        if (f.path == i.path)
+            return integer(i.min, i.max);
+    for (const FixRange& i : kOtherFixes)
+        if (f.path == i.path)
+            return integer(i.min, i.max);
     return Error { f.path,
-        "cannot be fixed: the planner searches cluster.gpus, cluster.gpus_per_node and "
+        "cannot be fixed: the planner searches cluster.gpus, cluster.gpus_per_node, "
         "training.{tp,pp,cp,ep,virtual_stages,zero_stage,micro_batch,grad_accum,seq_len,"
-        "recompute,recompute_every,sequence_parallel,offload_optimizer,offload_params}" };
+        "recompute,recompute_every,sequence_parallel,offload_optimizer,offload_params}, "
+        "serving.{tp,weight_bits,kv_bits} and "
+        "rl.{placement,trainer_gpus,reference_gpus,rollout_gpus}" };
 }
 
 Layout layoutOf(const Plan& plan)
@@ -149,6 +178,67 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const Layout& layout)
         if (from.*(b.member) != layout.*(b.member))
             out.push_back({ b.path, layout.*(b.member) ? "true" : "false" });
     return out;
+}
+
+std::vector<FieldChange> layoutChanges(const Plan& plan, const ServingLayout& l)
+{
+    const ServingLayout from = servingLayoutOf(plan);
+    std::vector<FieldChange> out;
+    const auto number = [&](const char* path, int to, int was) {
+        if (to != was)
+            out.push_back({ path, std::to_string(to) });
+    };
+    number("cluster.gpus", l.clusterGpus, from.clusterGpus);
+    number("serving.tp", l.tp, from.tp);
+    number("serving.weight_bits", l.weightBits, from.weightBits);
+    number("serving.kv_bits", l.kvBits, from.kvBits);
+    number("serving.concurrency", l.concurrency, from.concurrency);
+    return out;
+}
+
+std::vector<FieldChange> layoutChanges(const Plan& plan, const RlLayout& l)
+{
+    const RlLayout from = rlLayoutOf(plan);
+    std::vector<FieldChange> out;
+    const auto number = [&](const char* path, int to, int was) {
+        if (to != was)
+            out.push_back({ path, std::to_string(to) });
+    };
+    number("cluster.gpus", l.clusterGpus, from.clusterGpus);
+    if (l.placement != from.placement)
+        out.push_back({ "rl.placement", fmt::format("\"{}\"", rlPlacementId(l.placement)) });
+    number("rl.trainer_gpus", l.trainerGpus, from.trainerGpus);
+    number("rl.reference_gpus", l.referenceGpus, from.referenceGpus);
+    number("rl.rollout_gpus", l.rolloutGpus, from.rolloutGpus);
+    number("serving.tp", l.rolloutTp, from.rolloutTp);
+    return out;
+}
+
+std::string describeChanges(const Plan& plan, const ServingLayout& l)
+{
+    std::string text
+        = fmt::format("TP {} x {} replica{}, {}-bit weights, {}-bit KV, {} sequence{}{}", l.tp,
+            l.replicas, l.replicas == 1 ? "" : "s", l.weightBits, l.kvBits, l.concurrency,
+            l.concurrency == 1 ? "" : "s", l.replicas == 1 ? "" : " each");
+    if (l.clusterGpus != plan.cluster.gpus)
+        text += fmt::format(" on {} GPU{}", l.clusterGpus, l.clusterGpus == 1 ? "" : "s");
+    return text;
+}
+
+std::string describeChanges(const Plan& plan, const RlLayout& l)
+{
+    std::string text;
+    if (l.placement == RlPlacement::Colocated)
+        text = fmt::format(
+            "colocated on {} GPUs (rollout engines of TP {})", l.clusterGpus, l.rolloutTp);
+    else if (plan.rl.algorithm == RlAlgorithm::Dpo)
+        text = fmt::format("disjoint: trainer {}, reference {}", l.trainerGpus, l.referenceGpus);
+    else
+        text = fmt::format("disjoint: trainer {}, reference {}, rollout {} (engines of TP {})",
+            l.trainerGpus, l.referenceGpus, l.rolloutGpus, l.rolloutTp);
+    if (l.clusterGpus != plan.cluster.gpus)
+        text += fmt::format(" of {} GPUs", l.clusterGpus);
+    return text;
 }
 
 std::string describeChanges(const Plan& plan, const Layout& l)

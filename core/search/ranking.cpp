@@ -18,6 +18,9 @@ constexpr std::array kGoals {
     GoalName { SearchGoal::MinTime, "min-time" },
     GoalName { SearchGoal::MaxSeqLen, "max-seq-len" },
     GoalName { SearchGoal::MaxMicroBatch, "max-micro-batch" },
+    GoalName { SearchGoal::ServingMaxThroughput, "serving-max-throughput" },
+    GoalName { SearchGoal::ServingMinGpus, "serving-min-gpus" },
+    GoalName { SearchGoal::RlMaxStepsPerHour, "rl-max-steps-per-hour" },
 };
 
 // Work a layout hides from the step-time model: offload traffic over PCIe and recomputed
@@ -61,6 +64,32 @@ bool parseSearchGoal(std::string_view id, SearchGoal& out)
             return true;
         }
     return false;
+}
+
+SearchKind searchKind(SearchGoal goal)
+{
+    switch (goal) {
+    case SearchGoal::ServingMaxThroughput:
+    case SearchGoal::ServingMinGpus:
+        return SearchKind::Serving;
+    case SearchGoal::RlMaxStepsPerHour:
+        return SearchKind::Rl;
+    default:
+        return SearchKind::Training;
+    }
+}
+
+std::string_view searchKindId(SearchKind kind)
+{
+    switch (kind) {
+    case SearchKind::Serving:
+        return "serving";
+    case SearchKind::Rl:
+        return "rl";
+    case SearchKind::Training:
+        break;
+    }
+    return "training";
 }
 
 std::string_view fitVerdictId(FitVerdict v)
@@ -115,6 +144,8 @@ bool ranksBefore(SearchGoal goal, const Candidate& a, const Candidate& b)
         if (la.microBatch != lb.microBatch)
             return la.microBatch > lb.microBatch;
         break;
+    default: // serving and RL goals rank their own candidates
+        break;
     }
     if (a.tokensPerS != b.tokensPerS)
         return more(a.tokensPerS, b.tokensPerS);
@@ -125,10 +156,50 @@ bool ranksBefore(SearchGoal goal, const Candidate& a, const Candidate& b)
     return a.perGpuBytes < b.perGpuBytes;
 }
 
+// Serving: fewest GPUs (serving-min-gpus only), then fleet tokens/s; ties go to more precision
+// (the estimate does not charge quantization's accuracy loss), then a smaller TP group, then
+// less memory per GPU.
+bool ranksBefore(SearchGoal goal, const ServingCandidate& a, const ServingCandidate& b)
+{
+    const ServingLayout& la = a.layout;
+    const ServingLayout& lb = b.layout;
+    if (goal == SearchGoal::ServingMinGpus && a.gpus != b.gpus)
+        return a.gpus < b.gpus;
+    if (a.tokensPerS != b.tokensPerS)
+        return a.tokensPerS > b.tokensPerS;
+    if (la.weightBits != lb.weightBits)
+        return la.weightBits > lb.weightBits;
+    if (la.kvBits != lb.kvBits)
+        return la.kvBits > lb.kvBits;
+    if (a.gpus != b.gpus)
+        return a.gpus < b.gpus;
+    if (la.tp != lb.tp)
+        return la.tp < lb.tp;
+    return a.perGpuBytes < b.perGpuBytes;
+}
+
+// RL: most steps per hour, then fewer GPUs, then disjoint pools (no phase swapping), then the
+// least memory on the fullest GPU.
+bool ranksBefore(SearchGoal, const RlCandidate& a, const RlCandidate& b)
+{
+    if (a.stepsPerHour != b.stepsPerHour)
+        return a.stepsPerHour > b.stepsPerHour;
+    if (a.gpus != b.gpus)
+        return a.gpus < b.gpus;
+    if (a.layout.placement != b.layout.placement)
+        return a.layout.placement == RlPlacement::Disjoint;
+    return a.peakBytesPerGpu < b.peakBytesPerGpu;
+}
+
 // min-gpus stops at one GPU count, so its front is drawn against memory like the others.
 const char* paretoAxis(SearchGoal goal)
 {
     switch (goal) {
+    case SearchGoal::ServingMaxThroughput:
+    case SearchGoal::ServingMinGpus:
+        return "gpus";
+    case SearchGoal::RlMaxStepsPerHour:
+        return "peak_bytes_per_gpu";
     case SearchGoal::MinCost:
     case SearchGoal::MinTime:
         return "cost";
@@ -146,50 +217,6 @@ double paretoX(SearchGoal goal, const Candidate& c)
     default:
         return c.perGpuBytes;
     }
-}
-
-TopList::TopList(SearchGoal goal, int top)
-    : m_goal(goal)
-    , m_top(static_cast<size_t>(std::max(top, 1)))
-{
-    m_items.reserve(m_top + 1);
-}
-
-void TopList::offer(const Candidate& c)
-{
-    if (m_items.size() == m_top && !ranksBefore(m_goal, c, m_items.back()))
-        return;
-    // Equal candidates keep their enumeration order (upper bound of the insertion point).
-    auto at = std::upper_bound(m_items.begin(), m_items.end(), c,
-        [this](const Candidate& x, const Candidate& y) { return ranksBefore(m_goal, x, y); });
-    if (m_items.size() == m_top)
-        m_items.pop_back();
-    m_items.insert(at, c);
-}
-
-ParetoFront::ParetoFront(SearchGoal goal)
-    : m_goal(goal)
-{
-    m_items.reserve(64);
-}
-
-void ParetoFront::offer(const Candidate& c)
-{
-    const double x = paretoX(m_goal, c);
-    const double y = c.tokensPerS;
-    // Dominated (or equalled) by a point at smaller-or-equal x with larger-or-equal y?
-    for (const Candidate& p : m_items) {
-        if (paretoX(m_goal, p) > x)
-            break;
-        if (p.tokensPerS >= y)
-            return;
-    }
-    // Remove the points c dominates, then insert it in x order.
-    std::erase_if(
-        m_items, [&](const Candidate& p) { return paretoX(m_goal, p) >= x && p.tokensPerS <= y; });
-    auto at = std::lower_bound(m_items.begin(), m_items.end(), x,
-        [this](const Candidate& p, double value) { return paretoX(m_goal, p) < value; });
-    m_items.insert(at, c);
 }
 
 } // namespace searchdetail

@@ -126,6 +126,16 @@ private:
     TopList m_top;
     ParetoFront m_front;
     double m_nearestOver = INFINITY;
+    bool m_topChanged = false;
+    // Stops the search: cancelled, or the evaluation cap reached (checked between groups).
+    bool stopped()
+    {
+        if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed))
+            m_result.cancelled = true;
+        if (m_options.maxEstimates > 0 && m_result.estimates >= m_options.maxEstimates)
+            m_result.capped = true;
+        return m_result.cancelled || m_result.capped;
+    }
 };
 
 Searcher::Searcher(const Plan& plan, const SearchOptions& options)
@@ -211,7 +221,7 @@ SearchResult Searcher::run()
         m_cfg.seqLen = seqLen;
         for (int gpus : m_axes.gpuCounts) {
             step += 1;
-            if (m_result.cancelled || gpus < countBound)
+            if (m_result.cancelled || m_result.capped || gpus < countBound)
                 continue;
             if (o.progress)
                 o.progress(step / totalSteps);
@@ -256,10 +266,11 @@ void Searcher::searchCount(int gpus)
 {
     m_cluster.gpus = gpus;
     for (int tp : m_axes.tps) {
-        if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed)) {
-            m_result.cancelled = true;
+        if (m_topChanged && m_options.partialTraining)
+            m_options.partialTraining(m_top.items());
+        m_topChanged = false;
+        if (stopped())
             return;
-        }
         if ((m_arch.heads > 0 && m_arch.heads % tp != 0) || gpus % tp != 0)
             continue;
         for (int cp : m_axes.cps) {
@@ -323,6 +334,8 @@ void Searcher::searchParallel(int gpus, int tp, int cp, int pp)
 
 void Searcher::searchGroup(int gpus, int tp, int pp, long long perReplica, long long group)
 {
+    if (m_result.capped || (m_options.maxEstimates > 0 && stopped()))
+        return;
     if (m_options.prune) {
         // The group's states bound every member from below: activations only add.
         const bool probeIsMember = m_probeBase
@@ -335,6 +348,7 @@ void Searcher::searchGroup(int gpus, int tp, int pp, long long perReplica, long 
         m_cfg.sequenceParallel = tp > 1;
         m_cfg.microBatch = m_microBatches.front();
         m_cfg.gradAccum = static_cast<int>(perReplica / m_cfg.microBatch);
+        ++m_result.estimates;
         const TrainingMemory probe
             = estimateTrainingMemory(m_arch, m_counts, m_cfg, m_cluster, m_gpu);
         const MemoryBreakdown& b = probe.perGpu;
@@ -366,6 +380,8 @@ void Searcher::searchGroup(int gpus, int tp, int pp, long long perReplica, long 
                 if (!interleavingApplies(v, pp))
                     continue;
                 m_cfg.virtualStages = v;
+                if (m_options.maxEstimates > 0 && stopped())
+                    return; // the cap is checked between rows: at most one row over it
                 searchRow(gpus, perReplica);
             }
         }
@@ -380,6 +396,7 @@ void Searcher::searchRow(int gpus, long long perReplica)
         m_cfg.microBatch = m_microBatches[i];
         m_cfg.gradAccum = static_cast<int>(perReplica / m_cfg.microBatch);
         ++m_result.evaluated;
+        ++m_result.estimates;
         Candidate c = evaluate(gpus);
         if (c.hostBytesPerNode > o.hostBytesPerNode) {
             ++m_rejected.hostMemory;
@@ -415,7 +432,7 @@ void Searcher::searchRow(int gpus, long long perReplica)
             continue;
         }
         ++m_result.feasible;
-        m_top.offer(c);
+        m_topChanged = m_top.offer(c) || m_topChanged;
         m_front.offer(c);
         if (o.keepAllFeasible)
             m_result.feasibleList.push_back(c);

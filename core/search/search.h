@@ -27,8 +27,19 @@ enum class SearchGoal {
     MinCost, // cheapest run of train_tokens (within the deadline, when the plan has one)
     MinTime, // shortest run of train_tokens (within the budget, when the plan has one)
     MaxSeqLen, // longest sequence that fits on the plan's GPUs, then tokens/s
-    MaxMicroBatch // largest micro-batch that fits on the plan's GPUs, then tokens/s
+    MaxMicroBatch, // largest micro-batch that fits on the plan's GPUs, then tokens/s
+    // Serving (searchServing): TP x replicas x weight bits x KV bits for serving.concurrency
+    // sequences of serving.context tokens, within serving.max_ttft_s / max_itl_s when given.
+    ServingMaxThroughput, // most decode tokens/s on the plan's GPUs
+    ServingMinGpus, // fewest GPUs, then decode tokens/s
+    // RL (searchRl): trainer, reference and rollout pools (disjoint) or one colocated pool.
+    RlMaxStepsPerHour // most RL steps per hour on the plan's GPUs
 };
+
+// What a goal searches: the training layout, the serving fleet or the RL pools.
+enum class SearchKind { Training, Serving, Rl };
+SearchKind searchKind(SearchGoal goal);
+std::string_view searchKindId(SearchKind kind); // "training" "serving" "rl"
 
 std::string_view searchGoalId(SearchGoal goal); // "min-gpus" "max-throughput" ...
 bool parseSearchGoal(std::string_view id, SearchGoal& out);
@@ -66,12 +77,60 @@ struct Candidate {
     double hostBytesPerNode = 0;
 };
 
+// A serving fleet: `replicas` engines of `tp` GPUs each share the plan's serving.concurrency
+// sequences, ceil(concurrency / replicas) each (as core/rl splits completions over engines).
+struct ServingLayout {
+    int clusterGpus = 1; // cluster.gpus of the plan (min-gpus: tp x replicas)
+    int tp = 1, replicas = 1;
+    int weightBits = 16, kvBits = 16;
+    int concurrency = 1; // sequences per replica: serving.concurrency of the applied plan
+
+    bool operator==(const ServingLayout&) const = default;
+};
+
+// The figures of one replica as estimateServing gives them, and the fleet's rate.
+struct ServingCandidate {
+    ServingLayout layout;
+    int gpus = 1; // tp x replicas: the GPUs the fleet uses
+    double perGpuBytes = 0; // serving per-GPU total (weights + activations + KV + overhead)
+    double gpuMemoryBytes = 0;
+    double maxSequences = 0; // per replica, at serving.context
+    double ttftS = 0, itlS = 0;
+    // Fleet decode tokens/s = target concurrency / ITL: every sequence gets a token each ITL
+    // (the fullest replica's step; the others step no slower).
+    double tokensPerS = 0;
+    bool fits = false; // serving.fits: the replica's share of the concurrency fits
+};
+
+// RL pools. Disjoint: trainer, reference and rollout GPUs (PPO's critic and reward pools stay
+// the plan's); colocated: every role on the cluster's GPUs in turn.
+struct RlLayout {
+    int clusterGpus = 1; // cluster.gpus: the budget (colocated: the one pool)
+    RlPlacement placement = RlPlacement::Disjoint;
+    int trainerGpus = 1, referenceGpus = 0, rolloutGpus = 1;
+    int rolloutTp = 1; // serving.tp: GPUs per rollout engine
+
+    bool operator==(const RlLayout&) const = default;
+};
+
+struct RlCandidate {
+    RlLayout layout;
+    int gpus = 1; // rl.total_gpus
+    double peakBytesPerGpu = 0; // the fullest role's per-GPU total (colocated: the peak phase)
+    double gpuMemoryBytes = 0;
+    double stepS = 0, rolloutS = 0, trainS = 0, referenceS = 0;
+    double stepsPerHour = 0;
+    bool fits = false; // rl.fits
+    bool rolloutBound = false; // rl.bottleneck == "rollout"
+};
+
 // `--fix PATH=VALUE`: one field held at a value. Paths: cluster.gpus, cluster.gpus_per_node,
 // training.{tp,pp,cp,ep,virtual_stages,zero_stage,micro_batch,grad_accum,seq_len,recompute,
-// recompute_every,sequence_parallel,offload_optimizer,offload_params}.
+// recompute_every,sequence_parallel,offload_optimizer,offload_params}, serving.{tp,weight_bits,
+// kv_bits}, rl.{placement,trainer_gpus,reference_gpus,rollout_gpus}.
 struct FixedField {
     std::string path;
-    int number = 0; // integers and booleans (0/1)
+    int number = 0; // integers and booleans (0/1); rl.placement: 0 disjoint, 1 colocated
     Recompute recompute = Recompute::Selective; // training.recompute
 };
 Expected<FixedField> parseFixedField(std::string_view assignment); // "training.tp=8"
@@ -93,8 +152,19 @@ struct SearchOptions {
     // that pruning changes nothing (tests).
     bool prune = true;
     bool keepAllFeasible = false; // fill SearchResult::feasibleList (CSV)
+    // Serving latency limits; unset: the plan's serving.max_ttft_s / max_itl_s (none: no limit).
+    std::optional<double> maxTtftS, maxItlS;
+    // Estimates the search may run (training: full layouts plus the memory probe of each
+    // layout group; serving, RL: layouts) before it stops and reports `capped` (0: no cap).
+    // whatMakesItFit sets one so the summary's suggestion stays within a frame.
+    long long maxEstimates = 0;
     const std::atomic<bool>* cancel = nullptr; // checked between layout groups
     std::function<void(double)> progress; // fraction done, between layout groups
+    // Streaming: the best candidates so far (at most `top`, best first), between layout groups
+    // whenever they changed. The kind's own callback is called; the others are ignored.
+    std::function<void(const std::vector<Candidate>&)> partialTraining;
+    std::function<void(const std::vector<ServingCandidate>&)> partialServing;
+    std::function<void(const std::vector<RlCandidate>&)> partialRl;
 };
 
 struct RejectCount {
@@ -102,12 +172,20 @@ struct RejectCount {
     long long count = 0;
 };
 
-struct SearchResult {
+// What every search reports, whatever it searched.
+struct SearchTally {
     SearchGoal goal = SearchGoal::MaxThroughput;
     long long searched = 0; // layouts in the space (pruned ones included)
     long long evaluated = 0; // layouts that ran the full estimate
+    long long estimates = 0; // estimates run, memory probes of layout groups included
     long long feasible = 0;
     std::vector<RejectCount> rejected;
+    double elapsedS = 0;
+    bool cancelled = false;
+    bool capped = false; // stopped at SearchOptions::maxEstimates: the space was not finished
+};
+
+struct SearchResult : SearchTally {
     std::vector<Candidate> candidates; // best first, at most `top`
     std::vector<Candidate> pareto; // x = paretoX ascending, tokens/s rising
     std::string paretoX; // "per_gpu_bytes_total" or "cost"
@@ -117,13 +195,44 @@ struct SearchResult {
     // the fastest, or the cheapest, of them.
     std::optional<Candidate> nearestConstraintMiss;
     double usableFraction = 0.9;
-    double elapsedS = 0;
-    bool cancelled = false;
 };
 
-// Searches the layouts of `plan` (which must have passed validatePlan) for `options.goal`.
-// Every candidate passes validatePlan(applyLayout(plan, layout)) before it is reported.
+struct ServingSearchResult : SearchTally {
+    std::vector<ServingCandidate> candidates; // best first, at most `top`
+    std::vector<ServingCandidate> pareto; // GPUs used ascending, tokens/s rising
+    std::vector<ServingCandidate> feasibleList; // keepAllFeasible only
+    // When nothing is feasible: the layout closest to it (the smallest worst ratio of need to
+    // limit over sequences per replica, TTFT and ITL).
+    std::optional<ServingCandidate> nearestMiss;
+    std::optional<double> maxTtftS, maxItlS; // the limits applied
+    int targetConcurrency = 0; // the plan's serving.concurrency, shared by the replicas
+};
+
+struct RlSearchResult : SearchTally {
+    std::vector<RlCandidate> candidates; // best first, at most `top`
+    std::vector<RlCandidate> pareto; // peak bytes per GPU ascending, steps/hour rising
+    std::vector<RlCandidate> feasibleList; // keepAllFeasible only
+    std::optional<RlCandidate> nearestMiss; // least peak bytes per GPU, when nothing fits
+};
+
+// Searches the layouts of `plan` (which must have passed validatePlan) for `options.goal`
+// (a training goal). Every candidate passes validatePlan(applyLayout(plan, layout)).
 SearchResult search(const Plan& plan, const SearchOptions& options);
+
+// Serving goals: every (TP, replicas, weight bits 16/8/4, KV bits 16/8) on the plan's GPUs
+// (serving-max-throughput) or the fewest GPUs (serving-min-gpus), each replica estimated by
+// estimateServing. Feasible: serving.fits, TTFT and ITL within the limits. Pure.
+ServingSearchResult searchServing(const Plan& plan, const SearchOptions& options);
+Plan applyServingLayout(const Plan& plan, const ServingLayout& layout);
+ServingLayout servingLayoutOf(const Plan& plan);
+
+// rl-max-steps-per-hour: disjoint pools (trainer: multiples of the training layout's
+// tp x pp x cp; reference: powers of two and the plan's; rollout: every GPU left, whole
+// engines of serving.tp) and the colocated pool, each estimated by estimateRl. Feasible:
+// rl.fits. Pure.
+RlSearchResult searchRl(const Plan& plan, const SearchOptions& options);
+Plan applyRlLayout(const Plan& plan, const RlLayout& layout);
+RlLayout rlLayoutOf(const Plan& plan);
 
 // The plan with the layout's fields set (the same assignment the search evaluates).
 Plan applyLayout(const Plan& plan, const Layout& layout);
@@ -135,8 +244,14 @@ struct FieldChange {
     std::string json;
 };
 std::vector<FieldChange> layoutChanges(const Plan& plan, const Layout& layout);
+std::vector<FieldChange> layoutChanges(const Plan& plan, const ServingLayout& layout);
+std::vector<FieldChange> layoutChanges(const Plan& plan, const RlLayout& layout);
 
 // "ZeRO-3 + full recompute + EP 8 on 20 nodes": the changes in words.
 std::string describeChanges(const Plan& plan, const Layout& layout);
+// "TP 2 x 4 replicas, 8-bit weights, 16-bit KV, 16 sequences each"
+std::string describeChanges(const Plan& plan, const ServingLayout& layout);
+// "disjoint: trainer 16, reference 2, rollout 46 (TP 2 engines)"
+std::string describeChanges(const Plan& plan, const RlLayout& layout);
 
 } // namespace envelope

@@ -9,11 +9,10 @@
 
 #include "estimate/estimate.h"
 #include "plan/planio.h"
+#include "search/solutiondetail.h"
 
 namespace envelope {
-namespace {
-
-using ordered_json = nlohmann::ordered_json;
+namespace solutiondetail {
 
 ordered_json integer(double v)
 {
@@ -27,12 +26,102 @@ ordered_json real(double v)
     return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
 }
 
-ordered_json changesJson(const Plan& input, const Layout& layout)
+ordered_json changesJson(const std::vector<FieldChange>& changes)
 {
     ordered_json j = ordered_json::object();
-    for (const FieldChange& c : layoutChanges(input, layout))
+    for (const FieldChange& c : changes)
         j[c.path] = ordered_json::parse(c.json);
     return j;
+}
+
+ordered_json tallyJson(const SearchTally& r)
+{
+    ordered_json j;
+    j["format"] = "envelope.solution";
+    j["version"] = 1;
+    j["goal"] = std::string(searchGoalId(r.goal));
+    j["searched"] = r.searched;
+    j["evaluated"] = r.evaluated;
+    j["feasible"] = r.feasible;
+    ordered_json rejected = ordered_json::object();
+    for (const RejectCount& c : r.rejected)
+        rejected[c.reason] = c.count;
+    j["rejected"] = rejected;
+    j["elapsed_s"] = r.elapsedS;
+    return j;
+}
+
+void stopFlags(ordered_json& j, const SearchTally& r)
+{
+    if (r.capped)
+        j["capped"] = true;
+    if (r.cancelled)
+        j["cancelled"] = true;
+}
+
+std::string dump(const ordered_json& j)
+{
+    return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string tallyText(const SearchTally& r, bool markdown)
+{
+    std::string out = markdown ? fmt::format("## Planner: {}\n\n", searchGoalId(r.goal))
+                               : fmt::format("Planner: {}\n", searchGoalId(r.goal));
+    std::string rejected;
+    for (const RejectCount& c : r.rejected)
+        rejected += fmt::format("{}{} {}", rejected.empty() ? "" : ", ", c.count, c.reason);
+    out += fmt::format("Searched {} layouts in {:.3f} s: {} fit; rejected: {}.\n", r.searched,
+        r.elapsedS, r.feasible, rejected);
+    if (r.capped)
+        out += "The search stopped at its evaluation cap: layouts were left unsearched.\n";
+    return out;
+}
+
+std::string table(const std::vector<std::string>& header,
+    const std::vector<std::vector<std::string>>& rows, bool markdown)
+{
+    std::string out;
+    if (markdown) {
+        const auto line = [&](const std::vector<std::string>& cells) {
+            for (const std::string& c : cells)
+                out += "| " + c + " ";
+            out += "|\n";
+        };
+        line(header);
+        for (size_t i = 0; i < header.size(); ++i)
+            out += "|---";
+        out += "|\n";
+        for (const auto& row : rows)
+            line(row);
+        return out;
+    }
+    std::vector<size_t> width(header.size());
+    for (size_t i = 0; i < header.size(); ++i)
+        width[i] = header[i].size();
+    for (const auto& row : rows)
+        for (size_t i = 0; i < row.size() && i < width.size(); ++i)
+            width[i] = std::max(width[i], row[i].size());
+    const auto line = [&](const std::vector<std::string>& cells) {
+        for (size_t i = 0; i < cells.size(); ++i)
+            out += fmt::format("{}{:>{}}", i ? "  " : "", cells[i], width[i]);
+        out += "\n";
+    };
+    line(header);
+    for (const auto& row : rows)
+        line(row);
+    return out;
+}
+
+} // namespace solutiondetail
+
+namespace {
+
+using namespace solutiondetail;
+
+ordered_json changesJson(const Plan& input, const Layout& layout)
+{
+    return solutiondetail::changesJson(layoutChanges(input, layout));
 }
 
 ordered_json candidateJson(const Plan& input, const Candidate& c)
@@ -113,18 +202,7 @@ std::string settingsCell(const Layout& l)
 
 std::string writeSolutionJson(const Plan& input, const SearchResult& r)
 {
-    ordered_json j;
-    j["format"] = "envelope.solution";
-    j["version"] = 1;
-    j["goal"] = std::string(searchGoalId(r.goal));
-    j["searched"] = r.searched;
-    j["evaluated"] = r.evaluated;
-    j["feasible"] = r.feasible;
-    ordered_json rejected = ordered_json::object();
-    for (const RejectCount& c : r.rejected)
-        rejected[c.reason] = c.count;
-    j["rejected"] = rejected;
-    j["elapsed_s"] = r.elapsedS;
+    ordered_json j = tallyJson(r);
     j["usable_fraction"] = r.usableFraction;
     if (r.candidates.empty()) {
         j["best"] = nullptr;
@@ -154,9 +232,8 @@ std::string writeSolutionJson(const Plan& input, const SearchResult& r)
             r.nearestMiss->perGpuBytes - r.usableFraction * r.nearestMiss->gpuMemoryBytes);
         j["nearest_miss"] = miss;
     }
-    if (r.cancelled)
-        j["cancelled"] = true;
-    return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+    stopFlags(j, r);
+    return dump(j);
 }
 
 std::string writeSolutionCsv(const SearchResult& r)
@@ -174,14 +251,7 @@ std::string writeSolutionCsv(const SearchResult& r)
 std::string writeSolutionText(
     const Plan& input, const SearchResult& r, ByteUnits units, bool markdown)
 {
-    std::string out;
-    out += markdown ? fmt::format("## Planner: {}\n\n", searchGoalId(r.goal))
-                    : fmt::format("Planner: {}\n", searchGoalId(r.goal));
-    std::string rejected;
-    for (const RejectCount& c : r.rejected)
-        rejected += fmt::format("{}{} {}", rejected.empty() ? "" : ", ", c.count, c.reason);
-    out += fmt::format("Searched {} layouts in {:.3f} s: {} fit; rejected: {}.\n", r.searched,
-        r.elapsedS, r.feasible, rejected);
+    std::string out = tallyText(r, markdown);
     if (r.candidates.empty()) {
         out += noSolutionMessage(input, r, units) + "\n";
         return out;

@@ -25,4 +25,18 @@ std::string writeSolutionText(
 // 77.0 GB (90% of 85.5 GB)", or a sentence saying why nothing was evaluated.
 std::string noSolutionMessage(const Plan& input, const SearchResult& result, ByteUnits units);
 
+// The serving and RL searches' answers in the same shapes (solutionkinds.cpp). best.plan is
+// applyServingLayout / applyRlLayout of the input; best.summary its estimate() figures.
+std::string writeSolutionJson(const Plan& input, const ServingSearchResult& result);
+std::string writeSolutionJson(const Plan& input, const RlSearchResult& result);
+std::string writeSolutionCsv(const ServingSearchResult& result);
+std::string writeSolutionCsv(const RlSearchResult& result);
+std::string writeSolutionText(
+    const Plan& input, const ServingSearchResult& result, ByteUnits units, bool markdown);
+std::string writeSolutionText(
+    const Plan& input, const RlSearchResult& result, ByteUnits units, bool markdown);
+std::string noSolutionMessage(
+    const Plan& input, const ServingSearchResult& result, ByteUnits units);
+std::string noSolutionMessage(const Plan& input, const RlSearchResult& result, ByteUnits units);
+
 } // namespace envelope

@@ -6,7 +6,6 @@
 #include "search/detail.h"
 
 namespace envelope::searchdetail {
-namespace {
 
 const FixedField* fixedOf(const SearchOptions& o, std::string_view path)
 {
@@ -16,6 +15,8 @@ const FixedField* fixedOf(const SearchOptions& o, std::string_view path)
             found = &f; // the last --fix of a path wins, as repeated flags usually do
     return found;
 }
+
+namespace {
 
 std::vector<int> fixedOr(const SearchOptions& o, std::string_view path, std::vector<int> free)
 {
@@ -44,6 +45,15 @@ std::vector<int> nodeLadder(int maxNodes)
 }
 
 } // namespace
+
+std::vector<int> tpChoices(int heads, int limit)
+{
+    std::vector<int> tps;
+    for (int tp = 1; tp <= limit; tp *= 2)
+        if (heads <= 0 || heads % tp == 0)
+            tps.push_back(tp);
+    return tps;
+}
 
 Axes searchAxes(const Plan& plan, const SearchOptions& o)
 {

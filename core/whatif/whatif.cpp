@@ -255,13 +255,22 @@ std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
         return s.makesItFit && s.plan.cluster.gpus == plan.cluster.gpus;
     });
     if (!fitsHere) {
-        if (const std::optional<Candidate> fit = whatMakesItFit(plan, FitScope::FullLayout)) {
+        // Bounded (search/fit.h, kFitEstimateCap): this runs on the GUI thread with every edit.
+        const FitAnswer answer = whatMakesItFit(plan, FitScope::FullLayout);
+        if (const std::optional<Candidate>& fit = answer.fit) {
             FitSuggestion s;
             s.description = describeChanges(plan, fit->layout);
             s.savedBytes = base.perGpu.total() - fit->perGpuBytes;
             s.makesItFit = true;
             s.plan = applyLayout(plan, fit->layout);
             out.insert(out.begin(), std::move(s));
+        } else if (answer.capped) {
+            FitSuggestion s;
+            s.description = fmt::format("the quick search stopped after {} estimates without a "
+                                        "fit: Find a plan searches every layout",
+                answer.estimates);
+            s.plan = plan;
+            out.push_back(std::move(s));
         }
     }
     return out;

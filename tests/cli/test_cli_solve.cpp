@@ -137,4 +137,68 @@ TEST_F(CliSolveTest, CsvListsEveryFeasibleCandidateAndTextNamesTheBest)
     EXPECT_NE(md.out.find("| # | GPUs |"), std::string::npos) << md.out;
 }
 
+// Serving: the fleet's best replica as a plan file; `estimate` on it gives the replica's
+// figures the solution states, and fleet tokens/s = the target concurrency / ITL.
+TEST_F(CliSolveTest, ServingBestPlanEstimatesToTheFiguresTheSolutionStates)
+{
+    const fs::path plan = write("serve.json",
+        R"({"format": "envelope.plan", "version": 1, "model": "llama-3-70b", "gpu": "h100-sxm",
+            "cluster": {"gpus": 8, "gpus_per_node": 8},
+            "serving": {"context": 8192, "concurrency": 64, "max_ttft_s": 1.0}})");
+    const SolveRun r = cli("solve " + plan.string() + " --goal serving-max-throughput --top 5");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json s = nlohmann::json::parse(r.out);
+    EXPECT_EQ(s["goal"], "serving-max-throughput");
+    EXPECT_EQ(s["kind"], "serving");
+    EXPECT_EQ(s["candidates"].size(), 5u);
+    const nlohmann::json& top = s["candidates"][0];
+    EXPECT_LE(top["ttft_s"].get<double>(), 1.0);
+    const fs::path best = write("best.json", s["best"]["plan"].dump(2));
+    const SolveRun e = cli("estimate " + best.string());
+    ASSERT_EQ(e.status, 0) << e.err;
+    const nlohmann::json serving = nlohmann::json::parse(e.out)["serving"];
+    EXPECT_TRUE(serving["fits"].get<bool>());
+    EXPECT_DOUBLE_EQ(serving["itl_s"].get<double>(), top["itl_s"].get<double>());
+    EXPECT_DOUBLE_EQ(serving["ttft_s"].get<double>(), top["ttft_s"].get<double>());
+    EXPECT_EQ(serving["max_sequences"], top["max_sequences"]);
+    EXPECT_DOUBLE_EQ(64.0 / serving["itl_s"].get<double>(), top["tokens_per_s"].get<double>());
+    EXPECT_EQ(s["best"]["plan"]["serving"]["concurrency"], top["concurrency_per_replica"]);
+
+    // An ITL no layout reaches: exit 3, and the message names the limit.
+    const SolveRun none = cli(
+        "solve " + plan.string() + " --goal serving-min-gpus --max-itl-s 0.000001 --format text");
+    EXPECT_EQ(none.status, 3);
+    EXPECT_NE(none.err.find("over the 1.0 µs limit"), std::string::npos) << none.err;
+    const SolveRun csv
+        = cli("solve " + plan.string() + " --goal serving-max-throughput --format csv");
+    ASSERT_EQ(csv.status, 0);
+    EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), s["feasible"].get<long long>() + 1);
+}
+
+TEST_F(CliSolveTest, RlBestPlanEstimatesToTheStepsPerHourTheSolutionStates)
+{
+    const fs::path plan = write("rl.json",
+        R"({"format": "envelope.plan", "version": 1, "model": "qwen2.5-7b", "gpu": "h100-sxm",
+            "cluster": {"gpus": 16, "gpus_per_node": 8}, "training": {"zero_stage": 3},
+            "rl": {"algorithm": "grpo", "trainer_gpus": 8, "reference_gpus": 1,
+                   "rollout_gpus": 7}})");
+    const SolveRun r = cli("solve " + plan.string() + " --goal rl-max-steps-per-hour");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json s = nlohmann::json::parse(r.out);
+    EXPECT_EQ(s["kind"], "rl");
+    const fs::path best = write("best.json", s["best"]["plan"].dump(2));
+    const SolveRun e = cli("estimate " + best.string());
+    ASSERT_EQ(e.status, 0) << e.err;
+    const nlohmann::json rl = nlohmann::json::parse(e.out)["rl"];
+    EXPECT_DOUBLE_EQ(
+        rl["steps_per_hour"].get<double>(), s["candidates"][0]["steps_per_hour"].get<double>());
+    EXPECT_DOUBLE_EQ(
+        rl["steps_per_hour"].get<double>(), s["best"]["summary"]["steps_per_hour"].get<double>());
+    const SolveRun bad
+        = cli("solve " + plan.string() + " --goal rl-max-steps-per-hour --fix rl.placement=both");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("rl.placement: must be disjoint or colocated"), std::string::npos)
+        << bad.err;
+}
+
 } // namespace

@@ -48,12 +48,38 @@ TEST(SearchFit, MemorySettingsKeepTheParallelLayout)
         R"({"zero_stage": 0, "tp": 4, "pp": 2, "micro_batch": 1, "grad_accum": 16,
             "seq_len": 4096, "recompute": "none"})");
     ASSERT_FALSE(estimate(plan).training.fits);
-    const std::optional<Candidate> fit = whatMakesItFit(plan, FitScope::MemorySettings);
+    const std::optional<Candidate> fit = whatMakesItFit(plan, FitScope::MemorySettings).fit;
     ASSERT_TRUE(fit.has_value());
     EXPECT_EQ(fit->layout.tp, 4);
     EXPECT_EQ(fit->layout.pp, 2);
     EXPECT_EQ(fit->layout.microBatch, 1);
     expectFits(applyLayout(plan, fit->layout));
+}
+
+// A plan no layout can hold (a million sequences of 1e8 tokens a micro-batch): unbounded, the
+// fewest-GPUs search walks every node count to 65,536 GPUs (1.3 s); bounded, it stops at the
+// cap, says so, and the summary's suggestion says the quick search stopped.
+TEST(SearchFit, APathologicalPlanStopsAtTheEstimateCapAndSaysSo)
+{
+    const Plan plan = searchPlan("llama-3-70b", "h100-sxm", 8, 8,
+        R"({"micro_batch": 1000000, "grad_accum": 1, "seq_len": 100000000})");
+    const FitAnswer answer = whatMakesItFit(plan, FitScope::FullLayout);
+    EXPECT_FALSE(answer.fit.has_value());
+    EXPECT_TRUE(answer.capped);
+    // One row past the cap at most: a row is a divisor of the 8e6 sequences a step
+    // (2^9 x 5^6: 10 x 7 = 70 divisors) per micro-batch, so the cap plus 70.
+    EXPECT_GE(answer.estimates, kFitEstimateCap);
+    EXPECT_LE(answer.estimates, kFitEstimateCap + 70);
+    const std::vector<FitSuggestion> suggestions = suggestFits(plan);
+    ASSERT_FALSE(suggestions.empty());
+    EXPECT_NE(suggestions.back().description.find("the quick search stopped"), std::string::npos);
+    EXPECT_FALSE(suggestions.back().makesItFit);
+    // With no cap the same search runs to the end and still finds nothing.
+    SearchOptions o;
+    o.goal = SearchGoal::MaxThroughput;
+    const SearchResult here = search(plan, o);
+    EXPECT_FALSE(here.capped);
+    EXPECT_TRUE(here.candidates.empty());
 }
 
 TEST(SearchFit, APlanThatFitsStaysAsItIs)

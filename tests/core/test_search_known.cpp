@@ -66,23 +66,50 @@ TEST(SearchKnown, Gpt3On1024A100sIsTp8InNodeAndPipelineAcrossNodesNearNarayanan2
     const double measuredTokensPerS = 1024 * 140e12 / flopsPerToken; // = 99,972 tokens/s
     ASSERT_NEAR(measuredTokensPerS, 99972, 5);
 
+    // The software the paper ran (Megatron-LM, 2021): no flash attention (Dao et al. 2022), no
+    // sequence parallelism (Korthikanti et al. 2022) and no sharded optimizer (Megatron-LM's
+    // distributed optimizer came later), so those are held; TP, PP, virtual stages, recompute
+    // and the micro-batch split are searched. Left free as well, the planner takes the later
+    // features (sequence parallel + flash attention remove the activation memory that made
+    // recompute necessary) and runs +21% over the 2021 measurement: the comparison, not the
+    // step-time model, was off (checked below).
     const Plan plan = searchPlan("gpt3-175b", "a100-80gb", 1024, 8,
-        R"({"zero_stage": 1, "tp": 8, "pp": 16, "micro_batch": 1, "grad_accum": 192,
-            "seq_len": 2048, "recompute": "full", "mfu": 0.45})");
+        R"({"zero_stage": 0, "tp": 8, "pp": 16, "micro_batch": 1, "grad_accum": 192,
+            "seq_len": 2048, "recompute": "full", "mfu": 0.45, "flash_attention": false})");
     SearchOptions o;
     o.goal = SearchGoal::MaxThroughput;
-    // The paper's runs recompute activations (its sec. 3.5) and this row uses the plain 1F1B
-    // schedule. The core's step time charges interleaving only its extra point-to-point bytes,
-    // so left free the planner prefers 4 virtual stages (TP 8 or 4, still PP across nodes).
-    o.fixed.push_back(*parseFixedField("training.recompute=full"));
-    o.fixed.push_back(*parseFixedField("training.virtual_stages=1"));
+    o.fixed.push_back(*parseFixedField("training.sequence_parallel=false"));
+    o.fixed.push_back(*parseFixedField("training.zero_stage=0"));
     const SearchResult r = search(plan, o);
     ASSERT_FALSE(r.candidates.empty());
     const Candidate& best = r.candidates.front();
     EXPECT_EQ(best.layout.tp, 8); // fills an 8-GPU node's NVLink domain
-    EXPECT_GT(best.layout.tp * best.layout.pp, 8); // the pipeline spans nodes
+    EXPECT_EQ(best.layout.pp, 16); // the paper's p = 16: the pipeline spans 16 nodes
     EXPECT_EQ(best.layout.cp, 1);
     EXPECT_NEAR(best.tokensPerS / measuredTokensPerS, 1.0, 0.20);
+    // The paper recomputed every layer (its sec. 3.5); at t = 8, p = 16 the core finds the
+    // activations fit without it (16 micro-batches in flight of 6 layers), and skipping the
+    // recomputed forward (a quarter of the hardware FLOPs eq. 3 counts) is why the planner's
+    // rate sits above the measurement. With recompute held at full it sits below (the plan's
+    // 45% is the measured hardware-FLOP rate, and the step time adds the bubble and the
+    // exposed TP all-reduces on top of it).
+    SearchOptions full = o;
+    full.fixed.push_back(*parseFixedField("training.recompute=full"));
+    const SearchResult asRun = search(plan, full);
+    ASSERT_FALSE(asRun.candidates.empty());
+    EXPECT_EQ(asRun.candidates.front().layout.tp, 8);
+    EXPECT_NEAR(asRun.candidates.front().tokensPerS / measuredTokensPerS, 1.0, 0.20);
+    EXPECT_LT(asRun.candidates.front().tokensPerS, best.tokensPerS);
+
+    // With today's features free, sequence parallelism replaces recompute: faster still.
+    SearchOptions modern;
+    modern.goal = SearchGoal::MaxThroughput;
+    Plan withFlash = plan;
+    withFlash.training.flashAttention = true;
+    const SearchResult now = search(withFlash, modern);
+    ASSERT_FALSE(now.candidates.empty());
+    EXPECT_TRUE(now.candidates.front().layout.sequenceParallel);
+    EXPECT_GT(now.candidates.front().tokensPerS, best.tokensPerS);
 }
 
 TEST(SearchKnown, DeepSeekV3FullFineTuningFitsOnAtMost163H100s)

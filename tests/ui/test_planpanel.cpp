@@ -28,6 +28,11 @@ const char* kLargePlan = R"({"format": "envelope.plan", "version": 1,
   "training": {"zero_stage": 1, "tp": 8, "pp": 16, "micro_batch": 1, "grad_accum": 16,
                "seq_len": 8192}})";
 
+// GRPO on Qwen2.5-7B with a ZeRO-3 trainer on one 8-GPU node (seed 000's shape).
+const char* kRlPlan = R"({"format": "envelope.plan", "version": 1, "model": "qwen2.5-7b",
+  "gpu": "h100-sxm", "cluster": {"gpus": 8, "gpus_per_node": 8}, "training": {"zero_stage": 3},
+  "rl": {"algorithm": "grpo", "trainer_gpus": 4, "reference_gpus": 1, "rollout_gpus": 3}})";
+
 bool waitForSearch(PlanPanel& panel)
 {
     if (!panel.isSearching())
@@ -115,6 +120,92 @@ private slots:
         QVERIFY(m_doc->isValid());
         m_doc->undoStack()->undo();
         QVERIFY(m_doc->plan() == before);
+    }
+
+    // Serving: choose the kind and goal like a user, search, cancel one, apply a candidate as
+    // one undo step and undo it.
+    void servingSearchCancelApplyAndUndo()
+    {
+        m_panel->kindCombo()->setCurrentIndex(
+            m_panel->kindCombo()->findData(int(SearchKind::Serving)));
+        QCOMPARE(SearchGoal(m_panel->goalCombo()->currentData().toInt()),
+            SearchGoal::ServingMaxThroughput);
+        m_panel->goalCombo()->setCurrentIndex(
+            m_panel->goalCombo()->findData(int(SearchGoal::ServingMinGpus)));
+
+        // A cancelled search says so and keeps the window usable.
+        QSignalSpy finished(m_panel.get(), &PlanPanel::searchFinished);
+        m_panel->startSearch();
+        m_panel->cancelSearch();
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(m_panel->resultKind(), SearchKind::Serving);
+        QVERIFY(m_panel->findButton()->isEnabled());
+
+        QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(20000));
+        SearchOptions options;
+        options.goal = SearchGoal::ServingMinGpus;
+        options.top = 200;
+        const ServingSearchResult expected = searchServing(m_doc->plan(), options);
+        const ServingSearchResult& shown = m_panel->servingResult();
+        QVERIFY(!shown.cancelled);
+        QCOMPARE(shown.feasible, expected.feasible);
+        QCOMPARE(m_panel->table()->rowCount(), int(expected.candidates.size()));
+        QVERIFY(m_panel->table()->rowCount() > 0);
+        QCOMPARE(m_panel->table()->item(0, 1)->text(),
+            QString::number(expected.candidates.front().gpus));
+        QCOMPARE(m_panel->table()->horizontalHeaderItem(3)->text(), QStringLiteral("Replicas"));
+
+        const Plan before = m_doc->plan();
+        const int steps = m_doc->undoStack()->count();
+        const QRect cell = m_panel->table()->visualItemRect(m_panel->table()->item(0, 1));
+        QTest::mouseClick(m_panel->table()->viewport(), Qt::LeftButton, {}, cell.center());
+        QTest::mouseDClick(m_panel->table()->viewport(), Qt::LeftButton, {}, cell.center());
+        QCOMPARE(m_doc->undoStack()->count(), steps + 1);
+        QVERIFY(m_doc->plan() == applyServingLayout(before, expected.candidates.front().layout));
+        QVERIFY(m_doc->isValid());
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan() == before);
+    }
+
+    // RL: the pools the core ranks first become the plan's in one undo step.
+    void rlSearchAppliesPoolsAsOneUndoStep()
+    {
+        Expected<Plan> rl = readPlan(kRlPlan, uitest::presets());
+        QVERIFY(rl.ok());
+        m_doc->reset(*rl);
+        m_panel->kindCombo()->setCurrentIndex(m_panel->kindCombo()->findData(int(SearchKind::Rl)));
+        QSignalSpy finished(m_panel.get(), &PlanPanel::searchFinished);
+        QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(m_panel->resultKind(), SearchKind::Rl);
+        const RlSearchResult& shown = m_panel->rlResult();
+        QVERIFY(!shown.candidates.empty());
+        QCOMPARE(m_panel->table()->horizontalHeaderItem(2)->text(), QStringLiteral("Placement"));
+        const Plan before = m_doc->plan();
+        m_panel->table()->selectRow(0);
+        QTest::mouseClick(m_panel->applyButton(), Qt::LeftButton);
+        const int index = m_panel->table()->item(0, 0)->data(Qt::UserRole).toInt() - 1;
+        QVERIFY(m_doc->plan() == applyRlLayout(before, shown.candidates[size_t(index)].layout));
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan() == before);
+    }
+
+    // Results stream while a long search runs: partial batches reach the table before the end.
+    void partialResultsStreamIntoTheTable()
+    {
+        Expected<Plan> large = readPlan(kLargePlan, uitest::presets());
+        QVERIFY(large.ok());
+        m_doc->reset(*large);
+        m_panel->goalCombo()->setCurrentIndex(
+            m_panel->goalCombo()->findData(int(SearchGoal::MaxThroughput)));
+        const int before = m_panel->batchesShown();
+        QSignalSpy finished(m_panel.get(), &PlanPanel::searchFinished);
+        m_panel->startSearch();
+        QVERIFY(finished.wait(20000));
+        // The first batch is posted as soon as the top list changes (no wait for the first).
+        QVERIFY(m_panel->batchesShown() > before);
+        QVERIFY(m_panel->table()->rowCount() > 0);
     }
 };
 

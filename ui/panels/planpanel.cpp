@@ -17,9 +17,9 @@
 
 #include <atomic>
 
-#include "charts/memoryview.h"
 #include "charts/paretochart.h"
 #include "document/plandocument.h"
+#include "panels/plantable.h"
 #include "search/solution.h"
 
 namespace envelope::ui {
@@ -28,9 +28,13 @@ namespace envelope::ui {
 struct PlanPanel::Job {
     Plan plan;
     SearchOptions options;
+    SearchKind kind = SearchKind::Training;
     std::atomic<bool> cancel { false };
     std::atomic<double> progress { 0 };
+    QElapsedTimer sinceBatch; // the worker's: when it last posted partial results
     SearchResult result;
+    ServingSearchResult serving;
+    RlSearchResult rl;
 };
 
 namespace {
@@ -40,45 +44,19 @@ constexpr int kTableRows = 200;
 // A search shorter than this shows no progress bar (it would only flicker).
 constexpr int kProgressDelayMs = 100;
 
-enum Column {
-    Rank,
-    Gpus,
-    Tp,
-    Pp,
-    Cp,
-    Ep,
-    Dp,
-    Zero,
-    Recompute,
-    Offload,
-    Batch,
-    Memory,
-    Tokens,
-    Step,
-    Cost,
-    Columns
-};
-
-// Sorts by the number in Qt::UserRole, whatever the text shows.
-class NumberItem : public QTableWidgetItem {
-public:
-    NumberItem(const QString& text, double value)
-        : QTableWidgetItem(text)
-    {
-        setData(Qt::UserRole, value);
-        setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    }
-    bool operator<(const QTableWidgetItem& other) const override
-    {
-        return data(Qt::UserRole).toDouble() < other.data(Qt::UserRole).toDouble();
-    }
-};
+// Partial results go to the table at most this often while a search runs: a refill of 200 rows
+// takes a few ms, so the window keeps most of every frame for itself.
+constexpr int kBatchIntervalMs = 100;
+// Rows a streamed batch shows (more than the table's viewport holds); the final result fills
+// all kTableRows. A batch of 50 refills and repaints in about a third of a 200-row fill.
+constexpr size_t kStreamedRows = 50;
 
 } // namespace
 
 PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     : QWidget(parent)
     , m_document(document)
+    , m_kind(new QComboBox)
     , m_goal(new QComboBox)
     , m_maxGpus(new QSpinBox)
     , m_gpusPerNode(new QSpinBox)
@@ -88,20 +66,14 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     , m_apply(new QPushButton(tr("Apply selected")))
     , m_progress(new QProgressBar)
     , m_status(new QLabel)
-    , m_table(new QTableWidget(0, Columns))
+    , m_table(new QTableWidget(0, 2))
     , m_chart(new ParetoChart)
     , m_progressTimer(new QTimer(this))
 {
-    const std::pair<SearchGoal, QString> goals[] = {
-        { SearchGoal::MinGpus, tr("Fewest GPUs") },
-        { SearchGoal::MaxThroughput, tr("Most tokens/s on the plan's GPUs") },
-        { SearchGoal::MinCost, tr("Cheapest run (within the deadline)") },
-        { SearchGoal::MinTime, tr("Fastest run (within the budget)") },
-        { SearchGoal::MaxSeqLen, tr("Longest sequence") },
-        { SearchGoal::MaxMicroBatch, tr("Largest micro-batch") },
-    };
-    for (const auto& [goal, label] : goals)
-        m_goal->addItem(label, int(goal));
+    m_kind->addItem(tr("Training"), int(SearchKind::Training));
+    m_kind->addItem(tr("Serving"), int(SearchKind::Serving));
+    m_kind->addItem(tr("RL"), int(SearchKind::Rl));
+    fillGoals();
     m_goal->setCurrentIndex(1);
     m_maxGpus->setRange(0, 1 << 20);
     m_maxGpus->setSpecialValueText(tr("goal's default"));
@@ -130,6 +102,7 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
         constraints->addWidget(label);
         constraints->addWidget(field);
     };
+    labelled(tr("&Kind"), m_kind);
     labelled(tr("&Goal"), m_goal);
     labelled(tr("&Max GPUs"), m_maxGpus);
     labelled(tr("GPUs per &node"), m_gpusPerNode);
@@ -146,9 +119,6 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     controls->addLayout(buttons);
     controls->addWidget(m_status);
 
-    m_table->setHorizontalHeaderLabels({ tr("#"), tr("GPUs"), tr("TP"), tr("PP"), tr("CP"),
-        tr("EP"), tr("DP"), tr("ZeRO"), tr("Recompute"), tr("Offload"), tr("Batch"), tr("Per GPU"),
-        tr("Tokens/s"), tr("Step"), tr("Cost") });
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -170,27 +140,68 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     m_progressTimer->setInterval(50);
     connect(m_progressTimer, &QTimer::timeout, this, &PlanPanel::showProgress);
     connect(m_find, &QPushButton::clicked, this, &PlanPanel::startSearch);
+    connect(m_kind, &QComboBox::currentIndexChanged, this, &PlanPanel::fillGoals);
     connect(m_cancel, &QPushButton::clicked, this, &PlanPanel::cancelSearch);
     connect(m_table, &QTableWidget::itemSelectionChanged, this,
         [this] { m_apply->setEnabled(!m_table->selectedItems().isEmpty()); });
-    const auto applyRow = [this](int row) {
-        const QTableWidgetItem* item = m_table->item(row, Rank);
-        const int index = item ? item->data(Qt::UserRole).toInt() - 1 : -1;
-        if (index >= 0 && index < int(m_result.candidates.size()))
-            applyCandidate(m_result.candidates[size_t(index)]);
-    };
-    connect(m_table, &QTableWidget::cellDoubleClicked, this,
-        [applyRow](int row, int) { applyRow(row); });
-    connect(m_apply, &QPushButton::clicked, this, [this, applyRow] {
+    connect(
+        m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { applyRow(row); });
+    connect(m_apply, &QPushButton::clicked, this, [this] {
         const QList<QTableWidgetItem*> selected = m_table->selectedItems();
         if (!selected.isEmpty())
             applyRow(selected.front()->row());
     });
-    connect(m_chart, &ParetoChart::candidateClicked, this, &PlanPanel::applyCandidate);
+    connect(m_chart, &ParetoChart::candidateClicked, this,
+        qOverload<const Candidate&>(&PlanPanel::applyCandidate));
     connect(m_chart, &ParetoChart::candidateHovered, this,
         [this](const Candidate& c, const QPoint& pos) {
-            QToolTip::showText(pos, describe(c), m_chart);
+            QToolTip::showText(
+                pos, describeCandidate(m_searchedPlan, c, m_document->units()), m_chart);
         });
+}
+
+void PlanPanel::fillGoals()
+{
+    const SearchKind kind = SearchKind(m_kind->currentData().toInt());
+    m_goal->clear();
+    if (kind == SearchKind::Serving) {
+        m_goal->addItem(
+            tr("Most tokens/s on the plan's GPUs"), int(SearchGoal::ServingMaxThroughput));
+        m_goal->addItem(tr("Fewest GPUs"), int(SearchGoal::ServingMinGpus));
+    } else if (kind == SearchKind::Rl) {
+        m_goal->addItem(tr("Most steps per hour"), int(SearchGoal::RlMaxStepsPerHour));
+    } else {
+        const std::pair<SearchGoal, QString> goals[] = {
+            { SearchGoal::MinGpus, tr("Fewest GPUs") },
+            { SearchGoal::MaxThroughput, tr("Most tokens/s on the plan's GPUs") },
+            { SearchGoal::MinCost, tr("Cheapest run (within the deadline)") },
+            { SearchGoal::MinTime, tr("Fastest run (within the budget)") },
+            { SearchGoal::MaxSeqLen, tr("Longest sequence") },
+            { SearchGoal::MaxMicroBatch, tr("Largest micro-batch") },
+        };
+        for (const auto& [goal, label] : goals)
+            m_goal->addItem(label, int(goal));
+    }
+    m_offload->setEnabled(kind == SearchKind::Training);
+}
+
+void PlanPanel::applyRow(int row)
+{
+    const QTableWidgetItem* item = m_table->item(row, 0);
+    const int index = item ? item->data(Qt::UserRole).toInt() - 1 : -1;
+    const auto apply = [&](const auto& candidates) {
+        if (index >= 0 && index < int(candidates.size()))
+            applyCandidate(candidates[size_t(index)]);
+    };
+    switch (m_resultKind) {
+    case SearchKind::Serving:
+        return apply(m_servingResult.candidates);
+    case SearchKind::Rl:
+        return apply(m_rlResult.candidates);
+    case SearchKind::Training:
+        break;
+    }
+    apply(m_result.candidates);
 }
 
 PlanPanel::~PlanPanel()
@@ -224,6 +235,7 @@ void PlanPanel::startSearch()
     auto job = std::make_shared<Job>();
     job->plan = m_document->plan();
     job->options.goal = SearchGoal(m_goal->currentData().toInt());
+    job->kind = searchKind(job->options.goal);
     job->options.top = kTableRows;
     job->options.maxGpus = m_maxGpus->value();
     job->options.gpusPerNode = m_gpusPerNode->value();
@@ -231,8 +243,25 @@ void PlanPanel::startSearch()
     Job* raw = job.get();
     job->options.cancel = &raw->cancel;
     job->options.progress = [raw](double fraction) { raw->progress = fraction; };
+    streamTo(raw, raw->options.partialTraining);
+    streamTo(raw, raw->options.partialServing);
+    streamTo(raw, raw->options.partialRl);
     m_job = job;
-    m_thread = QThread::create([raw] { raw->result = search(raw->plan, raw->options); });
+    m_searchedPlan = job->plan;
+    m_chart->setVisible(job->kind == SearchKind::Training);
+    m_thread = QThread::create([raw] {
+        switch (raw->kind) {
+        case SearchKind::Serving:
+            raw->serving = searchServing(raw->plan, raw->options);
+            break;
+        case SearchKind::Rl:
+            raw->rl = searchRl(raw->plan, raw->options);
+            break;
+        case SearchKind::Training:
+            raw->result = search(raw->plan, raw->options);
+            break;
+        }
+    });
     connect(m_thread, &QThread::finished, this, [this, job] { finish(job); });
     connect(m_thread, &QThread::finished, m_thread, &QObject::deleteLater);
     m_clock.start();
@@ -258,6 +287,56 @@ void PlanPanel::showProgress()
     m_progress->setValue(int(m_job->progress * 1000));
 }
 
+// The worker hands the best candidates so far to the GUI thread, at most every
+// kBatchIntervalMs; a batch of a search that has since been replaced is dropped.
+template <class C>
+void PlanPanel::streamTo(Job* job, std::function<void(const std::vector<C>&)>& sink)
+{
+    sink = [this, job](const std::vector<C>& top) {
+        if (job->sinceBatch.isValid() && job->sinceBatch.elapsed() < kBatchIntervalMs)
+            return;
+        job->sinceBatch.start();
+        QMetaObject::invokeMethod(
+            this,
+            [this, job,
+                rows
+                = std::vector<C>(top.begin(), top.begin() + std::min(top.size(), kStreamedRows))] {
+                if (m_job.get() != job)
+                    return;
+                fillPlanTable(m_table, m_searchedPlan, rows, m_document->units());
+                ++m_batchesShown;
+                m_status->setText(
+                    tr("Searching… %n candidate(s) so far", nullptr, int(rows.size())));
+            },
+            Qt::QueuedConnection);
+    };
+}
+
+QString PlanPanel::statusText(
+    const SearchTally& r, const QString& best, const std::string& none) const
+{
+    QString rejected;
+    for (const RejectCount& c : r.rejected)
+        rejected += QStringLiteral("%1%2 %3")
+                        .arg(rejected.isEmpty() ? QString() : QStringLiteral(", "))
+                        .arg(c.count)
+                        .arg(QString::fromStdString(c.reason));
+    QString text = tr("Searched %1 layouts in %2 s: %3 fit; rejected: %4.")
+                       .arg(r.searched)
+                       .arg(r.elapsedS, 0, 'f', 3)
+                       .arg(r.feasible)
+                       .arg(rejected);
+    if (r.cancelled)
+        text = tr("Cancelled. ") + text;
+    if (best.isEmpty()) {
+        QString message = QString::fromStdString(none);
+        if (!message.isEmpty())
+            message[0] = message[0].toUpper();
+        return text + QLatin1Char(' ') + message + QLatin1Char('.');
+    }
+    return text + QLatin1Char(' ') + tr("Best: %1.").arg(best);
+}
+
 void PlanPanel::finish(const std::shared_ptr<Job>& job)
 {
     if (job != m_job)
@@ -268,86 +347,47 @@ void PlanPanel::finish(const std::shared_ptr<Job>& job)
     m_cancel->setVisible(false);
     m_find->setEnabled(true);
     m_searchedPlan = job->plan;
+    m_resultKind = job->kind;
     m_result = std::move(job->result);
+    m_servingResult = std::move(job->serving);
+    m_rlResult = std::move(job->rl);
     m_job.reset();
-    QString rejected;
-    for (const RejectCount& r : m_result.rejected)
-        rejected += QStringLiteral("%1%2 %3")
-                        .arg(rejected.isEmpty() ? QString() : QStringLiteral(", "))
-                        .arg(r.count)
-                        .arg(QString::fromStdString(r.reason));
-    QString text = tr("Searched %1 layouts in %2 s: %3 fit; rejected: %4.")
-                       .arg(m_result.searched)
-                       .arg(m_result.elapsedS, 0, 'f', 3)
-                       .arg(m_result.feasible)
-                       .arg(rejected);
-    if (m_result.cancelled)
-        text = tr("Cancelled. ") + text;
-    if (m_result.candidates.empty()) {
-        QString message = QString::fromStdString(
-            noSolutionMessage(m_searchedPlan, m_result, m_document->units()));
-        if (!message.isEmpty())
-            message[0] = message[0].toUpper();
-        text += QLatin1Char(' ') + message + QLatin1Char('.');
-    } else
-        text += QLatin1Char(' ') + tr("Best: %1.").arg(describe(m_result.candidates.front()));
-    m_status->setText(text);
+    const ByteUnits units = m_document->units();
+    const auto status = [&](const auto& r) {
+        const QString best = r.candidates.empty()
+            ? QString()
+            : describeCandidate(m_searchedPlan, r.candidates.front(), units);
+        m_status->setText(statusText(r, best,
+            r.candidates.empty() ? noSolutionMessage(m_searchedPlan, r, units) : std::string()));
+    };
+    switch (m_resultKind) {
+    case SearchKind::Serving:
+        status(m_servingResult);
+        break;
+    case SearchKind::Rl:
+        status(m_rlResult);
+        break;
+    case SearchKind::Training:
+        status(m_result);
+        m_chart->setResult(m_result, units);
+        break;
+    }
     fillTable();
-    m_chart->setResult(m_result, m_document->units());
     emit searchFinished();
 }
 
 void PlanPanel::fillTable()
 {
-    m_table->setSortingEnabled(false);
-    m_table->clearContents();
-    m_table->setRowCount(int(m_result.candidates.size()));
     const ByteUnits units = m_document->units();
-    int row = 0;
-    for (const Candidate& c : m_result.candidates) {
-        const Layout& l = c.layout;
-        const auto number = [&](int column, double value, const QString& text) {
-            m_table->setItem(row, column, new NumberItem(text, value));
-        };
-        const auto integer
-            = [&](int column, int value) { number(column, value, QString::number(value)); };
-        integer(Rank, row + 1);
-        integer(Gpus, l.gpus);
-        integer(Tp, l.tp);
-        number(Pp, l.pp,
-            l.virtualStages > 1 ? QStringLiteral("%1×%2").arg(l.pp).arg(l.virtualStages)
-                                : QString::number(l.pp));
-        integer(Cp, l.cp);
-        integer(Ep, l.ep);
-        integer(Dp, l.gpus / std::max(1, l.tp * l.pp * l.cp));
-        integer(Zero, l.zeroStage);
-        const QString recompute = l.recompute == envelope::Recompute::EveryK
-            ? tr("every %1").arg(l.recomputeEvery)
-            : QString::fromUtf8(recomputeId(l.recompute).data());
-        m_table->setItem(row, Recompute,
-            new QTableWidgetItem(recompute + (l.sequenceParallel ? tr(" + SP") : QString())));
-        m_table->setItem(row, Offload,
-            new QTableWidgetItem(l.offloadParams ? tr("optimizer + params")
-                    : l.offloadOptimizer         ? tr("optimizer")
-                                                 : tr("none")));
-        number(Batch, l.microBatch, QStringLiteral("%1 × %2").arg(l.microBatch).arg(l.gradAccum));
-        number(Memory, c.perGpuBytes, bytesText(c.perGpuBytes, units));
-        number(Tokens, c.tokensPerS, QString::number(c.tokensPerS, 'f', 0));
-        number(Step, c.stepTimeS, QString::fromStdString(formatDuration(c.stepTimeS)));
-        number(Cost, c.cost, QStringLiteral("$%1").arg(c.cost, 0, 'f', 0));
-        m_table->item(row, Rank)->setToolTip(describe(c));
-        ++row;
+    switch (m_resultKind) {
+    case SearchKind::Serving:
+        return fillPlanTable(m_table, m_searchedPlan, m_servingResult.candidates, units);
+    case SearchKind::Rl:
+        return fillPlanTable(m_table, m_searchedPlan, m_rlResult.candidates, units);
+    case SearchKind::Training:
+        break;
     }
-    m_table->setSortingEnabled(true);
-    m_table->sortByColumn(Rank, Qt::AscendingOrder);
-}
-
-QString PlanPanel::describe(const Candidate& c) const
-{
-    return QStringLiteral("%1: %2 per GPU, %3 tokens/s")
-        .arg(QString::fromStdString(describeChanges(m_searchedPlan, c.layout)),
-            bytesText(c.perGpuBytes, m_document->units()),
-            QString::number(c.tokensPerS, 'f', 0));
+    fillPlanTable(m_table, m_searchedPlan, m_result.candidates, units);
 }
 
 void PlanPanel::applyCandidate(const Candidate& candidate)
@@ -355,6 +395,22 @@ void PlanPanel::applyCandidate(const Candidate& candidate)
     const Plan changed = applyLayout(m_document->plan(), candidate.layout);
     m_document->edit(changed,
         tr("Apply planner layout: %1")
+            .arg(QString::fromStdString(describeChanges(m_document->plan(), candidate.layout))));
+}
+
+void PlanPanel::applyCandidate(const ServingCandidate& candidate)
+{
+    const Plan changed = applyServingLayout(m_document->plan(), candidate.layout);
+    m_document->edit(changed,
+        tr("Apply planner serving layout: %1")
+            .arg(QString::fromStdString(describeChanges(m_document->plan(), candidate.layout))));
+}
+
+void PlanPanel::applyCandidate(const RlCandidate& candidate)
+{
+    const Plan changed = applyRlLayout(m_document->plan(), candidate.layout);
+    m_document->edit(changed,
+        tr("Apply planner RL pools: %1")
             .arg(QString::fromStdString(describeChanges(m_document->plan(), candidate.layout))));
 }
 

@@ -1,13 +1,16 @@
-// "Find a plan": runs the core's planner (search/search.h) on a worker thread for a goal and
-// constraints, shows the candidates in a sortable table and the Pareto front in a chart, and
-// applies a chosen candidate to the document as one undo step. The window never waits on a
-// search: after 100 ms a progress bar and Cancel appear.
+// "Find a plan": runs the core's planner (search/search.h) on a worker thread for a kind
+// (training, serving, RL), a goal and constraints; the best candidates so far stream into a
+// sortable table while it runs (batches through queued calls, at most every 100 ms), the
+// training Pareto front is charted, and a chosen candidate is applied to the document as one
+// undo step. The window never waits on a search: after 100 ms a progress bar and Cancel appear.
 #pragma once
 
 #include <QElapsedTimer>
 #include <QWidget>
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "search/search.h"
 
@@ -41,8 +44,17 @@ public:
     bool isSearching() const { return m_thread != nullptr; }
     // Applies a candidate's layout to the document's current plan: one undo step.
     void applyCandidate(const Candidate& candidate);
+    void applyCandidate(const ServingCandidate& candidate);
+    void applyCandidate(const RlCandidate& candidate);
 
+    // The kind the last finished search searched, and its result (the others are empty).
+    SearchKind resultKind() const { return m_resultKind; }
     const SearchResult& result() const { return m_result; }
+    const ServingSearchResult& servingResult() const { return m_servingResult; }
+    const RlSearchResult& rlResult() const { return m_rlResult; }
+    // Partial results shown while searches ran (streamed batches), for tests and diagnostics.
+    int batchesShown() const { return m_batchesShown; }
+    QComboBox* kindCombo() const { return m_kind; }
     QComboBox* goalCombo() const { return m_goal; }
     QSpinBox* maxGpusSpin() const { return m_maxGpus; }
     QTableWidget* table() const { return m_table; }
@@ -65,9 +77,15 @@ private:
     void finish(const std::shared_ptr<Job>& job);
     void fillTable();
     void showProgress();
-    QString describe(const Candidate& c) const;
+    void fillGoals();
+    void applyRow(int row);
+    // Posts a batch of partial results from the worker to the GUI thread (queued).
+    template <class C> void streamTo(Job* job, std::function<void(const std::vector<C>&)>& sink);
+    QString statusText(
+        const SearchTally& tally, const QString& best, const std::string& none) const;
 
     PlanDocument* m_document;
+    QComboBox* m_kind;
     QComboBox* m_goal;
     QSpinBox* m_maxGpus;
     QSpinBox* m_gpusPerNode;
@@ -84,7 +102,11 @@ private:
     QThread* m_thread = nullptr;
     std::shared_ptr<Job> m_job;
     Plan m_searchedPlan;
+    SearchKind m_resultKind = SearchKind::Training;
     SearchResult m_result;
+    ServingSearchResult m_servingResult;
+    RlSearchResult m_rlResult;
+    int m_batchesShown = 0;
     bool m_searchedOnce = false;
 };
 

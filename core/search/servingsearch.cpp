@@ -1,0 +1,180 @@
+// The serving search: TP x replicas x weight bits x KV bits for the plan's serving.concurrency
+// sequences of serving.context tokens. Each replica is one engine of `tp` GPUs that
+// estimateServing sizes and times (the function estimate() runs); the fleet splits the target
+// concurrency over its replicas, ceil(concurrency / replicas) each, as core/rl splits a step's
+// completions over rollout engines. docs/planner.md, "Serving".
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "plan/planio.h"
+#include "search/detail.h"
+#include "serving/serving.h"
+
+namespace envelope {
+namespace {
+
+using namespace searchdetail;
+
+// The quantized precisions the core sizes (serving.weight_bits, serving.kv_bits): weights bf16,
+// int8, int4; KV bf16 and int8 (int4 KV is left to --fix: engines ship it rarely).
+constexpr int kWeightBits[] = { 16, 8, 4 };
+constexpr int kKvBits[] = { 16, 8 };
+
+template <size_t N>
+std::vector<int> fixedOr(const SearchOptions& o, const char* path, const int (&all)[N])
+{
+    if (const FixedField* f = fixedOf(o, path))
+        return { f->number };
+    return std::vector<int>(std::begin(all), std::end(all));
+}
+
+// How far a layout is from feasible: the worst of need / limit over memory (the replica's
+// per-GPU total with its share of the sequences against memory x gpu_memory_utilization),
+// TTFT and ITL.
+double missRatio(const ServingCandidate& c, const ServingSearchResult& r, double utilization)
+{
+    double worst = c.perGpuBytes / std::max(1.0, c.gpuMemoryBytes * utilization);
+    if (r.maxTtftS)
+        worst = std::max(worst, c.ttftS / *r.maxTtftS);
+    if (r.maxItlS)
+        worst = std::max(worst, c.itlS / *r.maxItlS);
+    return worst;
+}
+
+} // namespace
+
+ServingLayout servingLayoutOf(const Plan& plan)
+{
+    ServingLayout l;
+    l.clusterGpus = plan.cluster.gpus;
+    l.tp = plan.serving.tp;
+    l.replicas = 1;
+    l.weightBits = plan.serving.weightBits;
+    l.kvBits = plan.serving.kvBits;
+    l.concurrency = plan.serving.concurrency;
+    return l;
+}
+
+Plan applyServingLayout(const Plan& plan, const ServingLayout& l)
+{
+    Plan p = plan;
+    p.cluster.gpus = l.clusterGpus;
+    p.serving.tp = l.tp;
+    p.serving.weightBits = l.weightBits;
+    p.serving.kvBits = l.kvBits;
+    p.serving.concurrency = l.concurrency;
+    return p;
+}
+
+ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
+{
+    const auto started = std::chrono::steady_clock::now();
+    ServingSearchResult r;
+    r.goal = o.goal;
+    r.maxTtftS = o.maxTtftS ? o.maxTtftS : plan.serving.maxTtftS;
+    r.maxItlS = o.maxItlS ? o.maxItlS : plan.serving.maxItlS;
+    Collector<ServingCandidate> collect(o, o.partialServing);
+
+    const ModelArch& arch = plan.model.arch;
+    const ParamCounts counts = countParameters(arch);
+    const bool minGpus = o.goal == SearchGoal::ServingMinGpus;
+    const FixedField* fixedGpus = fixedOf(o, "cluster.gpus");
+    const int gpusPerNode
+        = std::max(1, o.gpusPerNode > 0 ? o.gpusPerNode : plan.cluster.gpusPerNode);
+    const int planGpus = o.maxGpus > 0 ? o.maxGpus : plan.cluster.gpus;
+    const int target = plan.serving.concurrency;
+    r.targetConcurrency = target;
+
+    // TP: powers of two dividing the attention heads (validatePlan's serving.tp rule) within a
+    // node, as vLLM places a tensor-parallel engine.
+    const FixedField* fixedTp = fixedOf(o, "serving.tp");
+    const std::vector<int> tps
+        = fixedTp ? std::vector<int> { fixedTp->number } : tpChoices(arch.heads, gpusPerNode);
+    const std::vector<int> weightBits = fixedOr(o, "serving.weight_bits", kWeightBits);
+    const std::vector<int> kvBits = fixedOr(o, "serving.kv_bits", kKvBits);
+
+    // GPU counts: max-throughput the plan's (every replica it holds); min-gpus 1, 2, ... up to
+    // --max-gpus (default 65,536), stopping at the first that serves the target.
+    int firstGpus = planGpus, lastGpus = planGpus;
+    if (fixedGpus)
+        firstGpus = lastGpus = fixedGpus->number;
+    else if (minGpus) {
+        firstGpus = 1;
+        lastGpus = o.maxGpus > 0 ? o.maxGpus : 65536;
+        // Past one sequence per replica for every TP group nothing changes (each replica holds
+        // ceil(target / replicas) = 1 sequence): a fleet that large is the last worth trying.
+        const int largestTp = tps.empty() ? 1 : *std::max_element(tps.begin(), tps.end());
+        lastGpus = static_cast<int>(std::min<long long>(lastGpus, 1LL * target * largestTp));
+    }
+
+    ServingConfig cfg = plan.serving; // mutated in place per layout
+    ServingCandidate miss;
+    double missWorst = INFINITY;
+    for (int gpus = firstGpus; gpus <= lastGpus; ++gpus) {
+        for (int tp : tps) {
+            // min-gpus: the fleet is exactly `gpus`; max-throughput: as many replicas as fit.
+            if (tp > gpus || (minGpus && gpus % tp != 0)) {
+                collect.reject("divisibility", long(weightBits.size() * kvBits.size()));
+                continue;
+            }
+            const int replicas = gpus / tp;
+            cfg.tp = tp;
+            cfg.concurrency = static_cast<int>((target + replicas - 1) / replicas);
+            for (int wb : weightBits)
+                for (int kb : kvBits) {
+                    cfg.weightBits = wb;
+                    cfg.kvBits = kb;
+                    ++r.evaluated;
+                    ++r.estimates;
+                    const ServingEstimate e = estimateServing(arch, counts, cfg, plan.gpu.gpu);
+                    ServingCandidate c;
+                    c.layout = { minGpus ? tp * replicas : plan.cluster.gpus, tp, replicas, wb, kb,
+                        cfg.concurrency };
+                    c.gpus = tp * replicas;
+                    c.perGpuBytes = e.perGpu.total();
+                    c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;
+                    c.maxSequences = e.maxSequences;
+                    c.ttftS = e.ttftS;
+                    c.itlS = e.itlS;
+                    c.tokensPerS = e.itlS > 0 ? target / e.itlS : 0;
+                    c.fits = e.fits;
+                    const char* reason = !e.fits              ? "memory"
+                        : r.maxTtftS && c.ttftS > *r.maxTtftS ? "ttft"
+                        : r.maxItlS && c.itlS > *r.maxItlS    ? "itl"
+                                                              : nullptr;
+                    if (reason) {
+                        collect.reject(reason);
+                        const double worst = missRatio(c, r, cfg.gpuMemoryUtilization);
+                        if (worst < missWorst) {
+                            missWorst = worst;
+                            miss = c;
+                        }
+                        continue;
+                    }
+                    collect.accept(c, r, r.feasibleList);
+                }
+        }
+        const double fraction = lastGpus > firstGpus
+            ? double(gpus - firstGpus + 1) / (lastGpus - firstGpus + 1)
+            : 1.0;
+        if (!collect.between(r, fraction) || (minGpus && r.feasible > 0))
+            break;
+    }
+    collect.finish(r, r.candidates, r.pareto);
+    // Offer only what passes the plan validator (min-gpus changes cluster.gpus, which the
+    // training layout must divide).
+    const auto invalid = [&](const ServingCandidate& c) {
+        return validatePlan(applyServingLayout(plan, c.layout)).has_value();
+    };
+    const long long dropped = std::erase_if(r.candidates, invalid);
+    std::erase_if(r.pareto, invalid);
+    if (dropped > 0)
+        r.rejected.push_back({ "invalid", dropped });
+    if (r.feasible == 0 && std::isfinite(missWorst))
+        r.nearestMiss = miss;
+    r.elapsedS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return r;
+}
+
+} // namespace envelope

@@ -1,0 +1,277 @@
+// The serving and RL searches' answers: envelope.solution JSON, CSV, text and Markdown, and the
+// message for a search that found nothing. Figures come from the search result; best.summary
+// from estimate() of best.plan, so a script can check one against the other.
+#include <fmt/format.h>
+
+#include "estimate/estimate.h"
+#include "plan/planio.h"
+#include "search/detail.h"
+#include "search/solution.h"
+#include "search/solutiondetail.h"
+
+namespace envelope {
+namespace {
+
+using namespace solutiondetail;
+
+ordered_json bytesJson(const MemoryBreakdown& m)
+{
+    return { { "weights", integer(m.weights) }, { "gradients", integer(m.gradients) },
+        { "optimizer", integer(m.optimizer) }, { "activations", integer(m.activations) },
+        { "kv_cache", integer(m.kvCache) }, { "overhead", integer(m.overhead) },
+        { "total", integer(m.total()) } };
+}
+
+// ---- serving ----
+
+ordered_json candidateJson(const Plan& input, const ServingCandidate& c)
+{
+    ordered_json j;
+    j["changes"] = changesJson(layoutChanges(input, c.layout));
+    j["description"] = describeChanges(input, c.layout);
+    j["gpus"] = c.gpus;
+    j["tp"] = c.layout.tp;
+    j["replicas"] = c.layout.replicas;
+    j["weight_bits"] = c.layout.weightBits;
+    j["kv_bits"] = c.layout.kvBits;
+    j["concurrency_per_replica"] = c.layout.concurrency;
+    j["per_gpu_bytes_total"] = integer(c.perGpuBytes);
+    j["max_sequences"] = integer(c.maxSequences);
+    j["fits"] = c.fits;
+    j["ttft_s"] = real(c.ttftS);
+    j["itl_s"] = real(c.itlS);
+    j["tokens_per_s"] = real(c.tokensPerS);
+    return j;
+}
+
+// The best plan's serving figures from estimate() (one replica), and the fleet's.
+ordered_json summaryJson(
+    const Plan& plan, const ServingSearchResult& r, const ServingCandidate& best)
+{
+    const ServingEstimate s = estimate(plan).serving;
+    ordered_json j;
+    j["gpus"] = best.gpus;
+    j["replicas"] = best.layout.replicas;
+    j["per_gpu_bytes"] = bytesJson(s.perGpu);
+    j["gpu_memory_bytes"] = integer(plan.gpu.gpu.memoryBytes);
+    j["max_sequences"] = integer(s.maxSequences);
+    j["fits"] = s.fits;
+    j["ttft_s"] = real(s.ttftS);
+    j["itl_s"] = real(s.itlS);
+    j["decode_tokens_per_s"] = real(s.decodeTokensPerS); // one replica
+    j["tokens_per_s"] = real(s.itlS > 0 ? r.targetConcurrency / s.itlS : 0); // the fleet
+    return j;
+}
+
+std::vector<std::string> servingRow(int rank, const ServingCandidate& c, ByteUnits units)
+{
+    const ServingLayout& l = c.layout;
+    return { std::to_string(rank), std::to_string(c.gpus), std::to_string(l.tp),
+        std::to_string(l.replicas), fmt::format("{}/{}", l.weightBits, l.kvBits),
+        std::to_string(l.concurrency), formatBytes(c.perGpuBytes, units), formatDuration(c.ttftS),
+        formatDuration(c.itlS), fmt::format("{:.0f}", c.tokensPerS) };
+}
+
+// ---- RL ----
+
+ordered_json candidateJson(const Plan& input, const RlCandidate& c)
+{
+    ordered_json j;
+    j["changes"] = changesJson(layoutChanges(input, c.layout));
+    j["description"] = describeChanges(input, c.layout);
+    j["gpus"] = c.gpus;
+    j["placement"] = std::string(rlPlacementId(c.layout.placement));
+    j["trainer_gpus"] = c.layout.trainerGpus;
+    j["reference_gpus"] = c.layout.referenceGpus;
+    j["rollout_gpus"] = c.layout.rolloutGpus;
+    j["rollout_tp"] = c.layout.rolloutTp;
+    j["peak_bytes_per_gpu"] = integer(c.peakBytesPerGpu);
+    j["fits"] = c.fits;
+    j["step_s"] = real(c.stepS);
+    j["rollout_s"] = real(c.rolloutS);
+    j["train_s"] = real(c.trainS);
+    j["steps_per_hour"] = real(c.stepsPerHour);
+    j["bottleneck"] = c.rolloutBound ? "rollout" : "training";
+    return j;
+}
+
+ordered_json summaryJson(const Plan& plan)
+{
+    const RlEstimate e = estimate(plan).rl;
+    ordered_json j;
+    j["total_gpus"] = e.totalGpus;
+    ordered_json roles = ordered_json::array();
+    for (const RoleEstimate& role : e.perRole)
+        roles.push_back({ { "role", role.role }, { "gpus", role.gpus },
+            { "per_gpu_bytes", integer(role.perGpu.total()) }, { "fits", role.fits } });
+    j["per_role"] = roles;
+    j["fits"] = e.fits;
+    j["rollout_s"] = real(e.rolloutS);
+    j["reference_s"] = real(e.referenceS);
+    j["train_s"] = real(e.trainS);
+    j["step_s"] = real(e.stepS);
+    j["steps_per_hour"] = real(e.stepsPerHour);
+    j["bottleneck"] = e.bottleneck;
+    return j;
+}
+
+std::vector<std::string> rlRow(int rank, const RlCandidate& c, ByteUnits units)
+{
+    const RlLayout& l = c.layout;
+    const bool colocated = l.placement == RlPlacement::Colocated;
+    const auto pool = [&](int n) { return colocated ? std::string("-") : std::to_string(n); };
+    return { std::to_string(rank), std::to_string(c.gpus), std::string(rlPlacementId(l.placement)),
+        pool(l.trainerGpus), pool(l.referenceGpus), pool(l.rolloutGpus),
+        std::to_string(l.rolloutTp), formatBytes(c.peakBytesPerGpu, units), formatDuration(c.stepS),
+        fmt::format("{:.1f}", c.stepsPerHour), c.rolloutBound ? "rollout" : "training" };
+}
+
+// ---- shared shapes ----
+
+template <class Result, class Apply, class Summary>
+std::string solutionJson(const Plan& input, const Result& r, Apply apply, Summary summary)
+{
+    ordered_json j = tallyJson(r);
+    j["kind"] = std::string(searchKindId(searchKind(r.goal)));
+    if (r.candidates.empty()) {
+        j["best"] = nullptr;
+    } else {
+        const auto& top = r.candidates.front();
+        const Plan best = apply(input, top.layout);
+        ordered_json b;
+        b["plan"] = ordered_json::parse(writePlan(best));
+        b["changes"] = changesJson(layoutChanges(input, top.layout));
+        b["description"] = describeChanges(input, top.layout);
+        b["summary"] = summary(best, top);
+        j["best"] = b;
+    }
+    ordered_json candidates = ordered_json::array();
+    for (const auto& c : r.candidates)
+        candidates.push_back(candidateJson(input, c));
+    j["candidates"] = candidates;
+    j["pareto_x"] = searchdetail::paretoAxis(r.goal);
+    ordered_json pareto = ordered_json::array();
+    for (const auto& c : r.pareto)
+        pareto.push_back(candidateJson(input, c));
+    j["pareto"] = pareto;
+    if (r.nearestMiss)
+        j["nearest_miss"] = candidateJson(input, *r.nearestMiss);
+    stopFlags(j, r);
+    return dump(j);
+}
+
+template <class Result, class Row>
+std::string solutionText(const Plan& input, const Result& r, const std::vector<std::string>& header,
+    Row row, ByteUnits units, bool markdown)
+{
+    std::string out = tallyText(r, markdown);
+    if (r.candidates.empty())
+        return out + noSolutionMessage(input, r, units) + "\n";
+    out += fmt::format("{}Best: {}\n\n", markdown ? "\n" : "",
+        describeChanges(input, r.candidates.front().layout));
+    std::vector<std::vector<std::string>> rows;
+    int rank = 1;
+    for (const auto& c : r.candidates)
+        rows.push_back(row(rank++, c, units));
+    return out + table(header, rows, markdown);
+}
+
+} // namespace
+
+std::string writeSolutionJson(const Plan& input, const ServingSearchResult& r)
+{
+    return solutionJson(input, r, applyServingLayout,
+        [&](const Plan& best, const ServingCandidate& c) { return summaryJson(best, r, c); });
+}
+
+std::string writeSolutionJson(const Plan& input, const RlSearchResult& r)
+{
+    return solutionJson(input, r, applyRlLayout,
+        [](const Plan& best, const RlCandidate&) { return summaryJson(best); });
+}
+
+std::string writeSolutionCsv(const ServingSearchResult& r)
+{
+    std::string out = "gpus,tp,replicas,weight_bits,kv_bits,concurrency_per_replica,"
+                      "per_gpu_bytes_total,max_sequences,fits,ttft_s,itl_s,tokens_per_s\n";
+    for (const ServingCandidate& c : r.feasibleList.empty() ? r.candidates : r.feasibleList) {
+        const ServingLayout& l = c.layout;
+        out += fmt::format("{},{},{},{},{},{},{:.0f},{:.0f},{},{:.6g},{:.6g},{:.6g}\n", c.gpus,
+            l.tp, l.replicas, l.weightBits, l.kvBits, l.concurrency, c.perGpuBytes, c.maxSequences,
+            c.fits ? "true" : "false", c.ttftS, c.itlS, c.tokensPerS);
+    }
+    return out;
+}
+
+std::string writeSolutionCsv(const RlSearchResult& r)
+{
+    std::string out
+        = "gpus,placement,trainer_gpus,reference_gpus,rollout_gpus,rollout_tp,"
+          "peak_bytes_per_gpu,fits,step_s,rollout_s,train_s,steps_per_hour,bottleneck\n";
+    for (const RlCandidate& c : r.feasibleList.empty() ? r.candidates : r.feasibleList) {
+        const RlLayout& l = c.layout;
+        out += fmt::format("{},{},{},{},{},{},{:.0f},{},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", c.gpus,
+            rlPlacementId(l.placement), l.trainerGpus, l.referenceGpus, l.rolloutGpus, l.rolloutTp,
+            c.peakBytesPerGpu, c.fits ? "true" : "false", c.stepS, c.rolloutS, c.trainS,
+            c.stepsPerHour, c.rolloutBound ? "rollout" : "training");
+    }
+    return out;
+}
+
+std::string writeSolutionText(
+    const Plan& input, const ServingSearchResult& r, ByteUnits units, bool markdown)
+{
+    return solutionText(input, r,
+        { "#", "GPUs", "TP", "replicas", "bits w/kv", "seqs each", "per GPU", "TTFT", "ITL",
+            "tokens/s" },
+        servingRow, units, markdown);
+}
+
+std::string writeSolutionText(
+    const Plan& input, const RlSearchResult& r, ByteUnits units, bool markdown)
+{
+    return solutionText(input, r,
+        { "#", "GPUs", "placement", "trainer", "reference", "rollout", "rollout TP", "peak/GPU",
+            "step", "steps/h", "bottleneck" },
+        rlRow, units, markdown);
+}
+
+std::string noSolutionMessage(const Plan& input, const ServingSearchResult& r, ByteUnits units)
+{
+    if (r.cancelled)
+        return "the search was cancelled before a serving layout fitted";
+    if (!r.nearestMiss)
+        return fmt::format(
+            "no serving layout fits: none of the {} layouts could be evaluated", r.searched);
+    const ServingCandidate& m = *r.nearestMiss;
+    std::string why;
+    if (!m.fits)
+        why = fmt::format("holds {:.0f} of its {} sequences of {} tokens ({} per GPU)",
+            m.maxSequences, m.layout.concurrency, input.serving.context,
+            formatBytes(m.perGpuBytes, units));
+    else if (r.maxTtftS && m.ttftS > *r.maxTtftS)
+        why = fmt::format(
+            "TTFT {} over the {} limit", formatDuration(m.ttftS), formatDuration(*r.maxTtftS));
+    else if (r.maxItlS)
+        why = fmt::format(
+            "ITL {} over the {} limit", formatDuration(m.itlS), formatDuration(*r.maxItlS));
+    return fmt::format("no serving layout fits: nearest miss is {} on {} GPUs: {}",
+        describeChanges(input, m.layout), m.gpus, why);
+}
+
+std::string noSolutionMessage(const Plan& input, const RlSearchResult& r, ByteUnits units)
+{
+    if (r.cancelled)
+        return "the search was cancelled before an RL layout fitted";
+    if (!r.nearestMiss)
+        return fmt::format(
+            "no RL layout fits: none of the {} layouts could be evaluated (see rejected counts)",
+            r.searched);
+    const RlCandidate& m = *r.nearestMiss;
+    return fmt::format("no RL layout fits: nearest miss is {}, {} on its fullest GPU of {} "
+                       "(the rollout engine keeps to serving.gpu_memory_utilization of it)",
+        describeChanges(input, m.layout), formatBytes(m.peakBytesPerGpu, units),
+        formatBytes(m.gpuMemoryBytes, units));
+}
+
+} // namespace envelope

@@ -1,0 +1,230 @@
+// The serving search: against brute force over plain loops and estimate(), every reported
+// candidate re-estimated through estimate() of its applied plan, the latency limits, and a known
+// answer derived by hand (Llama-3 70B at 16 bits needs TP >= 2 on an 80 GB H100).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "estimate/estimate.h"
+#include "plan/planio.h"
+#include "search/search.h"
+#include "test_search_fixtures.h"
+
+namespace envelope {
+namespace {
+
+using testing::searchPlan;
+
+Plan servingPlan(
+    const std::string& model, int gpus, int context, int concurrency, const std::string& extra = "")
+{
+    return searchPlan(R"({"format": "envelope.plan", "version": 1, "model": ")" + model
+        + R"(", "gpu": "h100-sxm", "cluster": {"gpus": )" + std::to_string(gpus)
+        + R"(, "gpus_per_node": 8}, "serving": {"context": )" + std::to_string(context)
+        + R"(, "concurrency": )" + std::to_string(concurrency) + extra + "}}");
+}
+
+// What the planner claims of a candidate, recomputed from estimate() of the plan it applies:
+// one replica's figures, and the fleet rate = target concurrency / ITL.
+void expectReestimates(const Plan& input, const ServingCandidate& c)
+{
+    const Plan plan = applyServingLayout(input, c.layout);
+    EXPECT_FALSE(validatePlan(plan).has_value());
+    const ServingEstimate s = estimate(plan).serving;
+    EXPECT_EQ(s.perGpu.total(), c.perGpuBytes);
+    EXPECT_EQ(s.maxSequences, c.maxSequences);
+    EXPECT_EQ(s.ttftS, c.ttftS);
+    EXPECT_EQ(s.itlS, c.itlS);
+    EXPECT_EQ(s.fits, c.fits);
+    EXPECT_DOUBLE_EQ(input.serving.concurrency / s.itlS, c.tokensPerS);
+    EXPECT_EQ(c.gpus, c.layout.tp * c.layout.replicas);
+    // The replicas share the target: ceil(target / replicas) each.
+    EXPECT_EQ(c.layout.concurrency,
+        (input.serving.concurrency + c.layout.replicas - 1) / c.layout.replicas);
+}
+
+struct Brute {
+    double bestTokensPerS = 0;
+    long long feasible = 0;
+};
+
+// Every (tp, weight bits, kv bits) with as many replicas as the GPUs hold, through estimate().
+Brute bruteForce(const Plan& input, double maxItlS)
+{
+    Brute b;
+    for (int tp : { 1, 2, 4, 8 }) {
+        if (tp > input.cluster.gpus || input.model.arch.heads % tp != 0)
+            continue;
+        const int replicas = input.cluster.gpus / tp;
+        for (int wb : { 16, 8, 4 })
+            for (int kb : { 16, 8 }) {
+                Plan p = input;
+                p.serving.tp = tp;
+                p.serving.weightBits = wb;
+                p.serving.kvBits = kb;
+                p.serving.concurrency = (input.serving.concurrency + replicas - 1) / replicas;
+                const ServingEstimate s = estimate(p).serving;
+                if (!s.fits || s.itlS > maxItlS)
+                    continue;
+                ++b.feasible;
+                b.bestTokensPerS = std::max(b.bestTokensPerS, input.serving.concurrency / s.itlS);
+            }
+    }
+    return b;
+}
+
+TEST(SearchServing, BestBeatsEveryBruteForceLayoutAndCandidatesReestimate)
+{
+    // Llama-3 8B, 32 sequences of 8k tokens on 4 H100s.
+    const Plan input = servingPlan("llama-3-8b", 4, 8192, 32);
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxThroughput;
+    o.top = 100;
+    const ServingSearchResult r = searchServing(input, o);
+    ASSERT_FALSE(r.candidates.empty());
+    const Brute b = bruteForce(input, INFINITY);
+    EXPECT_EQ(r.feasible, b.feasible);
+    EXPECT_EQ(r.candidates.size(), size_t(b.feasible));
+    EXPECT_EQ(r.candidates.front().tokensPerS, b.bestTokensPerS);
+    for (size_t i = 0; i < r.candidates.size(); ++i) {
+        expectReestimates(input, r.candidates[i]);
+        if (i > 0)
+            EXPECT_GE(r.candidates[i - 1].tokensPerS, r.candidates[i].tokensPerS);
+    }
+    for (const ServingCandidate& c : r.pareto)
+        expectReestimates(input, c);
+    // 3 TP groups (1, 2, 4) x 3 weight x 2 KV precisions; 8 does not fit on 4 GPUs.
+    EXPECT_EQ(r.evaluated, 18);
+}
+
+TEST(SearchServing, ItlLimitIsAConstraintTheBruteForceAgrees)
+{
+    const Plan unlimited = servingPlan("llama-3-8b", 4, 8192, 32);
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxThroughput;
+    o.top = 100;
+    const ServingSearchResult free = searchServing(unlimited, o);
+    ASSERT_GE(free.candidates.size(), 2u);
+    // A limit between the two best ITLs: the best is excluded, the rest agree with brute force.
+    const double limit = 0.5 * (free.candidates[0].itlS + free.candidates[1].itlS);
+    const Plan input = servingPlan(
+        "llama-3-8b", 4, 8192, 32, R"(, "max_itl_s": )" + std::to_string(limit * 0.999999));
+    const ServingSearchResult r = searchServing(input, o);
+    const Brute b = bruteForce(input, limit * 0.999999);
+    EXPECT_EQ(r.feasible, b.feasible);
+    ASSERT_FALSE(r.candidates.empty());
+    EXPECT_EQ(r.candidates.front().tokensPerS, b.bestTokensPerS);
+    for (const ServingCandidate& c : r.candidates)
+        EXPECT_LE(c.itlS, limit);
+    // An impossible limit: nothing, and the nearest miss is the fastest-stepping layout.
+    SearchOptions tight = o;
+    tight.maxItlS = 1e-6;
+    const ServingSearchResult none = searchServing(input, tight);
+    EXPECT_TRUE(none.candidates.empty());
+    ASSERT_TRUE(none.nearestMiss.has_value());
+    EXPECT_EQ(none.nearestMiss->itlS, free.candidates.front().itlS);
+}
+
+// Llama-3 70B at 16-bit weights and KV, one 8,192-token sequence, on 80 GB H100s:
+//  - its weights are 141.1 GB (safetensors total_size 141,107,412,992 B): over one GPU's
+//    85.5 GB at any utilization, so TP 1 cannot serve it;
+//  - at TP 2 a GPU holds 70.55 GB of weights and half the KV heads (4 of 8): one sequence's KV
+//    is 8,192 x 2 (K, V) x 80 layers x 4 heads x 128 x 2 B = 1.34 GB, 71.9 GB in all; vLLM
+//    takes 0.9 of the memory CUDA reports (a little under the 85.5 GB: 0.9 x 85.0 = 76.5 GB),
+//    leaving 4.6 GB for its 2.07 GiB (2.2 GB) of NCCL and CUDA context and the profiled
+//    activations: one 8,192-token forward at TP 2 (residual, norm output, gate and up of half
+//    the 28,672-wide FFN and their product: 8,192 x (2 x 8,192 + 3 x 14,336) x 2 B = 0.97 GB)
+//    and fp32 logits of 1,024 sampled rows (1,024 x 128,256 x 4 B = 0.53 GB), under 2 GB;
+// so the fewest GPUs is 2, as one TP-2 replica.
+TEST(SearchServing, Llama70bAt16BitsNeedsTwoGpusByHand)
+{
+    const Plan input = servingPlan("llama-3-70b", 8, 8192, 1);
+    const double weights = 141107412992.0, hbm = 85520809984.0;
+    EXPECT_GT(weights, hbm);
+    const double kvOneSequencePerGpu = 8192.0 * 2 * 80 * 4 * 128 * 2;
+    EXPECT_NEAR(kvOneSequencePerGpu, 1.342e9, 1e6);
+    EXPECT_LT(weights / 2 + kvOneSequencePerGpu + 2.07 * 1073741824.0 + 2.0e9, 0.9 * 85.0e9);
+
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMinGpus;
+    o.fixed
+        = { *parseFixedField("serving.weight_bits=16"), *parseFixedField("serving.kv_bits=16") };
+    const ServingSearchResult r = searchServing(input, o);
+    ASSERT_FALSE(r.candidates.empty());
+    const ServingCandidate& best = r.candidates.front();
+    EXPECT_EQ(best.gpus, 2);
+    EXPECT_EQ(best.layout.tp, 2);
+    EXPECT_EQ(best.layout.replicas, 1);
+    EXPECT_EQ(best.layout.clusterGpus, 2);
+    expectReestimates(input, best);
+    // TP 1 on one GPU was tried and rejected for memory.
+    long long memory = 0;
+    for (const RejectCount& c : r.rejected)
+        if (c.reason == "memory")
+            memory = c.count;
+    EXPECT_EQ(memory, 1 + 1); // 1 GPU x TP 1, 2 GPUs x TP 1 (two replicas of one GPU each)
+}
+
+TEST(SearchServing, MinGpusGrowsWithConcurrency)
+{
+    // More sequences never need fewer GPUs: the KV each replica holds only grows.
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMinGpus;
+    int last = 0;
+    for (int concurrency : { 16, 64, 256, 1024 }) {
+        const ServingSearchResult r
+            = searchServing(servingPlan("llama-3-70b", 8, 8192, concurrency), o);
+        ASSERT_FALSE(r.candidates.empty()) << concurrency;
+        EXPECT_GE(r.candidates.front().gpus, last);
+        last = r.candidates.front().gpus;
+        expectReestimates(servingPlan("llama-3-70b", 8, 8192, concurrency), r.candidates.front());
+    }
+}
+
+TEST(SearchServing, FixedFieldsHoldAndBadOnesAreRefused)
+{
+    const Plan input = servingPlan("llama-3-8b", 8, 4096, 64);
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxThroughput;
+    o.top = 50;
+    o.fixed = { *parseFixedField("serving.tp=2") };
+    const ServingSearchResult r = searchServing(input, o);
+    ASSERT_FALSE(r.candidates.empty());
+    for (const ServingCandidate& c : r.candidates) {
+        EXPECT_EQ(c.layout.tp, 2);
+        EXPECT_EQ(c.layout.replicas, 4);
+    }
+    EXPECT_FALSE(parseFixedField("serving.weight_bits=6").ok());
+    EXPECT_FALSE(parseFixedField("serving.kv_bits=32").ok());
+    const Expected<FixedField> bad = parseFixedField("serving.context=4096");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("serving.{tp,weight_bits,kv_bits}"), std::string::npos);
+}
+
+TEST(SearchServing, CancelStopsAndStreamingSeesTheTopList)
+{
+    const Plan input = servingPlan("llama-3-70b", 8, 8192, 64);
+    std::atomic<bool> cancel { true };
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMinGpus;
+    o.cancel = &cancel;
+    const ServingSearchResult cancelled = searchServing(input, o);
+    EXPECT_TRUE(cancelled.cancelled);
+    EXPECT_TRUE(cancelled.candidates.empty());
+
+    SearchOptions streamed;
+    streamed.goal = SearchGoal::ServingMaxThroughput;
+    int batches = 0;
+    std::vector<ServingCandidate> last;
+    streamed.partialServing = [&](const std::vector<ServingCandidate>& top) {
+        ++batches;
+        last = top;
+    };
+    const ServingSearchResult r = searchServing(input, streamed);
+    EXPECT_GE(batches, 1);
+    ASSERT_FALSE(last.empty());
+    EXPECT_EQ(last.front().layout, r.candidates.front().layout);
+}
+
+} // namespace
+} // namespace envelope

@@ -1,0 +1,182 @@
+#include "panels/plantable.h"
+
+#include <QHeaderView>
+#include <QTableWidget>
+
+#include "charts/memoryview.h"
+
+namespace envelope::ui {
+namespace {
+
+// Sorts by the number in Qt::UserRole, whatever the text shows.
+class NumberItem : public QTableWidgetItem {
+public:
+    NumberItem(const QString& text, double value)
+        : QTableWidgetItem(text)
+    {
+        setData(Qt::UserRole, value);
+        setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    bool operator<(const QTableWidgetItem& other) const override
+    {
+        return data(Qt::UserRole).toDouble() < other.data(Qt::UserRole).toDouble();
+    }
+};
+
+// Fills `table` with one row per candidate: `cells(row, candidate, put)` writes a row's cells;
+// the rank and its tooltip are written here.
+template <class C, class Cells>
+void fill(QTableWidget* table, const QStringList& header, const std::vector<C>& rows,
+    const Plan& searched, ByteUnits units, Cells cells)
+{
+    table->setUpdatesEnabled(false);
+    table->setSortingEnabled(false);
+    table->clearContents();
+    if (table->columnCount() != header.size() || table->horizontalHeaderItem(2) == nullptr
+        || table->horizontalHeaderItem(2)->text() != header[2]) {
+        table->setColumnCount(int(header.size()));
+        table->setHorizontalHeaderLabels(header);
+    }
+    table->setRowCount(int(rows.size()));
+    int row = 0;
+    for (const C& c : rows) {
+        const auto put = [&](int column, const QString& text, double value) {
+            table->setItem(row, column, new NumberItem(text, value));
+        };
+        put(0, QString::number(row + 1), row + 1);
+        cells(row, c, put);
+        table->item(row, 0)->setToolTip(describeCandidate(searched, c, units));
+        ++row;
+    }
+    table->setSortingEnabled(true);
+    table->sortByColumn(0, Qt::AscendingOrder);
+    table->setUpdatesEnabled(true);
+}
+
+QString text(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+
+QString duration(double s)
+{
+    return QString::fromStdString(formatDuration(s));
+}
+
+} // namespace
+
+void fillPlanTable(
+    QTableWidget* table, const Plan& searched, const std::vector<Candidate>& rows, ByteUnits units)
+{
+    const QStringList header = { QObject::tr("#"), QObject::tr("GPUs"), QObject::tr("TP"),
+        QObject::tr("PP"), QObject::tr("CP"), QObject::tr("EP"), QObject::tr("DP"),
+        QObject::tr("ZeRO"), QObject::tr("Recompute"), QObject::tr("Offload"), QObject::tr("Batch"),
+        QObject::tr("Per GPU"), QObject::tr("Tokens/s"), QObject::tr("Step"), QObject::tr("Cost") };
+    fill(table, header, rows, searched, units, [&](int row, const Candidate& c, auto put) {
+        const Layout& l = c.layout;
+        const auto integer
+            = [&](int column, int value) { put(column, QString::number(value), value); };
+        integer(1, l.gpus);
+        integer(2, l.tp);
+        put(3,
+            l.virtualStages > 1 ? QStringLiteral("%1×%2").arg(l.pp).arg(l.virtualStages)
+                                : QString::number(l.pp),
+            l.pp);
+        integer(4, l.cp);
+        integer(5, l.ep);
+        integer(6, l.gpus / std::max(1, l.tp * l.pp * l.cp));
+        integer(7, l.zeroStage);
+        const QString recompute = l.recompute == envelope::Recompute::EveryK
+            ? QObject::tr("every %1").arg(l.recomputeEvery)
+            : text(recomputeId(l.recompute));
+        table->setItem(row, 8,
+            new QTableWidgetItem(
+                recompute + (l.sequenceParallel ? QObject::tr(" + SP") : QString())));
+        table->setItem(row, 9,
+            new QTableWidgetItem(l.offloadParams ? QObject::tr("optimizer + params")
+                    : l.offloadOptimizer         ? QObject::tr("optimizer")
+                                                 : QObject::tr("none")));
+        put(10, QStringLiteral("%1 × %2").arg(l.microBatch).arg(l.gradAccum), l.microBatch);
+        put(11, bytesText(c.perGpuBytes, units), c.perGpuBytes);
+        put(12, QString::number(c.tokensPerS, 'f', 0), c.tokensPerS);
+        put(13, duration(c.stepTimeS), c.stepTimeS);
+        put(14, QStringLiteral("$%1").arg(c.cost, 0, 'f', 0), c.cost);
+    });
+}
+
+void fillPlanTable(QTableWidget* table, const Plan& searched,
+    const std::vector<ServingCandidate>& rows, ByteUnits units)
+{
+    const QStringList header = { QObject::tr("#"), QObject::tr("GPUs"), QObject::tr("TP"),
+        QObject::tr("Replicas"), QObject::tr("Weight bits"), QObject::tr("KV bits"),
+        QObject::tr("Sequences each"), QObject::tr("Per GPU"), QObject::tr("TTFT"),
+        QObject::tr("ITL"), QObject::tr("Tokens/s") };
+    fill(table, header, rows, searched, units, [&](int, const ServingCandidate& c, auto put) {
+        const ServingLayout& l = c.layout;
+        const auto integer
+            = [&](int column, int value) { put(column, QString::number(value), value); };
+        integer(1, c.gpus);
+        integer(2, l.tp);
+        integer(3, l.replicas);
+        integer(4, l.weightBits);
+        integer(5, l.kvBits);
+        integer(6, l.concurrency);
+        put(7, bytesText(c.perGpuBytes, units), c.perGpuBytes);
+        put(8, duration(c.ttftS), c.ttftS);
+        put(9, duration(c.itlS), c.itlS);
+        put(10, QString::number(c.tokensPerS, 'f', 0), c.tokensPerS);
+    });
+}
+
+void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<RlCandidate>& rows,
+    ByteUnits units)
+{
+    const QStringList header = { QObject::tr("#"), QObject::tr("GPUs"), QObject::tr("Placement"),
+        QObject::tr("Trainer"), QObject::tr("Reference"), QObject::tr("Rollout"),
+        QObject::tr("Rollout TP"), QObject::tr("Peak per GPU"), QObject::tr("Step"),
+        QObject::tr("Steps/h"), QObject::tr("Bottleneck") };
+    fill(table, header, rows, searched, units, [&](int row, const RlCandidate& c, auto put) {
+        const RlLayout& l = c.layout;
+        const bool colocated = l.placement == RlPlacement::Colocated;
+        const auto pool = [&](int column, int value) {
+            put(column, colocated ? QStringLiteral("–") : QString::number(value), value);
+        };
+        put(1, QString::number(c.gpus), c.gpus);
+        table->setItem(row, 2, new QTableWidgetItem(text(rlPlacementId(l.placement))));
+        pool(3, l.trainerGpus);
+        pool(4, l.referenceGpus);
+        pool(5, l.rolloutGpus);
+        put(6, QString::number(l.rolloutTp), l.rolloutTp);
+        put(7, bytesText(c.peakBytesPerGpu, units), c.peakBytesPerGpu);
+        put(8, duration(c.stepS), c.stepS);
+        put(9, QString::number(c.stepsPerHour, 'f', 1), c.stepsPerHour);
+        table->setItem(row, 10,
+            new QTableWidgetItem(
+                c.rolloutBound ? QObject::tr("rollout") : QObject::tr("training")));
+    });
+}
+
+QString describeCandidate(const Plan& searched, const Candidate& c, ByteUnits units)
+{
+    return QStringLiteral("%1: %2 per GPU, %3 tokens/s")
+        .arg(QString::fromStdString(describeChanges(searched, c.layout)),
+            bytesText(c.perGpuBytes, units), QString::number(c.tokensPerS, 'f', 0));
+}
+
+QString describeCandidate(const Plan& searched, const ServingCandidate& c, ByteUnits units)
+{
+    return QObject::tr("%1: %2 per GPU, TTFT %3, ITL %4, %5 tokens/s on %6 GPUs")
+        .arg(QString::fromStdString(describeChanges(searched, c.layout)),
+            bytesText(c.perGpuBytes, units), duration(c.ttftS), duration(c.itlS),
+            QString::number(c.tokensPerS, 'f', 0), QString::number(c.gpus));
+}
+
+QString describeCandidate(const Plan& searched, const RlCandidate& c, ByteUnits units)
+{
+    return QObject::tr("%1: %2 on the fullest GPU, %3 steps/h (%4-bound)")
+        .arg(QString::fromStdString(describeChanges(searched, c.layout)),
+            bytesText(c.peakBytesPerGpu, units), QString::number(c.stepsPerHour, 'f', 1),
+            c.rolloutBound ? QObject::tr("rollout") : QObject::tr("training"));
+}
+
+} // namespace envelope::ui
