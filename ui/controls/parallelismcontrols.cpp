@@ -44,17 +44,8 @@ ParallelismControls::ParallelismControls(PlanDocument* document, QWidget* parent
 QSpinBox* ParallelismControls::addDegree(
     const QString& label, const QString& tip, int mergeId, int TrainingConfig::*field)
 {
-    auto* spin = new QSpinBox(this);
-    spin->setRange(1, 1 << 16);
-    spin->setKeyboardTracking(false);
-    spin->setToolTip(tip);
-    form()->addRow(label, spin);
-    const QString name = QString(label).remove(QLatin1Char('&')).remove(QLatin1Char(':'));
-    connect(spin, &QSpinBox::valueChanged, this, [this, name, mergeId, field](int v) {
-        edit(
-            tr("%1 %2").arg(name).arg(v), [field, v](Plan& p) { p.training.*field = v; }, mergeId);
-    });
-    return spin;
+    return addSpin(
+        label, tip, 1, 1 << 16, mergeId, [field](Plan& p, int v) { p.training.*field = v; });
 }
 
 void ParallelismControls::refresh()

@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QFormLayout>
+#include <QSpinBox>
 
 #include "document/plandocument.h"
 
@@ -30,6 +31,27 @@ QCheckBox* PlanControlGroup::addSwitch(const QString& text, const QString& tip,
             [&set, on](Plan& p) { set(p, on); });
     });
     return check;
+}
+
+QSpinBox* PlanControlGroup::addSpin(const QString& label, const QString& tip, int minimum,
+    int maximum, int mergeId, std::function<void(Plan&, int)> set)
+{
+    auto* spin = new QSpinBox(this);
+    spin->setRange(minimum, maximum);
+    spin->setKeyboardTracking(false);
+    spin->setToolTip(tip);
+    m_form->addRow(label, spin);
+    const QString name = undoName(label);
+    connect(spin, &QSpinBox::valueChanged, this, [this, name, mergeId, set](int v) {
+        edit(
+            tr("%1 %2").arg(name).arg(v), [&set, v](Plan& p) { set(p, v); }, mergeId);
+    });
+    return spin;
+}
+
+QString PlanControlGroup::undoName(const QString& label)
+{
+    return QString(label).remove(QLatin1Char('&')).remove(QLatin1Char(':'));
 }
 
 void PlanControlGroup::edit(

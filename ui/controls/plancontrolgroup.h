@@ -11,6 +11,7 @@
 
 class QCheckBox;
 class QFormLayout;
+class QSpinBox;
 
 namespace envelope::ui {
 
@@ -48,6 +49,14 @@ protected:
     // `undoName` defaults to the box's text without its mnemonic.
     QCheckBox* addSwitch(const QString& text, const QString& tip,
         std::function<void(Plan&, bool)> set, const QString& undoName = QString());
+
+    // A spin box row in minimum..maximum; each value records "<label> <value>" as an edit
+    // through `set` (consecutive ones merge under `mergeId`).
+    QSpinBox* addSpin(const QString& label, const QString& tip, int minimum, int maximum,
+        int mergeId, std::function<void(Plan&, int)> set);
+
+    // A row label as undo text: "Pipeline p&arallel:" -> "Pipeline parallel".
+    static QString undoName(const QString& label);
 
     PlanDocument* document() const { return m_document; }
     QFormLayout* form() const { return m_form; }

@@ -92,17 +92,8 @@ RlControls::RlControls(PlanDocument* document, QWidget* parent)
 QSpinBox* RlControls::addGpus(
     const QString& label, const QString& tip, int minimum, int mergeId, int RlConfig::*field)
 {
-    auto* spin = new QSpinBox(this);
-    spin->setRange(minimum, 4096);
-    spin->setKeyboardTracking(false);
-    spin->setToolTip(tip);
-    form()->addRow(label, spin);
-    const QString name = QString(label).remove(QLatin1Char('&')).remove(QLatin1Char(':'));
-    connect(spin, &QSpinBox::valueChanged, this, [this, name, mergeId, field](int v) {
-        edit(
-            tr("%1 %2").arg(name).arg(v), [field, v](Plan& p) { p.rl.*field = v; }, mergeId);
-    });
-    return spin;
+    return addSpin(
+        label, tip, minimum, 4096, mergeId, [field](Plan& p, int v) { p.rl.*field = v; });
 }
 
 SliderSpin* RlControls::addLength(
@@ -112,7 +103,7 @@ SliderSpin* RlControls::addLength(
     control->setSuffix(tr(" tok"));
     control->setToolTip(tip);
     form()->addRow(label, control);
-    const QString name = QString(label).remove(QLatin1Char('&')).remove(QLatin1Char(':'));
+    const QString name = undoName(label);
     connect(control, &SliderSpin::valueEdited, this, [this, name, mergeId, field](double v) {
         const int n = int(std::lround(v));
         edit(
