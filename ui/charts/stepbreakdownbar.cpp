@@ -42,7 +42,9 @@ StepBreakdownBar::StepBreakdownBar(QWidget* parent)
     : QWidget(parent)
 {
     setMouseTracking(true);
-    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    policy.setHeightForWidth(true); // the legend and the bottleneck wrap when narrow
+    setSizePolicy(policy);
 }
 
 void StepBreakdownBar::setFormulaProvider(std::function<QString(const QString&)> provider)
@@ -57,7 +59,6 @@ void StepBreakdownBar::setCompute(const TrainingCompute& compute)
     // core does when it names the bottleneck (compute.cpp); only the drawn widths use it.
     const double commS = c.dpS + c.tpS + c.ppS + c.cpS + c.epS;
     const double exposedShare = commS > 0 ? c.exposedS / commS : 0.0;
-    const int before = static_cast<int>(m_segments.size());
     m_segments.clear();
     m_segments.push_back({ tr("Compute"), QStringLiteral("training.compute_time_s"),
         compute.computeTimeS, compute.computeTimeS, kComputeColor });
@@ -85,33 +86,53 @@ void StepBreakdownBar::setCompute(const TrainingCompute& compute)
     m_stepText = durationText(compute.stepTimeS);
     m_bottleneckText = tr("%1, %2").arg(bottleneckName(QString::fromStdString(compute.bottleneck)),
         durationText(compute.bottleneckS));
-    if (before != static_cast<int>(m_segments.size()))
+    // The texts' lengths set the height (they wrap); a relayout only when it changes, as a
+    // slider step rarely changes it.
+    if (heightForWidth(width()) != height())
         updateGeometry();
     update();
 }
 
-int StepBreakdownBar::legendRows() const
+QString StepBreakdownBar::legendText(std::size_t i) const
 {
-    return (static_cast<int>(m_segments.size()) + 1) / 2;
+    return QStringLiteral("%1 %2").arg(m_segments[i].name, durationText(m_segments[i].seconds));
 }
 
 QSize StepBreakdownBar::sizeHint() const
 {
-    const int line = fontMetrics().height();
-    const int legend = legendRows() * (line + 4);
-    return { 320, line + 4 + kGap + kBarHeight + kGap + legend };
+    return { 320, heightForWidth(320) };
 }
 
 QSize StepBreakdownBar::minimumSizeHint() const
 {
-    return { 220, sizeHint().height() };
+    return { 220, heightForWidth(220) };
+}
+
+int StepBreakdownBar::heightForWidth(int width) const
+{
+    return layoutFor(width).height;
 }
 
 StepBreakdownBar::Layout StepBreakdownBar::layoutFor(int width) const
 {
+    // Nothing is elided: the bottleneck goes under the step time when the line is too short, the
+    // legend takes one column when an entry does not fit half the width, and a long entry
+    // ("Pipeline bubble 433.8 ms") wraps within its column.
     Layout l;
-    const int line = fontMetrics().height();
-    l.header = QRect(0, 0, width, line + 4);
+    const QFontMetrics metrics = fontMetrics();
+    QFont bold = font();
+    bold.setBold(true);
+    const int line = metrics.height();
+    const int stepWidth = QFontMetrics(bold).horizontalAdvance(tr("Step %1").arg(m_stepText));
+    l.step = QRect(0, 2, stepWidth, line);
+    const QString bottleneck = tr("bottleneck: %1").arg(m_bottleneckText);
+    const int bottleneckWidth = metrics.horizontalAdvance(bottleneck);
+    if (stepWidth + 10 + bottleneckWidth <= width)
+        l.bottleneck = QRect(width - bottleneckWidth, 2, bottleneckWidth, line);
+    else
+        l.bottleneck = metrics.boundingRect(
+            QRect(0, l.step.bottom() + 1, width, 10 * line), Qt::TextWordWrap, bottleneck);
+    l.header = QRect(0, 0, width, std::max(l.step.bottom(), l.bottleneck.bottom()) + 3);
     l.bar = QRect(0, l.header.bottom() + 1 + kGap, width, kBarHeight);
     double total = 0;
     for (const Segment& s : m_segments)
@@ -124,10 +145,29 @@ StepBreakdownBar::Layout StepBreakdownBar::layoutFor(int width) const
         l.segments.emplace_back(left, l.bar.top(), right - left, l.bar.height());
         x += w;
     }
-    const int columnWidth = width / 2;
-    for (int i = 0; i < static_cast<int>(m_segments.size()); ++i)
-        l.legend.emplace_back((i % 2) * columnWidth,
-            l.bar.bottom() + 1 + kGap + (i / 2) * (line + 4), columnWidth, line + 4);
+    const int textIndent = kSwatch + 5;
+    const int halfText = width / 2 - textIndent - 6;
+    bool twoColumns = true;
+    for (std::size_t i = 0; i < m_segments.size(); ++i)
+        twoColumns = twoColumns && metrics.horizontalAdvance(legendText(i)) <= halfText;
+    const int columns = twoColumns ? 2 : 1;
+    const int columnWidth = width / columns;
+    int y = l.bar.bottom() + 1 + kGap;
+    for (std::size_t i = 0; i < m_segments.size(); i += std::size_t(columns)) {
+        int rowHeight = line + 4;
+        for (int c = 0; c < columns && i + std::size_t(c) < m_segments.size(); ++c) {
+            const QRect area(
+                c * columnWidth + textIndent, y + 2, columnWidth - textIndent - 6, 10 * line);
+            const QRect text = metrics.boundingRect(area,
+                Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, legendText(i + std::size_t(c)));
+            l.legendText.push_back(text);
+            rowHeight = std::max(rowHeight, text.height() + 4);
+        }
+        for (int c = 0; c < columns && i + std::size_t(c) < m_segments.size(); ++c)
+            l.legend.emplace_back(c * columnWidth, y, columnWidth, rowHeight);
+        y += rowHeight;
+    }
+    l.height = y;
     return l;
 }
 
@@ -142,14 +182,11 @@ void StepBreakdownBar::paintEvent(QPaintEvent*)
     bold.setBold(true);
     painter.setFont(bold);
     painter.setPen(pal.color(QPalette::Text));
-    const QString step = tr("Step %1").arg(m_stepText);
-    painter.drawText(l.header, Qt::AlignLeft | Qt::AlignVCenter, step);
+    painter.drawText(l.step, Qt::AlignLeft | Qt::AlignVCenter, tr("Step %1").arg(m_stepText));
     painter.setFont(font());
     painter.setPen(pal.color(QPalette::PlaceholderText));
-    const int stepWidth = QFontMetrics(bold).horizontalAdvance(step) + 10;
-    painter.drawText(l.header.adjusted(stepWidth, 0, 0, 0), Qt::AlignRight | Qt::AlignVCenter,
-        fontMetrics().elidedText(tr("bottleneck: %1").arg(m_bottleneckText), Qt::ElideRight,
-            l.header.width() - stepWidth));
+    painter.drawText(l.bottleneck, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+        tr("bottleneck: %1").arg(m_bottleneckText));
 
     painter.setPen(Qt::NoPen);
     painter.setBrush(pal.color(QPalette::AlternateBase));
@@ -167,16 +204,23 @@ void StepBreakdownBar::paintEvent(QPaintEvent*)
     }
 
     painter.setPen(pal.color(QPalette::Text));
+    const int line = fontMetrics().height();
     for (size_t i = 0; i < m_segments.size(); ++i) {
-        const QRect r = l.legend[i];
-        const QRect swatch(r.left(), r.center().y() - kSwatch / 2, kSwatch, kSwatch);
+        const QRect text = l.legendText[i];
+        const QRect swatch(l.legend[i].left(), text.top() + (line - kSwatch) / 2, kSwatch, kSwatch);
         painter.fillRect(swatch, m_segments[i].color);
-        const QRect text = r.adjusted(kSwatch + 5, 0, -6, 0);
-        painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
-            fontMetrics().elidedText(QStringLiteral("%1 %2").arg(
-                                         m_segments[i].name, durationText(m_segments[i].seconds)),
-                Qt::ElideRight, text.width()));
+        painter.drawText(text, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, legendText(i));
     }
+}
+
+std::vector<DrawnText> StepBreakdownBar::texts() const
+{
+    const Layout l = layoutFor(width());
+    std::vector<DrawnText> out { { l.step, tr("Step %1").arg(m_stepText) },
+        { l.bottleneck, tr("bottleneck: %1").arg(m_bottleneckText) } };
+    for (std::size_t i = 0; i < m_segments.size(); ++i)
+        out.push_back({ l.legendText[i], legendText(i) });
+    return out;
 }
 
 QString StepBreakdownBar::segmentToolTip(const Segment& s) const

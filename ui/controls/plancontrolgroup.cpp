@@ -1,6 +1,7 @@
 #include "controls/plancontrolgroup.h"
 
 #include <QFormLayout>
+#include <QLabel>
 
 #include "document/plandocument.h"
 
@@ -15,6 +16,14 @@ PlanControlGroup::PlanControlGroup(const QString& title, PlanDocument* document,
     m_form->setLabelAlignment(Qt::AlignRight | Qt::AlignVCenter);
     // The document recomputes before it emits planChanged, so one signal carries both.
     connect(document, &PlanDocument::planChanged, this, [this] { refresh(); });
+}
+
+void PlanControlGroup::addWideRow(const QString& label, QWidget* field)
+{
+    auto* caption = new QLabel(label, this);
+    caption->setBuddy(field);
+    m_form->addRow(caption);
+    m_form->addRow(field);
 }
 
 void PlanControlGroup::edit(
