@@ -158,8 +158,13 @@ StepBreakdownBar::Layout StepBreakdownBar::layoutFor(int width) const
         for (int c = 0; c < columns && i + std::size_t(c) < m_segments.size(); ++c) {
             const QRect area(
                 c * columnWidth + textIndent, y + 2, columnWidth - textIndent - 6, 10 * line);
-            const QRect text = metrics.boundingRect(area,
-                Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, legendText(i + std::size_t(c)));
+            // Word-wrapped layout only for an entry too long for its column (it is slower).
+            const QString entry = legendText(i + std::size_t(c));
+            const int advance = metrics.horizontalAdvance(entry);
+            const QRect text = advance <= area.width()
+                ? QRect(area.left(), area.top(), advance, line)
+                : metrics.boundingRect(
+                    area, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, entry);
             l.legendText.push_back(text);
             rowHeight = std::max(rowHeight, text.height() + 4);
         }
