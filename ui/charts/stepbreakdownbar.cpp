@@ -2,6 +2,7 @@
 
 #include <QHelpEvent>
 #include <QPainter>
+#include <QResizeEvent>
 #include <QToolTip>
 
 #include <algorithm>
@@ -42,9 +43,7 @@ StepBreakdownBar::StepBreakdownBar(QWidget* parent)
     : QWidget(parent)
 {
     setMouseTracking(true);
-    QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Fixed);
-    policy.setHeightForWidth(true); // the legend and the bottleneck wrap when narrow
-    setSizePolicy(policy);
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
 }
 
 void StepBreakdownBar::setFormulaProvider(std::function<QString(const QString&)> provider)
@@ -88,8 +87,7 @@ void StepBreakdownBar::setCompute(const TrainingCompute& compute)
         durationText(compute.bottleneckS));
     // The texts' lengths set the height (they wrap); a relayout only when it changes, as a
     // slider step rarely changes it.
-    if (heightForWidth(width()) != height())
-        updateGeometry();
+    refreshHeight();
     update();
 }
 
@@ -100,17 +98,31 @@ QString StepBreakdownBar::legendText(std::size_t i) const
 
 QSize StepBreakdownBar::sizeHint() const
 {
-    return { 320, heightForWidth(320) };
+    return { 320, m_height > 0 ? m_height : layoutFor(320).height };
 }
 
 QSize StepBreakdownBar::minimumSizeHint() const
 {
-    return { 220, heightForWidth(220) };
+    return { 220, sizeHint().height() };
 }
 
-int StepBreakdownBar::heightForWidth(int width) const
+void StepBreakdownBar::refreshHeight()
 {
-    return layoutFor(width).height;
+    // The height follows the width (texts wrap), kept as a fixed height rather than Qt's
+    // height-for-width: that makes every relayout of the column ask each of its widgets for a
+    // height at each candidate width, a third more work per slider step (callgrind).
+    const int height = layoutFor(width()).height;
+    if (height != m_height) {
+        m_height = height;
+        updateGeometry();
+    }
+}
+
+void StepBreakdownBar::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    if (event->oldSize().width() != width())
+        refreshHeight();
 }
 
 StepBreakdownBar::Layout StepBreakdownBar::layoutFor(int width) const

@@ -44,11 +44,10 @@ public:
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
-    bool hasHeightForWidth() const override { return true; }
-    int heightForWidth(int width) const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     bool event(QEvent* event) override;
 
 private:
@@ -64,6 +63,9 @@ private:
     };
     Layout layoutFor(int width) const;
     QString legendText(std::size_t segment) const; // "DP comm 16.6 ms"
+    void refreshHeight(); // the height the texts need at the current width
+
+    int m_height = 0;
     QString segmentToolTip(const Segment& segment) const;
 
     std::vector<Segment> m_segments;
