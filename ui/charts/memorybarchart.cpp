@@ -161,6 +161,12 @@ void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, dou
         // "218.4 GB" -> "218.4": the figure without its unit, for narrow columns.
         m_shortTotalTexts.push_back(text.section(QLatin1Char(' '), 0, 0) + mark);
     }
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetricsF totalMetrics(bold);
+    m_totalWidths.clear();
+    for (const QString& text : m_totalTexts)
+        m_totalWidths.push_back(totalMetrics.horizontalAdvance(text));
 
     // The category labels are set in placeOverlays(), which knows the plot's width.
 
@@ -214,14 +220,23 @@ void MemoryBarChart::placeCategoryLabels(const QRectF& plot)
     // and stand upright when even that is too wide. A mode more compact than the current one is
     // taken with less room to spare than it takes to go back, so that the small change of plot
     // size a change of mode brings cannot flip it.
-    const QFontMetricsF metrics(m_xAxis->labelsFont());
-    double oneLine = 0;
-    double twoLines = 0;
-    for (const MemoryBarColumn& column : m_columns) {
-        oneLine = std::max(oneLine, metrics.horizontalAdvance(column.label));
-        for (const QString& part : breakInTwo(column.label))
-            twoLines = std::max(twoLines, metrics.horizontalAdvance(part));
+    // The labels' widths are measured once per set of labels (text shaping dominates).
+    QStringList names;
+    for (const MemoryBarColumn& column : m_columns)
+        names.push_back(column.label);
+    if (names != m_measuredLabels) {
+        const QFontMetricsF metrics(m_xAxis->labelsFont());
+        m_oneLineWidth = 0;
+        m_twoLineWidth = 0;
+        for (const QString& name : names) {
+            m_oneLineWidth = std::max(m_oneLineWidth, metrics.horizontalAdvance(name));
+            for (const QString& part : breakInTwo(name))
+                m_twoLineWidth = std::max(m_twoLineWidth, metrics.horizontalAdvance(part));
+        }
+        m_measuredLabels = names;
     }
+    const double oneLine = m_oneLineWidth;
+    const double twoLines = m_twoLineWidth;
     const double category = plot.width() / std::max(1, columnCount());
     auto fits = [&](LabelMode mode, double needed) {
         // Qt elides a label well before it fills its category (about 70% of it, measured at
@@ -323,7 +338,6 @@ void MemoryBarChart::placeTotals(const QRectF& plot)
         item->setZValue(101);
         m_totalLabels.push_back(item);
     }
-    const QFontMetricsF metrics(m_totalLabels.isEmpty() ? font() : m_totalLabels.front()->font());
     auto centreOf = [&](const Run& run) {
         return chart->mapToPosition(QPointF(0.5 * (run.first + run.last), 0), m_hbmLine).x();
     };
@@ -331,8 +345,8 @@ void MemoryBarChart::placeTotals(const QRectF& plot)
     for (std::size_t r = 1; r < runs.size(); ++r) {
         const double room = centreOf(runs[r]) - centreOf(runs[r - 1]);
         const double needed = 0.5
-                * (metrics.horizontalAdvance(m_totalTexts[runs[r - 1].first])
-                    + metrics.horizontalAdvance(m_totalTexts[runs[r].first]))
+                * (m_totalWidths[std::size_t(runs[r - 1].first)]
+                    + m_totalWidths[std::size_t(runs[r].first)])
             + 4;
         shortTexts = shortTexts || needed > room;
     }

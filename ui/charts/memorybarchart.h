@@ -97,6 +97,10 @@ private:
     QStringList m_shortTotalTexts; // the same without the unit, for narrow columns
     QList<QGraphicsSimpleTextItem*> m_totalLabels; // drawn above the bars
     std::vector<double> m_totals; // display units, per column
+    std::vector<double> m_totalWidths; // px, the bold total labels' widths
+    QStringList m_measuredLabels; // the category labels m_oneLineWidth, m_twoLineWidth measure
+    double m_oneLineWidth = 0;
+    double m_twoLineWidth = 0;
     double m_hbm = 0;
     double m_limit = 0;
     int m_highlighted = -1;

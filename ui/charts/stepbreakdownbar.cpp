@@ -111,7 +111,9 @@ void StepBreakdownBar::refreshHeight()
     // The height follows the width (texts wrap), kept as a fixed height rather than Qt's
     // height-for-width: that makes every relayout of the column ask each of its widgets for a
     // height at each candidate width, a third more work per slider step (callgrind).
-    const int height = layoutFor(width()).height;
+    m_layout = layoutFor(width()); // paintEvent draws this one while the width holds
+    m_layoutWidth = width();
+    const int height = m_layout.height;
     if (height != m_height) {
         m_height = height;
         updateGeometry();
@@ -192,7 +194,7 @@ void StepBreakdownBar::paintEvent(QPaintEvent*)
 {
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing);
-    const Layout l = layoutFor(width());
+    const Layout l = m_layoutWidth == width() ? m_layout : layoutFor(width());
     const QPalette& pal = palette();
 
     QFont bold = font();

@@ -66,6 +66,8 @@ private:
     void refreshHeight(); // the height the texts need at the current width
 
     int m_height = 0;
+    Layout m_layout; // at m_layoutWidth, for the figures shown
+    int m_layoutWidth = -1;
     QString segmentToolTip(const Segment& segment) const;
 
     std::vector<Segment> m_segments;
