@@ -204,7 +204,9 @@ void StepBreakdownBar::paintEvent(QPaintEvent*)
     painter.drawText(l.step, Qt::AlignLeft | Qt::AlignVCenter, tr("Step %1").arg(m_stepText));
     painter.setFont(font());
     painter.setPen(pal.color(QPalette::PlaceholderText));
-    painter.drawText(l.bottleneck, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+    const int line = fontMetrics().height();
+    const int wrapBottleneck = l.bottleneck.height() > line ? int(Qt::TextWordWrap) : 0;
+    painter.drawText(l.bottleneck, Qt::AlignLeft | Qt::AlignTop | wrapBottleneck,
         tr("bottleneck: %1").arg(m_bottleneckText));
 
     painter.setPen(Qt::NoPen);
@@ -223,12 +225,14 @@ void StepBreakdownBar::paintEvent(QPaintEvent*)
     }
 
     painter.setPen(pal.color(QPalette::Text));
-    const int line = fontMetrics().height();
     for (size_t i = 0; i < m_segments.size(); ++i) {
         const QRect text = l.legendText[i];
         const QRect swatch(l.legend[i].left(), text.top() + (line - kSwatch) / 2, kSwatch, kSwatch);
         painter.fillRect(swatch, m_segments[i].color);
-        painter.drawText(text, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, legendText(i));
+        // Only an entry laid out on more than one line wraps: a one-line rect is its text's
+        // advance in whole pixels, which word wrap may find a fraction too narrow.
+        const int wrap = text.height() > line ? int(Qt::TextWordWrap) : 0;
+        painter.drawText(text, Qt::AlignLeft | Qt::AlignTop | wrap, legendText(i));
     }
 }
 
