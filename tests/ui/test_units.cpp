@@ -88,8 +88,9 @@ private slots:
         QTest::addColumn<QString>("panel");
         QTest::addColumn<int>("atLeast");
         // Training: summary (total, headroom, largest, suggestion), the GPU's HBM note, the
-        // memory chart (axis, HBM, usable, five totals) and the sweep's axis title.
-        QTest::newRow("training") << QStringLiteral("training") << 12;
+        // memory chart (axis, HBM, usable; its five totals drop the unit at this width, so that
+        // they do not overlap) and the sweep's axis title.
+        QTest::newRow("training") << QStringLiteral("training") << 9;
         // Serving: KV per token, KV budget, contiguous waste, the chart's axis, lines, total.
         QTest::newRow("serving") << QStringLiteral("serving") << 6;
         // RL: the role chart's axis, HBM and limit lines and each role's total.

@@ -21,6 +21,7 @@
 
 namespace envelope::ui {
 namespace {
+constexpr int kLineLabelGap = 5; // px between the plot's right edge and a line's label
 
 double finite(double v)
 {
@@ -66,12 +67,6 @@ MemoryBarChart::MemoryBarChart(
     m_yAxis->setLabelFormat(QStringLiteral("%.0f"));
     m_yAxis->setMinorTickCount(1);
 
-    m_hbmBox = new QGraphicsRectItem(chart);
-    m_limitBox = new QGraphicsRectItem(chart);
-    for (QGraphicsRectItem* box : { m_hbmBox, m_limitBox }) {
-        box->setPen(Qt::NoPen);
-        box->setZValue(100.5);
-    }
     m_hbmLabel = new QGraphicsSimpleTextItem(chart);
     m_limitLabel = new QGraphicsSimpleTextItem(chart);
     m_hbmLabel->setBrush(capacityLineColor());
@@ -100,6 +95,15 @@ QString MemoryBarChart::columnLabel(int column) const
 QString MemoryBarChart::totalText(int column) const
 {
     return m_totalTexts.value(column);
+}
+
+QStringList MemoryBarChart::drawnTotals() const
+{
+    QStringList texts;
+    for (const QGraphicsSimpleTextItem* item : m_totalLabels)
+        if (item->isVisible())
+            texts.push_back(item->text());
+    return texts;
 }
 
 void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, double hbmBytes,
@@ -148,12 +152,21 @@ void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, dou
     }
 
     m_totalTexts.clear();
+    m_shortTotalTexts.clear();
     for (const MemoryBarColumn& c : columns) {
         QString text = bytesText(c.bytes.total(), units);
-        if (c.fits)
-            text += *c.fits ? QStringLiteral(" ✓") : QStringLiteral(" ✗");
-        m_totalTexts.push_back(text);
+        const QString mark
+            = c.fits ? (*c.fits ? QStringLiteral(" ✓") : QStringLiteral(" ✗")) : QString();
+        m_totalTexts.push_back(text + mark);
+        // "218.4 GB" -> "218.4": the figure without its unit, for narrow columns.
+        m_shortTotalTexts.push_back(text.section(QLatin1Char(' '), 0, 0) + mark);
     }
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetricsF totalMetrics(bold);
+    m_totalWidths.clear();
+    for (const QString& text : m_totalTexts)
+        m_totalWidths.push_back(totalMetrics.horizontalAdvance(text));
 
     // The category labels are set in placeOverlays(), which knows the plot's width.
 
@@ -173,49 +186,191 @@ void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, dou
     replaceIfChanged(m_hbmLine, QList<QPointF> { { left, m_hbm }, { right, m_hbm } });
     const QString hbmText = tr("HBM %1").arg(bytesText(hbmBytes, units));
     m_hbmLine->setName(hbmText);
-    m_hbmLabel->setText(hbmText);
+    m_hbmLabel->setText(tr("HBM\n%1").arg(bytesText(hbmBytes, units)));
     legend.push_back({ tr("HBM"), capacityLineColor(), ChartLegend::Marker::DashLine });
     m_limitLine->setVisible(limit.has_value());
     m_limitLabel->setVisible(limit.has_value());
-    m_limitBox->setVisible(limit.has_value());
     if (limit) {
         replaceIfChanged(m_limitLine, QList<QPointF> { { left, m_limit }, { right, m_limit } });
         m_limitLine->setName(limit->name);
-        m_limitLabel->setText(tr("%1: %2").arg(limit->name, bytesText(limit->bytes, units)));
+        m_limitLabel->setText(tr("%1\n%2").arg(limit->name, bytesText(limit->bytes, units)));
         legend.push_back({ limit->name, usableLineColor(), ChartLegend::Marker::DotLine });
     }
     this->legend()->setEntries(legend);
     placeOverlays();
 }
 
+namespace {
+// "ZeRO-3" -> {"ZeRO-", "3"}, "GPU 0" -> {"GPU", "0"}: where a category label breaks in two.
+QStringList breakInTwo(const QString& label)
+{
+    const qsizetype space = label.indexOf(QLatin1Char(' '));
+    if (space > 0)
+        return { label.left(space), label.mid(space + 1) };
+    const qsizetype dash = label.indexOf(QLatin1Char('-'));
+    if (dash > 0)
+        return { label.left(dash + 1), label.mid(dash + 1) };
+    return { label };
+}
+} // namespace
+
 void MemoryBarChart::placeCategoryLabels(const QRectF& plot)
 {
-    // Category labels Qt would elide ("ZeR...") break onto two lines instead ("ZeRO-" / "3").
-    // The margins differ so that the small change of plot size a break brings cannot flip it.
-    const QFontMetricsF metrics(m_xAxis->labelsFont());
-    double widest = 0;
+    // Category labels Qt would elide ("ZeR...") break onto two lines instead ("ZeRO-" / "3"),
+    // and stand upright when even that is too wide. A mode more compact than the current one is
+    // taken with less room to spare than it takes to go back, so that the small change of plot
+    // size a change of mode brings cannot flip it.
+    // The labels' widths are measured once per set of labels (text shaping dominates).
+    QStringList names;
     for (const MemoryBarColumn& column : m_columns)
-        widest = std::max(widest, metrics.horizontalAdvance(column.label));
+        names.push_back(column.label);
+    if (names != m_measuredLabels) {
+        const QFontMetricsF metrics(m_xAxis->labelsFont());
+        m_oneLineWidth = 0;
+        m_twoLineWidth = 0;
+        for (const QString& name : names) {
+            m_oneLineWidth = std::max(m_oneLineWidth, metrics.horizontalAdvance(name));
+            for (const QString& part : breakInTwo(name))
+                m_twoLineWidth = std::max(m_twoLineWidth, metrics.horizontalAdvance(part));
+        }
+        m_measuredLabels = names;
+    }
+    const double oneLine = m_oneLineWidth;
+    const double twoLines = m_twoLineWidth;
     const double category = plot.width() / std::max(1, columnCount());
-    if (!m_twoLineLabels && widest + 8 > category)
-        m_twoLineLabels = true;
-    else if (m_twoLineLabels && widest + 20 < category)
-        m_twoLineLabels = false;
+    auto fits = [&](LabelMode mode, double needed) {
+        // Qt elides a label well before it fills its category (about 70% of it, measured at
+        // 1280x800); going back to a wider mode asks for more room than leaving it.
+        return needed * (int(mode) >= int(m_labelMode) ? 1.35 : 1.5) + 8 <= category;
+    };
+    m_labelMode = fits(LabelMode::OneLine, oneLine) ? LabelMode::OneLine
+        : fits(LabelMode::TwoLines, twoLines)       ? LabelMode::TwoLines
+                                                    : LabelMode::Upright;
     QStringList labels;
     for (const MemoryBarColumn& column : m_columns) {
-        QString text = column.label.toHtmlEscaped();
-        if (m_twoLineLabels) {
-            const qsizetype space = text.indexOf(QLatin1Char(' '));
-            const qsizetype dash = text.indexOf(QLatin1Char('-'));
-            if (space > 0)
-                text.replace(space, 1, QStringLiteral("<br>"));
-            else if (dash > 0)
-                text.insert(dash + 1, QStringLiteral("<br>"));
+        if (m_labelMode != LabelMode::TwoLines) {
+            labels.push_back(column.label.toHtmlEscaped());
+            continue;
         }
-        labels.push_back(text);
+        QStringList parts = breakInTwo(column.label);
+        for (QString& part : parts)
+            part = part.toHtmlEscaped();
+        labels.push_back(parts.join(QStringLiteral("<br>")));
     }
+    const int angle = m_labelMode == LabelMode::Upright ? -90 : 0;
+    if (m_xAxis->labelsAngle() != angle)
+        m_xAxis->setLabelsAngle(angle);
     if (m_xAxis->categories() != labels)
         m_xAxis->setCategories(labels);
+}
+
+void MemoryBarChart::placeLineLabels(const QRectF& plot)
+{
+    // The HBM and limit labels sit in the chart's right margin at their line's height, never on
+    // the bars: the margin is made as wide as the wider label (two lines: name, figure).
+    QChart* chart = this->chart();
+    const bool limitShown = m_limitLabel->isVisible();
+    double widest = m_hbmLabel->boundingRect().width();
+    if (limitShown)
+        widest = std::max(widest, m_limitLabel->boundingRect().width());
+    const int margin = int(std::ceil(widest)) + 2 * kLineLabelGap;
+    QMargins margins = chart->margins();
+    if (margins.right() != margin) {
+        margins.setRight(margin);
+        chart->setMargins(margins); // lays the chart out again: placeOverlays() runs once more
+    }
+    const QRectF area = chart->rect();
+    const double x = plot.right() + kLineLabelGap;
+    const double hbmY = chart->mapToPosition(QPointF(0, m_hbm), m_hbmLine).y();
+    const double limitY = chart->mapToPosition(QPointF(0, m_limit), m_hbmLine).y();
+    const double hbmH = m_hbmLabel->boundingRect().height();
+    const double limitH = m_limitLabel->boundingRect().height();
+    // Each label centred on its line; when the two would touch, the upper line's label moves up
+    // and the lower's down until they clear each other.
+    double hbmTop = hbmY - hbmH / 2;
+    double limitTop = limitY - limitH / 2;
+    if (limitShown) {
+        const bool hbmAbove = hbmY <= limitY;
+        double& upperTop = hbmAbove ? hbmTop : limitTop;
+        double& lowerTop = hbmAbove ? limitTop : hbmTop;
+        const double upperH = hbmAbove ? hbmH : limitH;
+        const double overlap = upperTop + upperH + 2 - lowerTop;
+        if (overlap > 0) {
+            upperTop -= overlap / 2;
+            lowerTop += overlap / 2;
+        }
+    }
+    auto clampTop = [&](double top, double height) {
+        return std::clamp(top, area.top(), std::max(area.top(), area.bottom() - height));
+    };
+    m_hbmLabel->setPos(x, clampTop(hbmTop, hbmH));
+    m_limitLabel->setPos(x, clampTop(limitTop, limitH));
+}
+
+void MemoryBarChart::placeTotals(const QRectF& plot)
+{
+    // Each column's total above its bar, so the figure reads without hovering. A run of columns
+    // with the same total (a TP group's ranks) gets one label over the run; when neighbouring
+    // labels would still collide, they drop the unit (the axis title names it).
+    QChart* chart = this->chart();
+    struct Run {
+        int first;
+        int last;
+    };
+    std::vector<Run> runs;
+    for (int c = 0; c < int(m_totalTexts.size()); ++c) {
+        const MemoryBarColumn& column = m_columns[std::size_t(c)];
+        if (!runs.empty()) {
+            const MemoryBarColumn& previous = m_columns[std::size_t(runs.back().last)];
+            if (m_totalTexts[c] == m_totalTexts[runs.back().last] && column.ghost == previous.ghost
+                && column.fits == previous.fits) {
+                runs.back().last = c;
+                continue;
+            }
+        }
+        runs.push_back({ c, c });
+    }
+    while (m_totalLabels.size() < qsizetype(runs.size())) {
+        auto* item = new QGraphicsSimpleTextItem(chart);
+        QFont font = item->font();
+        font.setBold(true);
+        item->setFont(font);
+        item->setZValue(101);
+        m_totalLabels.push_back(item);
+    }
+    auto centreOf = [&](const Run& run) {
+        return chart->mapToPosition(QPointF(0.5 * (run.first + run.last), 0), m_hbmLine).x();
+    };
+    bool shortTexts = false;
+    for (std::size_t r = 1; r < runs.size(); ++r) {
+        const double room = centreOf(runs[r]) - centreOf(runs[r - 1]);
+        const double needed = 0.5
+                * (m_totalWidths[std::size_t(runs[r - 1].first)]
+                    + m_totalWidths[std::size_t(runs[r].first)])
+            + 4;
+        shortTexts = shortTexts || needed > room;
+    }
+    for (qsizetype i = 0; i < m_totalLabels.size(); ++i) {
+        QGraphicsSimpleTextItem* item = m_totalLabels[i];
+        item->setVisible(i < qsizetype(runs.size()));
+        if (i >= qsizetype(runs.size()))
+            continue;
+        const Run& run = runs[std::size_t(i)];
+        const bool overflows = m_columns[std::size_t(run.first)].fits == false;
+        item->setBrush(overflows ? overflowColor() : palette().color(QPalette::Text));
+        QString text = shortTexts ? m_shortTotalTexts[run.first] : m_totalTexts[run.first];
+        if (run.last > run.first)
+            text = tr("%1 each").arg(text);
+        item->setText(text);
+        double top = plot.bottom();
+        for (int c = run.first; c <= run.last; ++c)
+            top = std::min(top,
+                chart->mapToPosition(QPointF(double(c), m_totals[std::size_t(c)]), m_hbmLine).y());
+        const QRectF box = item->boundingRect();
+        const double x = std::clamp(centreOf(run) - box.width() / 2, chart->rect().left(),
+            chart->rect().right() - box.width());
+        item->setPos(x, std::max(plot.top(), top - box.height() - 6));
+    }
 }
 
 void MemoryBarChart::placeOverlays()
@@ -225,42 +380,8 @@ void MemoryBarChart::placeOverlays()
     QChart* chart = this->chart();
     placeCategoryLabels(chart->plotArea());
     const QRectF plot = chart->plotArea(); // the labels' height may have moved the plot
-    const QPointF hbmAt = chart->mapToPosition(QPointF(0, m_hbm), m_hbmLine);
-    const QPointF limitAt = chart->mapToPosition(QPointF(0, m_limit), m_hbmLine);
-    const qreal right = plot.right() - 4;
-    m_hbmLabel->setPos(right - m_hbmLabel->boundingRect().width(),
-        hbmAt.y() - m_hbmLabel->boundingRect().height() - 1);
-    m_limitLabel->setPos(right - m_limitLabel->boundingRect().width(), limitAt.y() + 1);
-    QColor boxColor = palette().color(QPalette::Base);
-    boxColor.setAlphaF(0.85f);
-    for (auto [box, label] :
-        { std::pair { m_hbmBox, m_hbmLabel }, std::pair { m_limitBox, m_limitLabel } }) {
-        box->setBrush(boxColor);
-        box->setRect(label->mapRectToParent(label->boundingRect()).adjusted(-3, 0, 3, 0));
-    }
-
-    // Each column's total above its bar, so the figure reads without hovering.
-    while (m_totalLabels.size() < m_totalTexts.size()) {
-        auto* item = new QGraphicsSimpleTextItem(chart);
-        QFont font = item->font();
-        font.setBold(true);
-        item->setFont(font);
-        item->setZValue(101);
-        m_totalLabels.push_back(item);
-    }
-    for (qsizetype c = 0; c < m_totalLabels.size(); ++c) {
-        QGraphicsSimpleTextItem* item = m_totalLabels[c];
-        item->setVisible(c < m_totalTexts.size());
-        if (c >= m_totalTexts.size())
-            continue;
-        const bool overflows = m_columns[std::size_t(c)].fits == false;
-        item->setBrush(overflows ? overflowColor() : palette().color(QPalette::Text));
-        item->setText(m_totalTexts[c]);
-        const QPointF top
-            = chart->mapToPosition(QPointF(double(c), m_totals[std::size_t(c)]), m_hbmLine);
-        const QRectF box = item->boundingRect();
-        item->setPos(top.x() - box.width() / 2, std::max(plot.top(), top.y() - box.height() - 6));
-    }
+    placeLineLabels(plot);
+    placeTotals(plot);
 
     if (m_highlighted < 0) {
         m_highlight->setVisible(false);

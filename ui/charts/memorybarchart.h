@@ -1,7 +1,9 @@
 // Per-GPU memory as stacked bars in the tenant colours, one column per plan variant, GPU or RL
 // role, against a dashed line at the GPU's HBM and a dotted second limit (the usable fraction
-// of HBM, vLLM's gpu_memory_utilization, the colocated peak). Each column's total sits above
-// its bar, with a fits / does-not-fit mark where the caller gives one; one column may be
+// of HBM, vLLM's gpu_memory_utilization, the colocated peak), each named in the right margin at
+// its height, off the bars. Each column's total sits above its bar, with a fits / does-not-fit
+// mark where the caller gives one; a run of equal totals (a TP group's ranks) gets one label, and
+// narrow columns drop the unit (the axis names it); one column may be
 // outlined (the training panel's own ZeRO stage or recompute mode among its comparison
 // columns). The training, serving and RL panels all draw their memory with this one chart.
 #pragma once
@@ -31,8 +33,8 @@ struct MemoryBarColumn {
     QString label;
     MemoryBreakdown bytes;
     std::optional<bool> fits; // when set, the total reads "62.3 GB ✓" or, in red, "✗"
-    bool ghost = false;       // drawn faded in the same colours (a pinned plan)
-    QString tooltipLabel;     // the column's name in its tooltip, when longer than `label`
+    bool ghost = false; // drawn faded in the same colours (a pinned plan)
+    QString tooltipLabel; // the column's name in its tooltip, when longer than `label`
 };
 
 // The second reference line: its name ("90% usable", "util. 0.90") and height.
@@ -61,6 +63,7 @@ public:
     int columnCount() const { return int(m_columns.size()); }
     QString columnLabel(int column) const;
     QString totalText(int column) const; // "62.3 GB ✓"
+    QStringList drawnTotals() const; // the labels over the bars, as drawn (one per run)
     int highlightedColumn() const { return m_highlighted; }
     double hbmLineValue() const { return m_hbm; } // display units
     double limitLineValue() const { return m_limit; } // display units, 0 when none
@@ -73,6 +76,8 @@ protected:
 
 private:
     void placeCategoryLabels(const QRectF& plot);
+    void placeLineLabels(const QRectF& plot);
+    void placeTotals(const QRectF& plot);
     void onHovered(bool status, int index, QBarSet* set);
 
     std::vector<Tenant> m_tenants;
@@ -87,16 +92,21 @@ private:
     QLineSeries* m_limitLine;
     QGraphicsSimpleTextItem* m_hbmLabel;
     QGraphicsSimpleTextItem* m_limitLabel;
-    QGraphicsRectItem* m_hbmBox; // backgrounds that keep the line labels legible over bars
-    QGraphicsRectItem* m_limitBox;
     QGraphicsRectItem* m_highlight;
     QStringList m_totalTexts;
+    QStringList m_shortTotalTexts; // the same without the unit, for narrow columns
     QList<QGraphicsSimpleTextItem*> m_totalLabels; // drawn above the bars
     std::vector<double> m_totals; // display units, per column
+    std::vector<double> m_totalWidths; // px, the bold total labels' widths
+    QStringList m_measuredLabels; // the category labels m_oneLineWidth, m_twoLineWidth measure
+    double m_oneLineWidth = 0;
+    double m_twoLineWidth = 0;
     double m_hbm = 0;
     double m_limit = 0;
     int m_highlighted = -1;
-    bool m_twoLineLabels = false; // category labels broken onto two lines (narrow plot)
+    // How the category labels fit under their bars: one line, broken onto two, or upright.
+    enum class LabelMode { OneLine, TwoLines, Upright };
+    LabelMode m_labelMode = LabelMode::OneLine;
     FormulaProvider m_formulaProvider;
 };
 

@@ -2,6 +2,7 @@
 
 #include <QCategoryAxis>
 #include <QChart>
+#include <QLogValueAxis>
 #include <QPainter>
 #include <QPalette>
 #include <QValueAxis>
@@ -30,6 +31,14 @@ QValueAxis* verticalValueAxis(const QChart* chart)
     for (QAbstractAxis* axis : chart->axes(Qt::Vertical))
         if (auto* value = qobject_cast<QValueAxis*>(axis))
             return value;
+    return nullptr;
+}
+
+QLogValueAxis* verticalLogAxis(const QChart* chart)
+{
+    for (QAbstractAxis* axis : chart->axes(Qt::Vertical))
+        if (auto* log = qobject_cast<QLogValueAxis*>(axis))
+            return log;
     return nullptr;
 }
 
@@ -107,6 +116,9 @@ void PlotGrid::adoptAxes()
             connect(value, &QValueAxis::tickIntervalChanged, this, &PlotGrid::relayout,
                 Qt::UniqueConnection);
         }
+        if (auto* log = qobject_cast<QLogValueAxis*>(axis))
+            connect(
+                log, &QLogValueAxis::rangeChanged, this, &PlotGrid::relayout, Qt::UniqueConnection);
         if (auto* category = qobject_cast<QCategoryAxis*>(axis))
             connect(category, &QCategoryAxis::categoriesChanged, this, &PlotGrid::relayout,
                 Qt::UniqueConnection);
@@ -157,6 +169,25 @@ void PlotGrid::relayout()
                     const double v = ticks[i] + (ticks[i + 1] - ticks[i]) * j / (perGap + 1);
                     minor.append(QRect(left, row(yOf(v)), right - left, 1));
                 }
+        }
+        if (QLogValueAxis* y = verticalLogAxis(m_chart); y && y->min() > 0 && y->max() > y->min()) {
+            // A line at each power of the base (Qt's labelled ticks) and, for base 10, faint
+            // ones at 2..9 times it.
+            const double base = y->base();
+            const double low = std::log(y->min()) / std::log(base);
+            const double high = std::log(y->max()) / std::log(base);
+            auto yOf = [&](double v) {
+                return plot.bottom()
+                    - (std::log(v) / std::log(base) - low) / (high - low) * plot.height();
+            };
+            for (int k = int(std::floor(low)); k <= int(std::ceil(high)); ++k) {
+                const double decade = std::pow(base, k);
+                if (decade >= y->min() && decade <= y->max())
+                    major.append(QRect(left, row(yOf(decade)), right - left, 1));
+                for (int m = 2; base == 10 && m < 10; ++m)
+                    if (m * decade > y->min() && m * decade < y->max())
+                        minor.append(QRect(left, row(yOf(m * decade)), right - left, 1));
+            }
         }
         if (QCategoryAxis* x = horizontalCategoryAxis(m_chart); x && x->max() > x->min()) {
             const double span = x->max() - x->min();

@@ -25,9 +25,9 @@ class PlotGrid : public QGraphicsObject {
 public:
     // The chart's grid, creating it on the first call: hides the axes' own grid and axis lines and
     // draws, within the plot area, a horizontal line at each major and minor tick of the vertical
-    // value axis, a vertical line at each category boundary of a horizontal QCategoryAxis, and the
-    // left and bottom edges as axis lines. Call after the axes are attached; again on a palette
-    // change (styleChart does both).
+    // value axis (at each decade, and 2..9 times it, of a vertical log axis), a vertical line at
+    // each category boundary of a horizontal QCategoryAxis, and the left and bottom edges as axis
+    // lines. Call after the axes are attached; again on a palette change (styleChart does both).
     static PlotGrid* install(QChart* chart, const QPalette& palette);
     static PlotGrid* of(const QChart* chart);
 

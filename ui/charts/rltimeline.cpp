@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "estimate/estimate.h"
-#include "charts/tenantpalette.h"
 #include "base/units.h"
+#include "charts/tenantpalette.h"
+#include "estimate/estimate.h"
 
 namespace envelope::ui {
 namespace {
@@ -20,6 +20,31 @@ const QColor kTrainColor(0xE6, 0x9F, 0x00);
 QString duration(double s)
 {
     return QString::fromStdString(formatDuration(s));
+}
+
+struct TimeUnit {
+    double seconds;
+    QString suffix;
+};
+
+// The unit a span of time reads best in: seconds below two minutes, minutes below two hours.
+TimeUnit unitFor(double spanS)
+{
+    if (spanS >= 7200)
+        return { 3600, QStringLiteral(" h") };
+    if (spanS >= 120)
+        return { 60, QStringLiteral(" min") };
+    return { 1, QStringLiteral(" s") };
+}
+
+// "4.12 min", "11.1 s": three significant figures; a tick's "250 s" keeps its round value.
+QString inUnit(double s, const TimeUnit& unit, bool tick = false)
+{
+    const double v = s / unit.seconds;
+    if (tick)
+        return QString::number(v, 'g', 4) + unit.suffix;
+    const int decimals = v < 10 ? 2 : (v < 100 ? 1 : 0);
+    return QString::number(v, 'f', decimals) + unit.suffix;
 }
 
 // A tick spacing of 1, 2 or 5 x 10^k giving about `count` ticks over `span`.
@@ -75,82 +100,121 @@ void RlTimeline::setStep(const RlEstimate& rl, bool overlapped)
     update();
 }
 
+RlTimeline::Layout RlTimeline::layoutFor(int width) const
+{
+    Layout l;
+    const QFontMetrics fm = fontMetrics();
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetrics bfm(bold);
+    const int line = fm.height();
+    // The row labels right-aligned before the bars, measured in the font each is drawn in.
+    int labelWidth = 0;
+    for (int i = 0; i < m_rows.size(); ++i)
+        labelWidth
+            = std::max(labelWidth, (isBottleneckRow(i) ? bfm : fm).horizontalAdvance(m_rows[i]));
+    l.left = labelWidth + 16;
+    l.right = width - 16;
+    l.top = line + 10;
+    l.rowHeight = line + 12;
+    const double span = std::max(m_stepS, 1e-9);
+    l.scale = (l.right - l.left) / span;
+    // One unit for the bars' labels and the axis: the step's (s, min or h).
+    const TimeUnit unit = unitFor(span);
+
+    const QString title = m_overlapped
+        ? tr("One step, one-step off-policy (rollout overlaps training): %1").arg(duration(m_stepS))
+        : tr("One step, synchronous: %1").arg(duration(m_stepS));
+    l.texts.push_back({ QRectF(l.left, 2, bfm.horizontalAdvance(title), line), title, true });
+    for (int i = 0; i < m_rows.size(); ++i) {
+        const bool boldRow = isBottleneckRow(i);
+        const int w = (boldRow ? bfm : fm).horizontalAdvance(m_rows[i]);
+        const int y = l.top + i * l.rowHeight;
+        l.texts.push_back({ QRectF(labelWidth + 8 - w, y + (l.rowHeight - line) / 2, w, line),
+            m_rows[i], boldRow });
+    }
+    for (const Segment& s : m_segments) {
+        if (s.endS <= s.startS)
+            continue;
+        const QRectF box(l.left + s.startS * l.scale, l.top + s.row * l.rowHeight + 3,
+            std::max(1.0, (s.endS - s.startS) * l.scale), l.rowHeight - 6);
+        l.boxes.push_back(box);
+        const QString text = inUnit(s.endS - s.startS, unit);
+        const int w = fm.horizontalAdvance(text);
+        double x = box.center().x() - w / 2.0; // inside when it fits
+        if (w + 8 >= box.width())
+            x = box.right() + 4 + w <= width ? box.right() + 4 : box.left() - 4 - w;
+        l.texts.push_back({ QRectF(x, box.center().y() - line / 2.0, w, line), text, false,
+            w + 8 < box.width() });
+    }
+
+    // The time axis: ticks in the same unit, each label kept in the widget and clear of the
+    // previous one.
+    l.axisY = l.top + int(m_rows.size()) * l.rowHeight + 2;
+    const double step = niceStep(span / unit.seconds, 8) * unit.seconds;
+    double lastRight = -1e9;
+    for (double t = 0; t <= span * 1.0001; t += step) {
+        const double x = l.left + t * l.scale;
+        l.ticks.push_back(x);
+        const QString label = inUnit(t, unit, true);
+        const int w = fm.horizontalAdvance(label);
+        const double labelX = std::clamp(x - w / 2.0, 0.0, double(width - w));
+        if (labelX < lastRight + 6)
+            continue;
+        l.texts.push_back({ QRectF(labelX, l.axisY + 5, w, line), label, false });
+        lastRight = labelX + w;
+    }
+    return l;
+}
+
+bool RlTimeline::isBottleneckRow(int row) const
+{
+    return (row == 0 && m_bottleneck == QLatin1String("rollout"))
+        || (row > 0 && m_bottleneck == QLatin1String("training"));
+}
+
+std::vector<DrawnText> RlTimeline::texts() const
+{
+    std::vector<DrawnText> out;
+    for (const LaidText& t : layoutFor(width()).texts)
+        out.push_back({ t.rect, t.text });
+    return out;
+}
+
 void RlTimeline::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
     p.fillRect(rect(), palette().base());
-    const QFontMetrics fm = fontMetrics();
-    const int line = fm.height();
-    int labelWidth = 0;
-    for (const QString& row : m_rows)
-        labelWidth = std::max(labelWidth, fm.horizontalAdvance(row));
-    const int left = labelWidth + 16;
-    const int right = width() - 16;
-    const int top = line + 10;
-    const int rowHeight = line + 12;
-    const double span = std::max(m_stepS, 1e-9);
-    const double scale = (right - left) / span;
-    auto xAt = [&](double s) { return left + s * scale; };
-
+    const Layout l = layoutFor(width());
     QFont bold = font();
     bold.setBold(true);
-    p.setFont(bold);
-    p.setPen(palette().color(QPalette::Text));
-    p.drawText(QRect(left, 0, right - left, line + 4), Qt::AlignLeft | Qt::AlignVCenter,
-        m_overlapped ? tr("One step, one-step off-policy (rollout overlaps training): %1")
-                           .arg(duration(m_stepS))
-                     : tr("One step, synchronous: %1").arg(duration(m_stepS)));
-    p.setFont(font());
 
-    // Rows and their labels; the bottleneck's label in bold.
-    for (int i = 0; i < m_rows.size(); ++i) {
-        const int y = top + i * rowHeight;
-        const bool bottleneck = (i == 0 && m_bottleneck == QLatin1String("rollout"))
-            || (i > 0 && m_bottleneck == QLatin1String("training"));
-        p.setFont(bottleneck ? bold : font());
-        p.setPen(palette().color(QPalette::Text));
-        p.drawText(
-            QRect(0, y, labelWidth + 8, rowHeight), Qt::AlignRight | Qt::AlignVCenter, m_rows[i]);
-    }
-    p.setFont(font());
-
+    std::size_t box = 0;
     for (const Segment& s : m_segments) {
         if (s.endS <= s.startS)
             continue;
-        const QRectF box(xAt(s.startS), top + s.row * rowHeight + 3,
-            std::max(1.0, (s.endS - s.startS) * scale), rowHeight - 6);
         QPainterPath path;
-        path.addRoundedRect(box, 3, 3);
+        path.addRoundedRect(l.boxes[box++], 3, 3);
         p.fillPath(path, s.color);
         p.setPen(QPen(s.color.darker(130), 1));
         p.drawPath(path);
-        const QString text = duration(s.endS - s.startS);
-        const int w = fm.horizontalAdvance(text);
-        if (w + 8 < box.width()) {
-            p.setPen(Qt::black);
-            p.drawText(box, Qt::AlignCenter, text);
-        } else {
-            p.setPen(palette().color(QPalette::Text));
-            p.drawText(QPointF(box.right() + 4, box.center().y() + fm.ascent() / 2.0 - 1), text);
-        }
+    }
+    for (const LaidText& t : l.texts) {
+        p.setFont(t.bold ? bold : font());
+        p.setPen(t.onBar ? QColor(Qt::black) : palette().color(QPalette::Text));
+        p.drawText(t.rect, Qt::AlignCenter, t.text);
     }
 
-    // Time axis with ticks, and the step's end.
-    const int axisY = top + int(m_rows.size()) * rowHeight + 2;
     QColor axis = palette().color(QPalette::Text);
     axis.setAlphaF(0.5f);
     p.setPen(axis);
-    p.drawLine(left, axisY, right, axisY);
-    const double step = niceStep(span, 8);
-    for (double s = 0; s <= span * 1.0001; s += step) {
-        const double x = xAt(s);
-        p.drawLine(QPointF(x, axisY), QPointF(x, axisY + 4));
-        const QString label = QString::number(s, 'g', 4) + QStringLiteral(" s");
-        p.drawText(QRectF(x - 40, axisY + 4, 80, line), Qt::AlignHCenter | Qt::AlignTop, label);
-    }
+    p.drawLine(l.left, l.axisY, l.right, l.axisY);
+    for (double x : l.ticks)
+        p.drawLine(QPointF(x, l.axisY), QPointF(x, l.axisY + 4));
     p.setPen(QPen(capacityLineColor(), 1.6, Qt::DashLine));
-    p.drawLine(QPointF(xAt(m_stepS), top - 4), QPointF(xAt(m_stepS), axisY));
+    p.drawLine(QPointF(l.left + m_stepS * l.scale, l.top - 4),
+        QPointF(l.left + m_stepS * l.scale, l.axisY));
 }
 
 } // namespace envelope::ui

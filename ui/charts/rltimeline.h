@@ -1,11 +1,14 @@
 // One RL step on a time axis: rollout, the frozen forwards (reference, reward, critic values)
 // and the policy (+ critic) update, one after another, or with the rollout of the next step
-// overlapping the training of this one when the pipeline is one-step off-policy.
+// overlapping the training of this one when the pipeline is one-step off-policy. The bars'
+// durations and the time axis read in one unit, the step's (s, min or h).
 #pragma once
 
 #include <QWidget>
 
 #include <vector>
+
+#include "charts/drawntext.h"
 
 namespace envelope {
 struct RlEstimate;
@@ -31,6 +34,7 @@ public:
     const std::vector<Segment>& segments() const { return m_segments; }
     double stepS() const { return m_stepS; }
     bool overlapped() const { return m_overlapped; }
+    std::vector<DrawnText> texts() const; // what paintEvent draws, where
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -39,6 +43,23 @@ protected:
     void paintEvent(QPaintEvent* event) override;
 
 private:
+    struct LaidText {
+        QRectF rect;
+        QString text;
+        bool bold = false;
+        bool onBar = false; // drawn inside its bar, in black
+    };
+    // Where everything goes at `width`: paintEvent draws it and texts() reports it.
+    struct Layout {
+        int left = 0, right = 0, top = 0, rowHeight = 0, axisY = 0;
+        double scale = 0; // px per second
+        std::vector<QRectF> boxes; // one per drawn segment
+        std::vector<double> ticks; // x of each axis tick
+        std::vector<LaidText> texts;
+    };
+    Layout layoutFor(int width) const;
+    bool isBottleneckRow(int row) const; // the bottleneck's row label is bold
+
     std::vector<Segment> m_segments;
     QStringList m_rows;
     double m_stepS = 0;

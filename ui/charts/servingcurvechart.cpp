@@ -2,10 +2,11 @@
 
 #include <QCategoryAxis>
 #include <QChart>
+#include <QFontMetricsF>
 #include <QGraphicsSimpleTextItem>
 #include <QLineSeries>
+#include <QLogValueAxis>
 #include <QScatterSeries>
-#include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
@@ -34,7 +35,7 @@ ServingCurveChart::ServingCurveChart(QWidget* parent)
     , m_contextLine(new QLineSeries)
     , m_concurrencyLine(new QLineSeries)
     , m_xAxis(new QCategoryAxis)
-    , m_yAxis(new QValueAxis)
+    , m_yAxis(new QLogValueAxis)
 {
     QChart* chart = this->chart();
     chart->setTitle(tr("Max concurrent sequences vs context"));
@@ -57,8 +58,12 @@ ServingCurveChart::ServingCurveChart(QWidget* parent)
         m_xAxis->append(contextLabel(k), k);
     m_xAxis->setRange(kServingSweepMinLog2, kServingSweepMaxLog2);
     m_xAxis->setTitleText(tr("context length (tokens, log2 scale)"));
-    m_yAxis->setLabelFormat(QStringLiteral("%.0f"));
-    m_yAxis->setTitleText(tr("sequences"));
+    // Log y: the curve spans thousands of sequences at 256 tokens and a handful at 1M, and the
+    // plan's point must read wherever it lies on it.
+    m_yAxis->setBase(10);
+    m_yAxis->setLabelFormat(QStringLiteral("%g"));
+    m_yAxis->setMinorTickCount(-1); // 2..9 between decades
+    m_yAxis->setTitleText(tr("sequences (log scale)"));
 
     for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*> {
              m_curve, m_points, m_concurrencyLine, m_contextLine, m_marker }) {
@@ -94,24 +99,29 @@ void ServingCurveChart::setPoints(const std::vector<ServingSweepPoint>& points,
     double currentContext, double currentSequences, double concurrency)
 {
     auto finite = [](double v) { return std::isfinite(v) ? v : 0.0; };
+    // Zero sequences (nothing fits) has no place on a log axis: drawn on its floor, half a
+    // sequence, below the "1" line; the label says 0.
+    auto onAxis = [](double v) { return std::max(v, kLogFloor); };
     currentSequences = finite(currentSequences);
+    m_concurrency = onAxis(concurrency); // before any relayout: placeOverlays() maps it
     QList<QPointF> xy;
     double top = std::max({ currentSequences, concurrency, 1.0 });
     for (const ServingSweepPoint& p : points) {
-        xy.append(QPointF(std::log2(p.context), finite(p.maxSequences)));
+        xy.append(QPointF(std::log2(p.context), onAxis(finite(p.maxSequences))));
         top = std::max(top, finite(p.maxSequences));
     }
     replaceIfChanged(m_curve, xy);
     replaceIfChanged(m_points, xy);
     const double x = std::log2(std::max(currentContext, 1.0));
-    replaceIfChanged(m_marker, QList<QPointF> { { x, currentSequences } });
-    setNiceRange(m_yAxis, top * 1.1);
-    const double yTop = m_yAxis->max();
-    replaceIfChanged(m_contextLine, QList<QPointF> { { x, 0 }, { x, yTop } });
-    m_concurrency = concurrency;
+    replaceIfChanged(m_marker, QList<QPointF> { { x, onAxis(currentSequences) } });
+    // Up to the next decade with room for the labels above the highest point.
+    const double yTop = std::pow(10.0, std::ceil(std::log10(top * 1.3)));
+    if (m_yAxis->min() != kLogFloor || m_yAxis->max() != yTop)
+        m_yAxis->setRange(kLogFloor, yTop);
+    replaceIfChanged(m_contextLine, QList<QPointF> { { x, kLogFloor }, { x, yTop } });
     replaceIfChanged(m_concurrencyLine,
-        QList<QPointF> { { double(kServingSweepMinLog2), concurrency },
-            { double(kServingSweepMaxLog2), concurrency } });
+        QList<QPointF> { { double(kServingSweepMinLog2) - 1, m_concurrency },
+            { double(kServingSweepMaxLog2) + 1, m_concurrency } });
     m_markerLabel->setText(tr("%L1 tokens: %L2 sequences")
                                .arg(qlonglong(currentContext))
                                .arg(qlonglong(currentSequences)));
@@ -124,16 +134,58 @@ void ServingCurveChart::placeOverlays()
     if (m_marker->count() == 0)
         return;
     const QRectF plot = chart()->plotArea();
+    // The first and last context labels are centred on the plot's edges: widen the x range by
+    // half a label so that "256" clears the y axis' labels and "1M" the chart's edge.
+    const double perPower = plot.width() / (kServingSweepMaxLog2 - kServingSweepMinLog2 + 1.0);
+    const double pad = perPower > 0
+        ? std::max(0.2,
+            (0.5 * QFontMetricsF(m_xAxis->labelsFont()).horizontalAdvance(QStringLiteral("256K"))
+                + 4)
+                / perPower)
+        : 0.5;
+    const double left = kServingSweepMinLog2 - pad;
+    const double right = kServingSweepMaxLog2 + pad;
+    if (std::abs(m_xAxis->min() - left) > 0.02 || std::abs(m_xAxis->max() - right) > 0.02)
+        m_xAxis->setRange(left, right);
+
+    // The concurrency line's label at its right end, above the line (below it when the line is
+    // near the top).
+    const QPointF c = chart()->mapToPosition(QPointF(right, m_concurrency), m_marker);
+    const QRectF cbox = m_concurrencyLabel->boundingRect();
+    double cTop = c.y() - cbox.height() - 1;
+    if (cTop < plot.top())
+        cTop = c.y() + 2;
+    m_concurrencyLabel->setPos(plot.right() - cbox.width() - 4, cTop);
+    const QRectF taken = m_concurrencyLabel->mapRectToParent(cbox);
+
+    // The plan's label beside its point: the first corner (above right, above left, below right,
+    // below left) that stays in the plot and clears the concurrency label.
     const QPointF at = chart()->mapToPosition(m_marker->at(0), m_marker);
     const QRectF box = m_markerLabel->boundingRect();
-    double left = at.x() + 10;
-    if (left + box.width() > plot.right())
-        left = at.x() - 10 - box.width();
-    m_markerLabel->setPos(left, std::max(plot.top(), at.y() - box.height() - 8));
-    const QPointF c
-        = chart()->mapToPosition(QPointF(kServingSweepMaxLog2, m_concurrency), m_marker);
-    const QRectF cbox = m_concurrencyLabel->boundingRect();
-    m_concurrencyLabel->setPos(plot.right() - cbox.width() - 4, c.y() - cbox.height() - 1);
+    const QPointF corners[] = {
+        { at.x() + 10, at.y() - box.height() - 8 },
+        { at.x() - 10 - box.width(), at.y() - box.height() - 8 },
+        { at.x() + 10, at.y() + 8 },
+        { at.x() - 10 - box.width(), at.y() + 8 },
+    };
+    QPointF chosen = corners[0];
+    for (const QPointF& corner : corners) {
+        const QRectF r(corner, box.size());
+        if (plot.contains(r) && !r.intersects(taken)) {
+            chosen = corner;
+            break;
+        }
+    }
+    if (!plot.contains(QRectF(chosen, box.size()))
+        || QRectF(chosen, box.size()).intersects(taken)) {
+        // No corner is free: the label goes to the plot's top, clear of the concurrency label.
+        chosen
+            = QPointF(std::clamp(at.x() - box.width() / 2, plot.left(), plot.right() - box.width()),
+                plot.top() + 2);
+        if (QRectF(chosen, box.size()).intersects(taken))
+            chosen.setY(taken.bottom() + 2);
+    }
+    m_markerLabel->setPos(chosen);
 }
 
 } // namespace envelope::ui

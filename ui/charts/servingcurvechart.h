@@ -1,5 +1,6 @@
-// Max concurrent sequences against context length (log2 axis, 256..1M tokens), the points from
-// the core's servingContextSweep; the plan's context marked, the plan's concurrency as a line.
+// Max concurrent sequences (log10 axis) against context length (log2 axis, 256..1M tokens), the
+// points from the core's servingContextSweep; the plan's context marked, the plan's concurrency as
+// a line.
 #pragma once
 
 #include <vector>
@@ -12,7 +13,7 @@ class QCategoryAxis;
 class QGraphicsSimpleTextItem;
 class QLineSeries;
 class QScatterSeries;
-class QValueAxis;
+class QLogValueAxis;
 QT_END_NAMESPACE
 
 namespace envelope::ui {
@@ -20,6 +21,10 @@ namespace envelope::ui {
 class ServingCurveChart : public ChartWidget {
     Q_OBJECT
 public:
+    // The log y axis' floor, half a sequence: a context where nothing fits (0 sequences) is
+    // drawn there, below the "1" line.
+    static constexpr double kLogFloor = 0.5;
+
     explicit ServingCurveChart(QWidget* parent = nullptr);
 
     // `currentContext`, `currentSequences`: the plan's own point (the estimate's figures).
@@ -39,10 +44,10 @@ private:
     QLineSeries* m_contextLine;
     QLineSeries* m_concurrencyLine;
     QCategoryAxis* m_xAxis;
-    QValueAxis* m_yAxis;
+    QLogValueAxis* m_yAxis;
     QGraphicsSimpleTextItem* m_markerLabel;
     QGraphicsSimpleTextItem* m_concurrencyLabel;
-    double m_concurrency = 0;
+    double m_concurrency = 1; // as drawn, on the log axis (never 0)
 };
 
 } // namespace envelope::ui

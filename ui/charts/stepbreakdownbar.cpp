@@ -2,6 +2,7 @@
 
 #include <QHelpEvent>
 #include <QPainter>
+#include <QResizeEvent>
 #include <QToolTip>
 
 #include <algorithm>
@@ -57,7 +58,6 @@ void StepBreakdownBar::setCompute(const TrainingCompute& compute)
     // core does when it names the bottleneck (compute.cpp); only the drawn widths use it.
     const double commS = c.dpS + c.tpS + c.ppS + c.cpS + c.epS;
     const double exposedShare = commS > 0 ? c.exposedS / commS : 0.0;
-    const int before = static_cast<int>(m_segments.size());
     m_segments.clear();
     m_segments.push_back({ tr("Compute"), QStringLiteral("training.compute_time_s"),
         compute.computeTimeS, compute.computeTimeS, kComputeColor });
@@ -85,21 +85,20 @@ void StepBreakdownBar::setCompute(const TrainingCompute& compute)
     m_stepText = durationText(compute.stepTimeS);
     m_bottleneckText = tr("%1, %2").arg(bottleneckName(QString::fromStdString(compute.bottleneck)),
         durationText(compute.bottleneckS));
-    if (before != static_cast<int>(m_segments.size()))
-        updateGeometry();
+    // The texts' lengths set the height (they wrap); a relayout only when it changes, as a
+    // slider step rarely changes it.
+    refreshHeight();
     update();
 }
 
-int StepBreakdownBar::legendRows() const
+QString StepBreakdownBar::legendText(std::size_t i) const
 {
-    return (static_cast<int>(m_segments.size()) + 1) / 2;
+    return QStringLiteral("%1 %2").arg(m_segments[i].name, durationText(m_segments[i].seconds));
 }
 
 QSize StepBreakdownBar::sizeHint() const
 {
-    const int line = fontMetrics().height();
-    const int legend = legendRows() * (line + 4);
-    return { 320, line + 4 + kGap + kBarHeight + kGap + legend };
+    return { 320, m_height > 0 ? m_height : layoutFor(320).height };
 }
 
 QSize StepBreakdownBar::minimumSizeHint() const
@@ -107,11 +106,47 @@ QSize StepBreakdownBar::minimumSizeHint() const
     return { 220, sizeHint().height() };
 }
 
+void StepBreakdownBar::refreshHeight()
+{
+    // The height follows the width (texts wrap), kept as a fixed height rather than Qt's
+    // height-for-width: that makes every relayout of the column ask each of its widgets for a
+    // height at each candidate width, a third more work per slider step (callgrind).
+    m_layout = layoutFor(width()); // paintEvent draws this one while the width holds
+    m_layoutWidth = width();
+    const int height = m_layout.height;
+    if (height != m_height) {
+        m_height = height;
+        updateGeometry();
+    }
+}
+
+void StepBreakdownBar::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    if (event->oldSize().width() != width())
+        refreshHeight();
+}
+
 StepBreakdownBar::Layout StepBreakdownBar::layoutFor(int width) const
 {
+    // Nothing is elided: the bottleneck goes under the step time when the line is too short, the
+    // legend takes one column when an entry does not fit half the width, and a long entry
+    // ("Pipeline bubble 433.8 ms") wraps within its column.
     Layout l;
-    const int line = fontMetrics().height();
-    l.header = QRect(0, 0, width, line + 4);
+    const QFontMetrics metrics = fontMetrics();
+    QFont bold = font();
+    bold.setBold(true);
+    const int line = metrics.height();
+    const int stepWidth = QFontMetrics(bold).horizontalAdvance(tr("Step %1").arg(m_stepText));
+    l.step = QRect(0, 2, stepWidth, line);
+    const QString bottleneck = tr("bottleneck: %1").arg(m_bottleneckText);
+    const int bottleneckWidth = metrics.horizontalAdvance(bottleneck);
+    if (stepWidth + 10 + bottleneckWidth <= width)
+        l.bottleneck = QRect(width - bottleneckWidth, 2, bottleneckWidth, line);
+    else
+        l.bottleneck = metrics.boundingRect(
+            QRect(0, l.step.bottom() + 1, width, 10 * line), Qt::TextWordWrap, bottleneck);
+    l.header = QRect(0, 0, width, std::max(l.step.bottom(), l.bottleneck.bottom()) + 3);
     l.bar = QRect(0, l.header.bottom() + 1 + kGap, width, kBarHeight);
     double total = 0;
     for (const Segment& s : m_segments)
@@ -124,10 +159,34 @@ StepBreakdownBar::Layout StepBreakdownBar::layoutFor(int width) const
         l.segments.emplace_back(left, l.bar.top(), right - left, l.bar.height());
         x += w;
     }
-    const int columnWidth = width / 2;
-    for (int i = 0; i < static_cast<int>(m_segments.size()); ++i)
-        l.legend.emplace_back((i % 2) * columnWidth,
-            l.bar.bottom() + 1 + kGap + (i / 2) * (line + 4), columnWidth, line + 4);
+    const int textIndent = kSwatch + 5;
+    const int halfText = width / 2 - textIndent - 6;
+    bool twoColumns = true;
+    for (std::size_t i = 0; i < m_segments.size(); ++i)
+        twoColumns = twoColumns && metrics.horizontalAdvance(legendText(i)) <= halfText;
+    const int columns = twoColumns ? 2 : 1;
+    const int columnWidth = width / columns;
+    int y = l.bar.bottom() + 1 + kGap;
+    for (std::size_t i = 0; i < m_segments.size(); i += std::size_t(columns)) {
+        int rowHeight = line + 4;
+        for (int c = 0; c < columns && i + std::size_t(c) < m_segments.size(); ++c) {
+            const QRect area(
+                c * columnWidth + textIndent, y + 2, columnWidth - textIndent - 6, 10 * line);
+            // Word-wrapped layout only for an entry too long for its column (it is slower).
+            const QString entry = legendText(i + std::size_t(c));
+            const int advance = metrics.horizontalAdvance(entry);
+            const QRect text = advance <= area.width()
+                ? QRect(area.left(), area.top(), advance, line)
+                : metrics.boundingRect(
+                    area, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, entry);
+            l.legendText.push_back(text);
+            rowHeight = std::max(rowHeight, text.height() + 4);
+        }
+        for (int c = 0; c < columns && i + std::size_t(c) < m_segments.size(); ++c)
+            l.legend.emplace_back(c * columnWidth, y, columnWidth, rowHeight);
+        y += rowHeight;
+    }
+    l.height = y;
     return l;
 }
 
@@ -135,21 +194,20 @@ void StepBreakdownBar::paintEvent(QPaintEvent*)
 {
     QPainter painter(this);
     painter.setRenderHint(QPainter::Antialiasing);
-    const Layout l = layoutFor(width());
+    const Layout l = m_layoutWidth == width() ? m_layout : layoutFor(width());
     const QPalette& pal = palette();
 
     QFont bold = font();
     bold.setBold(true);
     painter.setFont(bold);
     painter.setPen(pal.color(QPalette::Text));
-    const QString step = tr("Step %1").arg(m_stepText);
-    painter.drawText(l.header, Qt::AlignLeft | Qt::AlignVCenter, step);
+    painter.drawText(l.step, Qt::AlignLeft | Qt::AlignVCenter, tr("Step %1").arg(m_stepText));
     painter.setFont(font());
     painter.setPen(pal.color(QPalette::PlaceholderText));
-    const int stepWidth = QFontMetrics(bold).horizontalAdvance(step) + 10;
-    painter.drawText(l.header.adjusted(stepWidth, 0, 0, 0), Qt::AlignRight | Qt::AlignVCenter,
-        fontMetrics().elidedText(tr("bottleneck: %1").arg(m_bottleneckText), Qt::ElideRight,
-            l.header.width() - stepWidth));
+    const int line = fontMetrics().height();
+    const int wrapBottleneck = l.bottleneck.height() > line ? int(Qt::TextWordWrap) : 0;
+    painter.drawText(l.bottleneck, Qt::AlignLeft | Qt::AlignTop | wrapBottleneck,
+        tr("bottleneck: %1").arg(m_bottleneckText));
 
     painter.setPen(Qt::NoPen);
     painter.setBrush(pal.color(QPalette::AlternateBase));
@@ -168,15 +226,24 @@ void StepBreakdownBar::paintEvent(QPaintEvent*)
 
     painter.setPen(pal.color(QPalette::Text));
     for (size_t i = 0; i < m_segments.size(); ++i) {
-        const QRect r = l.legend[i];
-        const QRect swatch(r.left(), r.center().y() - kSwatch / 2, kSwatch, kSwatch);
+        const QRect text = l.legendText[i];
+        const QRect swatch(l.legend[i].left(), text.top() + (line - kSwatch) / 2, kSwatch, kSwatch);
         painter.fillRect(swatch, m_segments[i].color);
-        const QRect text = r.adjusted(kSwatch + 5, 0, -6, 0);
-        painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
-            fontMetrics().elidedText(QStringLiteral("%1 %2").arg(
-                                         m_segments[i].name, durationText(m_segments[i].seconds)),
-                Qt::ElideRight, text.width()));
+        // Only an entry laid out on more than one line wraps: a one-line rect is its text's
+        // advance in whole pixels, which word wrap may find a fraction too narrow.
+        const int wrap = text.height() > line ? int(Qt::TextWordWrap) : 0;
+        painter.drawText(text, Qt::AlignLeft | Qt::AlignTop | wrap, legendText(i));
     }
+}
+
+std::vector<DrawnText> StepBreakdownBar::texts() const
+{
+    const Layout l = layoutFor(width());
+    std::vector<DrawnText> out { { l.step, tr("Step %1").arg(m_stepText) },
+        { l.bottleneck, tr("bottleneck: %1").arg(m_bottleneckText) } };
+    for (std::size_t i = 0; i < m_segments.size(); ++i)
+        out.push_back({ l.legendText[i], legendText(i) });
+    return out;
 }
 
 QString StepBreakdownBar::segmentToolTip(const Segment& s) const

@@ -1,6 +1,7 @@
 // The step time as one horizontal stacked bar: compute, the exposed part of each kind of
 // communication (DP, TP, PP, CP, EP) and the pipeline bubble, with the step time and the
-// bottleneck the core names above it and a legend with each part's seconds below.
+// bottleneck the core names above it and a legend with each part's seconds below; texts wrap
+// (the widget grows taller) rather than elide.
 // Custom-painted: a Qt Charts bar in a ~340 px column spends most of its height on axes.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <QString>
 #include <QWidget>
 
+#include "charts/drawntext.h"
 #include <functional>
 #include <vector>
 
@@ -38,23 +40,34 @@ public:
     const std::vector<Segment>& segments() const { return m_segments; }
     QString stepText() const { return m_stepText; }
     QString bottleneckText() const { return m_bottleneckText; }
+    std::vector<DrawnText> texts() const; // what paintEvent draws, where
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     bool event(QEvent* event) override;
 
 private:
     struct Layout {
-        QRect header;
+        QRect header; // the step time and the bottleneck, one or more lines
+        QRect step;
+        QRect bottleneck; // beside the step time, or wrapped under it
         QRect bar;
         std::vector<QRect> segments; // one per m_segments entry, in the bar
         std::vector<QRect> legend; // one per m_segments entry, below the bar
+        std::vector<QRect> legendText; // the entry's text, wrapped in its column
+        int height = 0;
     };
     Layout layoutFor(int width) const;
-    int legendRows() const;
+    QString legendText(std::size_t segment) const; // "DP comm 16.6 ms"
+    void refreshHeight(); // the height the texts need at the current width
+
+    int m_height = 0;
+    Layout m_layout; // at m_layoutWidth, for the figures shown
+    int m_layoutWidth = -1;
     QString segmentToolTip(const Segment& segment) const;
 
     std::vector<Segment> m_segments;

@@ -117,16 +117,18 @@ void SweepChart::setResults(
 
     const double first = line.isEmpty() ? 0 : line.front().x();
     const double last = line.isEmpty() ? 1 : line.back().x();
-    const double left = std::min(first, ownX) - 0.3;
-    const double right = std::max(last, ownX) + 0.3;
-    replaceIfChanged(m_hbmLine, QList<QPointF> { { left, hbm }, { right, hbm } });
+    m_first = first;
+    m_last = last;
+    m_ownX = ownX;
+    const auto [left, right] = xRange();
+    // The lines run past both ends (the plot clips them): the range widens with the plot.
+    replaceIfChanged(m_hbmLine, QList<QPointF> { { left - 4, hbm }, { right + 4, hbm } });
     replaceIfChanged(m_usableLine,
-        QList<QPointF> { { left, hbm * kUsableFraction }, { right, hbm * kUsableFraction } });
+        QList<QPointF> {
+            { left - 4, hbm * kUsableFraction }, { right + 4, hbm * kUsableFraction } });
     m_hbmLine->setName(tr("HBM %1").arg(bytesText(hbmBytes, units)));
     m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
 
-    m_first = first;
-    m_last = last;
     updateXLabels();
     if (m_xAxis->min() != left || m_xAxis->max() != right)
         m_xAxis->setRange(left, right);
@@ -160,6 +162,18 @@ void SweepChart::setResults(
         { tr("HBM"), capacityLineColor(), ChartLegend::Marker::DashLine },
         { m_usableLine->name(), usableLineColor(), ChartLegend::Marker::DotLine },
     });
+}
+
+std::pair<double, double> SweepChart::xRange() const
+{
+    // Room beyond the first and last power of two for half a label, so that the first label,
+    // centred on its value, clears the y axis' "0" in the corner (at least 0.3 of a power).
+    const double span = std::max(m_last - m_first, 1.0);
+    const double width = chart()->plotArea().width();
+    const double half
+        = 0.5 * QFontMetricsF(m_xAxis->labelsFont()).horizontalAdvance(QStringLiteral("256K")) + 4;
+    const double pad = width > 0 ? std::max(0.3, half * (span + 0.6) / width) : 0.3;
+    return { std::min(m_first, m_ownX) - pad, std::max(m_last, m_ownX) + pad };
 }
 
 void SweepChart::updateXLabels()
@@ -200,8 +214,12 @@ void SweepChart::placeCurrentMarker()
 void SweepChart::placeOverlays()
 {
     // The label spacing depends on the plot's width: re-pick it when the width changes.
-    if (std::abs(chart()->plotArea().width() - m_labelledWidth) > 0.5)
+    if (std::abs(chart()->plotArea().width() - m_labelledWidth) > 0.5) {
         updateXLabels();
+        const auto [left, right] = xRange();
+        if (m_xAxis->min() != left || m_xAxis->max() != right)
+            m_xAxis->setRange(left, right);
+    }
     placeCurrentMarker();
 }
 

@@ -4,6 +4,8 @@
 
 #include <QPointF>
 
+#include <utility>
+
 #include "base/units.h"
 #include "charts/chartwidget.h"
 
@@ -51,6 +53,7 @@ protected:
 
 private:
     void updateXLabels();
+    std::pair<double, double> xRange() const; // the x axis' range at the plot's width
     void placeCurrentMarker();
 
     Axis m_axis = Axis::Context;
@@ -67,6 +70,7 @@ private:
     QLabel* m_largestLabel;
     double m_first = 0; // log2 of the first and last sweep points
     double m_last = 1;
+    double m_ownX = 0; // log2 of the plan's own point
     double m_labelledWidth = -1; // plot width the x labels were picked for
 };
 

@@ -3,7 +3,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
-#include <QHBoxLayout>
 #include <QSignalBlocker>
 #include <QSpinBox>
 
@@ -47,16 +46,11 @@ MemorySaverControls::MemorySaverControls(PlanDocument* document, QWidget* parent
     m_every->setKeyboardTracking(false);
     m_every->setToolTip(tr("A checkpoint every k layers"));
 
-    auto* recomputeRow = new QWidget(this);
-    auto* recomputeLayout = new QHBoxLayout(recomputeRow);
-    recomputeLayout->setContentsMargins(0, 0, 0, 0);
-    recomputeLayout->addWidget(m_recompute, 1);
-    recomputeLayout->addWidget(m_every);
-    recomputeRow->setFocusProxy(m_recompute);
-
-    form()->addRow(tr("Precisi&on:"), m_recipe);
+    // The recipe and recompute choices are long: each gets the column's width under its label.
+    addWideRow(tr("Precisi&on:"), m_recipe);
     form()->addRow(tr("Optimi&zer:"), m_optimizer);
-    form()->addRow(tr("Rec&ompute:"), recomputeRow);
+    addWideRow(tr("Rec&ompute:"), m_recompute);
+    form()->addRow(tr("Checkpoint every:"), m_every);
 
     connect(m_recipe, &QComboBox::activated, this, [this](int index) {
         const RecipePreset* preset = this->document()->presets().findRecipe(

@@ -46,7 +46,7 @@ ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
     m_gradAccum->setKeyboardTracking(false);
     m_gradAccum->setToolTip(tr("Micro-batches accumulated per optimizer step"));
 
-    form()->addRow(tr("&Preset:"), m_preset);
+    addWideRow(tr("&Preset:"), m_preset); // "DeepSeek-V3 (671B, 37B active)" shown whole
     form()->addRow(QString(), m_import);
     form()->addRow(tr("Mode&l size:"), m_size);
     form()->addRow(QString(), m_shapeNote);

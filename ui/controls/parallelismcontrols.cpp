@@ -20,7 +20,7 @@ ParallelismControls::ParallelismControls(PlanDocument* document, QWidget* parent
     m_zero->addItem(tr("1 — optimizer state sharded"));
     m_zero->addItem(tr("2 — + gradients sharded"));
     m_zero->addItem(tr("3 — + weights sharded (FSDP)"));
-    form()->addRow(tr("ZeRO &stage:"), m_zero);
+    addWideRow(tr("ZeRO &stage:"), m_zero); // "3 — + weights sharded (FSDP)" shown whole
     connect(m_zero, &QComboBox::activated, this, [this](int stage) {
         edit(tr("ZeRO stage %1").arg(stage), [stage](Plan& p) { p.training.zeroStage = stage; });
     });

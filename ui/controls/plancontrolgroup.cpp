@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QFormLayout>
+#include <QLabel>
 #include <QSpinBox>
 
 #include "document/plandocument.h"
@@ -52,6 +53,14 @@ QSpinBox* PlanControlGroup::addSpin(const QString& label, const QString& tip, in
 QString PlanControlGroup::undoName(const QString& label)
 {
     return QString(label).remove(QLatin1Char('&')).remove(QLatin1Char(':'));
+}
+
+void PlanControlGroup::addWideRow(const QString& label, QWidget* field)
+{
+    auto* caption = new QLabel(label, this);
+    caption->setBuddy(field);
+    m_form->addRow(caption);
+    m_form->addRow(field);
 }
 
 void PlanControlGroup::edit(

@@ -60,6 +60,9 @@ protected:
 
     PlanDocument* document() const { return m_document; }
     QFormLayout* form() const { return m_form; }
+    // A row whose field takes the column's whole width under its label: a combo box whose
+    // choices ("bf16 mixed, fp32 master (16 B/param)") would be cut beside a label.
+    void addWideRow(const QString& label, QWidget* field);
 
 private:
     PlanDocument* m_document;
