@@ -176,7 +176,7 @@ RlSearchResult searchRl(const Plan& plan, const SearchOptions& o)
                         work.rl.rolloutGpus = rolloutRole ? 1 : 0;
                         // The other pools (PPO's critic and reward follow the trainer and the
                         // reference unless the plan sets them), then the rollout's share.
-                        const int others = rlSetup(work).totalGpus - work.rl.rolloutGpus;
+                        const int others = rlSetup(work, counts).totalGpus - work.rl.rolloutGpus;
                         const int left = budget - others;
                         const int rollout = !rolloutRole ? 0
                             : fixedRollout               ? fixedRollout->number
