@@ -1,6 +1,6 @@
 #include "training/activations.h"
-#include "training/lora.h"
 #include "base/numeric.h"
+#include "training/lora.h"
 
 #include <algorithm>
 #include <cmath>
@@ -96,6 +96,12 @@ LayerTerms layerTerms(
             : positiveOrZero(static_cast<double>(arch.ffnHidden));
         t.eagerSplit = (arch.mla ? 0.0 : 4.0 * (heads + kvHeads) * headDim)
             + (arch.ffn == FfnKind::Gated ? ab * ffnWidth : 0.0);
+        // Eager attention (transformers' eager_attention_forward) takes the softmax in fp32 and
+        // casts it back: softmax's backward keeps the fp32 output (4 B per score) beside the
+        // 16-bit copy the AV matmul reads (counted above). In fp32 the cast is the same tensor.
+        // Measured with tools/measure_saved_activations.py (docs/validation-activations.md).
+        if (!flash && ab < 4)
+            t.scores += 4.0 * heads * seq;
     }
     return t;
 }
@@ -146,7 +152,8 @@ ActivationCosts activationCosts(
                 ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
                     * positiveOrZero(arch.moe->topK)
                 : positiveOrZero(static_cast<double>(arch.ffnHidden));
-            const double split = ab * (2 * heads * headDim + arch.kvHeadsOrDefault() * headDim + ffnWidth)
+            const double split
+                = ab * (2 * heads * headDim + arch.kvHeadsOrDefault() * headDim + ffnWidth)
                 + 4 * heads;
             a.perOpSac = (ab * h / tSp + split / tp + ab * h / tSp) * c.tokens;
         } else {

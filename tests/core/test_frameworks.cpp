@@ -3,13 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "estimate/estimate.h"
+#include "fixtures.h"
 #include "model/model.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "serving/serving.h"
-#include "fixtures.h"
 #include "training/activations.h"
 #include "training/memory.h"
 
@@ -214,6 +216,28 @@ TEST(Frameworks, BadFrameworkLossAndEngineNameTheField)
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(*again, *plan);
     EXPECT_EQ(again->training.effectiveLoss(), LossKind::Chunked);
+}
+
+// Measured, not derived: tools/measure_saved_activations.py counted the bytes autograd keeps for
+// one transformers-style eager Llama block (torch 1.13, CPU, b 2, s 256, h 512, 8 heads, 2 KV
+// heads, FFN 1376, no dropout, no checkpointing; docs/validation-activations.md): 20,385,800 B in
+// bf16 and 28,184,584 B in fp32. The bf16 block also keeps the fp32 softmax output (4 x a s^2 b
+// = 16 sbh here) beside its bf16 copy; in fp32 the two are one tensor.
+TEST(Frameworks, HfEagerLlamaBlockMatchesTheBytesAutogradSaves)
+{
+    for (const auto& [recipe, measured] :
+        { std::pair { "bf16-mixed-16", 20385800.0 }, std::pair { "fp32", 28184584.0 } }) {
+        const std::string plan = std::string(R"({"model": {"name": "measured llama block",
+            "layers": 1, "hidden": 512, "ffn_hidden": 1376, "ffn": "swiglu", "heads": 8,
+            "kv_heads": 2, "head_dim": 64, "vocab": 1024}, "gpu": "h100-sxm",
+            "training": {"framework": "hf", "recipe": ")")
+            + recipe + R"(", "zero_stage": 0, "micro_batch": 2, "grad_accum": 1,
+            "seq_len": 256, "recompute": "none", "flash_attention": false}})";
+        const Expected<Plan> p = readPlan(plan, presets());
+        ASSERT_TRUE(p.ok()) << p.error().toString();
+        const double perLayer = estimate(*p).training.activationBytesPerLayer;
+        EXPECT_NEAR(perLayer / measured, 1.0, 0.05) << recipe << ": " << perLayer;
+    }
 }
 
 } // namespace
