@@ -194,16 +194,23 @@ ordered_json rl(const Plan& plan, const RlEstimate& r)
     }
     j["per_role"] = std::move(roles);
     j["rollout_tokens"] = count(r.rolloutTokens);
-    j["rollout_s"] = real(r.rolloutS);
+    // A job whose pools do not fit runs no step: its times and rate are null and
+    // throughput_valid says why (issue 11: no real-looking figures for an infeasible plan).
+    const auto ifFits = [&r](double v) { return r.fits ? real(v) : ordered_json(nullptr); };
+    j["throughput_valid"] = r.fits;
+    if (!r.fits)
+        j["throughput_note"] = "does not fit: a pool's per-GPU memory exceeds HBM, so no step "
+                               "time or rate";
+    j["rollout_s"] = ifFits(r.rolloutS);
     // The rollout engine as the serving engine accounts it: its KV pool per GPU, the prompt +
     // response sequences one engine runs at once, and the waves its share of the step takes.
     j["rollout_kv_pool_bytes"] = bytes(r.rolloutKvPoolBytes);
     j["rollout_max_sequences"] = count(r.rolloutMaxSequences);
     j["rollout_waves"] = count(r.rolloutWaves);
-    j["reference_s"] = real(r.referenceS);
-    j["train_s"] = real(r.trainS);
-    j["step_s"] = real(r.stepS);
-    j["steps_per_hour"] = real(r.stepsPerHour);
+    j["reference_s"] = ifFits(r.referenceS);
+    j["train_s"] = ifFits(r.trainS);
+    j["step_s"] = ifFits(r.stepS);
+    j["steps_per_hour"] = ifFits(r.stepsPerHour);
     j["bottleneck"] = r.bottleneck;
     j["suggested_rollout_gpus"] = r.suggestedRolloutGpus;
     j["suggested_trainer_gpus"] = r.suggestedTrainerGpus;

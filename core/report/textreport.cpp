@@ -161,7 +161,10 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     // The step's terms as rl.cpp adds them: rollout, then the frozen models' forwards (the
     // reference; PPO's reward model and critic values too), then the update(s).
     const bool ppo = plan.rl.algorithm == RlAlgorithm::Ppo;
-    const auto term = [](double s) { return s > 0 ? duration(s) : std::string("none"); };
+    // A job that does not fit runs no step: no time or rate that looks real.
+    const auto term = [&r](double s) {
+        return !r.fits ? std::string(kDoesNotFit) : s > 0 ? duration(s) : std::string("none");
+    };
     Table timing { "RL step", {}, {} };
     timing.add("rollout", term(r.rolloutS));
     timing.add(
@@ -170,13 +173,13 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     const bool overlapped = plan.rl.offPolicyPipeline && !colocated && r.rolloutS > 0;
     timing.add(overlapped ? "step (one step off-policy: max of rollout and the rest)"
                           : "step (the sum of the rows above)",
-        duration(r.stepS));
+        r.fits ? duration(r.stepS) : std::string(kDoesNotFit));
     if (r.rolloutWaves > 0)
         timing.add("rollout waves",
             fmt::format("{} of up to {} sequences per engine (KV pool {} per GPU)",
                 number(r.rolloutWaves, 0), number(r.rolloutMaxSequences, 0),
                 humanBytes(r.rolloutKvPoolBytes, units)));
-    timing.add("steps per hour", number(r.stepsPerHour));
+    timing.add("steps per hour", r.fits ? number(r.stepsPerHour) : std::string(kDoesNotFit));
     timing.add("bottleneck", r.bottleneck.empty() ? "n/a" : r.bottleneck);
     if (!colocated && (r.suggestedRolloutGpus > 0 || r.suggestedTrainerGpus > 0))
         timing.add("balanced split",

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +54,32 @@ TEST(InfeasibleOutput, ResultJsonSaysSoAndNullsTimeThroughputAndCost)
     EXPECT_EQ(s.at("throughput_valid"), false);
     EXPECT_TRUE(s.at("decode_tokens_per_s").is_null());
     EXPECT_TRUE(s.at("itl_s").is_null());
+}
+
+// Llama-3 8B PPO with all five roles colocated on 8 H100s (tests/data/plans/hard): during
+// generation each GPU holds the trainer's and critic's states (weights, gradients, optimizer:
+// 16 B x 8.03e9 / 8 x 2 = 32 GB before activations) beside the engine's share of
+// 0.9 x 85.5 GB: more than the 85.5 GB it has, so no step runs.
+TEST(InfeasibleOutput, RlJobThatDoesNotFitNullsItsStepAndRate)
+{
+    std::ifstream in(
+        std::string(ENVELOPE_TEST_DATA_DIR) + "/plans/hard/llama-3-8b-ppo-colocated.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const Plan plan = planFrom(text);
+    const Estimate e = estimate(plan);
+    ASSERT_FALSE(e.rl.fits);
+    // Trainer and critic states, 16 B/param sharded over 8, beside the engine's 0.9 share.
+    EXPECT_GT(e.rl.colocatedPeakBytes, 2 * 16 * 8.03e9 / 8 + 0.9 * 85.5e9 * 0.95);
+    const nlohmann::json r = nlohmann::json::parse(writeResult(plan, e)).at("rl");
+    EXPECT_EQ(r.at("throughput_valid"), false);
+    for (const char* key : { "rollout_s", "reference_s", "train_s", "step_s", "steps_per_hour" })
+        EXPECT_TRUE(r.at(key).is_null()) << key;
+    const std::string report
+        = report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text);
+    const std::string rlStep = report.substr(report.find("RL step"));
+    EXPECT_NE(rlStep.find("steps per hour"), std::string::npos);
+    EXPECT_EQ(rlStep.find("steps per hour  48"), std::string::npos) << rlStep;
+    EXPECT_NE(rlStep.find("does not fit"), std::string::npos) << rlStep;
 }
 
 TEST(InfeasibleOutput, TextAndMarkdownMarkDoesNotFitInsteadOfFigures)

@@ -81,11 +81,15 @@ void verifyMatchesCore(const RlPanel& panel, const Plan& plan)
     QVERIFY(close(std::max(seg[0].endS, seg[2].endS), rl.stepS));
 
     const FigureGrid* f = panel.figures();
+    // A job that does not fit shows no real-looking rate or step (issue 11 item 6): greyed
+    // "does not fit", and the timeline greyed with it.
+    QCOMPARE(timeline->runs(), rl.fits);
     QCOMPARE(f->figureText(QStringLiteral("rl.steps_per_hour")),
-        QString::number(rl.stepsPerHour, 'f', 1));
+        rl.fits ? QString::number(rl.stepsPerHour, 'f', 1) : QStringLiteral("does not fit"));
     QCOMPARE(f->figureText(QStringLiteral("rl.bottleneck")), QString::fromStdString(rl.bottleneck));
     QCOMPARE(f->figureText(QStringLiteral("rl.step_s")),
-        QString::fromStdString(formatDuration(rl.stepS)));
+        rl.fits ? QString::fromStdString(formatDuration(rl.stepS))
+                : QStringLiteral("does not fit"));
     QCOMPARE(panel.suggestionLabel()->text(),
         QStringLiteral("Suggested split: ") + RlPanel::suggestionText(plan, rl));
 }

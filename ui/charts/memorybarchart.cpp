@@ -175,7 +175,8 @@ void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, dou
     const double highest
         = m_totals.empty() ? 0.0 : *std::max_element(m_totals.begin(), m_totals.end());
     // At least 1 unit: an empty plan (all zeros) still gets a valid axis.
-    setNiceRange(m_yAxis, std::max({ highest, m_hbm, 1.0 }) * 1.12);
+    // The limit line too (a colocated peak above HBM must stay on the chart).
+    setNiceRange(m_yAxis, std::max({ highest, m_hbm, m_limit, 1.0 }) * 1.12);
     const QString yTitle
         = tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data()));
     if (m_yAxis->titleText() != yTitle)

@@ -83,6 +83,7 @@ void RlTimeline::setStep(const RlEstimate& rl, bool overlapped)
     m_segments.clear();
     m_rows = { tr("Rollout"), tr("Frozen forwards"), tr("Train") };
     m_overlapped = overlapped;
+    m_runs = rl.fits;
     auto finite = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
     m_stepS = finite(rl.stepS);
     m_bottleneck = QString::fromStdString(rl.bottleneck);
@@ -122,7 +123,9 @@ RlTimeline::Layout RlTimeline::layoutFor(int width) const
     // One unit for the bars' labels and the axis: the step's (s, min or h).
     const TimeUnit unit = unitFor(span);
 
-    const QString title = m_overlapped
+    const QString title = !m_runs
+        ? tr("Does not fit: no step runs (greyed: %1 if the memory allowed)").arg(duration(m_stepS))
+        : m_overlapped
         ? tr("One step, one-step off-policy (rollout overlaps training): %1").arg(duration(m_stepS))
         : tr("One step, synchronous: %1").arg(duration(m_stepS));
     l.texts.push_back({ QRectF(l.left, 2, bfm.horizontalAdvance(title), line), title, true });
@@ -196,8 +199,10 @@ void RlTimeline::paintEvent(QPaintEvent*)
             continue;
         QPainterPath path;
         path.addRoundedRect(l.boxes[box++], 3, 3);
-        p.fillPath(path, s.color);
-        p.setPen(QPen(s.color.darker(130), 1));
+        // A job that does not fit: greyed bars, what it would take, not a real step.
+        const QColor fill = m_runs ? s.color : QColor::fromHsl(s.color.hslHue(), 0, 200);
+        p.fillPath(path, fill);
+        p.setPen(QPen(fill.darker(130), 1));
         p.drawPath(path);
     }
     for (const LaidText& t : l.texts) {

@@ -34,6 +34,7 @@ public:
     const std::vector<Segment>& segments() const { return m_segments; }
     double stepS() const { return m_stepS; }
     bool overlapped() const { return m_overlapped; }
+    bool runs() const { return m_runs; } // false: the job does not fit, drawn greyed
     std::vector<DrawnText> texts() const; // what paintEvent draws, where
 
     QSize sizeHint() const override;
@@ -64,6 +65,7 @@ private:
     QStringList m_rows;
     double m_stepS = 0;
     bool m_overlapped = false;
+    bool m_runs = true;
     QString m_bottleneck;
 };
 

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "charts/memoryview.h"
 #include "charts/memorybarchart.h"
+#include "charts/memoryview.h"
 #include "charts/rltimeline.h"
 #include "controls/rlcontrols.h"
 #include "document/plandocument.h"
@@ -182,19 +182,24 @@ void RlPanel::redraw()
     auto set = [this](const char* key, const QString& text) {
         m_figures->setFigure(QLatin1String(key), text);
     };
-    set("rl.steps_per_hour", QString::number(rl.stepsPerHour, 'f', 1));
-    set("rl.step_s", duration(rl.stepS));
+    // A job that does not fit runs no step: its times and rate greyed, "does not fit".
+    const QString doesNotFit = tr("does not fit");
+    set("rl.steps_per_hour", rl.fits ? QString::number(rl.stepsPerHour, 'f', 1) : doesNotFit);
+    set("rl.step_s", rl.fits ? duration(rl.stepS) : doesNotFit);
     set("rl.bottleneck", QString::fromStdString(rl.bottleneck));
-    set("rl.rollout_s", duration(rl.rolloutS));
-    set("rl.reference_s", duration(rl.referenceS));
-    set("rl.train_s", duration(rl.trainS));
+    set("rl.rollout_s", rl.fits ? duration(rl.rolloutS) : doesNotFit);
+    set("rl.reference_s", rl.fits ? duration(rl.referenceS) : doesNotFit);
+    set("rl.train_s", rl.fits ? duration(rl.trainS) : doesNotFit);
+    for (const char* key :
+        { "rl.steps_per_hour", "rl.step_s", "rl.rollout_s", "rl.reference_s", "rl.train_s" })
+        m_figures->setFigureColor(
+            QLatin1String(key), rl.fits ? QColor() : palette().color(QPalette::PlaceholderText));
     set("rl.rollout_tokens", tokens(rl.rolloutTokens));
     set("rl.train_tokens", tokens(rl.trainTokens));
     if (colocated)
         set("rl.colocated_peak_bytes",
             tr("peak %1 of %2")
-                .arg(bytesText(rl.colocatedPeakBytes, units),
-                    bytesText(memory, units)));
+                .arg(bytesText(rl.colocatedPeakBytes, units), bytesText(memory, units)));
     else
         set("rl.colocated_peak_bytes", rl.fits ? tr("every pool fits") : tr("a pool overflows"));
     m_figures->setFigureColor(
