@@ -2,6 +2,7 @@
 // goal fills the table with the core's candidates, Cancel stops a running search, and a
 // double-clicked candidate becomes the plan in one undo step that Undo reverts.
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
@@ -166,6 +167,32 @@ private slots:
         QVERIFY(m_doc->isValid());
         m_doc->undoStack()->undo();
         QVERIFY(m_doc->plan() == before);
+    }
+
+    // Serving latency limits typed in the tab reach the search: an ITL limit no layout meets
+    // leaves nothing feasible, exactly as the core's search with that limit says.
+    void servingItlLimitFromTheTab()
+    {
+        m_panel->kindCombo()->setCurrentIndex(
+            m_panel->kindCombo()->findData(int(SearchKind::Serving)));
+        QVERIFY(m_panel->maxItlSpin()->isEnabled());
+        uitest::typeInto(m_panel->maxItlSpin(), QStringLiteral("1"));
+        QCOMPARE(m_panel->maxItlSpin()->value(), 1.0);
+        QSignalSpy finished(m_panel.get(), &PlanPanel::searchFinished);
+        QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(20000));
+        SearchOptions options;
+        options.goal = SearchGoal::ServingMaxThroughput;
+        options.top = 200;
+        options.maxItlS = 0.001;
+        const ServingSearchResult expected = searchServing(m_doc->plan(), options);
+        QCOMPARE(m_panel->servingResult().feasible, expected.feasible);
+        QVERIFY(m_panel->servingResult().feasible == 0);
+        QCOMPARE(m_panel->table()->rowCount(), 0);
+        // Training has no latency: the fields are disabled there.
+        m_panel->kindCombo()->setCurrentIndex(
+            m_panel->kindCombo()->findData(int(SearchKind::Training)));
+        QVERIFY(!m_panel->maxItlSpin()->isEnabled());
     }
 
     // RL: the pools the core ranks first become the plan's in one undo step.

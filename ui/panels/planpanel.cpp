@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -60,6 +61,8 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     , m_goal(new QComboBox)
     , m_maxGpus(new QSpinBox)
     , m_gpusPerNode(new QSpinBox)
+    , m_maxTtft(new QDoubleSpinBox)
+    , m_maxItl(new QDoubleSpinBox)
     , m_offload(new QCheckBox(tr("Allow CPU offload")))
     , m_find(new QPushButton(tr("Find plans")))
     , m_cancel(new QPushButton(tr("Cancel")))
@@ -81,6 +84,16 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
                              "the plan's cluster"));
     m_gpusPerNode->setRange(0, 1024);
     m_gpusPerNode->setSpecialValueText(tr("plan's"));
+    // Serving latency limits in ms; 0 keeps the plan's serving.max_ttft_s / max_itl_s (none
+    // when the plan sets none). A candidate over a limit is rejected as "latency".
+    for (QDoubleSpinBox* limit : { m_maxTtft, m_maxItl }) {
+        limit->setRange(0, 1e6);
+        limit->setDecimals(0);
+        limit->setSuffix(tr(" ms"));
+        limit->setSpecialValueText(tr("plan's"));
+    }
+    m_maxTtft->setToolTip(tr("Serving: the longest time to first token a layout may have"));
+    m_maxItl->setToolTip(tr("Serving: the longest inter-token latency a layout may have"));
     m_offload->setChecked(true);
     m_offload->setToolTip(tr("For the memory goals (fewest GPUs, longest sequence, largest "
                              "micro-batch): the step time does not charge offload, so the speed "
@@ -106,6 +119,8 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     labelled(tr("&Goal"), m_goal);
     labelled(tr("&Max GPUs"), m_maxGpus);
     labelled(tr("GPUs per &node"), m_gpusPerNode);
+    labelled(tr("Max &TTFT"), m_maxTtft);
+    labelled(tr("Max &ITL"), m_maxItl);
     constraints->addWidget(m_offload);
     constraints->addStretch();
     auto* buttons = new QHBoxLayout;
@@ -183,6 +198,8 @@ void PlanPanel::fillGoals()
             m_goal->addItem(label, int(goal));
     }
     m_offload->setEnabled(kind == SearchKind::Training);
+    m_maxTtft->setEnabled(kind == SearchKind::Serving);
+    m_maxItl->setEnabled(kind == SearchKind::Serving);
 }
 
 void PlanPanel::applyRow(int row)
@@ -240,6 +257,10 @@ void PlanPanel::startSearch()
     job->options.maxGpus = m_maxGpus->value();
     job->options.gpusPerNode = m_gpusPerNode->value();
     job->options.allowOffload = m_offload->isChecked();
+    if (m_maxTtft->value() > 0)
+        job->options.maxTtftS = m_maxTtft->value() / 1000;
+    if (m_maxItl->value() > 0)
+        job->options.maxItlS = m_maxItl->value() / 1000;
     Job* raw = job.get();
     job->options.cancel = &raw->cancel;
     job->options.progress = [raw](double fraction) { raw->progress = fraction; };

@@ -17,6 +17,7 @@
 QT_BEGIN_NAMESPACE
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -57,6 +58,7 @@ public:
     QComboBox* kindCombo() const { return m_kind; }
     QComboBox* goalCombo() const { return m_goal; }
     QSpinBox* maxGpusSpin() const { return m_maxGpus; }
+    QDoubleSpinBox* maxItlSpin() const { return m_maxItl; }
     QTableWidget* table() const { return m_table; }
     QProgressBar* progressBar() const { return m_progress; }
     QPushButton* findButton() const { return m_find; }
@@ -89,6 +91,8 @@ private:
     QComboBox* m_goal;
     QSpinBox* m_maxGpus;
     QSpinBox* m_gpusPerNode;
+    QDoubleSpinBox* m_maxTtft;
+    QDoubleSpinBox* m_maxItl;
     QCheckBox* m_offload;
     QPushButton* m_find;
     QPushButton* m_cancel;
