@@ -34,6 +34,17 @@ ordered_json real(double v)
     return v;
 }
 
+// A section whose plan does not fit runs nothing: it says so (throughput_valid, and why in
+// throughput_note) and its times and rates, passed through the returned function, are null
+// (issue 11: no real-looking figures for an infeasible plan; docs/plan-format.md).
+auto withheldUnless(ordered_json& j, bool valid, const char* note)
+{
+    j["throughput_valid"] = valid;
+    if (!valid)
+        j["throughput_note"] = note;
+    return [valid](double v) { return valid ? real(v) : ordered_json(nullptr); };
+}
+
 ordered_json count(double v)
 {
     return bytes(v);
@@ -99,14 +110,8 @@ ordered_json training(const Plan& plan, const Estimate& e)
     j["forward_flops_per_token"] = real(c.forwardFlopsPerToken);
     j["global_batch_tokens"] = count(c.globalBatchTokens);
     j["peak_flops_per_gpu"] = real(c.peakFlopsPerGpu);
-    // A plan that does not fit runs no step: its time, throughput and cost are null and
-    // throughput_valid says why (issue 11: no real-looking figures for an infeasible plan).
-    const bool runs = m.verdict != Verdict::Over;
-    const auto ifRuns = [runs](double v) { return runs ? real(v) : ordered_json(nullptr); };
-    j["throughput_valid"] = runs;
-    if (!runs)
-        j["throughput_note"] = "does not fit: per-GPU memory exceeds HBM, so no step time, "
-                               "throughput or cost";
+    const auto ifRuns = withheldUnless(j, m.verdict != Verdict::Over,
+        "does not fit: per-GPU memory exceeds HBM, so no step time, throughput or cost");
     j["compute_time_s"] = ifRuns(c.computeTimeS);
     j["step_time_s"] = ifRuns(c.stepTimeS);
     j["tokens_per_s"] = ifRuns(c.tokensPerS);
@@ -155,8 +160,9 @@ ordered_json serving(const ServingEstimate& s)
     j["contiguous_waste_bytes"] = bytes(s.contiguousWasteBytes);
     // Rates at `concurrency` only when that concurrency fits (issue 11: no "decode 77 tok/s"
     // for a plan that cannot hold its batch).
-    const auto ifFits = [&s](double v) { return s.fits ? real(v) : ordered_json(nullptr); };
-    j["throughput_valid"] = s.fits;
+    const auto ifFits = withheldUnless(j, s.fits,
+        "does not fit: the requested concurrency exceeds max_sequences, so no decode rate or "
+        "latency");
     j["decode_tokens_per_s"] = ifFits(s.decodeTokensPerS);
     j["prefill_time_s"] = ifFits(s.prefillTimeS);
     j["ttft_s"] = ifFits(s.ttftS);
@@ -194,13 +200,8 @@ ordered_json rl(const Plan& plan, const RlEstimate& r)
     }
     j["per_role"] = std::move(roles);
     j["rollout_tokens"] = count(r.rolloutTokens);
-    // A job whose pools do not fit runs no step: its times and rate are null and
-    // throughput_valid says why (issue 11: no real-looking figures for an infeasible plan).
-    const auto ifFits = [&r](double v) { return r.fits ? real(v) : ordered_json(nullptr); };
-    j["throughput_valid"] = r.fits;
-    if (!r.fits)
-        j["throughput_note"] = "does not fit: a pool's per-GPU memory exceeds HBM, so no step "
-                               "time or rate";
+    const auto ifFits = withheldUnless(
+        j, r.fits, "does not fit: a pool's per-GPU memory exceeds HBM, so no step time or rate");
     j["rollout_s"] = ifFits(r.rolloutS);
     // The rollout engine as the serving engine accounts it: its KV pool per GPU, the prompt +
     // response sequences one engine runs at once, and the waves its share of the step takes.
