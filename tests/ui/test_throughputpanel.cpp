@@ -46,6 +46,7 @@ private slots:
     void deadlineAndMfuShowTheGpusThatFinishInTime();
     void theBarAddsUpToTheStepTimeAndNamesTheBottleneck();
     void tooltipsCarryTheFormula();
+    void aPlanThatDoesNotFitShowsNoRealLookingStep();
 
 private:
     Plan m_plan; // Llama-2 7B on 8 x H100 (uitestutil.h)
@@ -210,5 +211,21 @@ void TestThroughputPanel::tooltipsCarryTheFormula()
 }
 
 ENVELOPE_UI_TEST_MAIN(TestThroughputPanel)
+
+// Issue 11 item 6: Llama-2 7B with every state replicated on one 80 GB GPU (ZeRO-0, 16 B/param:
+// 6.74e9 x 16 = 108 GB before activations) does not fit: the step bar says so instead of a
+// step time, greys its segments, and the figures say "does not fit".
+void TestThroughputPanel::aPlanThatDoesNotFitShowsNoRealLookingStep()
+{
+    Plan plan = m_plan;
+    plan.cluster.gpus = 1;
+    plan.training.zeroStage = 0;
+    m_document->reset(plan);
+    QCoreApplication::processEvents();
+    const Estimate e = estimate(plan);
+    QCOMPARE(e.training.verdict, Verdict::Over);
+    QVERIFY(m_panel->stepBar()->stepText().startsWith(QStringLiteral("does not fit")));
+    QCOMPARE(m_panel->figures()->valueText(kTokensPerS), QStringLiteral("does not fit"));
+}
 
 #include "test_throughputpanel.moc"

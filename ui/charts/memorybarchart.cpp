@@ -158,8 +158,12 @@ void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, dou
         const QString mark
             = c.fits ? (*c.fits ? QStringLiteral(" ✓") : QStringLiteral(" ✗")) : QString();
         m_totalTexts.push_back(text + mark);
-        // "218.4 GB" -> "218.4": the figure without its unit, for narrow columns.
-        m_shortTotalTexts.push_back(text.section(QLatin1Char(' '), 0, 0) + mark);
+        // "218.4 GB" -> "218.4": the figure without its unit, for narrow columns, only when
+        // that unit is the axis's ("12.0 TB" on a GB axis would read as 12 GB).
+        const bool axisUnit
+            = text.section(QLatin1Char(' '), 1, 1) == QString::fromLatin1(unitLabel(units).data());
+        m_shortTotalTexts.push_back(
+            (axisUnit ? text.section(QLatin1Char(' '), 0, 0) : text) + mark);
     }
     QFont bold = font();
     bold.setBold(true);

@@ -51,7 +51,7 @@ void StepBreakdownBar::setFormulaProvider(std::function<QString(const QString&)>
     m_formula = std::move(provider);
 }
 
-void StepBreakdownBar::setCompute(const TrainingCompute& compute)
+void StepBreakdownBar::setCompute(const TrainingCompute& compute, bool runs)
 {
     const Communication& c = compute.communication;
     // The exposed communication shared out over the kinds in proportion to their time, as the
@@ -82,13 +82,24 @@ void StepBreakdownBar::setCompute(const TrainingCompute& compute)
             { tr("Pipeline bubble"), QStringLiteral("training.communication.pp_bubble_s"),
                 c.ppBubbleS, c.ppBubbleS, kBubbleColor });
 
-    m_stepText = durationText(compute.stepTimeS);
-    m_bottleneckText = tr("%1, %2").arg(bottleneckName(QString::fromStdString(compute.bottleneck)),
-        durationText(compute.bottleneckS));
+    m_runs = runs;
+    // A plan that does not fit runs no step: "Step does not fit", and the greyed bar's total in
+    // the bottleneck line (which wraps), so nothing reads as a real step time.
+    m_stepText = runs ? durationText(compute.stepTimeS) : tr("does not fit");
+    m_bottleneckText = !runs
+        ? tr("none (greyed: %1 if it fit)").arg(durationText(compute.stepTimeS))
+        : tr("%1, %2").arg(bottleneckName(QString::fromStdString(compute.bottleneck)),
+            durationText(compute.bottleneckS));
     // The texts' lengths set the height (they wrap); a relayout only when it changes, as a
     // slider step rarely changes it.
     refreshHeight();
     update();
+}
+
+QColor StepBreakdownBar::segmentColor(std::size_t i) const
+{
+    const QColor c = m_segments[i].color;
+    return m_runs ? c : QColor::fromHsl(c.hslHue(), 0, 200);
 }
 
 QString StepBreakdownBar::legendText(std::size_t i) const
@@ -215,7 +226,7 @@ void StepBreakdownBar::paintEvent(QPaintEvent*)
     for (size_t i = 0; i < m_segments.size(); ++i) {
         if (l.segments[i].width() <= 0)
             continue;
-        painter.setBrush(m_segments[i].color);
+        painter.setBrush(segmentColor(i));
         painter.drawRect(l.segments[i]);
         if (&m_segments[i] == &m_segments.back() || l.segments[i].width() < 2)
             continue;
@@ -228,7 +239,7 @@ void StepBreakdownBar::paintEvent(QPaintEvent*)
     for (size_t i = 0; i < m_segments.size(); ++i) {
         const QRect text = l.legendText[i];
         const QRect swatch(l.legend[i].left(), text.top() + (line - kSwatch) / 2, kSwatch, kSwatch);
-        painter.fillRect(swatch, m_segments[i].color);
+        painter.fillRect(swatch, segmentColor(i));
         // Only an entry laid out on more than one line wraps: a one-line rect is its text's
         // advance in whole pixels, which word wrap may find a fraction too narrow.
         const int wrap = text.height() > line ? int(Qt::TextWordWrap) : 0;

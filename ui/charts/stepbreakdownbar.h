@@ -33,7 +33,9 @@ public:
 
     explicit StepBreakdownBar(QWidget* parent = nullptr);
 
-    void setCompute(const TrainingCompute& compute);
+    // `runs` false: the plan does not fit, so the step is marked so and drawn greyed (what it
+    // would take if the memory allowed, not a real step).
+    void setCompute(const TrainingCompute& compute, bool runs = true);
     // Tooltip text (formula) of a figure key; see FormulaToolTips.
     void setFormulaProvider(std::function<QString(const QString&)> provider);
 
@@ -63,6 +65,7 @@ private:
     };
     Layout layoutFor(int width) const;
     QString legendText(std::size_t segment) const; // "DP comm 16.6 ms"
+    QColor segmentColor(std::size_t segment) const; // greyed when the plan does not fit
     void refreshHeight(); // the height the texts need at the current width
 
     int m_height = 0;
@@ -72,6 +75,7 @@ private:
 
     std::vector<Segment> m_segments;
     QString m_stepText;
+    bool m_runs = true;
     QString m_bottleneckText;
     std::function<QString(const QString&)> m_formula;
 };

@@ -8,12 +8,12 @@
 
 #include <algorithm>
 
-#include "controls/budgetcontrols.h"
-#include "widgets/formulatooltips.h"
-#include "document/plandocument.h"
 #include "charts/stepbreakdownbar.h"
+#include "controls/budgetcontrols.h"
 #include "controls/throughputcontrols.h"
+#include "document/plandocument.h"
 #include "panels/throughputfigures.h"
+#include "widgets/formulatooltips.h"
 #include "widgets/throughputformat.h"
 
 namespace envelope::ui {
@@ -90,9 +90,9 @@ void ThroughputPanel::redraw()
     }
     m_stale = false;
     const TrainingCompute& compute = m_document->results().estimate.compute;
-    m_bar->setCompute(compute);
-    m_figures->setCompute(compute, m_document->plan(),
-        m_document->results().estimate.training.verdict != Verdict::Over);
+    const bool runs = m_document->results().estimate.training.verdict != Verdict::Over;
+    m_bar->setCompute(compute, runs);
+    m_figures->setCompute(compute, m_document->plan(), runs);
     updateMinimumWidth();
 }
 
