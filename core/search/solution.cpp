@@ -3,11 +3,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "estimate/estimate.h"
+#include "estimate/tenants.h"
 #include "plan/planio.h"
 #include "search/solutiondetail.h"
 
@@ -147,10 +150,14 @@ ordered_json summaryJson(const Plan& plan, double usableFraction)
     const TrainingCompute& c = e.compute;
     ordered_json j;
     j["gpus"] = c.gpus;
-    j["per_gpu_bytes"] = { { "weights", integer(m.perGpu.weights) },
-        { "gradients", integer(m.perGpu.gradients) }, { "optimizer", integer(m.perGpu.optimizer) },
-        { "activations", integer(m.perGpu.activations) },
-        { "overhead", integer(m.perGpu.overhead) }, { "total", integer(m.perGpu.total()) } };
+    // The training tenants as the result JSON lists them (estimate/tenants.h), so LoRA adapters
+    // are named and the parts add up to the total.
+    ordered_json perGpu = ordered_json::object();
+    for (const TenantInfo& tenant : kTenantTable)
+        if (tenant.training)
+            perGpu[std::string(tenant.key)] = integer(m.perGpu.*tenant.bytes);
+    perGpu["total"] = integer(m.perGpu.total());
+    j["per_gpu_bytes"] = std::move(perGpu);
     j["gpu_memory_bytes"] = integer(m.gpuMemoryBytes);
     j["usable_fraction"] = usableFraction;
     j["verdict"]
