@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "estimate/estimate.h"
+#include "search/search.h"
 #include "whatif/whatif.h"
 
 namespace envelope::fuzz {
@@ -78,7 +79,54 @@ void noNulls(const nlohmann::json& j, const std::string& path)
             noNulls(j[i], path + "[" + std::to_string(i) + "]");
 }
 
+// The planner, as the Find-a-plan tab and `envelope-cli plan` run it, with a small estimate cap
+// so one input stays milliseconds: every candidate it offers applies to a plan that validates
+// and re-estimates to exactly the figures the candidate claims (docs/planner.md).
+constexpr long long kPlannerEstimates = 48;
+
+void plannerOffersWhatItClaims(const Plan& plan)
+{
+    SearchOptions options;
+    options.top = 3;
+    options.maxEstimates = kPlannerEstimates;
+    options.goal = SearchGoal::MaxThroughput;
+    for (const Candidate& c : search(plan, options).candidates) {
+        const Plan applied = applyLayout(plan, c.layout);
+        if (auto error = validatePlan(applied))
+            fail("a training candidate is invalid: " + error->toString());
+        const Estimate e = estimate(applied);
+        if (e.training.perGpu.total() != c.perGpuBytes || e.compute.stepTimeS != c.stepTimeS
+            || e.compute.tokensPerS != c.tokensPerS)
+            fail("a training candidate does not re-estimate to its figures");
+    }
+    options.goal = SearchGoal::ServingMaxThroughput;
+    for (const ServingCandidate& c : searchServing(plan, options).candidates) {
+        const Plan applied = applyServingLayout(plan, c.layout);
+        if (auto error = validatePlan(applied))
+            fail("a serving candidate is invalid: " + error->toString());
+        const ServingEstimate s = estimate(applied).serving;
+        if (s.perGpu.total() != c.perGpuBytes || s.itlS != c.itlS || s.ttftS != c.ttftS
+            || s.fits != c.fits)
+            fail("a serving candidate does not re-estimate to its figures");
+    }
+    options.goal = SearchGoal::RlMaxStepsPerHour;
+    for (const RlCandidate& c : searchRl(plan, options).candidates) {
+        const Plan applied = applyRlLayout(plan, c.layout);
+        if (auto error = validatePlan(applied))
+            fail("an RL candidate is invalid: " + error->toString());
+        const RlEstimate r = estimate(applied).rl;
+        if (r.stepsPerHour != c.stepsPerHour || r.stepS != c.stepS || r.fits != c.fits
+            || r.totalGpus != c.gpus)
+            fail("an RL candidate does not re-estimate to its figures");
+    }
+}
+
 } // namespace
+
+void checkPlanner(const Plan& plan)
+{
+    plannerOffersWhatItClaims(plan);
+}
 
 void checkAccepted(const Plan& plan, const PresetLibrary& library)
 {

@@ -28,4 +28,8 @@ void checkRefusal(const Error& error, bool needsPath);
 // The checks on an accepted plan listed above.
 void checkAccepted(const Plan& plan, const PresetLibrary& library = presets());
 
+// The planner's training, serving and RL searches (capped at a few dozen estimates each): every
+// candidate validates and re-estimates to the figures it claims.
+void checkPlanner(const Plan& plan);
+
 } // namespace envelope::fuzz

@@ -3,7 +3,8 @@
 //   - more GPUs never raise ZeRO-3 per-GPU model state (weights + gradients + optimizer are
 //     divided by the data-parallel size, ZeRO paper, Rajbhandari et al. 2019, sec. 5);
 //   - recompute never raises activations above keeping everything (Korthikanti et al. 2022);
-//   - every what-if suggestion re-validates and re-estimates to what it claims;
+//   - every what-if suggestion re-validates and re-estimates to what it claims, and so does
+//     every training, serving and RL candidate the planner offers;
 //   - estimate(read(write(plan))) == estimate(plan).
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include "estimate/estimate.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
+#include "search/search.h"
 #include "whatif/whatif.h"
 
 namespace envelope {
@@ -118,6 +120,57 @@ TEST(Properties, SuggestionsRevalidateAndReestimateToWhatTheyClaim)
         }
     }
     EXPECT_GT(checked, 50); // the generated plans include many that do not fit
+}
+
+TEST(Properties, PlannerCandidatesRevalidateAndReestimateToWhatTheyClaim)
+{
+    int training = 0, serving = 0, rl = 0;
+    for (const Plan& plan : generatedPlans(40)) {
+        SearchOptions options;
+        options.top = 5;
+        options.maxEstimates = 400; // a slice of each space: the property is per candidate
+        for (SearchGoal goal : { SearchGoal::MaxThroughput, SearchGoal::MinGpus }) {
+            options.goal = goal;
+            for (const Candidate& c : search(plan, options).candidates) {
+                ++training;
+                const Plan applied = applyLayout(plan, c.layout);
+                ASSERT_FALSE(validatePlan(applied).has_value())
+                    << plan.model.presetId << ": " << validatePlan(applied)->toString();
+                const Estimate e = estimate(applied);
+                EXPECT_EQ(e.training.perGpu.total(), c.perGpuBytes) << plan.model.presetId;
+                EXPECT_EQ(e.compute.stepTimeS, c.stepTimeS) << plan.model.presetId;
+                EXPECT_EQ(e.compute.tokensPerS, c.tokensPerS) << plan.model.presetId;
+                // Offered means fits: total within the usable fraction of HBM.
+                EXPECT_LE(c.perGpuBytes, options.usableFraction * e.training.gpuMemoryBytes);
+            }
+        }
+        options.goal = SearchGoal::ServingMaxThroughput;
+        for (const ServingCandidate& c : searchServing(plan, options).candidates) {
+            ++serving;
+            const Plan applied = applyServingLayout(plan, c.layout);
+            ASSERT_FALSE(validatePlan(applied).has_value()) << plan.model.presetId;
+            const ServingEstimate s = estimate(applied).serving;
+            EXPECT_EQ(s.perGpu.total(), c.perGpuBytes) << plan.model.presetId;
+            EXPECT_EQ(s.ttftS, c.ttftS) << plan.model.presetId;
+            EXPECT_EQ(s.itlS, c.itlS) << plan.model.presetId;
+            EXPECT_TRUE(s.fits) << plan.model.presetId;
+        }
+        options.goal = SearchGoal::RlMaxStepsPerHour;
+        for (const RlCandidate& c : searchRl(plan, options).candidates) {
+            ++rl;
+            const Plan applied = applyRlLayout(plan, c.layout);
+            ASSERT_FALSE(validatePlan(applied).has_value()) << plan.model.presetId;
+            const RlEstimate r = estimate(applied).rl;
+            EXPECT_EQ(r.stepsPerHour, c.stepsPerHour) << plan.model.presetId;
+            EXPECT_EQ(r.stepS, c.stepS) << plan.model.presetId;
+            EXPECT_TRUE(r.fits) << plan.model.presetId;
+            EXPECT_LE(r.totalGpus, plan.cluster.gpus) << plan.model.presetId;
+        }
+    }
+    // The generated plans give each search something to offer.
+    EXPECT_GT(training, 40);
+    EXPECT_GT(serving, 20);
+    EXPECT_GT(rl, 20);
 }
 
 TEST(Properties, EstimateSurvivesAWriteReadRoundTrip)
