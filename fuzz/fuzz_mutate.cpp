@@ -8,6 +8,8 @@
 // serving and RL candidate validates and re-estimates to its figures).
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -109,6 +111,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             break;
         }
     }
+    // To turn a crash into a test: ENVELOPE_FUZZ_PRINT=1 fuzz/fuzz_mutate crash-... prints the plan.
+    static const bool print = std::getenv("ENVELOPE_FUZZ_PRINT") != nullptr;
+    if (print)
+        std::fprintf(stderr, "%s\n", plan.dump(2).c_str());
     const Expected<Plan> read = readPlan(plan.dump(), fuzz::presets());
     if (!read)
         fuzz::checkRefusal(read.error(), true);

@@ -22,6 +22,7 @@ namespace envelope::planfields {
 inline constexpr int kMaxGpus = 1'000'000;
 inline constexpr int kMaxParallel = 65'536;
 inline constexpr int kMaxTokens = 100'000'000; // sequence / context length
+inline constexpr int kMaxBatch = 1'000'000; // training.micro_batch and training.grad_accum
 inline constexpr double kMaxBytes = 1e13; // one GPU's allowance (10 TB)
 // Lower bounds that catch unit slips instead of "> 0", which let 1e-300 through and turned
 // every time and cost into infinity (docs/reliability.md, defect 8): no real MFU or efficiency is
@@ -63,8 +64,8 @@ template <class V> void visitTrainingSetup(TrainingConfig& c, V& v)
     v.integer("ep", c.ep, 1, kMaxParallel);
     v.boolean("sequence_parallel", c.sequenceParallel);
     v.integer("virtual_stages", c.virtualStages, 1, 1024);
-    v.integer("micro_batch", c.microBatch, 1, 1'000'000);
-    v.integer("grad_accum", c.gradAccum, 1, 1'000'000);
+    v.integer("micro_batch", c.microBatch, 1, kMaxBatch);
+    v.integer("grad_accum", c.gradAccum, 1, kMaxBatch);
     v.integer("seq_len", c.seqLen, 1, kMaxTokens);
     v.enumeration("recompute", c.recompute, kRecomputeIds);
     v.integer("recompute_every", c.recomputeEvery, 1, 100'000);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "plan/fields.h"
 #include "search/search.h"
 
 namespace envelope {
@@ -16,18 +17,18 @@ struct IntField {
 };
 // The ranges are validatePlan's (plan/fields.h); a fixed value outside them could never pass.
 constexpr IntField kIntFields[] = {
-    { "cluster.gpus", &Layout::gpus, 1, 1 << 20 },
+    { "cluster.gpus", &Layout::gpus, 1, planfields::kMaxGpus },
     { "cluster.gpus_per_node", &Layout::gpusPerNode, 1, 1024 },
-    { "training.tp", &Layout::tp, 1, 1024 },
-    { "training.pp", &Layout::pp, 1, 1024 },
-    { "training.cp", &Layout::cp, 1, 1024 },
-    { "training.ep", &Layout::ep, 1, 1024 },
-    { "training.virtual_stages", &Layout::virtualStages, 1, 64 },
+    { "training.tp", &Layout::tp, 1, planfields::kMaxParallel },
+    { "training.pp", &Layout::pp, 1, planfields::kMaxParallel },
+    { "training.cp", &Layout::cp, 1, planfields::kMaxParallel },
+    { "training.ep", &Layout::ep, 1, planfields::kMaxParallel },
+    { "training.virtual_stages", &Layout::virtualStages, 1, 1024 },
     { "training.zero_stage", &Layout::zeroStage, 0, 3 },
-    { "training.micro_batch", &Layout::microBatch, 1, 1 << 20 },
-    { "training.grad_accum", &Layout::gradAccum, 1, 1 << 20 },
-    { "training.seq_len", &Layout::seqLen, 1, 1 << 24 },
-    { "training.recompute_every", &Layout::recomputeEvery, 1, 1024 },
+    { "training.micro_batch", &Layout::microBatch, 1, planfields::kMaxBatch },
+    { "training.grad_accum", &Layout::gradAccum, 1, planfields::kMaxBatch },
+    { "training.seq_len", &Layout::seqLen, 1, planfields::kMaxTokens },
+    { "training.recompute_every", &Layout::recomputeEvery, 1, 100'000 },
 };
 // Serving and RL fields --fix holds (validatePlan's ranges).
 struct FixRange {
@@ -35,12 +36,12 @@ struct FixRange {
     int min, max;
 };
 constexpr FixRange kOtherFixes[] = {
-    { "serving.tp", 1, 65536 },
+    { "serving.tp", 1, planfields::kMaxParallel },
     { "serving.weight_bits", 4, 16 },
     { "serving.kv_bits", 4, 16 },
-    { "rl.trainer_gpus", 1, 1000000 },
-    { "rl.reference_gpus", 0, 1000000 },
-    { "rl.rollout_gpus", 0, 1000000 },
+    { "rl.trainer_gpus", 1, planfields::kMaxGpus },
+    { "rl.reference_gpus", 0, planfields::kMaxGpus },
+    { "rl.rollout_gpus", 0, planfields::kMaxGpus },
 };
 struct BoolField {
     const char* path;

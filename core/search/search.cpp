@@ -16,6 +16,7 @@
 #include <cmath>
 
 #include "compute/compute.h"
+#include "plan/fields.h"
 #include "plan/planio.h"
 #include "search/detail.h"
 #include "training/memory.h"
@@ -36,14 +37,24 @@ struct Counters {
 };
 
 // Divisors of n, ascending, into `out` (reused: no allocation once it has grown).
-void divisors(long long n, std::vector<int>& out)
+// The micro-batches for `n` sequences per data-parallel replica: the divisors d of n whose
+// micro-batch d and grad-accum n / d are both within validatePlan's range. Past it a plan could
+// not be offered, and a divisor above 2^31 wrapped to 0 when narrowed to int (a division by zero
+// fuzz_mutate found: docs/reliability.md).
+void microBatchChoices(long long n, std::vector<int>& out)
 {
     out.clear();
-    for (long long d = 1; d * d <= n; ++d)
-        if (n % d == 0) {
+    if (n > static_cast<long long>(planfields::kMaxBatch) * planfields::kMaxBatch)
+        return; // no micro-batch x grad-accum split within the range
+    const auto keep = [&](long long d) {
+        if (d <= planfields::kMaxBatch && n / d <= planfields::kMaxBatch)
             out.push_back(static_cast<int>(d));
+    };
+    for (long long d = 1; d * d <= n && d <= planfields::kMaxBatch; ++d)
+        if (n % d == 0) {
+            keep(d);
             if (d * d != n)
-                out.push_back(static_cast<int>(n / d));
+                keep(n / d);
         }
     std::sort(out.begin(), out.end());
 }
@@ -300,7 +311,7 @@ void Searcher::searchParallel(int gpus, int tp, int cp, int pp)
         return;
     }
     const long long perReplica = m_sequences / dp;
-    divisors(perReplica, m_microBatches);
+    microBatchChoices(perReplica, m_microBatches);
     if (m_axes.fixedMicroBatch) {
         const bool whole = perReplica % m_axes.fixedMicroBatch == 0;
         m_microBatches.assign(whole ? 1 : 0, m_axes.fixedMicroBatch);

@@ -118,7 +118,7 @@ TEST_F(CliSolveTest, BadPlanAndBadFixExit2NamingTheField)
     EXPECT_NE(plan.err.find("training.zero_stage"), std::string::npos) << plan.err;
     const SolveRun fix = cli("solve " + kDefaultPlan + " --goal min-gpus --fix training.tp=0");
     EXPECT_EQ(fix.status, 2);
-    EXPECT_NE(fix.err.find("training.tp: must be an integer 1..1024"), std::string::npos)
+    EXPECT_NE(fix.err.find("training.tp: must be an integer 1..65536"), std::string::npos)
         << fix.err;
 }
 

@@ -91,3 +91,40 @@ TEST(SearchFit, APlanThatFitsStaysAsItIs)
 
 } // namespace
 } // namespace envelope
+
+namespace envelope {
+namespace {
+
+// fuzz_mutate's finding (docs/reliability.md): 4096 x 4096 sequences on 4096 GPUs is 2^36
+// sequences, so one replica's micro-batch divisors reached 2^32, which narrowed to an int
+// micro-batch of 0 and divided by zero (SIGFPE in release, a UBSan report in CI). The planner
+// now splits a replica's sequences only into micro-batch x grad-accum within validatePlan's
+// 1..1,000,000 each.
+TEST(SearchFit, AHugeBatchIsSplitOnlyWithinTheFieldRanges)
+{
+    const Plan plan = testing::searchPlan("llama-2-7b", "h100-sxm", 4096, 32,
+        R"({"zero_stage": 0, "micro_batch": 4096, "grad_accum": 4096, "seq_len": 4096})");
+    ASSERT_FALSE(validatePlan(plan).has_value());
+    const long long sequences = 4096LL * 4096 * 4096; // micro x accum x dp (tp = pp = 1)
+    for (SearchGoal goal : { SearchGoal::MinGpus, SearchGoal::MaxThroughput }) {
+        SearchOptions options;
+        options.goal = goal;
+        options.maxEstimates = 20'000;
+        const SearchResult r = search(plan, options);
+        for (const Candidate& c : r.candidates) {
+            const Layout& l = c.layout;
+            EXPECT_GE(l.microBatch, 1);
+            EXPECT_LE(l.microBatch, 1'000'000);
+            EXPECT_LE(l.gradAccum, 1'000'000);
+            const long long dp = l.gpus / (l.tp * l.pp * l.cp);
+            EXPECT_EQ(1LL * l.microBatch * l.gradAccum * dp, sequences);
+            EXPECT_FALSE(validatePlan(applyLayout(plan, l)).has_value());
+        }
+    }
+    // The summary's suggestion runs the same search.
+    for (const FitSuggestion& s : suggestFits(plan))
+        EXPECT_FALSE(validatePlan(s.plan).has_value()) << s.description;
+}
+
+} // namespace
+} // namespace envelope
