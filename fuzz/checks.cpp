@@ -84,7 +84,9 @@ void noNulls(const nlohmann::json& j, const std::string& path)
 // and re-estimates to exactly the figures the candidate claims (docs/planner.md).
 constexpr long long kPlannerEstimates = 48;
 
-void plannerOffersWhatItClaims(const Plan& plan)
+} // namespace
+
+void checkPlanner(const Plan& plan)
 {
     SearchOptions options;
     options.top = 3;
@@ -119,13 +121,6 @@ void plannerOffersWhatItClaims(const Plan& plan)
             || r.totalGpus != c.gpus)
             fail("an RL candidate does not re-estimate to its figures");
     }
-}
-
-} // namespace
-
-void checkPlanner(const Plan& plan)
-{
-    plannerOffersWhatItClaims(plan);
 }
 
 void checkAccepted(const Plan& plan, const PresetLibrary& library)

@@ -36,11 +36,11 @@ struct Counters {
     long long invalid = 0;
 };
 
-// Divisors of n, ascending, into `out` (reused: no allocation once it has grown).
 // The micro-batches for `n` sequences per data-parallel replica: the divisors d of n whose
 // micro-batch d and grad-accum n / d are both within validatePlan's range. Past it a plan could
 // not be offered, and a divisor above 2^31 wrapped to 0 when narrowed to int (a division by zero
-// fuzz_mutate found: docs/reliability.md).
+// fuzz_mutate found: docs/reliability.md). Ascending, into `out` (reused: no allocation once it
+// has grown).
 void microBatchChoices(long long n, std::vector<int>& out)
 {
     out.clear();

@@ -89,11 +89,6 @@ TEST(SearchFit, APlanThatFitsStaysAsItIs)
     EXPECT_TRUE(suggestFits(plan).empty());
 }
 
-} // namespace
-} // namespace envelope
-
-namespace envelope {
-namespace {
 
 // fuzz_mutate's finding (docs/reliability.md): 4096 x 4096 sequences on 4096 GPUs is 2^36
 // sequences, so one replica's micro-batch divisors reached 2^32, which narrowed to an int
@@ -102,7 +97,7 @@ namespace {
 // 1..1,000,000 each.
 TEST(SearchFit, AHugeBatchIsSplitOnlyWithinTheFieldRanges)
 {
-    const Plan plan = testing::searchPlan("llama-2-7b", "h100-sxm", 4096, 32,
+    const Plan plan = searchPlan("llama-2-7b", "h100-sxm", 4096, 32,
         R"({"zero_stage": 0, "micro_batch": 4096, "grad_accum": 4096, "seq_len": 4096})");
     ASSERT_FALSE(validatePlan(plan).has_value());
     const long long sequences = 4096LL * 4096 * 4096; // micro x accum x dp (tp = pp = 1)
