@@ -18,6 +18,7 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "search/search.h"
+#include "test_search_fixtures.h"
 #include "whatif/whatif.h"
 
 namespace envelope {
@@ -126,6 +127,8 @@ TEST(Properties, PlannerCandidatesRevalidateAndReestimateToWhatTheyClaim)
 {
     int training = 0, serving = 0, rl = 0;
     for (const Plan& plan : generatedPlans(40)) {
+        SCOPED_TRACE(plan.model.presetId + " on " + std::to_string(plan.cluster.gpus) + " "
+            + plan.gpu.presetId);
         SearchOptions options;
         options.top = 5;
         options.maxEstimates = 400; // a slice of each space: the property is per candidate
@@ -133,38 +136,21 @@ TEST(Properties, PlannerCandidatesRevalidateAndReestimateToWhatTheyClaim)
             options.goal = goal;
             for (const Candidate& c : search(plan, options).candidates) {
                 ++training;
-                const Plan applied = applyLayout(plan, c.layout);
-                ASSERT_FALSE(validatePlan(applied).has_value())
-                    << plan.model.presetId << ": " << validatePlan(applied)->toString();
-                const Estimate e = estimate(applied);
-                EXPECT_EQ(e.training.perGpu.total(), c.perGpuBytes) << plan.model.presetId;
-                EXPECT_EQ(e.compute.stepTimeS, c.stepTimeS) << plan.model.presetId;
-                EXPECT_EQ(e.compute.tokensPerS, c.tokensPerS) << plan.model.presetId;
-                // Offered means fits: total within the usable fraction of HBM.
-                EXPECT_LE(c.perGpuBytes, options.usableFraction * e.training.gpuMemoryBytes);
+                testing::expectReestimates(plan, c, options.usableFraction);
+                EXPECT_EQ(c.verdict, FitVerdict::Fits); // offered means fits
             }
         }
         options.goal = SearchGoal::ServingMaxThroughput;
         for (const ServingCandidate& c : searchServing(plan, options).candidates) {
             ++serving;
-            const Plan applied = applyServingLayout(plan, c.layout);
-            ASSERT_FALSE(validatePlan(applied).has_value()) << plan.model.presetId;
-            const ServingEstimate s = estimate(applied).serving;
-            EXPECT_EQ(s.perGpu.total(), c.perGpuBytes) << plan.model.presetId;
-            EXPECT_EQ(s.ttftS, c.ttftS) << plan.model.presetId;
-            EXPECT_EQ(s.itlS, c.itlS) << plan.model.presetId;
-            EXPECT_TRUE(s.fits) << plan.model.presetId;
+            testing::expectReestimates(plan, c);
+            EXPECT_TRUE(c.fits);
         }
         options.goal = SearchGoal::RlMaxStepsPerHour;
         for (const RlCandidate& c : searchRl(plan, options).candidates) {
             ++rl;
-            const Plan applied = applyRlLayout(plan, c.layout);
-            ASSERT_FALSE(validatePlan(applied).has_value()) << plan.model.presetId;
-            const RlEstimate r = estimate(applied).rl;
-            EXPECT_EQ(r.stepsPerHour, c.stepsPerHour) << plan.model.presetId;
-            EXPECT_EQ(r.stepS, c.stepS) << plan.model.presetId;
-            EXPECT_TRUE(r.fits) << plan.model.presetId;
-            EXPECT_LE(r.totalGpus, plan.cluster.gpus) << plan.model.presetId;
+            testing::expectReestimates(plan, c);
+            EXPECT_TRUE(c.fits);
         }
     }
     // The generated plans give each search something to offer.

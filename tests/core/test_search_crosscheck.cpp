@@ -11,6 +11,7 @@
 namespace envelope {
 namespace {
 
+using testing::expectReestimates;
 using testing::searchPlan;
 
 // Llama-2-7B SFT on 8 H100s, 4096 tokens, 16 sequences per step (the default plan's shape).
@@ -25,20 +26,6 @@ Plan smallPlan()
 bool fitsByHand(const Estimate& e)
 {
     return e.training.perGpu.total() <= 0.9 * e.training.gpuMemoryBytes;
-}
-
-void expectReestimates(const Plan& input, const Candidate& c)
-{
-    const Plan plan = applyLayout(input, c.layout);
-    EXPECT_FALSE(validatePlan(plan).has_value());
-    const Estimate e = estimate(plan);
-    EXPECT_EQ(e.training.perGpu.total(), c.perGpuBytes);
-    EXPECT_EQ(e.compute.stepTimeS, c.stepTimeS);
-    EXPECT_EQ(e.compute.tokensPerS, c.tokensPerS);
-    EXPECT_EQ(e.compute.cost, c.cost);
-    EXPECT_EQ(fitsByHand(e), c.verdict == FitVerdict::Fits);
-    // The global batch in tokens is the input's: 16 x 4096 here or the plan's own.
-    EXPECT_EQ(e.compute.globalBatchTokens, estimate(input).compute.globalBatchTokens);
 }
 
 TEST(SearchCrossCheck, BestBeatsEveryBruteForceLayoutAndCandidatesReestimate)

@@ -12,6 +12,7 @@
 namespace envelope {
 namespace {
 
+using testing::expectReestimates;
 using testing::searchPlan;
 
 // GRPO on Qwen2.5-7B, ZeRO-3 trainer (seed 000's worked example is a 7B on 8 H100s).
@@ -22,21 +23,6 @@ Plan rlPlan(int gpus, const std::string& algorithm = "grpo")
         + std::to_string(gpus) + R"(, "gpus_per_node": 8}, "training": {"zero_stage": 3},
         "rl": {"algorithm": ")"
         + algorithm + R"(", "trainer_gpus": 2, "reference_gpus": 1, "rollout_gpus": 1}})");
-}
-
-void expectReestimates(const Plan& input, const RlCandidate& c)
-{
-    const Plan plan = applyRlLayout(input, c.layout);
-    EXPECT_FALSE(validatePlan(plan).has_value());
-    const RlEstimate e = estimate(plan).rl;
-    EXPECT_EQ(e.stepsPerHour, c.stepsPerHour);
-    EXPECT_EQ(e.stepS, c.stepS);
-    EXPECT_EQ(e.rolloutS, c.rolloutS);
-    EXPECT_EQ(e.trainS, c.trainS);
-    EXPECT_EQ(e.fits, c.fits);
-    EXPECT_EQ(e.totalGpus, c.gpus);
-    EXPECT_EQ(e.bottleneck == "rollout", c.rolloutBound);
-    EXPECT_LE(c.gpus, input.cluster.gpus);
 }
 
 struct Brute {

@@ -13,6 +13,7 @@
 namespace envelope {
 namespace {
 
+using testing::expectReestimates;
 using testing::searchPlan;
 
 Plan servingPlan(
@@ -22,25 +23,6 @@ Plan servingPlan(
         + R"(", "gpu": "h100-sxm", "cluster": {"gpus": )" + std::to_string(gpus)
         + R"(, "gpus_per_node": 8}, "serving": {"context": )" + std::to_string(context)
         + R"(, "concurrency": )" + std::to_string(concurrency) + extra + "}}");
-}
-
-// What the planner claims of a candidate, recomputed from estimate() of the plan it applies:
-// one replica's figures, and the fleet rate = target concurrency / ITL.
-void expectReestimates(const Plan& input, const ServingCandidate& c)
-{
-    const Plan plan = applyServingLayout(input, c.layout);
-    EXPECT_FALSE(validatePlan(plan).has_value());
-    const ServingEstimate s = estimate(plan).serving;
-    EXPECT_EQ(s.perGpu.total(), c.perGpuBytes);
-    EXPECT_EQ(s.maxSequences, c.maxSequences);
-    EXPECT_EQ(s.ttftS, c.ttftS);
-    EXPECT_EQ(s.itlS, c.itlS);
-    EXPECT_EQ(s.fits, c.fits);
-    EXPECT_DOUBLE_EQ(input.serving.concurrency / s.itlS, c.tokensPerS);
-    EXPECT_EQ(c.gpus, c.layout.tp * c.layout.replicas);
-    // The replicas share the target: ceil(target / replicas) each.
-    EXPECT_EQ(c.layout.concurrency,
-        (input.serving.concurrency + c.layout.replicas - 1) / c.layout.replicas);
 }
 
 struct Brute {
