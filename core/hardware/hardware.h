@@ -1,9 +1,12 @@
 // Accelerators and clusters.
 #pragma once
 
+#include <memory>
 #include <string>
 
 namespace envelope {
+
+struct KernelTable; // kernels/kerneltable.h
 
 // One accelerator. Peaks are dense (no 2:4 sparsity) tensor-core figures.
 struct Gpu {
@@ -25,6 +28,11 @@ struct Gpu {
     // DGX H100 node's two Xeon 8480C with 8 DDR5-4800 channels each give 2 x 8 x 38.4 GB/s =
     // 614 GB/s, 76.8 GB/s for each of its 8 GPUs.
     double hostMemoryBytesPerS = 76.8e9;
+    // Measured kernel times (presets/kernels/<id>.json, plan key `gpu.kernels`): the op timing
+    // reads them where they cover an op (timing_source "measured kernels"); without them every
+    // op is timed from the figures above ("spec estimate"). Shared, immutable.
+    std::string kernelsId;
+    std::shared_ptr<const KernelTable> kernels;
 
     bool operator==(const Gpu&) const = default;
 };

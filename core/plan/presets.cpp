@@ -145,6 +145,8 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
         "\"none\", \"buckets\", \"prefetch\" or \"buckets+prefetch\"");
     f.boolean("shard_over_cp", p.shardOverCp);
     f.number("fp8_weight_cast_bytes", p.fp8WeightCastBytes, Range::closed(0, kMaxBytesPerParam));
+    f.boolean("pp_scatter_gather", p.ppScatterGather);
+    f.boolean("tp_backward_overlap", p.tpBackwardOverlap);
     if (auto e = f.finish())
         return *e;
     if (p.loss == LossKind::Default)
@@ -189,6 +191,34 @@ std::optional<Error> readArray(
     return std::nullopt;
 }
 
+void upsertKernels(PresetLibrary& library, std::shared_ptr<const KernelTable> table)
+{
+    for (auto& existing : library.kernels)
+        if (existing->gpu == table->gpu) {
+            existing = std::move(table);
+            return;
+        }
+    library.kernels.push_back(std::move(table));
+}
+
+// Each GPU preset takes the kernel table it names (`"kernels": id`) or, naming none, the
+// table measured on a GPU of its own id.
+std::optional<Error> attachKernels(PresetLibrary& library)
+{
+    for (std::size_t i = 0; i < library.gpus.size(); ++i) {
+        Gpu& gpu = library.gpus[i].gpu;
+        const std::string id = gpu.kernelsId.empty() ? library.gpus[i].id : gpu.kernelsId;
+        const auto table = library.findKernels(id);
+        if (!table && !gpu.kernelsId.empty())
+            return Error { fmt::format("gpus[{}].kernels", i),
+                fmt::format("unknown kernel table \"{}\" (known: {})", gpu.kernelsId,
+                    library.kernelIds()) };
+        gpu.kernels = table;
+        gpu.kernelsId = table ? id : std::string();
+    }
+    return std::nullopt;
+}
+
 std::optional<Error> mergeParsed(PresetLibrary& library, const nlohmann::json& root)
 {
     FieldReader f(root, "");
@@ -210,8 +240,22 @@ std::optional<Error> mergeParsed(PresetLibrary& library, const nlohmann::json& r
     const nlohmann::json* gpus = f.get("gpus");
     const nlohmann::json* recipes = f.get("recipes");
     const nlohmann::json* frameworks = f.get("frameworks");
+    const nlohmann::json* kernels = f.get("kernels");
     if (auto e = f.finish())
         return e;
+    // "kernels": kernel tables in the form of presets/kernels/*.json (docs/kernel-tables.md),
+    // replacing a built-in table of the same "gpu" id.
+    if (kernels) {
+        if (!kernels->is_array())
+            return Error { "kernels", "must be an array of envelope.kernels documents" };
+        for (std::size_t i = 0; i < kernels->size(); ++i) {
+            Expected<KernelTable> table
+                = parseKernelTable((*kernels)[i].dump(), fmt::format("kernels[{}]", i));
+            if (!table)
+                return table.error();
+            upsertKernels(library, std::make_shared<const KernelTable>(std::move(table).value()));
+        }
+    }
 
     std::vector<ModelPreset> newModels;
     std::vector<GpuPreset> newGpus;
@@ -233,7 +277,7 @@ std::optional<Error> mergeParsed(PresetLibrary& library, const nlohmann::json& r
         upsert(library.recipes, std::move(r));
     for (FrameworkProfile& p : newFrameworks)
         upsert(library.frameworks, std::move(p));
-    return std::nullopt;
+    return attachKernels(library);
 }
 
 } // namespace
@@ -328,6 +372,7 @@ void readGpuFields(FieldReader& f, Gpu& gpu, bool requireFigures)
     bandwidth("intra_node_gbps", gpu.intraNodeBytesPerS, kMaxIntraNodeGbps);
     bandwidth("inter_node_gbps", gpu.interNodeBytesPerS, kMaxInterNodeGbps);
     f.number("price_per_hour", gpu.pricePerHour, Range::closed(0, kMaxPrice));
+    f.string("kernels", gpu.kernelsId);
     f.number("torch_total_bytes", gpu.torchTotalBytes, Range::closed(0, kMaxMemoryBytes));
     bandwidth("host_link_gbps", gpu.hostLinkBytesPerS, kMaxHostGbps);
     bandwidth("host_memory_gbps", gpu.hostMemoryBytesPerS, kMaxHostGbps);
@@ -352,6 +397,8 @@ nlohmann::json gpuToJson(const Gpu& gpu)
         j["torch_total_bytes"] = gpu.torchTotalBytes;
     j["host_link_gbps"] = toScaled(gpu.hostLinkBytesPerS, kGiga);
     j["host_memory_gbps"] = toScaled(gpu.hostMemoryBytesPerS, kGiga);
+    if (!gpu.kernelsId.empty())
+        j["kernels"] = gpu.kernelsId;
     return j;
 }
 
@@ -409,6 +456,22 @@ const FrameworkProfile* PresetLibrary::findFramework(std::string_view id) const
     return findById(frameworks, id);
 }
 
+std::shared_ptr<const KernelTable> PresetLibrary::findKernels(std::string_view id) const
+{
+    for (const auto& table : kernels)
+        if (table->gpu == id)
+            return table;
+    return nullptr;
+}
+
+std::string PresetLibrary::kernelIds() const
+{
+    std::string ids;
+    for (const auto& table : kernels)
+        ids += (ids.empty() ? "" : ", ") + table->gpu;
+    return ids.empty() ? "none" : ids;
+}
+
 Expected<PresetLibrary> builtinPresets()
 {
     PresetLibrary library;
@@ -418,6 +481,13 @@ Expected<PresetLibrary> builtinPresets()
         { "presets/recipes.json", presets_data::recipes },
         { "presets/frameworks.json", presets_data::frameworks },
     };
+    for (std::size_t i = 0; presets_data::kernel_files[i]; ++i) {
+        Expected<KernelTable> table
+            = parseKernelTable(presets_data::kernel_files[i], presets_data::kernel_names[i]);
+        if (!table)
+            return table.error();
+        upsertKernels(library, std::make_shared<const KernelTable>(std::move(table).value()));
+    }
     for (const auto& [origin, text] : files)
         if (auto e = mergePresetFile(library, text, origin))
             return *e;

@@ -2,6 +2,7 @@
 // embedded in the binary) and overridable by files in the user's config folder.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 
 #include "base/expected.h"
 #include "hardware/hardware.h"
+#include "kernels/kerneltable.h"
 #include "model/model.h"
 #include "plan/framework.h"
 #include "plan/recipe.h"
@@ -40,11 +42,15 @@ struct PresetLibrary {
     std::vector<RecipePreset> recipes;
     std::vector<FrameworkProfile> frameworks;  // presets/frameworks.json
     std::string defaultPlanJson;  // presets/default-plan.json
+    // Measured kernel tables by GPU id (presets/kernels/*.json); GPU presets point at theirs.
+    std::vector<std::shared_ptr<const KernelTable>> kernels;
 
     const ModelPreset* findModel(std::string_view id) const;
     const GpuPreset* findGpu(std::string_view id) const;
     const RecipePreset* findRecipe(std::string_view id) const;
     const FrameworkProfile* findFramework(std::string_view id) const;
+    std::shared_ptr<const KernelTable> findKernels(std::string_view id) const;
+    std::string kernelIds() const; // "a100-80gb, h100-sxm, ..." for messages
 };
 
 // The presets compiled into the binary (presets/*.json). Errors only if the embedded data is

@@ -131,6 +131,15 @@ Expected<GpuChoice> readGpu(const nlohmann::json& value, const PresetLibrary& pr
     readGpuFields(f, choice.gpu, true);
     if (auto e = f.finish())
         return *e;
+    // `"kernels": id` times this GPU's ops from that GPU's measured tables (a 96 GB H100 from
+    // "h100-sxm"); without it a custom GPU is timed from its figures alone.
+    if (!choice.gpu.kernelsId.empty()) {
+        choice.gpu.kernels = presets.findKernels(choice.gpu.kernelsId);
+        if (!choice.gpu.kernels)
+            return Error { "gpu.kernels",
+                fmt::format("unknown kernel table \"{}\" (known: {})", choice.gpu.kernelsId,
+                    presets.kernelIds()) };
+    }
     return choice;
 }
 
@@ -269,7 +278,9 @@ void readTraining(
     }
     // The framework's default kernel efficiency when the plan gives none (issue 12: throughput
     // at the framework's default efficiency, presets/frameworks.json).
-    if (!value.contains("mfu"))
+    // A plan that states `mfu` overrides the op timing with it (issue 22: MFU is an output).
+    c.mfuOverride = value.contains("mfu");
+    if (!c.mfuOverride)
         c.mfu = c.framework.kernelEfficiency;
     f.boolean("async_tp", c.asyncTp);
     f.integer("hsdp_shard", c.hsdpShard, 0, planfields::kMaxGpus);

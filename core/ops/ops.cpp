@@ -1,0 +1,435 @@
+// The op lists of docs/formulas-compute.md, "Step time from ops". Shapes per GPU after tensor (tp), context
+// (cp) and expert (ep) parallelism, as Megatron-Core lays a layer out (Shoeybi et al. 2019
+// sec. 3; Korthikanti et al. 2022 sec. 4.2.2 for sequence parallelism; DeepSeek-V3 sec. 3.2
+// and Megatron-Core's MoE for experts).
+#include "ops/ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace envelope {
+namespace {
+
+double atLeast1(double x)
+{
+    return x > 1 ? x : 1.0;
+}
+
+Op gemm(const char* name, double m, double n, double k, GemmDtype dtype, double batch = 1)
+{
+    Op op;
+    op.cls = OpClass::Gemm;
+    op.name = name;
+    op.m = m;
+    op.n = n;
+    op.k = k;
+    op.batch = batch;
+    op.dtype = dtype;
+    return op;
+}
+
+Op elementwise(const char* name, double bytes)
+{
+    Op op;
+    op.cls = OpClass::Elementwise;
+    op.name = name;
+    op.bytes = bytes;
+    return op;
+}
+
+Op collective(const char* name, CollectiveKind kind, double bytes, int group, bool intraNode)
+{
+    Op op;
+    op.cls = OpClass::Collective;
+    op.name = name;
+    op.collective = kind;
+    op.bytes = bytes;
+    op.group = group;
+    op.intraNode = intraNode;
+    return op;
+}
+
+// The layer's linears with LoRA adapters beside them when the base is frozen: x A (r columns)
+// then (x A) B, each trainable (Hu et al. 2021).
+void addLinear(std::vector<Op>& ops, const TrainingLayout& l, const char* name, double m, double n,
+    double k, GemmDtype dtype, double batch = 1)
+{
+    Op linear = gemm(name, m, n, k, dtype, batch);
+    const std::string_view id(name);
+    linear.columnParallel = id == "qkv" || id == "q" || id == "q up" || id == "kv up"
+        || id == "mlp up" || id == "shared up" || id == "experts up";
+    ops.push_back(linear);
+    if (l.frozenBase && l.loraRank > 0) {
+        ops.push_back(gemm("lora A", m, l.loraRank, k, GemmDtype::Bf16, batch));
+        ops.push_back(gemm("lora B", m, n, l.loraRank, GemmDtype::Bf16, batch));
+    }
+}
+
+struct Widths {
+    double heads = 0, kvHeads = 0, dQk = 0, dV = 0;
+};
+
+Widths attentionWidths(const ModelArch& arch, int tp)
+{
+    Widths w;
+    w.heads = atLeast1(double(std::max(arch.heads, 1)) / tp);
+    if (arch.mla) {
+        w.kvHeads = w.heads; // the up-projected K and V are per head in training and prefill
+        w.dQk = std::max(arch.mla->qkNopeHeadDim, 0) + std::max(arch.mla->qkRopeHeadDim, 0);
+        w.dV = std::max(arch.mla->vHeadDim, 0);
+    } else {
+        // A KV head smaller than the TP group is replicated (Megatron-Core GQA).
+        w.kvHeads = atLeast1(double(arch.kvHeadsOrDefault()) / tp);
+        w.dQk = w.dV = arch.headDimOrDefault();
+    }
+    return w;
+}
+
+// Keys each query sees on average: half the sequence under a causal mask, the window when
+// shorter (a query near the start of a window-bounded sequence sees fewer; ignored).
+double attendedKeys(const ModelArch& arch, double seq)
+{
+    const double causal = seq / 2;
+    return arch.slidingWindow > 0 ? std::min(causal, double(arch.slidingWindow)) : causal;
+}
+
+// Q, K, V (and MLA's down / up projections), RoPE, the attention core and the output
+// projection for `tokens` tokens of `sequences` sequences of `seq` (after CP) on one GPU.
+void addAttention(std::vector<Op>& ops, const ModelArch& arch, const TrainingLayout& l,
+    double sequences, double seqLocal, double seqFull)
+{
+    const double tokens = sequences * seqLocal;
+    const double h = double(arch.hidden);
+    const Widths w = attentionWidths(arch, l.tp);
+    const GemmDtype dt = l.linearDtype;
+    const double act = l.activationBytes;
+    if (arch.mla) {
+        const MlaConfig& mla = *arch.mla;
+        const double rope = std::max(mla.qkRopeHeadDim, 0);
+        // The down projections are replicated across TP (Megatron-Core MLA), the up
+        // projections split by heads.
+        if (mla.qLoraRank > 0) {
+            addLinear(ops, l, "q down", tokens, mla.qLoraRank, h, dt);
+            ops.push_back(elementwise("q norm", 2 * tokens * mla.qLoraRank * act));
+            addLinear(ops, l, "q up", tokens, w.heads * w.dQk, mla.qLoraRank, dt);
+        } else {
+            addLinear(ops, l, "q", tokens, w.heads * w.dQk, h, dt);
+        }
+        addLinear(ops, l, "kv down", tokens, mla.kvLoraRank + rope, h, dt);
+        ops.push_back(elementwise("kv norm", 2 * tokens * mla.kvLoraRank * act));
+        addLinear(ops, l, "kv up", tokens, w.heads * (w.dQk - rope + w.dV), mla.kvLoraRank, dt);
+    } else {
+        addLinear(ops, l, "qkv", tokens, (w.heads + 2 * w.kvHeads) * w.dQk, h, dt);
+    }
+    ops.push_back(elementwise("rope", 2 * tokens * (w.heads + w.kvHeads) * w.dQk * act));
+
+    const double keys = attendedKeys(arch, seqFull);
+    if (l.flashAttention) {
+        Op a;
+        a.cls = OpClass::Attention;
+        a.attention = AttentionKind::FlashForward;
+        a.name = "attention";
+        a.sequences = sequences;
+        a.seq = seqLocal;
+        a.kvLen = keys;
+        a.heads = w.heads;
+        a.kvHeads = w.kvHeads;
+        a.headDimQk = w.dQk;
+        a.headDimV = w.dV;
+        ops.push_back(a);
+    } else {
+        // Unfused core as Megatron-LM ran it before flash attention: QK^T as a batched GEMM
+        // over the full s x s square, a fused scale-mask-softmax kernel (read the scores,
+        // write the probabilities), dropout (probabilities in, dropped probabilities and a
+        // 1-byte mask out) and AV as a batched GEMM (Korthikanti et al. 2022 sec. 4.1).
+        const double scores = sequences * w.heads * seqLocal * seqFull;
+        Op qk = gemm("attention QK^T", seqLocal, seqFull, w.dQk, GemmDtype::Bf16, sequences * w.heads);
+        Op softmax = elementwise("attention softmax", 2 * scores * act);
+        Op av = gemm("attention AV", seqLocal, w.dV, seqFull, GemmDtype::Bf16, sequences * w.heads);
+        qk.weightless = av.weightless = true;
+        ops.push_back(qk);
+        ops.push_back(softmax);
+        if (arch.dropout > 0)
+            ops.push_back(elementwise("attention dropout", scores * (2 * act + 1)));
+        ops.push_back(av);
+    }
+    addLinear(ops, l, "o", tokens, h, w.heads * w.dV, dt);
+}
+
+// The FFN of a dense layer: gate + up fused into one GEMM (SwiGLU) or up alone (GELU), the
+// activation, down.
+void addDenseFfn(std::vector<Op>& ops, const TrainingLayout& l, double tokens, double h,
+    double ffnLocal, bool gated, const char* upName, const char* downName, double batch = 1)
+{
+    const double act = l.activationBytes;
+    addLinear(ops, l, upName, tokens, (gated ? 2 : 1) * ffnLocal, h, l.linearDtype, batch);
+    // SwiGLU reads gate and up, writes their product; GELU reads and writes one tensor.
+    ops.push_back(elementwise("activation", (gated ? 3 : 2) * tokens * ffnLocal * act * batch));
+    addLinear(ops, l, downName, tokens, h, ffnLocal, l.linearDtype, batch);
+}
+
+} // namespace
+
+double Op::flops() const
+{
+    switch (cls) {
+    case OpClass::Gemm:
+        return 2 * m * n * k * batch;
+    case OpClass::Attention: {
+        // QK^T and AV: 2 x d per (query, key) pair and head each way.
+        const double forward = 2 * sequences * seq * kvLen * heads * (headDimQk + headDimV);
+        return attention == AttentionKind::FlashBackward ? 2.5 * forward : forward;
+    }
+    default:
+        return 0;
+    }
+}
+
+std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, bool moeLayer)
+{
+    std::vector<Op> ops;
+    ops.reserve(24);
+    const double h = double(arch.hidden);
+    const double act = l.activationBytes;
+    const double cp = std::max(l.cp, 1), tp = std::max(l.tp, 1);
+    const double seqLocal = l.seqLen / cp;
+    const double tokens = l.microBatch * seqLocal;
+    // Under sequence parallelism norms, dropout and residuals run on 1/tp of the tokens.
+    const double spTokens = l.sequenceParallel && tp > 1 ? tokens / tp : tokens;
+    const double activationBuffer = tokens * h * act; // b s h, what a TP collective moves
+    const bool sp = l.sequenceParallel && tp > 1;
+
+    ops.push_back(elementwise("norm", 2 * spTokens * h * act));
+    if (sp)
+        ops.push_back(collective("tp all-gather", CollectiveKind::AllGather, activationBuffer, l.tp, l.tpIntraNode));
+    if (l.cp > 1) {
+        // Ring attention (Liu et al. 2023; Megatron-Core CP): the local K and V chunk travels
+        // cp - 1 hops (send/recv overlapped with the chunk's attention in Megatron-Core; kept
+        // as its own op so its time is visible).
+        const Widths w = attentionWidths(arch, l.tp);
+        Op ring = collective("cp ring", CollectiveKind::AllGather,
+            (l.cp - 1) * tokens * w.kvHeads * (w.dQk + w.dV) * act, l.cp, l.cpIntraNode);
+        ring.sendRecv = true;
+        ops.push_back(ring);
+    }
+    addAttention(ops, arch, l, l.microBatch, seqLocal, l.seqLen);
+    if (tp > 1)
+        ops.push_back(sp ? collective("tp reduce-scatter", CollectiveKind::ReduceScatter, activationBuffer, l.tp, l.tpIntraNode)
+                         : collective("tp all-reduce", CollectiveKind::AllReduce, activationBuffer, l.tp, l.tpIntraNode));
+    // Bias-dropout-add (or the residual add alone): read x and the residual, write the sum.
+    ops.push_back(elementwise("residual", 3 * spTokens * h * act + (arch.dropout > 0 ? spTokens * h : 0)));
+    ops.push_back(elementwise("norm", 2 * spTokens * h * act));
+    if (sp)
+        ops.push_back(collective("tp all-gather", CollectiveKind::AllGather, activationBuffer, l.tp, l.tpIntraNode));
+
+    const bool gated = arch.ffn == FfnKind::Gated;
+    if (moeLayer && arch.moe && arch.moe->experts > 0 && arch.moe->topK > 0) {
+        const MoeConfig& moe = *arch.moe;
+        const double experts = moe.experts, topK = moe.topK, ep = std::max(l.ep, 1);
+        const double ffnLocal = double(moe.expertFfnHidden) / tp;
+        ops.push_back(gemm("router", tokens, experts, h, GemmDtype::Bf16));
+        // Each token goes to top-k experts; the ep ranks exchange them (dispatch) and back
+        // (combine). Balanced routing: every GPU ends with tokens x top-k assignments.
+        const double assignments = tokens * topK;
+        if (ep > 1)
+            ops.push_back(collective("ep dispatch", CollectiveKind::AllToAll, assignments * h * act, l.ep, l.epIntraNode));
+        else
+            ops.push_back(elementwise("expert permute", 2 * assignments * h * act));
+        // Expected experts that receive a token at all: 1 - (1 - 1/E)^(draws) of them, each
+        // with draws / (E x that share) tokens (small batches touch few experts: decode).
+        const double draws = assignments * ep;
+        const double hit = 1 - std::pow(1 - 1 / experts, draws);
+        const double localExperts = experts / ep * hit;
+        const double perExpert = hit > 0 ? draws / (experts * hit) : 0;
+        if (localExperts > 0 && perExpert > 0) {
+            const std::size_t first = ops.size();
+            addDenseFfn(ops, l, perExpert, h, ffnLocal, gated, "experts up", "experts down", localExperts);
+            for (std::size_t i = first; i < ops.size(); ++i)
+                ops[i].grouped = ops[i].cls == OpClass::Gemm;
+        }
+        if (ep > 1)
+            ops.push_back(collective("ep combine", CollectiveKind::AllToAll, assignments * h * act, l.ep, l.epIntraNode));
+        else
+            ops.push_back(elementwise("expert unpermute", 2 * assignments * h * act));
+        if (moe.sharedExperts > 0)
+            addDenseFfn(ops, l, tokens, h, moe.sharedExperts * ffnLocal, gated, "shared up", "shared down");
+    } else {
+        addDenseFfn(ops, l, tokens, h, double(arch.ffnHidden) / tp, gated, "mlp up", "mlp down");
+    }
+    if (tp > 1)
+        ops.push_back(sp ? collective("tp reduce-scatter", CollectiveKind::ReduceScatter, activationBuffer, l.tp, l.tpIntraNode)
+                         : collective("tp all-reduce", CollectiveKind::AllReduce, activationBuffer, l.tp, l.tpIntraNode));
+    ops.push_back(elementwise("residual", 3 * spTokens * h * act + (arch.dropout > 0 ? spTokens * h : 0)));
+    return ops;
+}
+
+std::vector<Op> backwardOps(const std::vector<Op>& forward, const TrainingLayout& l)
+{
+    std::vector<Op> ops;
+    ops.reserve(forward.size() * 2);
+    for (const Op& f : forward) {
+        Op b = f;
+        b.phase = Phase::Backward;
+        switch (f.cls) {
+        case OpClass::Gemm: {
+            // dX[m x k] = dY[m x n] W^T; dW[k x n] = X^T dY (contracting over m).
+            const bool frozen = l.frozenBase && std::string_view(f.name).rfind("lora", 0) != 0;
+            b.name = f.name;
+            b.n = f.k;
+            b.k = f.n;
+            ops.push_back(b);
+            // The attention core's batched GEMMs have two input gradients and no weight.
+            if (f.weightless) {
+                Op other = f;
+                other.phase = Phase::Backward;
+                other.m = f.k;
+                other.n = f.n;
+                other.k = f.m;
+                ops.push_back(other);
+            } else if (!frozen && std::string_view(f.name) != "router") {
+                Op wgrad = f;
+                wgrad.phase = Phase::Backward;
+                wgrad.m = f.k;
+                wgrad.n = f.n;
+                wgrad.k = f.m;
+                ops.push_back(wgrad);
+            }
+            break;
+        }
+        case OpClass::Attention:
+            b.attention = AttentionKind::FlashBackward;
+            ops.push_back(b);
+            break;
+        case OpClass::Elementwise:
+            b.bytes = 2 * f.bytes;
+            ops.push_back(b);
+            break;
+        case OpClass::Collective:
+            if (f.collective == CollectiveKind::AllGather && !f.sendRecv)
+                b.collective = CollectiveKind::ReduceScatter;
+            else if (f.collective == CollectiveKind::ReduceScatter)
+                b.collective = CollectiveKind::AllGather;
+            // Ring attention's backward moves K, V and their gradients: twice the forward.
+            if (f.sendRecv)
+                b.bytes = 2 * f.bytes;
+            ops.push_back(b);
+            break;
+        }
+    }
+    return ops;
+}
+
+std::vector<Op> headOps(const ModelArch& arch, const TrainingLayout& l, double lossBytesPerLogit)
+{
+    std::vector<Op> ops;
+    const double tp = std::max(l.tp, 1);
+    const double tokens = l.microBatch * l.seqLen / std::max(l.cp, 1);
+    const double h = double(arch.hidden);
+    const double vocabLocal = double(arch.vocab) / tp;
+    ops.push_back(elementwise("final norm", 2 * tokens * h * l.activationBytes / (l.sequenceParallel ? tp : 1)));
+    // The LM head stays bf16 under FP8 recipes (torchtitan's Float8 converter skips `output`,
+    // Transformer Engine recipes keep it in higher precision).
+    Op head = gemm("lm head", tokens, vocabLocal, h, GemmDtype::Bf16);
+    ops.push_back(head);
+    ops.push_back(elementwise("loss", tokens * vocabLocal * lossBytesPerLogit));
+    std::vector<Op> back = backwardOps(ops, l);
+    // Under LoRA the head is frozen like the rest of the base (PEFT): no weight gradient.
+    ops.insert(ops.end(), back.begin(), back.end());
+    return ops;
+}
+
+std::vector<Op> embeddingOps(const ModelArch& arch, const TrainingLayout& l)
+{
+    const double tokens = l.microBatch * l.seqLen / std::max(l.cp, 1);
+    const double h = double(arch.hidden);
+    Op lookup = elementwise("embedding", 2 * tokens * h * l.activationBytes);
+    Op grad = elementwise("embedding", 3 * tokens * h * 4); // fp32 scatter-add of the gradient
+    grad.phase = Phase::Backward;
+    return { lookup, grad };
+}
+
+namespace {
+
+TrainingLayout inferenceAsTraining(const InferenceLayout& l, double sequences, double seq)
+{
+    TrainingLayout t;
+    t.tp = l.tp;
+    t.ep = l.ep;
+    t.microBatch = sequences;
+    t.seqLen = seq;
+    t.linearDtype = l.weightDtype;
+    t.activationBytes = l.activationBytes;
+    t.tpIntraNode = l.tpIntraNode;
+    t.epIntraNode = l.epIntraNode;
+    return t;
+}
+
+void markCustomAllReduce(std::vector<Op>& ops)
+{
+    for (Op& op : ops)
+        if (op.cls == OpClass::Collective && op.collective == CollectiveKind::AllReduce)
+            op.custom = true;
+}
+
+} // namespace
+
+std::vector<Op> decodeStepOps(const ModelArch& arch, const InferenceLayout& l, double batch, double kvLen)
+{
+    // A decode step is a forward of `batch` one-token sequences: the layer ops with m = batch,
+    // whose attention is the decode kernel over each sequence's KV cache.
+    const TrainingLayout t = inferenceAsTraining(l, batch, 1);
+    const int moeLayers = arch.moe ? std::max(arch.layers - std::max(arch.moe->denseLayers, 0), 0) : 0;
+    const int denseLayers = std::max(arch.layers - moeLayers, 0);
+    std::vector<Op> ops;
+    const auto addLayers = [&](bool moe, double count) {
+        if (count <= 0)
+            return;
+        for (Op op : layerForwardOps(arch, t, moe)) {
+            if (op.cls == OpClass::Attention) {
+                op.attention = AttentionKind::Decode;
+                op.seq = 1;
+                op.kvLen = kvLen;
+                op.kvBytesPerElement = l.kvBytesPerElement;
+                if (arch.mla) {
+                    // MLA decode reads the compressed latent + RoPE key once per token
+                    // (weights absorbed: DeepSeek-V2 sec. 2.1.2): one "KV head" of that width.
+                    op.kvHeads = 1;
+                    op.headDimQk = arch.mla->kvLoraRank + arch.mla->qkRopeHeadDim;
+                    op.headDimV = 0;
+                }
+            }
+            op.repeat *= count;
+            ops.push_back(op);
+        }
+    };
+    addLayers(false, denseLayers);
+    addLayers(true, moeLayers);
+    const double tp = std::max(l.tp, 1);
+    ops.push_back(gemm("lm head", batch, double(arch.vocab) / tp, double(arch.hidden), GemmDtype::Bf16));
+    markCustomAllReduce(ops);
+    return ops;
+}
+
+std::vector<Op> prefillOps(const ModelArch& arch, const InferenceLayout& l, double sequences, double tokens)
+{
+    TrainingLayout t = inferenceAsTraining(l, sequences, tokens);
+    const int moeLayers = arch.moe ? std::max(arch.layers - std::max(arch.moe->denseLayers, 0), 0) : 0;
+    const int denseLayers = std::max(arch.layers - moeLayers, 0);
+    std::vector<Op> ops;
+    const auto addLayers = [&](bool moe, double count) {
+        if (count <= 0)
+            return;
+        for (Op op : layerForwardOps(arch, t, moe)) {
+            op.repeat *= count;
+            ops.push_back(op);
+        }
+    };
+    addLayers(false, denseLayers);
+    addLayers(true, moeLayers);
+    // Only the last token of each prompt needs logits.
+    ops.push_back(gemm("lm head", sequences, double(arch.vocab) / std::max(l.tp, 1), double(arch.hidden), GemmDtype::Bf16));
+    markCustomAllReduce(ops);
+    return ops;
+}
+
+} // namespace envelope
