@@ -12,6 +12,7 @@
 
 #include "compute/detail.h"
 #include "base/numeric.h"
+#include "kernels/timing.h"
 
 namespace envelope {
 namespace {
@@ -70,10 +71,66 @@ double dpFrameworkOverlap(const TrainingConfig& config, const CommDetail& d)
     return gradientShare * (1 - lastBucket);
 }
 
+// Data-parallel traffic timed per collective from the kernel tables (intra-node) or the links
+// (across nodes): ZeRO-0 all-reduces the gradients, ZeRO-1/2 reduce-scatter them and
+// all-gather the updated weights once per step; ZeRO-3 / FSDP all-gathers the weights for the
+// forward and again for the backward and reduce-scatters the gradients on every micro-batch
+// (FSDP2 reshard_after_forward, DeepSpeed ZeRO-3), except where the framework keeps the
+// stage's parameters unsharded across micro-batches (FSDP + PP: pp_unsharded). Returns the
+// seconds; `bytesOut` the bytes each GPU sends.
+double opTimedDp(const TrainingConfig& config, const CommDetail& d, const ComputeSetup& s,
+    const Gpu& gpu, double& bytesOut)
+{
+    const int zero = std::clamp(config.zeroStage, 0, 3);
+    const double gradBytes = positiveOrZero(config.recipe.recipe.gradientBytes);
+    const double weightBytes = positiveOrZero(config.recipe.recipe.weightBytes);
+    const double gathers = zero >= 3 && !(config.framework.ppUnsharded && s.pp > 1) ? s.microBatches : 1;
+    bytesOut = 0;
+    const auto part = [&](double params, const Link& link) {
+        if (params <= 0 || link.group <= 1)
+            return 0.0;
+        const auto time = [&](CollectiveKind kind, double bytes) {
+            bytesOut += busFactor(kind, link.group) * bytes;
+            return collectiveTime(kind, bytes, link.group, link.intraNode, false, gpu).seconds;
+        };
+        switch (zero) {
+        case 0:
+            return time(CollectiveKind::AllReduce, gradBytes * params);
+        case 1:
+        case 2:
+            return time(CollectiveKind::ReduceScatter, gradBytes * params)
+                + time(CollectiveKind::AllGather, weightBytes * params);
+        default:
+            return gathers
+                * (2 * time(CollectiveKind::AllGather, d.allGatherBytes * params)
+                    + time(CollectiveKind::ReduceScatter, gradBytes * params));
+        }
+    };
+    double seconds = 0;
+    if (zero >= 3 && config.hsdpShard > 0 && config.hsdpShard < d.dp.group) {
+        // HSDP: the shard group's collectives, then each rank's gradient shard all-reduced
+        // across the replicas once per step.
+        seconds += part(d.dpParams, d.hsdpShard);
+        Link replicas = d.dp;
+        replicas.group = std::max(1, d.dp.group / config.hsdpShard);
+        const double shard = gradBytes * d.dpParams / config.hsdpShard;
+        if (replicas.group > 1) {
+            bytesOut += busFactor(CollectiveKind::AllReduce, replicas.group) * shard;
+            seconds += collectiveTime(CollectiveKind::AllReduce, shard, replicas.group,
+                replicas.intraNode, false, gpu).seconds;
+        }
+    } else {
+        seconds += part(d.dpParams, d.dp);
+    }
+    seconds += part(d.expertDpParams, d.expertDp);
+    return seconds;
+}
+
 } // namespace
 
 CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
-    const TrainingConfig& config, const ComputeSetup& s, const Gpu& gpu, double computeTimeS)
+    const TrainingConfig& config, const ComputeSetup& s, const Gpu& gpu, double computeTimeS,
+    const StageOpTimes* ops)
 {
     CommDetail d;
     Communication& c = d.result;
@@ -177,6 +234,30 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
         c.epS = seconds(d.epBytes, d.ep);
     }
 
+    // Op timing: the layers' own collectives (TP, CP ring, EP dispatch / combine) as their ops
+    // timed them, the data-parallel traffic per collective, and the pipeline's point-to-point
+    // per micro-batch. Megatron's scatter-gather (Narayanan et al. 2021 sec. 4.1) sends 1/tp of
+    // each boundary tensor per rank over its own NIC and all-gathers it over NVLink, with or
+    // without sequence parallelism (frameworks.json `pp_scatter_gather`).
+    double ppPerMicroBatchS = 0;
+    if (ops) {
+        c.tpS = m * ops->tpS;
+        c.cpS = m * ops->cpS;
+        c.epS = m * ops->epS;
+        c.dpS = opTimedDp(config, d, s, gpu, c.dpBytes);
+        if (s.pp > 1) {
+            const bool split = (config.sequenceParallel || config.framework.ppScatterGather) && s.tp > 1;
+            d.ppMessageBytes = tokens * s.hidden * actBytes / (split ? s.tp : 1);
+            d.ppBytes = 2 * m * s.virtualStages * d.ppMessageBytes;
+            ppPerMicroBatchS = 2 * s.virtualStages * sendRecvTime(d.ppMessageBytes, d.pp.intraNode, gpu).seconds;
+            if (split && !config.sequenceParallel)
+                ppPerMicroBatchS += 2 * s.virtualStages
+                    * collectiveTime(CollectiveKind::AllGather, tokens * s.hidden * actBytes, s.tp,
+                        d.tp.intraNode, false, gpu).seconds;
+            c.ppS = m * ppPerMicroBatchS;
+        }
+    }
+
     // Exposed communication. What can hide behind compute, per kind: the framework's DP
     // mechanism and async TP, then the plan's comm_overlap of what they leave; the hidden part
     // is no more than the compute time itself.
@@ -198,7 +279,12 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     if (s.pp > 1) {
         const double p = s.pp, v = s.virtualStages;
         c.ppBubbleFraction = (p - 1) / (v * m + p - 1);
-        c.ppBubbleS = computeTimeS * (p - 1) / (v * m);
+        // Op timing: the fill and drain idle (p - 1) / v micro-batches of the slowest stage,
+        // its exposed collectives and point-to-point included.
+        c.ppBubbleS = ops ? (p - 1) / v
+                * (ops->computeS() + ops->tpS * (1 - d.tpOverlap)
+                    + (ops->cpS + ops->epS) * (1 - d.otherOverlap) + ppPerMicroBatchS)
+                          : computeTimeS * (p - 1) / (v * m);
     }
     return d;
 }

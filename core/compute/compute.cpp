@@ -78,6 +78,21 @@ void addOffload(const TrainingConfig& config, const CommDetail& d, const Compute
 
 } // namespace
 
+// The expected relative error of a step time, by how it was timed: the validation medians of
+// docs/validation.md ("Step time from ops"), rounded up. Measured kernels: Korthikanti et al.
+// 2022 Table 5 and the calibration set's training throughput; spec estimates carry the spread
+// of the tables' large-GEMM efficiency across GPUs on top; an `mfu` override has no
+// validation of its own and takes the constant's record (29% median on Table 5, issue 22).
+double timingUncertainty(std::string_view timingSource, const TrainingConfig& config)
+{
+    (void)config;
+    if (timingSource == "measured kernels")
+        return 0.10;
+    if (timingSource == "spec estimate")
+        return 0.25;
+    return 0.30;
+}
+
 // Extra forward FLOPs per token a recompute policy runs during backward (Korthikanti et al.
 // 2022 sec. 5-6), as the plan's framework runs it (presets/frameworks.json, "selective"):
 // Megatron's selective re-runs the attention core (QK^T, softmax, AV) only; torchtitan's per-op
@@ -200,25 +215,46 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     r.peakFlopsPerGpu = s.peakFlops;
     r.globalBatchTokens = s.microBatch * s.microBatches * s.dp * s.seqLen;
     r.stepFlops = r.flopsPerToken * r.globalBatchTokens;
-    // The plan's `mfu` is the kernel efficiency: the fraction of peak the GPU reaches while it
-    // computes. The GPU executes the hardware FLOPs, so a recompute's extra forward costs time
-    // (issue 11: full recompute was free); the MFU the step achieves is effectiveMfu below.
-    // The layers' linears run at the recipe's peak; the LM head, the attention core and the
-    // rest at otherPeakFlops (the BF16 peak under FP8): the time is the sum of the two parts.
+    // Without an `mfu` override the step is timed from its ops (steptime.cpp): m micro-batches
+    // of the slowest pipeline stage, each the sum of its forward, backward and recompute ops
+    // timed from the GPU's kernel tables or specs. With an override (the plan's `mfu`, the
+    // kernel efficiency of Envelope before op timing) the GPU runs the hardware FLOPs at that
+    // fraction of its peak: the layers' linears at the recipe's peak, the LM head, the
+    // attention core and the rest at otherPeakFlops (the BF16 peak under FP8).
     const double mfu = std::isfinite(config.mfu) ? std::clamp(config.mfu, 0.0, 1.0) : 0.0;
-    const double linearFlops = 6 * s.layerMatmulParams + recompute.linear;
-    const double otherFlops = r.hardwareFlopsPerToken - linearFlops;
-    const double secondsPerToken = divideOr(linearFlops, s.peakFlops * mfu, kInf)
-        + divideOr(otherFlops, s.otherPeakFlops * mfu, otherFlops > 0 ? kInf : 0.0);
-    r.computeTimeS = r.hardwareFlopsPerToken * r.globalBatchTokens > 0
-        ? secondsPerToken * r.globalBatchTokens / s.gpus
-        : 0.0;
+    const bool opTimed = !config.mfuOverride;
+    StageOpTimes stage;
+    if (opTimed) {
+        const OpStep ops = opStep(arch, counts, config, s, gpu);
+        stage = ops.slowestStage(s.pp);
+        const double m = r.globalBatchTokens > 0 ? s.microBatches : 0;
+        r.computeTimeS = m * stage.computeS();
+        r.gemmS = m * stage.gemmS;
+        r.attentionS = m * stage.attentionS;
+        r.elementwiseS = m * stage.elementwiseS;
+        r.recomputeS = m * ops.recompute.computeS();
+        r.optimizerS = r.globalBatchTokens > 0 ? ops.optimizerS : 0.0;
+        const double opTotal = m * (stage.computeS() + stage.commS()) + r.optimizerS;
+        r.measuredShare = opTotal > 0 ? m * stage.measuredS / opTotal : 0.0;
+        r.timingSource = r.measuredShare >= 0.5 ? "measured kernels" : "spec estimate";
+    } else {
+        const double linearFlops = 6 * s.layerMatmulParams + recompute.linear;
+        const double otherFlops = r.hardwareFlopsPerToken - linearFlops;
+        const double secondsPerToken = divideOr(linearFlops, s.peakFlops * mfu, kInf)
+            + divideOr(otherFlops, s.otherPeakFlops * mfu, otherFlops > 0 ? kInf : 0.0);
+        r.computeTimeS = r.hardwareFlopsPerToken * r.globalBatchTokens > 0
+            ? secondsPerToken * r.globalBatchTokens / s.gpus
+            : 0.0;
+        r.timingSource = "mfu override";
+    }
 
-    const CommDetail comm = communication(arch, counts, config, s, gpu, r.computeTimeS);
+    const CommDetail comm = communication(
+        arch, counts, config, s, gpu, r.computeTimeS, opTimed ? &stage : nullptr);
     r.communication = comm.result;
     addOffload(config, comm, s, gpu, r.communication);
     r.stepTimeS = r.computeTimeS + r.communication.exposedS + r.communication.ppBubbleS
-        + r.communication.offloadS + r.communication.cpuOptimizerS;
+        + r.communication.offloadS + r.communication.cpuOptimizerS + r.optimizerS;
+    r.uncertainty = timingUncertainty(r.timingSource, config);
 
     r.tokensPerS = r.globalBatchTokens > 0 ? divideOr(r.globalBatchTokens, r.stepTimeS, 0.0) : 0.0;
     r.tokensPerSPerGpu = r.tokensPerS / s.gpus;
@@ -258,6 +294,7 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
         { "ep-comm", c.epS * onPath(comm.otherOverlap) },
         { "host-transfer", c.offloadS },
         { "cpu-optimizer", c.cpuOptimizerS },
+        { "optimizer", r.optimizerS },
     };
     const auto* top = std::max_element(std::begin(parts), std::end(parts),
         [](const auto& a, const auto& b) { return a.seconds < b.seconds; });

@@ -3,6 +3,8 @@
 // explanations). Not part of the public core API. Formulas: docs/formulas-compute.md.
 #pragma once
 
+#include <string_view>
+
 #include "estimate/estimate.h"
 
 namespace envelope {
@@ -58,6 +60,31 @@ double hfuFlopsPerToken(
 ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
     const TrainingConfig& config, const Cluster& cluster, const Gpu& gpu);
 
+// Op-timed seconds of one micro-batch on one pipeline stage, by op class (steptime.cpp).
+struct StageOpTimes {
+    double gemmS = 0, attentionS = 0, elementwiseS = 0;
+    double measuredS = 0; // the part of all of the above timed from measured tables
+    double tpS = 0, cpS = 0, epS = 0; // collectives inside the layers
+    double computeS() const { return gemmS + attentionS + elementwiseS; }
+    double commS() const { return tpS + cpS + epS; }
+    StageOpTimes& operator+=(const StageOpTimes& o);
+};
+
+// The training ops of one micro-batch, timed: the layers of one stage (forward, backward,
+// recompute), the last stage's LM head and loss and the first stage's embedding (forward and
+// backward each), and the optimizer step once per step.
+struct OpStep {
+    StageOpTimes forward, backward, recompute, head, embedding;
+    double layersPerStage = 0;
+    double optimizerS = 0;
+    double optimizerParams = 0;        // parameters one GPU steps
+    double optimizerBytesPerParam = 0; // bytes streamed per parameter
+    // The stage whose micro-batch takes longest: the first (embedding) or the last (head).
+    StageOpTimes slowestStage(int pp) const;
+};
+OpStep opStep(const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& config,
+    const ComputeSetup& setup, const Gpu& gpu);
+
 // One communication kind: the group it runs over and the link it takes.
 struct Link {
     int group = 1; // ranks in the collective
@@ -101,8 +128,15 @@ struct CommDetail {
 };
 
 // Communication per step, its exposed part behind `computeTimeS`, and the pipeline bubble.
+// With `ops` (op timing), the TP, CP and EP collectives are the ops' own, the data-parallel
+// and pipeline traffic is timed from the kernel tables per collective, ZeRO-3 gathers run per
+// micro-batch, and the bubble is (p - 1) / v micro-batches of the slowest stage.
 CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
-    const TrainingConfig& config, const ComputeSetup& setup, const Gpu& gpu, double computeTimeS);
+    const TrainingConfig& config, const ComputeSetup& setup, const Gpu& gpu, double computeTimeS,
+    const StageOpTimes* ops = nullptr);
+
+// The expected relative error of a step time timed this way (compute.cpp).
+double timingUncertainty(std::string_view timingSource, const TrainingConfig& config);
 
 // Explanations of every compute figure (compute_explain.cpp).
 void explainCompute(const ModelArch& arch, const TrainingConfig& config, const Gpu& gpu,

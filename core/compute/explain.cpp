@@ -1,11 +1,13 @@
 // Explanations of the compute figures: each formula with the plan's values substituted and its
 // source. Only runs when an Explainer is given (never on the fast path).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "compute/detail.h"
+#include "kernels/kerneltable.h"
 #include "base/units.h"
 
 namespace envelope {
@@ -146,33 +148,74 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
         fmt::format("flops_per_token x global batch = {} x {} = {}", num(r.flopsPerToken),
             num(r.globalBatchTokens), num(r.stepFlops)),
         r.stepFlops, "FLOPs", kStepSource);
-    const RecomputeFlops recompute = recomputeFlops(s, config);
-    const double linear = 6 * s.layerMatmulParams + recompute.linear;
-    ex.add("training.compute_time_s",
-        fmt::format("(layer linears / peak + (LM head + attention core) / other peak) x batch / "
-                    "(gpus x kernel efficiency mfu) = ({} / {} + {} / {}) x {} / ({} x {}) = {}"
-                    "{}{}",
-            num(linear), num(s.peakFlops), num(r.hardwareFlopsPerToken - linear),
-            num(s.otherPeakFlops), num(r.globalBatchTokens), r.gpus, num(config.mfu),
-            duration(r.computeTimeS),
-            r.hardwareFlopsPerToken > r.flopsPerToken ? " (recompute's extra forward included)"
-                                                      : "",
-            s.otherPeakFlops != s.peakFlops ? "; FP8: the linears at the FP8 peak, the LM head "
-                                              "and attention core at the BF16 peak"
-                                            : ""),
-        r.computeTimeS, "s",
-        "seed 001 (F_step / (P x peak x MFU)); the GPU runs the hardware FLOPs (Korthikanti et "
-        "al. 2022 sec. 6), so the plan's mfu is the kernel efficiency (default: the framework's "
-        "kernel_efficiency, presets/frameworks.json); FP8 linears only: torchao Float8Linear "
-        "(torchtitan float8.py: module_filter_fn skips 'output'), Transformer Engine fp8_autocast "
-        "(te.Linear / LayerNormLinear; DotProductAttention stays BF16)");
+    if (config.mfuOverride) {
+        const RecomputeFlops recompute = recomputeFlops(s, config);
+        const double linear = 6 * s.layerMatmulParams + recompute.linear;
+        ex.add("training.compute_time_s",
+            fmt::format("(layer linears / peak + (LM head + attention core) / other peak) x batch / "
+                        "(gpus x kernel efficiency mfu) = ({} / {} + {} / {}) x {} / ({} x {}) = {}"
+                        "{}{}",
+                num(linear), num(s.peakFlops), num(r.hardwareFlopsPerToken - linear),
+                num(s.otherPeakFlops), num(r.globalBatchTokens), r.gpus, num(config.mfu),
+                duration(r.computeTimeS),
+                r.hardwareFlopsPerToken > r.flopsPerToken ? " (recompute's extra forward included)"
+                                                          : "",
+                s.otherPeakFlops != s.peakFlops ? "; FP8: the linears at the FP8 peak, the LM head "
+                                                  "and attention core at the BF16 peak"
+                                                : ""),
+            r.computeTimeS, "s",
+            "seed 001 (F_step / (P x peak x MFU)); the GPU runs the hardware FLOPs (Korthikanti et "
+            "al. 2022 sec. 6), so the plan's mfu is the kernel efficiency (default: the framework's "
+            "kernel_efficiency, presets/frameworks.json); FP8 linears only: torchao Float8Linear "
+            "(torchtitan float8.py: module_filter_fn skips 'output'), Transformer Engine fp8_autocast "
+            "(te.Linear / LayerNormLinear; DotProductAttention stays BF16)");
+    } else {
+        // Op timing (docs/formulas-compute.md, "Step time from ops"): the slowest stage's micro-batch, by op
+        // class, times the micro-batches.
+        const double m = s.microBatches;
+        const std::string table = gpu.kernels
+            ? fmt::format("kernel table presets/kernels/{}.json ({})", gpu.kernelsId, gpu.kernels->source)
+            : std::string("no kernel table for this GPU: its specs x the documented defaults");
+        ex.add("training.compute_time_s",
+            fmt::format("micro-batches x (GEMMs + attention core + elementwise) of the slowest "
+                        "stage = {} x ({} + {} + {}) = {} ({}; {:.0f}% of the op time from "
+                        "measured kernels; recompute {})",
+                num(m), duration(r.gemmS / std::max(m, 1.0)), duration(r.attentionS / std::max(m, 1.0)),
+                duration(r.elementwiseS / std::max(m, 1.0)), duration(r.computeTimeS), r.timingSource,
+                100 * r.measuredShare, duration(r.recomputeS)),
+            r.computeTimeS, "s",
+            "ops per layer (GEMMs with their shapes after TP/EP, attention, elementwise at HBM "
+            "bandwidth) timed from " + table + "; docs/formulas-compute.md, 'Step time from ops'");
+        ex.add("training.time_breakdown.gemm_s",
+            fmt::format("every GEMM of the slowest stage (forward, input and weight gradients, "
+                        "recompute) x {} micro-batches = {}",
+                num(m), duration(r.gemmS)),
+            r.gemmS, "s", table);
+        ex.add("training.time_breakdown.attention_s",
+            fmt::format("flash attention forward (table) and backward (2.5x the FLOPs at 0.8x the "
+                        "forward's throughput) x {} micro-batches = {}",
+                num(m), duration(r.attentionS)),
+            r.attentionS, "s", table + "; FlashAttention-2 (Dao 2023), FlashAttention-3 (Shah et al. 2024) Fig. 5-6");
+        ex.add("training.time_breakdown.elementwise_s",
+            fmt::format("bytes the norms, activations, RoPE, residuals, softmax and loss stream / "
+                        "(HBM {} GB/s x 0.8) x {} micro-batches = {}",
+                num(gpu.hbmBytesPerS / 1e9), num(m), duration(r.elementwiseS)),
+            r.elementwiseS, "s", "memory-bound kernels at 80% of HBM (docs/formulas-compute.md, 'Step time from ops')");
+        ex.add("training.time_breakdown.optimizer_s",
+            fmt::format("the optimizer step streams each local parameter's gradient, master, moments "
+                        "and weights once / (HBM x 0.8) = {}",
+                duration(r.optimizerS)),
+            r.optimizerS, "s", "memory-bound fused / foreach Adam (docs/formulas-compute.md, 'Step time from ops')");
+    }
     const Communication& c = r.communication;
     ex.add("training.step_time_s",
         fmt::format("compute + exposed communication + pipeline bubble + offload transfers + CPU "
-                    "optimizer = {} + {} + {} + {} + {} = {}",
+                    "optimizer + optimizer step = {} + {} + {} + {} + {} + {} = {} (+-{:.0f}%, {})",
             duration(r.computeTimeS), duration(c.exposedS), duration(c.ppBubbleS),
-            duration(c.offloadS), duration(c.cpuOptimizerS), duration(r.stepTimeS)),
-        r.stepTimeS, "s", kStepSource);
+            duration(c.offloadS), duration(c.cpuOptimizerS), duration(r.optimizerS),
+            duration(r.stepTimeS), 100 * r.uncertainty, r.timingSource),
+        r.stepTimeS, "s",
+        std::string(kStepSource) + "; uncertainty: the validation medians by timing source (docs/validation.md)");
     if (config.offloadOptimizer || config.offloadParams) {
         ex.add("training.communication.offload_s",
             fmt::format("host-link bytes / host_link_gbps = {} / {} GB/s = {} ({})",

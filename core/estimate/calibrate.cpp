@@ -156,23 +156,45 @@ Expected<Calibration> calibrate(const Plan& input, const CalibrationTarget& targ
         if (!(std::isfinite(measured) && measured > 0))
             return Error { option, "must be a positive number" };
         CalibrationChange c;
-        c.field = "training.mfu";
-        c.before = plan.training.mfu;
         c.measure = "training.tokens_per_s";
         c.measured = measured;
         c.estimateBefore = before.compute.tokensPerS;
-        const auto f = [&](double mfu) {
-            Plan p = plan;
-            p.training.mfu = mfu;
-            return trainingOnly(p).compute.tokensPerS;
-        };
-        const std::optional<double> mfu = solveIncreasing(f, 1e-4, 1.0, measured);
-        if (!mfu)
-            return Error { option,
-                fmt::format("{:.0f} tokens/s is out of reach: mfu 0.0001..1 gives {:.0f}..{:.0f}",
-                    measured, f(1e-4), f(1.0)) };
-        plan.training.mfu = *mfu;
-        c.after = *mfu;
+        if (plan.training.mfuOverride) {
+            // A plan that overrides the op timing with `mfu` is calibrated in that figure.
+            c.field = "training.mfu";
+            c.before = plan.training.mfu;
+            const auto f = [&](double mfu) {
+                Plan p = plan;
+                p.training.mfu = mfu;
+                return trainingOnly(p).compute.tokensPerS;
+            };
+            const std::optional<double> mfu = solveIncreasing(f, 1e-4, 1.0, measured);
+            if (!mfu)
+                return Error { option,
+                    fmt::format("{:.0f} tokens/s is out of reach: mfu 0.0001..1 gives {:.0f}..{:.0f}",
+                        measured, f(1e-4), f(1.0)) };
+            plan.training.mfu = *mfu;
+            c.after = *mfu;
+        } else {
+            // Op-timed plans keep their ops and scale how fast the kernels run on this job
+            // (issue 22: `efficiency_scale` divides every compute op's time; communication,
+            // the bubble's share of it and offload keep their own models).
+            c.field = "training.efficiency_scale";
+            c.before = plan.training.efficiencyScale;
+            const auto f = [&](double scale) {
+                Plan p = plan;
+                p.training.efficiencyScale = scale;
+                return trainingOnly(p).compute.tokensPerS;
+            };
+            const std::optional<double> scale = solveIncreasing(f, 0.05, 20.0, measured);
+            if (!scale)
+                return Error { option,
+                    fmt::format("{:.0f} tokens/s is out of reach: efficiency_scale 0.05..20 gives "
+                                "{:.0f}..{:.0f} (communication, the bubble or offload bound the step)",
+                        measured, f(0.05), f(20.0)) };
+            plan.training.efficiencyScale = *scale;
+            c.after = *scale;
+        }
         c.estimateAfter = trainingOnly(plan).compute.tokensPerS;
         out.changes.push_back(c);
     }

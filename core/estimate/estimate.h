@@ -74,7 +74,7 @@ struct TrainingCompute {
     double peakFlopsPerGpu = 0;        // at the recipe's compute dtype
     int gpus = 0;                      // GPUs the job uses: dp x tp x pp x cp
     double stepFlops = 0;              // model FLOPs of one step: flopsPerToken x batch tokens
-    double computeTimeS = 0;           // step FLOPs / (gpus x peak x mfu)
+    double computeTimeS = 0;           // the slowest stage's ops x micro-batches (or FLOPs / mfu)
     double stepTimeS = 0;              // compute + exposed communication + bubble
     double effectiveMfu = 0;           // step FLOPs / (gpus x peak x step time): mfu after losses
     double hfu = 0;                    // the same with hardware FLOPs (recompute included)
@@ -84,6 +84,19 @@ struct TrainingCompute {
     double gpuHours = 0;
     double cost = 0;                   // USD at the GPU's price
     Communication communication;
+    // Op timing (docs/formulas-compute.md, "Step time from ops"). "measured kernels" when most of the op time
+    // came from the GPU's measured tables, "spec estimate" when from its specs, "mfu override"
+    // when the plan's `mfu` set the compute time instead of the ops.
+    std::string timingSource;
+    double measuredShare = 0;  // share of the op time timed from measured tables
+    double gemmS = 0;          // per step on the slowest stage: the layers' and head's GEMMs
+    double attentionS = 0;     // the attention core (flash forward / backward, or unfused)
+    double elementwiseS = 0;   // norms, activations, RoPE, residuals, loss: at HBM bandwidth
+    double recomputeS = 0;     // the part of the three above that recompute re-runs
+    double optimizerS = 0;     // the optimizer step, memory-bound, not overlapped
+    // Expected relative error of stepTimeS for this kind of plan and timing source, from
+    // docs/validation.md (a planning doc should say "14.6 s +- 8%").
+    double uncertainty = 0;
     // The largest term on the step's critical path: "compute", "dp-comm", "tp-comm",
     // "pp-bubble", ... Communication overlapped with a longer compute is off the path; compute
     // hidden behind a longer overlapped communication is off it too.
@@ -131,6 +144,11 @@ struct ServingEstimate {
     double pagedSequencesAtAverage = 0; // sequences PagedAttention admits at the average length
     double decodeMemoryS = 0;           // HBM time of one decode step at `concurrency`
     double decodeComputeS = 0;          // compute time of the same step
+    // Op timing of the decode step behind itlS (docs/formulas-serving.md, "Step time from
+    // ops"): its GEMMs, attention over the KV caches, elementwise work and TP / EP collectives.
+    std::string timingSource;           // "measured kernels" | "spec estimate"
+    double uncertainty = 0;             // expected relative error of itlS / ttftS
+    double decodeGemmS = 0, decodeAttentionS = 0, decodeElementwiseS = 0, decodeCommS = 0;
     // The requested `concurrency` sequences of `context` tokens fit: concurrency <= maxSequences
     // (so the weights fit too). The serving verdict; fitsWeights is the weaker statement.
     bool fits = false;

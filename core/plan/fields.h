@@ -73,6 +73,7 @@ template <class V> void visitTrainingSetup(TrainingConfig& c, V& v)
     v.boolean("offload_optimizer", c.offloadOptimizer);
     v.boolean("offload_params", c.offloadParams);
     v.number("mfu", c.mfu, Range::closed(kMinFraction, 1));
+    v.number("efficiency_scale", c.efficiencyScale, Range::closed(0.05, 20));
     v.number("train_tokens", c.trainTokens, Range::closed(1, 1e17));
     v.number("comm_overlap", c.commOverlap, Range::closed(0, 1));
     v.number("usable_fraction", c.usableFraction, Range::above(0, 1));

@@ -59,6 +59,13 @@ struct FrameworkProfile {
     // FP8 training (recipe compute "fp8"): bytes per local parameter of the FP8 copy of the
     // all-gathered weights the Float8 linears cast and keep for the backward (torchtitan/torchao).
     double fp8WeightCastBytes = 0;
+    // Pipeline boundaries under TP without sequence parallelism are sent 1/tp per rank and
+    // all-gathered (Megatron's scatter-gather, Narayanan et al. 2021 sec. 4.1).
+    bool ppScatterGather = false;
+    // Megatron's backward issues the TP collective of a column-parallel linear's input
+    // gradient (and, under sequence parallelism, the re-gather of its input) asynchronously
+    // behind that linear's gradient GEMMs (LinearWithGradAccumulationAndAsyncCommunication).
+    bool tpBackwardOverlap = false;
 
     bool operator==(const FrameworkProfile&) const = default;
 };

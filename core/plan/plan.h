@@ -109,7 +109,14 @@ struct TrainingConfig {
     bool flashAttention = true;
     bool offloadOptimizer = false;
     bool offloadParams = false;
-    double mfu = 0.45;          // assumed model FLOPs utilisation, for step time
+    // Kernel efficiency behind the step time when `mfuOverride` (the plan set `mfu`): compute
+    // = FLOPs / (peak x mfu). Without an override the step is timed from ops and `mfu` only
+    // holds the framework's default for the budget solver's "what if" figures.
+    double mfu = 0.45;
+    bool mfuOverride = false;
+    // `training.efficiency_scale`: divides every compute op's time (envelope-cli calibrate fits
+    // it to a measured run); 1 = the tables as measured.
+    double efficiencyScale = 1.0;
     double trainTokens = 2e12;  // token budget for time/cost to train
     double commOverlap = 0.0;   // fraction of DP/TP communication hidden behind compute
     // The line between the verdicts `fits` and `tight`: a total above this fraction of HBM

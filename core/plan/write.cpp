@@ -60,6 +60,12 @@ ordered_json trainingToJson(TrainingConfig t)
         j["recipe"] = toOrdered(customRecipeToJson(t.recipe.recipe));
     WriteVisitor v { j };
     visitTrainingSetup(t, v);
+    // `mfu` is written only as the override it is; without it the ops time the step, and a
+    // read-back plan must stay op-timed. efficiency_scale only when calibrated.
+    if (!t.mfuOverride)
+        j.erase("mfu");
+    if (t.efficiencyScale == 1.0)
+        j.erase("efficiency_scale");
     j["activation_model"] = activationModelToJson(t.activationModel);
     ordered_json overhead = ordered_json::object();
     WriteVisitor ov { overhead };

@@ -123,8 +123,20 @@ ordered_json training(const Plan& plan, const Estimate& e)
     j["hfu"] = ifRuns(c.hfu);
     // The plan's mfu is the kernel efficiency while computing; achieved_mfu (= mfu above) is
     // what the whole step delivers after recompute, communication and the bubble.
-    j["kernel_efficiency"] = real(plan.training.mfu);
+    // Only an `mfu` override sets a kernel efficiency; op-timed plans report null.
+    j["kernel_efficiency"] = plan.training.mfuOverride ? real(plan.training.mfu) : ordered_json();
     j["achieved_mfu"] = ifRuns(c.effectiveMfu);
+    j["timing_source"] = c.timingSource;
+    j["uncertainty"] = real(c.uncertainty);
+    // The step by op class (docs/formulas-compute.md, "Step time from ops"); the communication is below.
+    ordered_json ops = ordered_json::object();
+    ops["gemm_s"] = ifRuns(c.gemmS);
+    ops["attention_s"] = ifRuns(c.attentionS);
+    ops["elementwise_s"] = ifRuns(c.elementwiseS);
+    ops["recompute_s"] = ifRuns(c.recomputeS);
+    ops["optimizer_s"] = ifRuns(c.optimizerS);
+    ops["measured_share"] = real(c.measuredShare);
+    j["time_breakdown"] = ops;
     j["step_flops"] = real(c.stepFlops);
     j["communication"] = communication(c.communication);
     j["bottleneck"] = c.bottleneck;

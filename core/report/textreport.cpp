@@ -70,13 +70,25 @@ Table trainingCompute(const Plan& plan, const Estimate& e)
     t.add("FLOPs per token (model)", flops(c.flopsPerToken));
     t.add("FLOPs per token (hardware)", flops(c.hardwareFlopsPerToken));
     t.add("global batch", fmt::format("{} tokens", formatCount(c.globalBatchTokens)));
-    t.add("step time", ifRuns(duration(c.stepTimeS)));
+    // A time figure says how sure it is (issue 22: "14.6 s +- 8%", not "14.57 s").
+    t.add("step time",
+        ifRuns(fmt::format("{} +- {:.0f}% ({})", duration(c.stepTimeS), 100 * c.uncertainty,
+            c.timingSource)));
     t.add("throughput",
         ifRuns(fmt::format("{} tokens/s ({} per GPU)", formatCount(c.tokensPerS),
             formatCount(c.tokensPerSPerGpu))));
-    t.add("MFU (kernel -> achieved)",
-        ifRuns(fmt::format(
-            "{} % -> {} %", number(100 * plan.training.mfu), number(100 * c.effectiveMfu))));
+    if (plan.training.mfuOverride)
+        t.add("MFU (override -> achieved)",
+            ifRuns(fmt::format(
+                "{} % -> {} %", number(100 * plan.training.mfu), number(100 * c.effectiveMfu))));
+    else
+        t.add("MFU / HFU (achieved)",
+            ifRuns(fmt::format("{} % / {} %", number(100 * c.effectiveMfu), number(100 * c.hfu))));
+    if (!plan.training.mfuOverride)
+        t.add("step by op class",
+            ifRuns(fmt::format("GEMMs {}, attention {}, elementwise {}, optimizer {}",
+                duration(c.gemmS), duration(c.attentionS), duration(c.elementwiseS),
+                duration(c.optimizerS))));
     t.add("time to train", ifRuns(duration(c.trainTimeS)));
     t.add("GPU-hours", ifRuns(formatCount(c.gpuHours)));
     t.add("cost", ifRuns(usd(c.cost)));

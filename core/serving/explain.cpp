@@ -180,29 +180,32 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
             r.fits ? " (fits the budget)" : " (exceeds the KV budget)"),
         r.perGpu.kvCache, "bytes", "seed 000 (256 x 8192 x 328 KB = 670 GB on 70B)");
 
+    const std::string table = gpu.kernels
+        ? "kernel table presets/kernels/" + gpu.kernelsId + ".json"
+        : std::string("no kernel table for this GPU: its specs x the documented defaults");
     ex.add("serving.itl_s",
-        fmt::format("max(memory, compute) = max(({} weights + {} KV) / ({} B/s x {}), {} x {} "
-                    "FLOPs / (tp x {} FLOP/s)) = max({}, {}) = {}",
-            servingBytesText(r.decodeMemoryS > 0 ? r.weightsBytesPerGpu : 0),
-            servingBytesText(
-                config.concurrency * r.kvBytesPerTokenPerGpu * kvTokensKept(arch, config.context)),
-            num(gpu.hbmBytesPerS), num(config.decodeEfficiency), config.concurrency,
-            num(decodeFlopsPerToken(arch, counts, config.context)), num(gpu.bf16Flops),
-            formatDuration(r.decodeMemoryS), formatDuration(r.decodeComputeS),
-            formatDuration(r.itlS)),
-        r.itlS, "s", kRoofline);
+        fmt::format("one decode step of {} sequences at {} tokens, from its ops: GEMMs + "
+                    "attention + elementwise + TP all-reduces = {} + {} + {} + {} = {} (+-{:.0f}%, "
+                    "{}; engine scheduling and sampling not included); roofline bounds: memory {}, "
+                    "compute {}",
+            config.concurrency, config.context, formatDuration(r.decodeGemmS),
+            formatDuration(r.decodeAttentionS), formatDuration(r.decodeElementwiseS),
+            formatDuration(r.decodeCommS), formatDuration(r.itlS), 100 * r.uncertainty,
+            r.timingSource, formatDuration(r.decodeMemoryS), formatDuration(r.decodeComputeS)),
+        r.itlS, "s",
+        "ops per layer at m = concurrency (docs/formulas-serving.md, 'Step time from ops') timed "
+        "from " + table);
     ex.add("serving.decode_tokens_per_s",
         fmt::format("concurrency / step = {} / {} = {} tokens/s", config.concurrency,
             formatDuration(r.itlS), num(r.decodeTokensPerS)),
         r.decodeTokensPerS, "tokens/s", kRoofline);
     ex.add("serving.prefill_time_s",
-        fmt::format("(2 x P_active x n + 2 x L x heads x (d_qk + d_v) x causal pairs) / (tp x bf16 "
-                    "peak) = {} FLOPs / ({} x {}) = {}",
-            num(prefillFlops(arch, counts, config.context)), tp, num(gpu.bf16Flops),
-            formatDuration(r.prefillTimeS)),
+        fmt::format("one {}-token prompt's forward from its ops (GEMMs at m = {}, causal flash "
+                    "attention, TP all-reduces) = {} ({}); {} FLOPs",
+            config.context, config.context, formatDuration(r.prefillTimeS), r.timingSource,
+            num(prefillFlops(arch, counts, config.context))),
         r.prefillTimeS, "s",
-        "Kaplan et al. 2020 Table 1 (2N per token forward + attention); causal half as flash "
-        "attention skips masked blocks");
+        "ops per layer (docs/formulas-serving.md, 'Step time from ops') timed from " + table);
     ex.add("serving.ttft_s",
         fmt::format("max(prefill, chunks x step) = max({}, ceil({} / {}) x {}) = {}",
             formatDuration(r.prefillTimeS), config.context, config.maxBatchedTokens,

@@ -17,6 +17,9 @@
 
 #include "serving/detail.h"
 #include "base/numeric.h"
+#include "kernels/kerneltable.h"
+#include "kernels/timing.h"
+#include "ops/ops.h"
 
 namespace envelope {
 namespace {
@@ -44,6 +47,25 @@ double causalPairs(const ModelArch& arch, double n)
     if (w <= 0 || n <= w)
         return n * n / 2;
     return n * w - w * w / 2;
+}
+
+// The engine's layout for the op lists: weights in the serving format's GEMM (8-bit: FP8 where
+// the GPU has it, else int8 weight-only; 4-bit: int4 weight-only), the KV cache's element
+// bytes, TP inside one node (the engines run TP over NVLink).
+InferenceLayout inferenceLayout(const ServingConfig& config, const Gpu& gpu)
+{
+    InferenceLayout l;
+    l.tp = std::max(config.tp, 1);
+    // 4-bit: NVFP4 where the GPU runs it natively (a kernel table with nvfp4 GEMMs:
+    // Blackwell; TensorRT-LLM and vLLM serve ModelOpt FP4 checkpoints that way), else int4
+    // weight-only (AWQ / GPTQ kernels dequantizing into bf16 matmuls).
+    const bool nativeFp4 = gpu.kernels && gpu.kernels->findGemm(GemmDtype::Nvfp4);
+    l.weightDtype = config.weightBits >= 16 ? GemmDtype::Bf16
+        : config.weightBits >= 8 ? (gpu.fp8Flops > 0 ? GemmDtype::Fp8 : GemmDtype::Int8WeightOnly)
+        : nativeFp4              ? GemmDtype::Nvfp4
+                                 : GemmDtype::Int4WeightOnly;
+    l.kvBytesPerElement = std::max(config.kvBits, 1) / 8.0;
+    return l;
 }
 
 } // namespace
@@ -292,15 +314,37 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.pagedSequencesAtAverage
         = std::floor(r.blocks / std::max(1.0, std::ceil(keptAverage / blockSize)));
 
-    // Decode roofline at `concurrency` sequences of `context` tokens (the slowest step).
+    // Decode roofline at `concurrency` sequences of `context` tokens (the slowest step): the
+    // memory and compute bounds the rooflines draw.
     const DecodeStep step = decodeStep(arch, counts, config, gpu, concurrency, context);
     r.decodeMemoryS = step.memoryS;
     r.decodeComputeS = step.computeS;
-    r.itlS = step.stepS;
+    // The step itself from its ops (issue 22): every layer's GEMMs at m = concurrency, decode
+    // attention over each sequence's KV cache, the TP all-reduces (two per layer, the
+    // engine's custom all-reduce) and the LM head, timed from the GPU's kernel tables or its
+    // specs. `decode_efficiency` is the HBM fraction of the spec fallback.
+    const InferenceLayout layout = inferenceLayout(config, gpu);
+    SpecDefaults defaults;
+    if (positiveOrZero(config.decodeEfficiency) > 0)
+        defaults.hbmEfficiency = std::min(config.decodeEfficiency, 1.0);
+    const OpTimes decode = concurrency > 0
+        ? timeOps(decodeStepOps(arch, layout, concurrency, keptContext), gpu, defaults)
+        : OpTimes {};
+    r.decodeGemmS = decode.gemm;
+    r.decodeAttentionS = decode.attention;
+    r.decodeElementwiseS = decode.elementwise;
+    r.decodeCommS = decode.collective;
+    r.itlS = decode.total();
     r.decodeTokensPerS = r.itlS > 0 ? concurrency / r.itlS : 0.0;
-
-    const double peak = positiveOrZero(gpu.bf16Flops) * tp;
-    r.prefillTimeS = peak > 0 ? prefillFlops(arch, counts, context) / peak : 0.0;
+    const OpTimes prefill = context > 0 ? timeOps(prefillOps(arch, layout, 1, context), gpu, defaults) : OpTimes {};
+    r.prefillTimeS = prefill.total();
+    const double opTime = decode.total() + prefill.total();
+    r.timingSource = opTime > 0 && (decode.measured + prefill.measured) / opTime >= 0.5
+        ? "measured kernels"
+        : "spec estimate";
+    // Expected error by timing source (docs/validation.md, "Serving"): the engine's scheduler
+    // and sampling are not in the ops, so the step is a lower bound on small batches.
+    r.uncertainty = r.timingSource == "measured kernels" ? 0.20 : 0.30;
     // Chunked prefill: the prompt goes max_batched_tokens at a time, each chunk riding an engine
     // step that also decodes the running batch, so a chunk takes at least one decode step.
     const double chunks = std::ceil(context / std::max(config.maxBatchedTokens, 1));

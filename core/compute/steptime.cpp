@@ -1,0 +1,270 @@
+// The training step from ops (docs/formulas-compute.md, "Step time from ops"): one micro-batch of one
+// pipeline stage is the sum of its layers' forward, backward and recompute ops plus the first
+// stage's embedding and the last stage's LM head and loss, each op timed from the GPU's
+// measured kernel tables or its specs (kernels/timing.h). compute.cpp turns that into the step:
+// m micro-batches of the slowest stage, the pipeline's fill and drain, the data-parallel
+// traffic and the optimizer step.
+#include <algorithm>
+#include <cmath>
+
+#include "base/numeric.h"
+#include "compute/detail.h"
+#include "kernels/timing.h"
+#include "ops/ops.h"
+#include "plan/recipe.h"
+
+namespace envelope {
+namespace {
+
+GemmDtype linearDtype(const Recipe& recipe)
+{
+    return recipe.compute == ComputeDtype::Fp8 ? GemmDtype::Fp8 : GemmDtype::Bf16;
+}
+
+// Bytes per logit the loss streams in the forward (the backward twice that): fused reads the
+// bf16 logits and writes their softmax statistics in one pass (2 + 2); chunked upcasts one
+// chunk at a time (2 read, 4 written and read back, 2 written: 12); eager writes and reads an
+// fp32 upcast and an fp32 log-softmax (2 + 4 + 4 + 4 + 2: 16).
+double lossBytesPerLogit(LossKind kind)
+{
+    switch (kind) {
+    case LossKind::Eager:
+        return 16;
+    case LossKind::Chunked:
+        return 12;
+    default:
+        return 4;
+    }
+}
+
+bool partOfAttentionCore(const Op& op)
+{
+    return op.cls == OpClass::Attention || std::string_view(op.name).rfind("attention", 0) == 0;
+}
+
+// The forward ops a recompute re-runs in the backward (Korthikanti et al. 2022 sec. 5):
+// selective (Megatron) the attention core; torchtitan's per-op SAC every second matmul
+// (k, o, up: `sacShare` of the layer's GEMM time); full (and every-k) the whole forward,
+// collectives included.
+std::vector<Op> recomputeOps(const std::vector<Op>& forward, const TrainingConfig& config,
+    double sacShare)
+{
+    Recompute recompute = config.recompute;
+    if (recompute == Recompute::Selective && config.framework.selective == SelectivePolicy::Full)
+        recompute = Recompute::Full;
+    std::vector<Op> ops;
+    for (Op op : forward) {
+        op.phase = Phase::Recompute;
+        switch (recompute) {
+        case Recompute::None:
+            continue;
+        case Recompute::Selective:
+            if (config.framework.selective == SelectivePolicy::PerOpSac) {
+                if (op.cls != OpClass::Gemm || partOfAttentionCore(op))
+                    continue;
+                op.repeat *= sacShare;
+            } else if (!partOfAttentionCore(op)) {
+                continue;
+            }
+            break;
+        case Recompute::Full:
+        case Recompute::EveryK:
+            break;
+        }
+        ops.push_back(op);
+    }
+    return ops;
+}
+
+// QLoRA / 8-bit LoRA: the base weights are dequantized to bf16 before every use (forward,
+// backward, recompute): read the packed weights, write bf16 (bitsandbytes dequantize_4bit).
+Op dequantizeOp(double layerParamsPerGpu, int baseBits)
+{
+    Op op;
+    op.cls = OpClass::Elementwise;
+    op.name = "dequantize";
+    op.bytes = layerParamsPerGpu * (baseBits / 8.0 + 2);
+    return op;
+}
+
+// Collective time split into TP and the rest (CP ring, EP all-to-all), by op name.
+// `perOp`, when given, receives each op's seconds x its repeat (before `repeat` and the scale).
+void addOps(StageOpTimes& into, const std::vector<Op>& ops, double repeat, const Gpu& gpu,
+    double efficiencyScale, std::vector<double>* perOp = nullptr)
+{
+    const SpecDefaults defaults;
+    OpTimes t;
+    double tp = 0, cp = 0, ep = 0;
+    if (perOp)
+        perOp->resize(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const Op& op = ops[i];
+        const OpTime time = timeOp(op, gpu, defaults);
+        if (perOp)
+            (*perOp)[i] = time.seconds * op.repeat;
+        const double s = time.seconds * op.repeat * repeat;
+        switch (op.cls) {
+        case OpClass::Gemm:
+            t.gemm += s / efficiencyScale;
+            break;
+        case OpClass::Attention:
+            t.attention += s / efficiencyScale;
+            break;
+        case OpClass::Elementwise:
+            t.elementwise += s / efficiencyScale;
+            break;
+        case OpClass::Collective: {
+            const std::string_view name(op.name);
+            (name.rfind("tp", 0) == 0 ? tp : name.rfind("cp", 0) == 0 ? cp : ep) += s;
+            break;
+        }
+        }
+        if (time.measured)
+            t.measured += op.cls == OpClass::Collective ? s : s / efficiencyScale;
+    }
+    into.gemmS += t.gemm;
+    into.attentionS += t.attention;
+    into.elementwiseS += t.elementwise;
+    into.measuredS += t.measured;
+    into.tpS += tp;
+    into.cpS += cp;
+    into.epS += ep;
+}
+
+} // namespace
+
+StageOpTimes& StageOpTimes::operator+=(const StageOpTimes& o)
+{
+    gemmS += o.gemmS;
+    attentionS += o.attentionS;
+    elementwiseS += o.elementwiseS;
+    measuredS += o.measuredS;
+    tpS += o.tpS;
+    cpS += o.cpS;
+    epS += o.epS;
+    return *this;
+}
+
+StageOpTimes OpStep::slowestStage(int pp) const
+{
+    StageOpTimes layers = forward;
+    layers += backward;
+    layers += recompute;
+    StageOpTimes first = layers, last = layers;
+    first += embedding;
+    last += head;
+    if (pp <= 1) {
+        first += head;
+        return first;
+    }
+    return first.computeS() + first.commS() > last.computeS() + last.commS() ? first : last;
+}
+
+OpStep opStep(const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& config,
+    const ComputeSetup& s, const Gpu& gpu)
+{
+    OpStep r;
+    const Recipe& recipe = config.recipe.recipe;
+    TrainingLayout l;
+    l.tp = s.tp;
+    l.cp = s.cp;
+    l.ep = s.ep;
+    l.sequenceParallel = config.sequenceParallel;
+    l.microBatch = s.microBatch;
+    l.seqLen = s.seqLen;
+    l.flashAttention = config.flashAttention;
+    l.linearDtype = linearDtype(recipe);
+    l.activationBytes = positiveOrZero(recipe.activationBytes) > 0 ? recipe.activationBytes : 2;
+    l.frozenBase = config.lora.enabled;
+    l.loraRank = config.lora.enabled ? config.lora.rank : 0;
+    // Ranks laid out tp, cp, ep, dp, pp (communication.cpp): a group spanning no more than a
+    // node's GPUs talks over NVLink.
+    l.tpIntraNode = s.tp <= s.gpusPerNode;
+    l.cpIntraNode = double(s.tp) * s.cp <= s.gpusPerNode;
+    l.epIntraNode = double(s.tp) * s.cp * s.ep <= s.gpusPerNode;
+    const double scale
+        = std::isfinite(config.efficiencyScale) && config.efficiencyScale > 0 ? config.efficiencyScale : 1.0;
+
+    const double sacShare = s.sacRecomputeParams > 0 && s.layerMatmulParams > 0
+        ? s.sacRecomputeParams / s.layerMatmulParams
+        : 0.5;
+    const double pp = s.pp;
+    const double denseLayers = std::max(counts.denseLayers, 0) / pp;
+    const double moeLayers = std::max(counts.moeLayers, 0) / pp;
+    const auto layer = [&](bool moe, double perStage) {
+        if (perStage <= 0)
+            return;
+        std::vector<Op> forward = layerForwardOps(arch, l, moe);
+        if (config.lora.enabled && config.lora.baseBits < 16) {
+            const double params = (moe ? counts.moeFfnPerLayer / s.ep : counts.denseFfnPerLayer)
+                + counts.attentionPerLayer;
+            forward.push_back(dequantizeOp(params / s.tp, config.lora.baseBits));
+        }
+        std::vector<Op> backward = backwardOps(forward, l);
+        const std::vector<Op> recompute = recomputeOps(forward, config, sacShare);
+        // Megatron keeps a sequence-parallel linear's input sharded and all-gathers it again
+        // for the weight gradient (torchtitan keeps it gathered: sp_gathered_inputs).
+        const bool sp = config.sequenceParallel && s.tp > 1;
+        if (sp && !config.framework.spGatheredInputs)
+            for (const Op& f : forward)
+                if (f.cls == OpClass::Collective && f.collective == CollectiveKind::AllGather && !f.sendRecv) {
+                    Op regather = f;
+                    regather.phase = Phase::Backward;
+                    regather.name = "tp re-gather";
+                    backward.push_back(regather);
+                }
+        addOps(r.forward, forward, perStage, gpu, scale);
+        std::vector<double> backwardTimes;
+        addOps(r.backward, backward, perStage, gpu, scale, &backwardTimes);
+        if (config.framework.tpBackwardOverlap && s.tp > 1) {
+            // Hidden: the column-parallel input gradient's collective (all-reduce; reduce-
+            // scatter under SP) and the re-gather, up to those linears' gradient GEMMs.
+            double overlappable = 0, behind = 0;
+            for (std::size_t i = 0; i < backward.size(); ++i) {
+                const Op& b = backward[i];
+                const std::string_view name(b.name);
+                if (b.cls == OpClass::Collective && name.rfind("tp", 0) == 0
+                    && (name == "tp re-gather"
+                        || b.collective == (sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce)))
+                    overlappable += backwardTimes[i];
+                if (b.cls == OpClass::Gemm && b.columnParallel)
+                    behind += backwardTimes[i] / scale;
+            }
+            const double hidden = std::min(overlappable, behind) * perStage;
+            r.backward.tpS -= hidden;
+            r.backward.measuredS -= hidden;
+        }
+        addOps(r.recompute, recompute, perStage, gpu, scale);
+    };
+    layer(false, denseLayers);
+    layer(true, moeLayers);
+    r.layersPerStage = denseLayers + moeLayers;
+
+    // The last stage adds the LM head and the loss, the first the embedding (one stage: both).
+    addOps(r.head, headOps(arch, l, lossBytesPerLogit(config.effectiveLoss())), 1, gpu, scale);
+    addOps(r.embedding, embeddingOps(arch, l), 1, gpu, scale);
+
+    // The optimizer step streams each local parameter's state once (torch foreach / fused
+    // Adam are memory-bound): read the gradient, read and write the master copy and the
+    // moments, write the bf16 weights (a recipe without a master updates the weights in place:
+    // read and write them). Parameters per GPU: / tp / pp, experts / ep, / dp under ZeRO >= 1.
+    const double expertParams = positiveOrZero(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0);
+    const double dense = std::max(0.0, positiveOrZero(counts.total) - expertParams) / (double(s.tp) * s.pp);
+    const double experts = std::min(expertParams, positiveOrZero(counts.total)) / (double(s.tp) * s.pp * s.ep);
+    const int zero = std::clamp(config.zeroStage, 0, 3);
+    double stepParams = zero >= 1 ? dense / s.dp + experts / std::max(1.0, double(s.dp) / s.ep) : dense + experts;
+    if (config.lora.enabled)
+        stepParams = 0; // adapters only: negligible next to the base (the base has no state)
+    const double master = positiveOrZero(recipe.masterBytes);
+    const double moments = positiveOrZero(optimizerStateBytesPerParam(recipe, config.optimizer));
+    const double weight = positiveOrZero(recipe.weightBytes);
+    const double bytesPerParam = positiveOrZero(recipe.gradientBytes) + 2 * master + 2 * moments
+        + (master > 0 ? weight : 2 * weight);
+    r.optimizerParams = stepParams;
+    r.optimizerBytesPerParam = bytesPerParam;
+    if (!config.offloadOptimizer)
+        r.optimizerS = memoryTime(stepParams * bytesPerParam, gpu).seconds;
+    return r;
+}
+
+} // namespace envelope
