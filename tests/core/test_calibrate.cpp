@@ -22,8 +22,10 @@ Plan torchtitan8b()
 
 TEST(Calibrate, ActivationFactorAndMfuInvertTheirFigures)
 {
-    // A run that kept 1.3x the modelled activations at MFU 0.31: the fit finds both back.
+    // A run that kept 1.3x the modelled activations at MFU 0.31 (an `mfu` override): the fit
+    // finds both back.
     Plan truth = torchtitan8b();
+    truth.training.mfuOverride = true;
     truth.training.activationModel.calibration = 1.3;
     truth.training.mfu = 0.31;
     const Estimate measured = estimate(truth);
@@ -31,13 +33,32 @@ TEST(Calibrate, ActivationFactorAndMfuInvertTheirFigures)
     target.peakBytes = measured.training.reservedBytes;
     target.metric = MemoryMetric::Reserved;
     target.tokensPerS = measured.compute.tokensPerS;
-    const Expected<Calibration> fit = calibrate(torchtitan8b(), target);
+    Plan overridden = torchtitan8b();
+    overridden.training.mfuOverride = true;
+    const Expected<Calibration> fit = calibrate(overridden, target);
     ASSERT_TRUE(fit.ok()) << fit.error().toString();
     ASSERT_EQ(fit->changes.size(), 2u);
     EXPECT_EQ(fit->changes[0].field, "training.activation_calibration");
     EXPECT_NEAR(fit->plan.training.activationModel.calibration, 1.3, 1e-6);
     EXPECT_EQ(fit->changes[1].field, "training.mfu");
     EXPECT_NEAR(fit->plan.training.mfu, 0.31, 1e-6);
+}
+
+// An op-timed plan is calibrated in `efficiency_scale`: a job whose kernels ran at 0.6x the
+// tables' speed is found back at 0.6 (its compute ops divided by 0.6; this plan's
+// communication hides behind them).
+TEST(Calibrate, OpTimedPlansFitTheEfficiencyScale)
+{
+    Plan truth = torchtitan8b();
+    ASSERT_FALSE(truth.training.mfuOverride);
+    truth.training.efficiencyScale = 0.6;
+    CalibrationTarget target;
+    target.tokensPerS = estimate(truth).compute.tokensPerS;
+    const Expected<Calibration> fit = calibrate(torchtitan8b(), target);
+    ASSERT_TRUE(fit.ok()) << fit.error().toString();
+    ASSERT_EQ(fit->changes.size(), 1u);
+    EXPECT_EQ(fit->changes[0].field, "training.efficiency_scale");
+    EXPECT_NEAR(fit->plan.training.efficiencyScale, 0.6, 1e-6);
 }
 
 TEST(Calibrate, StepTimeIsTheGlobalBatchOverTheMeasuredTime)

@@ -153,8 +153,14 @@ TEST_F(ServingLlama3OnH100, DecodeIsBandwidthBoundAtLongContext)
     const double computeS = 64 * flops / 989e12; // 1.3 ms
     EXPECT_NEAR(r.decodeMemoryS, memoryS, 1e-12);
     EXPECT_NEAR(r.decodeComputeS, computeS, 1e-12);
-    EXPECT_NEAR(r.itlS, memoryS, 1e-12);
-    EXPECT_NEAR(r.decodeTokensPerS, 64 / memoryS, 1e-6); // ~2,020 tokens/s
+    // The step itself is timed op by op (this test GPU has no kernel table: the spec
+    // fallback, GEMMs at m = 64 reading their weights at 80% of HBM, decode attention reading
+    // the KV): the same bytes as the roofline but the embedding table, of which a step reads
+    // only 64 rows, so within 1% of it.
+    EXPECT_EQ(r.timingSource, "spec estimate");
+    EXPECT_NEAR(r.itlS, memoryS, 0.01 * memoryS);
+    EXPECT_LT(r.itlS, memoryS);
+    EXPECT_NEAR(r.decodeTokensPerS, 64 / r.itlS, 1e-6); // ~2,030 tokens/s
     // The batch's KV (68.7 GB) exceeds the 58.5 GB budget: 64 x 8k does not fit at once.
     EXPECT_DOUBLE_EQ(r.perGpu.kvCache, 64.0 * 8192 * kKv);
     EXPECT_FALSE(r.fits);
@@ -182,7 +188,10 @@ TEST_F(ServingLlama3OnH100, PrefillIsComputeBoundAndSetsTimeToFirstToken)
     const ServingEstimate r = estimateServing(arch, counts, cfg, gpu);
     const double n = 8192;
     const double flops = 2 * 8.03e9 * n + 2.0 * 32 * 32 * 256 * n * n / 2;
-    EXPECT_NEAR(r.prefillTimeS, flops / 989e12, 1e-12); // 0.142 s
+    // From ops, on the spec fallback: GEMMs at 70% of the peak, flash attention at 55%, so
+    // between the FLOPs at the peak (0.151 s) and at half of it.
+    EXPECT_GT(r.prefillTimeS, flops / 989e12);
+    EXPECT_LT(r.prefillTimeS, flops / (0.5 * 989e12));
     // One chunk of 8192 tokens: TTFT = max(prefill, 1 x decode step) = prefill.
     EXPECT_NEAR(r.ttftS, r.prefillTimeS, 1e-12);
     // Chunks of 512: 16 engine steps of at least one decode step (31.6 ms) each = 0.51 s.

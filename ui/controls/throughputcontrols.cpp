@@ -32,13 +32,23 @@ ThroughputControls::ThroughputControls(PlanDocument* document, QWidget* parent)
         control->slider()->setMinimumWidth(kSliderMinimumWidth);
     // In a narrow column a label goes above its field rather than clipping it.
     form()->setRowWrapPolicy(QFormLayout::WrapLongRows);
-    form()->addRow(tr("M&FU:"), m_mfu);
+    // The step is timed from measured kernels; the MFU slider is an explicit override of that
+    // (issue 22), so its label says so.
+    form()->addRow(tr("M&FU override:"), m_mfu);
+    m_mfu->setToolTip(tr("Without an override the step is timed op by op from the GPU's measured "
+                         "kernel tables and MFU is an output. Dragging this sets a fixed kernel "
+                         "efficiency instead."));
     form()->addRow(tr("To&kens:"), m_trainTokens);
     form()->addRow(tr("O&verlap:"), m_overlap);
 
     connect(m_mfu, &SliderSpin::valueEdited, this, [this](double v) {
         edit(
-            tr("MFU %1%").arg(v), [v](Plan& p) { p.training.mfu = v / kPercent; }, kMfuControl);
+            tr("MFU override %1%").arg(v),
+            [v](Plan& p) {
+                p.training.mfu = v / kPercent;
+                p.training.mfuOverride = true;
+            },
+            kMfuControl);
     });
     connect(m_trainTokens, &SliderSpin::valueEdited, this, [this](double v) {
         edit(

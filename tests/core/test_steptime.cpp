@@ -1,0 +1,246 @@
+// The step time from ops (issue 22; docs/formulas-compute.md sec. 3): op shapes checked by hand,
+// op times pinned to entries of the measured kernel tables (presets/kernels/*.json, read off
+// the file by hand and written here), the spec fallback computed by hand, the mechanisms a
+// constant could not carry, and Korthikanti et al. 2022 Table 5 end to end.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "estimate/estimate.h"
+#include "kernels/timing.h"
+#include "ops/ops.h"
+#include "plan/planio.h"
+#include "plan/presets.h"
+
+namespace envelope {
+namespace {
+
+const PresetLibrary& presets()
+{
+    static const PresetLibrary library = builtinPresets().value();
+    return library;
+}
+
+const Gpu& presetGpu(const char* id)
+{
+    const GpuPreset* preset = presets().findGpu(id);
+    EXPECT_NE(preset, nullptr) << id;
+    return preset->gpu;
+}
+
+std::string readText(const std::string& path)
+{
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+Plan planFrom(const std::string& json)
+{
+    Expected<Plan> plan = readPlan(json, presets());
+    EXPECT_TRUE(plan.ok()) << (plan.ok() ? "" : plan.error().toString());
+    return plan.ok() ? plan.value() : Plan {};
+}
+
+// presets/kernels/h100-sxm.json, gemm bf16 (aiconfigurator vllm 0.19.0 gemm_perf): the grid
+// point m = n = k = 4096 holds 827.8 TFLOP/s, so one such GEMM takes 2 x 4096^3 / 827.8e12 =
+// 166.0 us; m = 1, n = k = 8192 holds 2.599 TFLOP/s: 2 x 8192^2 / 2.599e12 = 51.64 us, the
+// 134.2 MB of weights at 2.60 TB/s (78% of the 3.35 TB/s HBM: decode GEMMs are memory-bound).
+TEST(OpTiming, GemmAtAGridPointIsTheMeasuredEntry)
+{
+    const Gpu& h100 = presetGpu("h100-sxm");
+    ASSERT_NE(h100.kernels, nullptr);
+    const OpTime big = gemmTime(4096, 4096, 4096, 1, GemmDtype::Bf16, h100);
+    EXPECT_TRUE(big.measured);
+    EXPECT_NEAR(big.seconds * 1e6, 166.0, 0.2);
+    const OpTime decode = gemmTime(1, 8192, 8192, 1, GemmDtype::Bf16, h100);
+    EXPECT_NEAR(decode.seconds * 1e6, 51.64, 0.05);
+    // Between grid points the throughput interpolates in log space, so a shape between two
+    // entries takes between their times scaled by FLOPs.
+    const OpTime between = gemmTime(4096, 4096, 5000, 1, GemmDtype::Bf16, h100);
+    EXPECT_GT(between.seconds, big.seconds);
+    EXPECT_LT(between.seconds, big.seconds * 6144.0 / 4096.0);
+}
+
+// MI300X has no kernel table: a 4096^3 bf16 GEMM at 70% of its 1,307.4 TFLOP/s peak is
+// 2 x 4096^3 / (0.70 x 1307.4e12) = 150.2 us (compute-bound: its 3 x 33.6 MB at 80% of
+// 5.3 TB/s take 23.7 us), and a plan on it says "spec estimate".
+TEST(OpTiming, AGpuWithoutTablesFallsBackToItsSpecsAndSaysSo)
+{
+    const Gpu& mi300x = presetGpu("mi300x");
+    EXPECT_EQ(mi300x.kernels, nullptr);
+    const OpTime t = gemmTime(4096, 4096, 4096, 1, GemmDtype::Bf16, mi300x);
+    EXPECT_FALSE(t.measured);
+    EXPECT_NEAR(t.seconds * 1e6, 150.2, 0.1);
+    Plan plan = planFrom(presets().defaultPlanJson);
+    plan.gpu.gpu = mi300x;
+    plan.gpu.presetId = "mi300x";
+    EXPECT_EQ(estimate(plan).compute.timingSource, "spec estimate");
+    plan.gpu.gpu = presetGpu("h100-sxm");
+    EXPECT_EQ(estimate(plan).compute.timingSource, "measured kernels");
+}
+
+// presets/kernels/h100-sxm.json, collectives all_reduce nccl 8 GPUs (nccl 2.29.2 nccl-tests):
+// 1,048,576 bytes in 25.4 us. Above the largest buffer the bus bandwidth holds: twice the
+// largest buffer takes twice its time.
+TEST(OpTiming, CollectivesReadTheNcclTable)
+{
+    const Gpu& h100 = presetGpu("h100-sxm");
+    const OpTime t = collectiveTime(CollectiveKind::AllReduce, 1048576, 8, true, false, h100);
+    EXPECT_TRUE(t.measured);
+    EXPECT_NEAR(t.seconds * 1e6, 25.4, 0.01);
+    const CollectiveTable* table = h100.kernels->findCollective(CollectiveKind::AllReduce, 8, false);
+    ASSERT_NE(table, nullptr);
+    const double largest = table->bytes.back();
+    EXPECT_NEAR(collectiveTime(CollectiveKind::AllReduce, 2 * largest, 8, true, false, h100).seconds,
+        2 * table->seconds.back(), 1e-9);
+    // Across nodes: the NIC (50 GB/s on the H100 preset) at 85%, ring factor 2 x 15/16 for 16
+    // ranks, plus 30 us: 1 GB all-reduced in 30e-6 + 1.875e9 / 42.5e9 = 44.15 ms.
+    EXPECT_NEAR(collectiveTime(CollectiveKind::AllReduce, 1e9, 16, false, false, h100).seconds * 1e3,
+        44.15, 0.01);
+}
+
+TrainingLayout llamaLayout(int tp)
+{
+    TrainingLayout l;
+    l.tp = tp;
+    l.microBatch = 1;
+    l.seqLen = 4096;
+    return l;
+}
+
+double gemmFlops(const std::vector<Op>& ops, bool weightsOnly)
+{
+    double flops = 0;
+    for (const Op& op : ops)
+        if (op.cls == OpClass::Gemm && (!weightsOnly || !op.weightless))
+            flops += op.flops() * op.repeat;
+    return flops;
+}
+
+// Llama 3 8B, one layer: q 4096 x 4096, k and v 4096 x 1024, o 4096 x 4096, gate, up, down
+// 3 x 4096 x 14336 = 218,103,808 matmul weights, so the forward runs 2 x 218,103,808 /
+// tp FLOPs per token on each GPU, and the backward twice that (input and weight gradients).
+TEST(TrainingOps, LayerGemmsAreTheLayersWeightsSplitByTensorParallelism)
+{
+    const ModelArch arch = presets().findModel("llama-3-8b")->arch;
+    for (int tp : { 1, 8 }) {
+        const TrainingLayout l = llamaLayout(tp);
+        const std::vector<Op> forward = layerForwardOps(arch, l, false);
+        const double tokens = 4096;
+        EXPECT_NEAR(gemmFlops(forward, true) / tokens, 2.0 * 218103808 / tp, 1) << tp;
+        EXPECT_NEAR(gemmFlops(backwardOps(forward, l), true), 2 * gemmFlops(forward, true), 1);
+        // QKV: (32 + 2 x 8) / tp heads of 128.
+        const auto qkv = std::find_if(forward.begin(), forward.end(),
+            [](const Op& op) { return std::string_view(op.name) == "qkv"; });
+        ASSERT_NE(qkv, forward.end());
+        EXPECT_EQ(qkv->n, (32.0 + 16.0) / tp * 128);
+        EXPECT_EQ(qkv->k, 4096);
+        // Two all-reduces of b s h bf16 = 4096 x 4096 x 2 bytes per layer forward at tp > 1.
+        int allReduces = 0;
+        for (const Op& op : forward)
+            if (op.cls == OpClass::Collective) {
+                EXPECT_EQ(op.bytes, 4096.0 * 4096 * 2);
+                ++allReduces;
+            }
+        EXPECT_EQ(allReduces, tp > 1 ? 2 : 0);
+    }
+}
+
+// LoRA: the frozen base runs no weight-gradient GEMMs, so its backward is one GEMM per linear
+// (the input gradient) instead of two: the base's backward FLOPs equal its forward's.
+TEST(TrainingOps, LoraBaseComputesNoWeightGradients)
+{
+    const ModelArch arch = presets().findModel("llama-3-8b")->arch;
+    TrainingLayout l = llamaLayout(1);
+    l.frozenBase = true;
+    l.loraRank = 16;
+    const std::vector<Op> forward = layerForwardOps(arch, l, false);
+    const std::vector<Op> backward = backwardOps(forward, l);
+    double baseForward = 0, baseBackward = 0;
+    for (const Op& op : forward)
+        if (op.cls == OpClass::Gemm && std::string_view(op.name).rfind("lora", 0) != 0)
+            baseForward += op.flops();
+    for (const Op& op : backward)
+        if (op.cls == OpClass::Gemm && std::string_view(op.name).rfind("lora", 0) != 0)
+            baseBackward += op.flops();
+    EXPECT_NEAR(baseBackward / baseForward, 1.0, 1e-12);
+}
+
+// ZeRO-3 / FSDP gather the weights for every micro-batch (issue 22: 70B, ZeRO-3, 64 GPUs,
+// 32 micro-batches was charged one gather): the data-parallel time grows with grad_accum,
+// while ZeRO-1 reduces once per step.
+TEST(TrainingStep, Zero3GathersOnEveryMicroBatch)
+{
+    const auto dpSeconds = [](int zero, int accum) {
+        Plan plan = planFrom(R"({"model": "llama-3-70b", "gpu": "h100-sxm",
+            "cluster": {"gpus": 64, "gpus_per_node": 8},
+            "training": {"zero_stage": 3, "micro_batch": 1, "seq_len": 4096, "recompute": "full"}})");
+        plan.training.zeroStage = zero;
+        plan.training.gradAccum = accum;
+        return estimate(plan).compute.communication.dpS;
+    };
+    EXPECT_NEAR(dpSeconds(3, 32) / dpSeconds(3, 1), 32, 1e-6);
+    EXPECT_NEAR(dpSeconds(1, 32) / dpSeconds(1, 1), 1, 1e-9);
+    // The gather volume alone, by hand: 70.55e9 bf16 weights all-gathered twice and their
+    // gradients reduce-scattered once per micro-batch, each GPU sending 63/64 of 3 x 141 GB
+    // per micro-batch over its 50 GB/s NIC at 85%: 32 x 416.6e9 / 42.5e9 = 313.6 s, beyond
+    // the issue's ">= 178 s".
+    EXPECT_GT(dpSeconds(3, 32), 300);
+}
+
+// An `mfu` in the plan is an explicit override of the op timing, reported as such; without it
+// the step comes from the ops and MFU is an output.
+TEST(TrainingStep, MfuIsAnOverrideAndOtherwiseAnOutput)
+{
+    Plan plan = planFrom(presets().defaultPlanJson);
+    const Estimate timed = estimate(plan);
+    EXPECT_FALSE(plan.training.mfuOverride);
+    EXPECT_EQ(timed.compute.timingSource, "measured kernels");
+    EXPECT_GT(timed.compute.effectiveMfu, 0.2);
+    EXPECT_LT(timed.compute.effectiveMfu, 0.8);
+    const Plan overridden = planFrom(R"({"model": "llama-2-7b", "gpu": "h100-sxm",
+        "training": {"mfu": 0.5}})");
+    EXPECT_TRUE(overridden.training.mfuOverride);
+    EXPECT_EQ(estimate(overridden).compute.timingSource, "mfu override");
+    // Written back, the override stays and the op-timed plan stays op-timed.
+    EXPECT_NE(writePlan(overridden).find("\"mfu\""), std::string::npos);
+    EXPECT_EQ(writePlan(plan).find("\"mfu\""), std::string::npos);
+}
+
+// Korthikanti et al. 2022 Table 5 (tests/data/validation/korthikanti/table5.json): time per
+// iteration of GPT 22B, 175B, 530B and 1T on A100 under full recompute and under selective
+// recompute + sequence parallelism. Calculon reaches 2.7% median, 8.9% worst on the same
+// runs; the constant efficiency Envelope had before op timing 29% median, 44% worst. The
+// thresholds guard the errors reached (docs/validation.md, "Step time from ops").
+TEST(TrainingStep, KorthikantiTable5TimePerIteration)
+{
+    const std::string dir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/korthikanti/";
+    const nlohmann::json table = nlohmann::json::parse(readText(dir + "table5.json"));
+    std::vector<double> errors;
+    for (const auto& point : table["points"]) {
+        const Plan plan = planFrom(readText(dir + point["plan"].get<std::string>()));
+        const Estimate e = estimate(plan);
+        EXPECT_EQ(e.compute.timingSource, "measured kernels");
+        const double measured = point["measured_step_time_s"].get<double>();
+        const double error = e.compute.stepTimeS / measured - 1;
+        EXPECT_LT(std::abs(error), 0.10) << point["id"] << ": " << e.compute.stepTimeS << " s";
+        errors.push_back(std::abs(error));
+    }
+    ASSERT_EQ(errors.size(), 8u);
+    std::sort(errors.begin(), errors.end());
+    const double median = (errors[3] + errors[4]) / 2;
+    EXPECT_LT(median, 0.06);
+    EXPECT_LT(errors.back(), 0.10);
+}
+
+} // namespace
+} // namespace envelope
