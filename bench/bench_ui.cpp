@@ -6,6 +6,7 @@
 
 #include <QApplication>
 #include <QSlider>
+#include <QSpinBox>
 
 #include <algorithm>
 #include <chrono>
@@ -16,7 +17,9 @@
 #include "controls/modelcontrols.h"
 #include "document/settings.h"
 #include "controls/sliderspin.h"
+#include "panels/planpanel.h"
 #include "panels/plantable.h"
+#include "document/plandocument.h"
 #include "panels/trainingpanel.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
@@ -48,7 +51,10 @@ void reportLatencies(benchmark::State& state, const std::vector<double>& ms)
 // sweeps), the panel redraws its charts, and the window paints. `fullRepaint` repaints the whole
 // window synchronously (an upper bound); otherwise processEvents() paints what changed, which is
 // what happens on screen.
-void sliderChange(benchmark::State& state, QSlider* (*pick)(TrainingPanel*), bool fullRepaint)
+// `prepare` runs once on the shown window before the steps (a plan that does not fit, a planner
+// search started).
+void sliderChange(benchmark::State& state, QSlider* (*pick)(TrainingPanel*), bool fullRepaint,
+    void (*prepare)(MainWindow&) = nullptr)
 {
     Settings settings;
     MainWindow window(loadPresetLibrary(), &settings);
@@ -56,6 +62,8 @@ void sliderChange(benchmark::State& state, QSlider* (*pick)(TrainingPanel*), boo
     window.resize(1600, 1000);
     window.show();
     QApplication::processEvents();
+    if (prepare)
+        prepare(window);
     QSlider* slider = pick(window.trainingPanel());
     // Steps around the plan's own value, as a user nudging the slider would.
     const int low = std::max(slider->minimum(), slider->value() - 2);
@@ -99,6 +107,39 @@ void BM_ContextSliderToFullWindowRepaint(benchmark::State& state)
     sliderChange(state, contextSlider, true);
 }
 BENCHMARK(BM_ContextSliderToFullWindowRepaint)->Unit(benchmark::kMillisecond)->Iterations(300);
+
+// Issue 22: on a plan that does not fit, "what makes it fit" (a bounded planner search) ran on
+// every edit on the GUI thread (11-16 ms a step). It now runs on a worker: the GUI thread's
+// step is the estimate and the redraw alone.
+void makeItNotFit(MainWindow& window)
+{
+    envelope::Plan plan = window.document()->plan();
+    plan.training.microBatch = 16;
+    plan.training.zeroStage = 0;
+    window.document()->edit(plan, QStringLiteral("bench"));
+    window.document()->waitForFitSearch();
+    QApplication::processEvents();
+}
+void BM_ContextSliderOnAPlanThatDoesNotFit(benchmark::State& state)
+{
+    sliderChange(state, contextSlider, false, makeItNotFit);
+}
+BENCHMARK(BM_ContextSliderOnAPlanThatDoesNotFit)->Unit(benchmark::kMillisecond)->Iterations(300);
+
+// The same while "Find a plan" searches on its worker thread (21-35 ms a step before, on two
+// cores): the planner tab searches 16,384 GPUs for max throughput, restarted whenever it ends.
+void startPlanner(MainWindow& window)
+{
+    PlanPanel* planner = window.findChild<PlanPanel*>();
+    planner->maxGpusSpin()->setValue(16384);
+    planner->startSearch();
+    QObject::connect(planner, &PlanPanel::searchFinished, planner, [planner] { planner->startSearch(); });
+}
+void BM_ContextSliderWhileAPlanSearchRuns(benchmark::State& state)
+{
+    sliderChange(state, contextSlider, false, startPlanner);
+}
+BENCHMARK(BM_ContextSliderWhileAPlanSearchRuns)->Unit(benchmark::kMillisecond)->Iterations(300);
 
 // From constructing the window (presets parsed, plan read, every panel built) to its first
 // complete paint. Process start-up and QApplication are measured outside: see the report.

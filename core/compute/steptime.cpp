@@ -160,7 +160,138 @@ StageOpTimes OpStep::slowestStage(int pp) const
     return first.computeS() + first.commS() > last.computeS() + last.commS() ? first : last;
 }
 
+namespace {
+
+// Everything opStep reads, compared by value: two calls with equal keys give equal results.
+struct OpStepKey {
+    ModelArch arch;
+    double total = 0, expertPerLayer = 0, attentionPerLayer = 0, denseFfnPerLayer = 0,
+           moeFfnPerLayer = 0;
+    int denseLayers = 0, moeLayers = 0;
+    int tp = 1, cp = 1, ep = 1, pp = 1, gpusPerNode = 1, loraRank = 0, loraBits = 16;
+    bool sp = false, flash = true, lora = false;
+    double microBatch = 0, seqLen = 0, sacRecomputeParams = 0, layerMatmulParams = 0;
+    Recompute recompute = Recompute::None;
+    SelectivePolicy selective = SelectivePolicy::AttentionCore;
+    bool spGatheredInputs = false, tpBackwardOverlap = false;
+    LossKind loss = LossKind::Fused;
+    Recipe recipe;
+    double efficiencyScale = 1;
+    Gpu gpu;
+
+    bool operator==(const OpStepKey&) const = default;
+};
+
+OpStepKey keyOf(const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& c,
+    const ComputeSetup& s, const Gpu& gpu)
+{
+    OpStepKey k;
+    k.arch = arch;
+    k.total = counts.total;
+    k.expertPerLayer = counts.expertParamsPerLayer;
+    k.attentionPerLayer = counts.attentionPerLayer;
+    k.denseFfnPerLayer = counts.denseFfnPerLayer;
+    k.moeFfnPerLayer = counts.moeFfnPerLayer;
+    k.denseLayers = counts.denseLayers;
+    k.moeLayers = counts.moeLayers;
+    k.tp = s.tp;
+    k.cp = s.cp;
+    k.ep = s.ep;
+    k.pp = s.pp;
+    k.gpusPerNode = s.gpusPerNode;
+    k.lora = c.lora.enabled;
+    k.loraRank = c.lora.rank;
+    k.loraBits = c.lora.baseBits;
+    k.sp = c.sequenceParallel;
+    k.flash = c.flashAttention;
+    k.microBatch = s.microBatch;
+    k.seqLen = s.seqLen;
+    k.sacRecomputeParams = s.sacRecomputeParams;
+    k.layerMatmulParams = s.layerMatmulParams;
+    k.recompute = c.recompute;
+    k.selective = c.framework.selective;
+    k.spGatheredInputs = c.framework.spGatheredInputs;
+    k.tpBackwardOverlap = c.framework.tpBackwardOverlap;
+    k.loss = c.effectiveLoss();
+    k.recipe = c.recipe.recipe;
+    k.efficiencyScale = c.efficiencyScale;
+    k.gpu = gpu;
+    k.gpu.kernels = {}; // compared through kernelsId below: the same table by id
+    return k;
+}
+
+OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& config,
+    const ComputeSetup& s, const Gpu& gpu);
+
+// The optimizer step streams each local parameter's state once (torch foreach / fused Adam
+// are memory-bound): read the gradient, read and write the master copy and the moments, write
+// the bf16 weights (a recipe without a master updates the weights in place: read and write
+// them). Parameters per GPU: / tp / pp, experts / ep, / dp under ZeRO >= 1.
+void addOptimizerStep(OpStep& r, const ParamCounts& counts, const TrainingConfig& config,
+    const ComputeSetup& s, const Gpu& gpu)
+{
+    const Recipe& recipe = config.recipe.recipe;
+    const double expertParams = positiveOrZero(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0);
+    const double dense = std::max(0.0, positiveOrZero(counts.total) - expertParams) / (double(s.tp) * s.pp);
+    const double experts = std::min(expertParams, positiveOrZero(counts.total)) / (double(s.tp) * s.pp * s.ep);
+    const int zero = std::clamp(config.zeroStage, 0, 3);
+    double stepParams = zero >= 1 ? dense / s.dp + experts / std::max(1.0, double(s.dp) / s.ep) : dense + experts;
+    if (config.lora.enabled)
+        stepParams = 0; // adapters only: negligible next to the base (the base has no state)
+    const double master = positiveOrZero(recipe.masterBytes);
+    const double moments = positiveOrZero(optimizerStateBytesPerParam(recipe, config.optimizer));
+    const double weight = positiveOrZero(recipe.weightBytes);
+    const double bytesPerParam = positiveOrZero(recipe.gradientBytes) + 2 * master + 2 * moments
+        + (master > 0 ? weight : 2 * weight);
+    r.optimizerParams = stepParams;
+    r.optimizerBytesPerParam = bytesPerParam;
+    r.optimizerS = 0; // offloaded: the CPU steps it (compute.cpp, cpu_optimizer_s)
+    if (!config.offloadOptimizer)
+        r.optimizerS = memoryTime(stepParams * bytesPerParam, gpu).seconds;
+}
+
+} // namespace
+
+// A planner search estimates thousands of layouts that share a few op shapes (the same model,
+// micro-batch, TP and sequence length at every data-parallel size and accumulation): the last
+// timed steps are kept per thread and reused when every input is equal (issue 22: "cache op
+// times per shape"). A memo of a pure function: the results are the same with or without it.
 OpStep opStep(const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& config,
+    const ComputeSetup& s, const Gpu& gpu)
+{
+    constexpr std::size_t kEntries = 16;
+    struct Entry {
+        OpStepKey key;
+        const KernelTable* table = nullptr;
+        OpStep step;
+    };
+    thread_local std::vector<Entry> memo;
+    thread_local std::size_t next = 0;
+    OpStepKey key = keyOf(arch, counts, config, s, gpu);
+    OpStep result;
+    bool found = false;
+    for (const Entry& e : memo)
+        if (e.table == gpu.kernels.get() && e.key == key) {
+            result = e.step;
+            found = true;
+            break;
+        }
+    if (!found) {
+        Entry entry { std::move(key), gpu.kernels.get(), computeOpStep(arch, counts, config, s, gpu) };
+        result = entry.step;
+        if (memo.size() < kEntries)
+            memo.push_back(std::move(entry));
+        else
+            memo[next++ % kEntries] = std::move(entry);
+    }
+    // The optimizer step depends on the data-parallel sharding, which the memo leaves out.
+    addOptimizerStep(result, counts, config, s, gpu);
+    return result;
+}
+
+namespace {
+
+OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& config,
     const ComputeSetup& s, const Gpu& gpu)
 {
     OpStep r;
@@ -244,27 +375,9 @@ OpStep opStep(const ModelArch& arch, const ParamCounts& counts, const TrainingCo
     addOps(r.head, headOps(arch, l, lossBytesPerLogit(config.effectiveLoss())), 1, gpu, scale);
     addOps(r.embedding, embeddingOps(arch, l), 1, gpu, scale);
 
-    // The optimizer step streams each local parameter's state once (torch foreach / fused
-    // Adam are memory-bound): read the gradient, read and write the master copy and the
-    // moments, write the bf16 weights (a recipe without a master updates the weights in place:
-    // read and write them). Parameters per GPU: / tp / pp, experts / ep, / dp under ZeRO >= 1.
-    const double expertParams = positiveOrZero(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0);
-    const double dense = std::max(0.0, positiveOrZero(counts.total) - expertParams) / (double(s.tp) * s.pp);
-    const double experts = std::min(expertParams, positiveOrZero(counts.total)) / (double(s.tp) * s.pp * s.ep);
-    const int zero = std::clamp(config.zeroStage, 0, 3);
-    double stepParams = zero >= 1 ? dense / s.dp + experts / std::max(1.0, double(s.dp) / s.ep) : dense + experts;
-    if (config.lora.enabled)
-        stepParams = 0; // adapters only: negligible next to the base (the base has no state)
-    const double master = positiveOrZero(recipe.masterBytes);
-    const double moments = positiveOrZero(optimizerStateBytesPerParam(recipe, config.optimizer));
-    const double weight = positiveOrZero(recipe.weightBytes);
-    const double bytesPerParam = positiveOrZero(recipe.gradientBytes) + 2 * master + 2 * moments
-        + (master > 0 ? weight : 2 * weight);
-    r.optimizerParams = stepParams;
-    r.optimizerBytesPerParam = bytesPerParam;
-    if (!config.offloadOptimizer)
-        r.optimizerS = memoryTime(stepParams * bytesPerParam, gpu).seconds;
     return r;
 }
+
+} // namespace
 
 } // namespace envelope

@@ -8,6 +8,26 @@ namespace envelope {
 
 struct KernelTable; // kernels/kerneltable.h
 
+// A GPU's measured kernel table: shared and immutable. Two GPUs compare by the table's id
+// (Gpu::kernelsId), not by which loaded copy of the presets they point into: a plan saved and
+// reopened, or read by another window's preset library, is the same plan.
+class KernelTableRef {
+public:
+    KernelTableRef() = default;
+    KernelTableRef(std::shared_ptr<const KernelTable> table) // NOLINT(google-explicit-constructor)
+        : m_table(std::move(table))
+    {
+    }
+    const KernelTable* get() const { return m_table.get(); }
+    const KernelTable* operator->() const { return m_table.get(); }
+    explicit operator bool() const { return m_table != nullptr; }
+    bool operator==(const KernelTableRef& other) const { return bool(*this) == bool(other); }
+    bool operator==(std::nullptr_t) const { return m_table == nullptr; }
+
+private:
+    std::shared_ptr<const KernelTable> m_table;
+};
+
 // One accelerator. Peaks are dense (no 2:4 sparsity) tensor-core figures.
 struct Gpu {
     std::string name;             // "NVIDIA H100 SXM5 80GB"
@@ -32,7 +52,7 @@ struct Gpu {
     // reads them where they cover an op (timing_source "measured kernels"); without them every
     // op is timed from the figures above ("spec estimate"). Shared, immutable.
     std::string kernelsId;
-    std::shared_ptr<const KernelTable> kernels;
+    KernelTableRef kernels;
 
     bool operator==(const Gpu&) const = default;
 };

@@ -179,6 +179,16 @@ ordered_json serving(const ServingEstimate& s)
     j["prefill_time_s"] = ifFits(s.prefillTimeS);
     j["ttft_s"] = ifFits(s.ttftS);
     j["itl_s"] = ifFits(s.itlS);
+    // How the step was timed (issue 22) and its parts: the decode step's GEMMs, attention,
+    // elementwise work and TP / EP collectives.
+    j["timing_source"] = s.timingSource;
+    j["uncertainty"] = real(s.uncertainty);
+    ordered_json decode = ordered_json::object();
+    decode["gemm_s"] = ifFits(s.decodeGemmS);
+    decode["attention_s"] = ifFits(s.decodeAttentionS);
+    decode["elementwise_s"] = ifFits(s.decodeElementwiseS);
+    decode["communication_s"] = ifFits(s.decodeCommS);
+    j["decode_breakdown"] = decode;
     j["compute_bound_concurrency"] = real(s.computeBoundConcurrency);
     j["fits"] = s.fits; // the requested concurrency fits
     j["fits_weights"] = s.fitsWeights;

@@ -133,8 +133,10 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
     const auto ifFits = [&s](std::string text) { return s.fits ? text : kDoesNotFit; };
     t.add(fmt::format("decode at {} sequences", plan.serving.concurrency),
         ifFits(fmt::format("{} tokens/s", formatCount(s.decodeTokensPerS))));
-    t.add("time to first token", ifFits(duration(s.ttftS)));
-    t.add("inter-token latency", ifFits(duration(s.itlS)));
+    t.add("time to first token",
+        ifFits(fmt::format("{} +- {:.0f}%", duration(s.ttftS), 100 * s.uncertainty)));
+    t.add("inter-token latency",
+        ifFits(fmt::format("{} +- {:.0f}% ({})", duration(s.itlS), 100 * s.uncertainty, s.timingSource)));
     t.add("fits",
         s.fits ? fmt::format("yes ({} of at most {} sequences)", plan.serving.concurrency,
             formatCount(s.maxSequences))

@@ -122,7 +122,8 @@ RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
         return s;
     ServingConfig engine = plan.serving;
     engine.context = static_cast<int>(std::min(s.tokensPerSequence, 1e9));
-    s.engine = estimateServing(plan.model.arch, counts, engine, plan.gpu.gpu);
+    // Only the engine's memory is needed here; its times come from waveS.
+    s.engine = estimateServing(plan.model.arch, counts, engine, plan.gpu.gpu, nullptr, false);
     s.engineMaxSequences = s.engine.maxSequences;
     if (engine.engine == ServingEngine::Vllm)
         s.engineMaxSequences

@@ -257,8 +257,30 @@ VllmProfile vllmProfile(const ModelArch& arch, const ServingConfig& config, cons
     return v;
 }
 
+namespace {
+
+SpecDefaults servingDefaults(const ServingConfig& config)
+{
+    SpecDefaults defaults;
+    if (positiveOrZero(config.decodeEfficiency) > 0)
+        defaults.hbmEfficiency = std::min(config.decodeEfficiency, 1.0);
+    return defaults;
+}
+
+} // namespace
+
+double decodeStepTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double batch, double contextTokens)
+{
+    if (!(batch > 0))
+        return 0.0;
+    return timeOps(decodeStepOps(arch, inferenceLayout(config, gpu), batch, kvTokensKept(arch, contextTokens)),
+        gpu, servingDefaults(config))
+        .total();
+}
+
 ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,
-    const ServingConfig& config, const Gpu& gpu, Explainer* ex)
+    const ServingConfig& config, const Gpu& gpu, Explainer* ex, bool timed)
 {
     ServingEstimate r;
     const int tp = std::max(config.tp, 1);
@@ -324,10 +346,8 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     // engine's custom all-reduce) and the LM head, timed from the GPU's kernel tables or its
     // specs. `decode_efficiency` is the HBM fraction of the spec fallback.
     const InferenceLayout layout = inferenceLayout(config, gpu);
-    SpecDefaults defaults;
-    if (positiveOrZero(config.decodeEfficiency) > 0)
-        defaults.hbmEfficiency = std::min(config.decodeEfficiency, 1.0);
-    const OpTimes decode = concurrency > 0
+    const SpecDefaults defaults = servingDefaults(config);
+    const OpTimes decode = timed && concurrency > 0
         ? timeOps(decodeStepOps(arch, layout, concurrency, keptContext), gpu, defaults)
         : OpTimes {};
     r.decodeGemmS = decode.gemm;
@@ -336,7 +356,9 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.decodeCommS = decode.collective;
     r.itlS = decode.total();
     r.decodeTokensPerS = r.itlS > 0 ? concurrency / r.itlS : 0.0;
-    const OpTimes prefill = context > 0 ? timeOps(prefillOps(arch, layout, 1, context), gpu, defaults) : OpTimes {};
+    const OpTimes prefill = timed && context > 0
+        ? timeOps(prefillOps(arch, layout, 1, context), gpu, defaults)
+        : OpTimes {};
     r.prefillTimeS = prefill.total();
     const double opTime = decode.total() + prefill.total();
     r.timingSource = opTime > 0 && (decode.measured + prefill.measured) / opTime >= 0.5

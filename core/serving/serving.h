@@ -95,8 +95,14 @@ struct DecodeStep {
 DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const ServingConfig& config,
     const Gpu& gpu, double batch, double contextTokens);
 
-// Pure; `counts` must be countParameters(arch).
+// One decode step of `batch` sequences at `contextTokens` from its ops (issue 22;
+// docs/formulas-serving.md, "Step time from ops"), seconds: what `itl_s` is.
+double decodeStepTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double batch, double contextTokens);
+
+// Pure; `counts` must be countParameters(arch). `timed` false skips the op timing (ITL, TTFT,
+// decode rate stay 0) for callers that need only the memory figures (the RL engine's pool).
 ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,
-    const ServingConfig& config, const Gpu& gpu, Explainer* ex = nullptr);
+    const ServingConfig& config, const Gpu& gpu, Explainer* ex = nullptr, bool timed = true);
 
 } // namespace envelope

@@ -20,7 +20,7 @@ std::vector<ServingSweepPoint> servingContextSweep(const Plan& plan)
         config.context = 1 << log2;
         ServingSweepPoint p;
         p.context = config.context;
-        const ServingEstimate e = estimateServing(arch, counts, config, plan.gpu.gpu);
+        const ServingEstimate e = estimateServing(arch, counts, config, plan.gpu.gpu, nullptr, false);
         p.maxSequences = e.maxSequences;
         p.kvBudgetBytes = e.kvBudgetBytes;
         p.fitsConcurrency = e.fits;
@@ -29,9 +29,8 @@ std::vector<ServingSweepPoint> servingContextSweep(const Plan& plan)
         const double running
             = std::min<double>(std::max(plan.serving.concurrency, 1), e.maxSequences);
         if (running >= 1) {
-            const DecodeStep step
-                = decodeStep(arch, counts, config, plan.gpu.gpu, running, config.context);
-            p.decodeTokensPerS = step.stepS > 0 ? running / step.stepS : 0.0;
+            const double step = decodeStepTime(arch, config, plan.gpu.gpu, running, config.context);
+            p.decodeTokensPerS = step > 0 ? running / step : 0.0;
         }
         points.push_back(p);
     }

@@ -250,6 +250,13 @@ private slots:
         m_doc->edit(plan, QStringLiteral("test"));
         SummaryStrip* strip = m_panel->summary();
         QCOMPARE(strip->badgeText(), QStringLiteral("✘ DOES NOT FIT"));
+        // The edit returned before "what makes it fit" ran: it searches on a worker thread
+        // (issue 22), and the strip says so until the answer lands.
+        QVERIFY(m_doc->results().suggestionsPending);
+        QCOMPARE(strip->suggestionText(), QStringLiteral("searching…"));
+        QVERIFY(!strip->applyButton()->isVisible());
+        m_doc->waitForFitSearch();
+        QVERIFY(!m_doc->results().suggestionsPending);
         const std::vector<FitSuggestion> expected = suggestFits(plan);
         QVERIFY(!expected.empty());
         QVERIFY(strip->suggestionText().startsWith(
@@ -284,6 +291,7 @@ private slots:
         QVERIFY(m_doc->undoStack()->undoText().startsWith(QStringLiteral("Apply ")));
         m_doc->undoStack()->undo();
         QCOMPARE(m_doc->plan(), plan);
+        m_doc->waitForFitSearch();
         QVERIFY(strip->applyButton()->isVisible());
 
         // An invalid edit keeps the last valid suggestion on show but cannot be overwritten by it.
@@ -305,6 +313,7 @@ private slots:
         // Micro-batch 16 at 4K context overflows an 80 GB H100: a best change is offered.
         typeInto(m_panel->modelControls()->microBatchControl()->spinBox(), QStringLiteral("16"));
         QVERIFY(m_panel->summary()->badgeText().contains(QStringLiteral("NOT FIT")));
+        m_doc->waitForFitSearch();
         const auto suggestions = suggestFits(m_doc->plan(), ByteUnits::GB);
         QVERIFY(!suggestions.empty());
         // The change the core ranks first; at micro-batch 16 it alone makes the plan fit.

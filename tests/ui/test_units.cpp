@@ -110,7 +110,11 @@ private slots:
         QSignalSpy recomputed(m_window->document(), &PlanDocument::resultsChanged);
         m_settings->setUnits(ByteUnits::GiB);
         QCOMPARE(recomputed.count(), 1); // one recompute, so one redraw of each panel
-        verifyAllBinary(visibleTexts(tab), atLeast);
+        // The training summary's suggestion is searched again off the GUI thread ("searching…"
+        // until it lands, issue 22): one binary text fewer until then.
+        const bool training = panel == QLatin1String("training");
+        verifyAllBinary(visibleTexts(tab), training ? atLeast - 1 : atLeast);
+        m_window->document()->waitForFitSearch();
         QApplication::processEvents();
         verifyAllBinary(visibleTexts(tab), atLeast);
     }
@@ -131,10 +135,13 @@ private slots:
         });
         m_settings->setUnits(ByteUnits::GiB);
         QCOMPARE(changes, 1);
+        // Total, headroom, largest tenant and the HBM note; the suggestion is searched again in
+        // the new units on a worker thread (issue 22) and says "searching…" meanwhile, never
+        // the old units' text.
+        verifyAllBinary(seen, 4);
+        m_window->document()->waitForFitSearch();
         QVERIFY2(training->summary()->suggestionText().contains(QStringLiteral("GiB")),
             qPrintable(training->summary()->suggestionText()));
-        // Total, headroom, largest tenant, suggestion and the HBM note.
-        verifyAllBinary(seen, 5);
     }
 };
 

@@ -26,6 +26,11 @@ const QColor kPpColor(0xCC, 0x79, 0xA7);
 const QColor kCpColor(0x56, 0xB4, 0xE9);
 const QColor kEpColor(0x00, 0x9E, 0x73);
 const QColor kBubbleColor(0x99, 0x99, 0x99);
+// Op-timed compute by class: the compute blue for GEMMs, lighter tints of it for the attention
+// core and the memory-bound elementwise work; the optimizer step in the palette's yellow.
+const QColor kAttentionColor(0x4D, 0x9C, 0xC9);
+const QColor kElementwiseColor(0x99, 0xC5, 0xE0);
+const QColor kOptimizerColor(0xF0, 0xE4, 0x42);
 } // namespace
 
 QString bottleneckName(const QString& coreName)
@@ -34,6 +39,8 @@ QString bottleneckName(const QString& coreName)
         return StepBreakdownBar::tr("compute");
     if (coreName == QLatin1String("pp-bubble"))
         return StepBreakdownBar::tr("pipeline bubble");
+    if (coreName == QLatin1String("optimizer"))
+        return StepBreakdownBar::tr("optimizer step");
     if (coreName.endsWith(QLatin1String("-comm")))
         return StepBreakdownBar::tr("%1 comm").arg(coreName.chopped(5).toUpper());
     return coreName;
@@ -59,8 +66,23 @@ void StepBreakdownBar::setCompute(const TrainingCompute& compute, bool runs)
     const double commS = c.dpS + c.tpS + c.ppS + c.cpS + c.epS;
     const double exposedShare = commS > 0 ? c.exposedS / commS : 0.0;
     m_segments.clear();
-    m_segments.push_back({ tr("Compute"), QStringLiteral("training.compute_time_s"),
-        compute.computeTimeS, compute.computeTimeS, kComputeColor });
+    // Op-timed steps split the compute by op class (issue 22: the step bar shows the classes
+    // explain gives); an `mfu` override has one compute figure.
+    const bool opTimed = compute.timingSource != "mfu override" && !compute.timingSource.empty();
+    if (opTimed) {
+        m_segments.push_back({ tr("GEMMs"), QStringLiteral("training.time_breakdown.gemm_s"),
+            compute.gemmS, compute.gemmS, kComputeColor });
+        if (compute.attentionS > 0)
+            m_segments.push_back({ tr("Attention"), QStringLiteral("training.time_breakdown.attention_s"),
+                compute.attentionS, compute.attentionS, kAttentionColor });
+        if (compute.elementwiseS > 0)
+            m_segments.push_back({ tr("Elementwise"),
+                QStringLiteral("training.time_breakdown.elementwise_s"), compute.elementwiseS,
+                compute.elementwiseS, kElementwiseColor });
+    } else {
+        m_segments.push_back({ tr("Compute"), QStringLiteral("training.compute_time_s"),
+            compute.computeTimeS, compute.computeTimeS, kComputeColor });
+    }
     const struct {
         QString name;
         const char* figure;
@@ -81,11 +103,18 @@ void StepBreakdownBar::setCompute(const TrainingCompute& compute, bool runs)
         m_segments.push_back(
             { tr("Pipeline bubble"), QStringLiteral("training.communication.pp_bubble_s"),
                 c.ppBubbleS, c.ppBubbleS, kBubbleColor });
+    if (compute.optimizerS > 0)
+        m_segments.push_back({ tr("Optimizer"), QStringLiteral("training.time_breakdown.optimizer_s"),
+            compute.optimizerS, compute.optimizerS, kOptimizerColor });
 
     m_runs = runs;
     // A plan that does not fit runs no step: "Step does not fit", and the greyed bar's total in
     // the bottleneck line (which wraps), so nothing reads as a real step time.
-    m_stepText = runs ? durationText(compute.stepTimeS) : tr("does not fit");
+    // A planning doc should say "14.6 s ± 8%" (issue 22): the step carries its uncertainty.
+    m_stepText = !runs ? tr("does not fit")
+        : compute.uncertainty > 0
+        ? tr("%1 ± %2%").arg(durationText(compute.stepTimeS)).arg(std::lround(100 * compute.uncertainty))
+        : durationText(compute.stepTimeS);
     m_bottleneckText = !runs
         ? tr("none (greyed: %1 if it fit)").arg(durationText(compute.stepTimeS))
         : tr("%1, %2").arg(bottleneckName(QString::fromStdString(compute.bottleneck)),

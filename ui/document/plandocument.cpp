@@ -1,12 +1,20 @@
 #include "document/plandocument.h"
 
+#include <QThread>
 #include <QUndoStack>
 
 #include "document/planeditcommand.h"
 #include "document/settings.h"
 #include "plan/planio.h"
+#include "whatif/whatif.h"
 
 namespace envelope::ui {
+
+struct PlanDocument::FitJob {
+    Plan plan;
+    ByteUnits units = ByteUnits::GB;
+    std::vector<FitSuggestion> suggestions;
+};
 
 PlanDocument::PlanDocument(PresetLibrary presets, Settings* settings, QObject* parent)
     : QObject(parent)
@@ -21,12 +29,63 @@ PlanDocument::PlanDocument(PresetLibrary presets, Settings* settings, QObject* p
             // The same figures in the new units (suggestion texts carry formatted bytes), also
             // while an invalid edit keeps the last valid figures drawn.
             m_results = computeTrainingResults(m_resultsPlan, units());
+            if (m_results.suggestionsPending)
+                startFitSearch();
             emit resultsChanged();
         });
     recompute();
 }
 
-PlanDocument::~PlanDocument() = default;
+PlanDocument::~PlanDocument()
+{
+    // The worker only reads its own copy of the plan; it must not outlive the thread object.
+    if (m_fitThread)
+        m_fitThread->wait();
+}
+
+void PlanDocument::startFitSearch()
+{
+    if (m_fitThread) {
+        m_fitQueued = true; // one search at a time: the latest plan goes next
+        return;
+    }
+    auto job = std::make_shared<FitJob>();
+    job->plan = m_resultsPlan;
+    job->units = units();
+    m_fitJob = job;
+    m_fitThread = QThread::create([job] { job->suggestions = suggestFits(job->plan, job->units); });
+    m_fitThread->setParent(this);
+    connect(m_fitThread, &QThread::finished, this, [this, job] { fitSearchFinished(job); });
+    m_fitThread->start(QThread::LowPriority);
+}
+
+void PlanDocument::fitSearchFinished(std::shared_ptr<FitJob> job)
+{
+    if (job != m_fitJob)
+        return; // already delivered (waitForFitSearch)
+    m_fitThread->deleteLater();
+    m_fitThread = nullptr;
+    m_fitJob.reset();
+    const bool current = m_results.suggestionsPending && job->plan == m_resultsPlan
+        && job->units == units();
+    if (current) {
+        m_results.suggestions = std::move(job->suggestions);
+        m_results.suggestionsPending = false;
+        emit resultsChanged();
+    }
+    const bool again = m_fitQueued || (!current && m_results.suggestionsPending);
+    m_fitQueued = false;
+    if (again && m_results.suggestionsPending)
+        startFitSearch();
+}
+
+void PlanDocument::waitForFitSearch()
+{
+    while (m_fitThread) {
+        m_fitThread->wait();
+        fitSearchFinished(m_fitJob);
+    }
+}
 
 const std::vector<Explanation>& PlanDocument::explanations()
 {
@@ -151,6 +210,8 @@ void PlanDocument::recompute()
         return; // keep drawing the last valid figures
     m_resultsPlan = m_plan;
     m_results = computeTrainingResults(m_plan, units());
+    if (m_results.suggestionsPending)
+        startFitSearch();
     emit resultsChanged();
 }
 

@@ -18,6 +18,7 @@
 #include "document/pins.h"
 #include "document/trainingresults.h"
 
+class QThread;
 class QUndoStack;
 
 namespace envelope::ui {
@@ -72,6 +73,14 @@ public:
     // The display units every panel formats bytes in (Settings::units()).
     ByteUnits units() const;
 
+    // "What makes it fit" (suggestFits, a bounded planner search) never runs on the GUI thread
+    // (issue 22: it made every slider step on a plan that does not fit take 11-16 ms): after
+    // each edit of a plan that does not fit it runs on a worker, results().suggestionsPending
+    // says so meanwhile, and resultsChanged is emitted again when the suggestions land. Edits
+    // while it runs queue one search of the latest plan; stale results are dropped.
+    // Blocks until the current plan's suggestions have landed (tests, screenshots).
+    void waitForFitSearch();
+
 signals:
     void planChanged();
     void resultsChanged();
@@ -82,6 +91,9 @@ signals:
 
 private:
     void recompute();
+    struct FitJob;
+    void startFitSearch();
+    void fitSearchFinished(std::shared_ptr<FitJob> job); // by value: it resets m_fitJob
 
     PresetLibrary m_presets;
     Plan m_plan;
@@ -94,6 +106,9 @@ private:
     Settings* m_settings;
     std::vector<PinnedPlan> m_pins;
     bool m_pinsModified = false;
+    std::shared_ptr<FitJob> m_fitJob; // the search running on m_fitThread
+    QThread* m_fitThread = nullptr;
+    bool m_fitQueued = false; // a newer plan waits for the running search to end
 };
 
 } // namespace envelope::ui

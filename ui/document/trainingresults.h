@@ -17,9 +17,13 @@ struct TrainingResults {
     double largestSeqLen = 0; // largestFitting(plan, SeqLen)
     double largestMicroBatch = 0; // largestFitting(plan, MicroBatch)
     std::vector<FitSuggestion> suggestions; // suggestFits(plan, units); empty when it fits
+    // True while the suggestions are being searched on a worker thread (PlanDocument): the
+    // plan does not fit and `suggestions` is not filled yet.
+    bool suggestionsPending = false;
 };
 
-// Asks the core for every figure above.
+// Asks the core for every figure above but the suggestions, which PlanDocument searches off
+// the GUI thread (suggestionsPending is set when the plan does not fit).
 TrainingResults computeTrainingResults(const Plan& plan, ByteUnits units);
 
 } // namespace envelope::ui

@@ -134,6 +134,8 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
     QString suggestion;
     if (m.fits)
         suggestion = tr("none needed");
+    else if (results.suggestionsPending)
+        suggestion = tr("searching…");
     else if (results.suggestions.empty())
         suggestion = tr("no layout fits up to 65,536 GPUs");
     else {

@@ -1,5 +1,7 @@
 #include "panels/throughputfigures.h"
 
+#include <cmath>
+
 #include <QGridLayout>
 #include <QLabel>
 
@@ -30,9 +32,13 @@ ThroughputFigures::ThroughputFigures(FormulaToolTips* toolTips, QWidget* parent)
     addRow(tr("  hardware"), QStringLiteral("training.hardware_flops_per_token"),
         tr("With the forward that recompute repeats (what HFU counts)"));
     addRow(tr("Peak / GPU"), QStringLiteral("training.peak_flops_per_gpu"));
-    addRow(tr("MFU plan → step"), QStringLiteral("training.effective_mfu"),
-        tr("The plan's MFU while computing, and what the whole step achieves after exposed "
-           "communication and the pipeline bubble"));
+    addRow(tr("Timing"), QStringLiteral("training.timing_source"),
+        tr("How the step was timed: op by op from the GPU's measured kernel tables, from its "
+           "specs when it has none, or the plan's MFU override; ± the expected error "
+           "(docs/validation-timing.md)"));
+    addRow(tr("MFU (achieved)"), QStringLiteral("training.effective_mfu"),
+        tr("Model FLOPs over the whole step (exposed communication and the pipeline bubble "
+           "included); under an MFU override, the override → what the step achieves"));
     addRow(tr("HFU"), QStringLiteral("training.hfu"),
         tr("Hardware FLOPs (recompute included) over the whole step"));
     addRow(tr("Observed MFU"), QStringLiteral("training.observed_mfu"),
@@ -100,8 +106,14 @@ void ThroughputFigures::setCompute(const TrainingCompute& c, const Plan& plan, b
     set("training.flops_per_token", flopsText(c.flopsPerToken));
     set("training.hardware_flops_per_token", flopsText(c.hardwareFlopsPerToken));
     set("training.peak_flops_per_gpu", flopRateText(c.peakFlopsPerGpu));
+    // An `mfu` override shows what the plan set and what the step achieves; an op-timed step
+    // has MFU only as an output, and its timing source beside it.
     setIfRuns("training.effective_mfu",
-        tr("%1 → %2").arg(percentText(plan.training.mfu), percentText(c.effectiveMfu)));
+        plan.training.mfuOverride
+            ? tr("%1 → %2").arg(percentText(plan.training.mfu), percentText(c.effectiveMfu))
+            : percentText(c.effectiveMfu));
+    set("training.timing_source",
+        tr("%1 ± %2%").arg(QString::fromStdString(c.timingSource)).arg(std::lround(100 * c.uncertainty)));
     setIfRuns("training.hfu", percentText(c.hfu));
     set("training.observed_mfu", c.observedMfu ? percentText(*c.observedMfu) : QString());
     set("training.observed_hfu", c.observedHfu ? percentText(*c.observedHfu) : QString());

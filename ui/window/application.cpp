@@ -1,4 +1,6 @@
 #include "window/application.h"
+#include "window/mainwindow.h"
+#include "document/plandocument.h"
 
 #include <QApplication>
 #include <QRegularExpression>
@@ -36,6 +38,9 @@ bool writeScreenshot(QWidget* window, const QSize& size, const QString& path)
             QThread::msleep(10);
             QApplication::processEvents();
         }
+    // "What makes it fit" runs on a worker too: the picture shows its answer, not "searching".
+    if (auto* main = qobject_cast<MainWindow*>(window))
+        main->document()->waitForFitSearch();
     for (int i = 0; i < 3; ++i)
         QApplication::processEvents();
     return savePng(grabWidget(window, size), path);

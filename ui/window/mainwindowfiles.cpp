@@ -282,6 +282,9 @@ void MainWindow::exportWindowPng()
 
 void MainWindow::copySummaryMarkdown()
 {
+    // The summary names what makes the plan fit: a search still running lands first (bounded,
+    // milliseconds), so the copied text is complete.
+    m_document->waitForFitSearch();
     QGuiApplication::clipboard()->setText(
         summaryMarkdown(m_document->plan(), m_document->results(), m_settings->units()));
     statusBar()->showMessage(tr("Summary copied as Markdown"), 3000);
