@@ -87,7 +87,11 @@ void addTrainingRows(Table& t, const Plan& plan, const Estimate& e, ByteUnits un
     t.add("framework",
         fmt::format("{} — {}, loss {}", tc.framework.id, tc.framework.name,
             lossKindId(tc.effectiveLoss())));
-    t.add("kernel efficiency (mfu)", number(100 * tc.mfu) + " %");
+    // Issue 22: the step is timed from ops unless the plan overrides it with an MFU.
+    if (tc.mfuOverride)
+        t.add("kernel efficiency (mfu)", number(100 * tc.mfu) + " % (override of the op timing)");
+    else
+        t.add("step timing", fmt::format("from ops ({})", e.compute.timingSource));
     t.add("offload", offloadText(tc));
     if (tc.lora.enabled)
         t.add("LoRA",

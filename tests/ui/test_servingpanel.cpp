@@ -69,10 +69,14 @@ void verifyMatchesCore(const ServingPanel& panel, const Plan& plan)
     QCOMPARE(f->figureText(QStringLiteral("serving.decode_tokens_per_s")),
         s.fits ? QStringLiteral("%L1 tok/s").arg(qlonglong(std::llround(s.decodeTokensPerS)))
                : doesNotFit);
-    QCOMPARE(f->figureText(QStringLiteral("serving.ttft_s")),
-        s.fits ? QString::fromStdString(formatDuration(s.ttftS)) : doesNotFit);
-    QCOMPARE(f->figureText(QStringLiteral("serving.itl_s")),
-        s.fits ? QString::fromStdString(formatDuration(s.itlS)) : doesNotFit);
+    // Times with their expected error (issue 22).
+    const auto timed = [&](double seconds) {
+        return QStringLiteral("%1 ± %2%")
+            .arg(QString::fromStdString(formatDuration(seconds)))
+            .arg(std::lround(100 * s.uncertainty));
+    };
+    QCOMPARE(f->figureText(QStringLiteral("serving.ttft_s")), s.fits ? timed(s.ttftS) : doesNotFit);
+    QCOMPARE(f->figureText(QStringLiteral("serving.itl_s")), s.fits ? timed(s.itlS) : doesNotFit);
 }
 
 } // namespace

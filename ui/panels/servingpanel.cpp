@@ -170,8 +170,12 @@ void ServingPanel::redraw()
     const QString doesNotFit = tr("does not fit");
     set("serving.decode_tokens_per_s",
         s.fits ? tr("%L1 tok/s").arg(qlonglong(std::llround(s.decodeTokensPerS))) : doesNotFit);
-    set("serving.ttft_s", s.fits ? duration(s.ttftS) : doesNotFit);
-    set("serving.itl_s", s.fits ? duration(s.itlS) : doesNotFit);
+    // Times carry their expected error (issue 22), from the validation by timing source.
+    const auto timed = [&](double seconds) {
+        return tr("%1 ± %2%").arg(duration(seconds)).arg(std::lround(100 * s.uncertainty));
+    };
+    set("serving.ttft_s", s.fits ? timed(s.ttftS) : doesNotFit);
+    set("serving.itl_s", s.fits ? timed(s.itlS) : doesNotFit);
     for (const char* key : { "serving.decode_tokens_per_s", "serving.ttft_s", "serving.itl_s" })
         m_figures->setFigureColor(
             QLatin1String(key), s.fits ? QColor() : palette().color(QPalette::PlaceholderText));
