@@ -249,10 +249,13 @@ std::optional<Error> mergeParsed(PresetLibrary& library, const nlohmann::json& r
         if (!kernels->is_array())
             return Error { "kernels", "must be an array of envelope.kernels documents" };
         for (std::size_t i = 0; i < kernels->size(); ++i) {
-            Expected<KernelTable> table
-                = parseKernelTable((*kernels)[i].dump(), fmt::format("kernels[{}]", i));
-            if (!table)
-                return table.error();
+            const std::string at = fmt::format("kernels[{}]", i);
+            Expected<KernelTable> table = parseKernelTable((*kernels)[i].dump(), at);
+            if (!table) {
+                Error e = table.error();
+                e.path = e.path.empty() ? at : at + "." + e.path;
+                return e;
+            }
             upsertKernels(library, std::make_shared<const KernelTable>(std::move(table).value()));
         }
     }

@@ -216,6 +216,60 @@ TEST(TrainingStep, MfuIsAnOverrideAndOtherwiseAnOutput)
     EXPECT_EQ(writePlan(plan).find("\"mfu\""), std::string::npos);
 }
 
+// Bad input names the field and the allowed range or the known ids.
+TEST(OpTiming, BadKernelInputNamesTheField)
+{
+    const auto error = [](const std::string& json) {
+        const Expected<Plan> plan = readPlan(json, presets());
+        return plan.ok() ? std::string() : plan.error().toString();
+    };
+    const std::string unknown = error(R"({"model": "llama-2-7b", "gpu": {"memory_bytes": 1e11,
+        "bf16_tflops": 900, "hbm_gbps": 3000, "intra_node_gbps": 400, "inter_node_gbps": 50,
+        "kernels": "h900"}})");
+    EXPECT_NE(unknown.find("gpu.kernels"), std::string::npos) << unknown;
+    EXPECT_NE(unknown.find("h100-sxm"), std::string::npos) << unknown; // the known ids
+    const std::string scale = error(
+        R"({"model": "llama-2-7b", "gpu": "h100-sxm", "training": {"efficiency_scale": 0}})");
+    EXPECT_NE(scale.find("training.efficiency_scale"), std::string::npos) << scale;
+    EXPECT_NE(scale.find("0.05"), std::string::npos) << scale;
+
+    // A kernel table whose grid does not match its axes, in a user preset file.
+    PresetLibrary library = presets();
+    const std::optional<Error> bad = mergePresetFile(library,
+        R"({"kernels": [{"format": "envelope.kernels", "version": 1, "gpu": "h100-sxm",
+            "source": "test", "gemm": [{"dtype": "bf16", "source": "t", "m": [1, 2],
+            "n": [1], "k": [1], "tflops": [1]}]}]})",
+        "user.json");
+    ASSERT_TRUE(bad.has_value());
+    EXPECT_NE(bad->toString().find("kernels[0].gemm[0].tflops"), std::string::npos) << bad->toString();
+    EXPECT_NE(bad->toString().find("2 numbers"), std::string::npos) << bad->toString();
+    // Axes must ascend.
+    const std::optional<Error> order = mergePresetFile(library,
+        R"({"kernels": [{"format": "envelope.kernels", "version": 1, "gpu": "h100-sxm",
+            "source": "test", "collectives": [{"op": "all_reduce", "gpus": 8, "source": "t",
+            "bytes": [2048, 1024], "us": [1, 2]}]}]})",
+        "user.json");
+    ASSERT_TRUE(order.has_value());
+    EXPECT_NE(order->toString().find("collectives[0].bytes"), std::string::npos) << order->toString();
+}
+
+// A user preset file can replace a GPU's kernel table: the GPU preset then times from it.
+TEST(OpTiming, AUserKernelTableReplacesTheBuiltIn)
+{
+    PresetLibrary library = presets();
+    const std::optional<Error> e = mergePresetFile(library,
+        R"({"kernels": [{"format": "envelope.kernels", "version": 1, "gpu": "h100-sxm",
+            "source": "a user's measurement", "gemm": [{"dtype": "bf16", "source": "t",
+            "m": [4096], "n": [4096], "k": [4096], "tflops": [500]}]}]})",
+        "user.json");
+    ASSERT_FALSE(e.has_value()) << e->toString();
+    const Gpu& h100 = library.findGpu("h100-sxm")->gpu;
+    ASSERT_TRUE(h100.kernels);
+    EXPECT_EQ(h100.kernels->source, "a user's measurement");
+    // 2 x 4096^3 at 500 TFLOP/s = 274.9 us.
+    EXPECT_NEAR(gemmTime(4096, 4096, 4096, 1, GemmDtype::Bf16, h100).seconds * 1e6, 274.9, 0.1);
+}
+
 // Korthikanti et al. 2022 Table 5 (tests/data/validation/korthikanti/table5.json): time per
 // iteration of GPT 22B, 175B, 530B and 1T on A100 under full recompute and under selective
 // recompute + sequence parallelism. Calculon reaches 2.7% median, 8.9% worst on the same
