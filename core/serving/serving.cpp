@@ -259,6 +259,42 @@ VllmProfile vllmProfile(const ModelArch& arch, const ServingConfig& config, cons
 
 namespace {
 
+// The op times of one decode step or one prefill, by every input they depend on. Sliders that
+// edit the training side re-estimate the same serving shapes, and the serving search and the
+// capacity sweep repeat a few: the last ones are kept per thread (issue 22, "cache op times per
+// shape"; a memo of a pure function, the same results with or without it).
+struct ServingOpsKey {
+    bool prefill = false;
+    ModelArch arch;
+    int tp = 1, ep = 1;
+    GemmDtype dtype = GemmDtype::Bf16;
+    double kvBytes = 2, sequences = 0, tokens = 0, hbmEfficiency = 0;
+    Gpu gpu;
+    const KernelTable* table = nullptr;
+    bool operator==(const ServingOpsKey&) const = default;
+};
+
+OpTimes servingOps(bool prefill, const ModelArch& arch, const InferenceLayout& layout,
+    double sequences, double tokens, const Gpu& gpu, const SpecDefaults& defaults)
+{
+    constexpr std::size_t kEntries = 8;
+    thread_local std::vector<std::pair<ServingOpsKey, OpTimes>> memo;
+    thread_local std::size_t next = 0;
+    ServingOpsKey key { prefill, arch, layout.tp, layout.ep, layout.weightDtype,
+        layout.kvBytesPerElement, sequences, tokens, defaults.hbmEfficiency, gpu, gpu.kernels.get() };
+    key.gpu.kernels = {};
+    for (const auto& [k, times] : memo)
+        if (k == key)
+            return times;
+    const OpTimes times = prefill ? timeOps(prefillOps(arch, layout, sequences, tokens), gpu, defaults)
+                                  : timeOps(decodeStepOps(arch, layout, sequences, tokens), gpu, defaults);
+    if (memo.size() < kEntries)
+        memo.emplace_back(std::move(key), times);
+    else
+        memo[next++ % kEntries] = { std::move(key), times };
+    return times;
+}
+
 SpecDefaults servingDefaults(const ServingConfig& config)
 {
     SpecDefaults defaults;
@@ -274,7 +310,7 @@ double decodeStepTime(const ModelArch& arch, const ServingConfig& config, const 
 {
     if (!(batch > 0))
         return 0.0;
-    return timeOps(decodeStepOps(arch, inferenceLayout(config, gpu), batch, kvTokensKept(arch, contextTokens)),
+    return servingOps(false, arch, inferenceLayout(config, gpu), batch, kvTokensKept(arch, contextTokens),
         gpu, servingDefaults(config))
         .total();
 }
@@ -348,7 +384,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     const InferenceLayout layout = inferenceLayout(config, gpu);
     const SpecDefaults defaults = servingDefaults(config);
     const OpTimes decode = timed && concurrency > 0
-        ? timeOps(decodeStepOps(arch, layout, concurrency, keptContext), gpu, defaults)
+        ? servingOps(false, arch, layout, concurrency, keptContext, gpu, defaults)
         : OpTimes {};
     r.decodeGemmS = decode.gemm;
     r.decodeAttentionS = decode.attention;
@@ -357,7 +393,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.itlS = decode.total();
     r.decodeTokensPerS = r.itlS > 0 ? concurrency / r.itlS : 0.0;
     const OpTimes prefill = timed && context > 0
-        ? timeOps(prefillOps(arch, layout, 1, context), gpu, defaults)
+        ? servingOps(true, arch, layout, 1, context, gpu, defaults)
         : OpTimes {};
     r.prefillTimeS = prefill.total();
     const double opTime = decode.total() + prefill.total();
