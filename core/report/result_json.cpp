@@ -123,18 +123,22 @@ ordered_json training(const Plan& plan, const Estimate& e)
     j["hfu"] = ifRuns(c.hfu);
     // The plan's mfu is the kernel efficiency while computing; achieved_mfu (= mfu above) is
     // what the whole step delivers after recompute, communication and the bubble.
-    // Only an `mfu` override sets a kernel efficiency; op-timed plans report null.
-    j["kernel_efficiency"] = plan.training.mfuOverride ? real(plan.training.mfu) : ordered_json();
+    // Only an `mfu` override sets a kernel efficiency: op-timed plans have none to report.
+    if (plan.training.mfuOverride)
+        j["kernel_efficiency"] = real(plan.training.mfu);
     j["achieved_mfu"] = ifRuns(c.effectiveMfu);
     j["timing_source"] = c.timingSource;
     j["uncertainty"] = real(c.uncertainty);
     // The step by op class (docs/formulas-compute.md, "Step time from ops"); the communication is below.
+    // Withheld like the step itself when the plan does not fit (its own throughput_valid).
     ordered_json ops = ordered_json::object();
-    ops["gemm_s"] = ifRuns(c.gemmS);
-    ops["attention_s"] = ifRuns(c.attentionS);
-    ops["elementwise_s"] = ifRuns(c.elementwiseS);
-    ops["recompute_s"] = ifRuns(c.recomputeS);
-    ops["optimizer_s"] = ifRuns(c.optimizerS);
+    const auto opsIfRuns = withheldUnless(ops, m.verdict != Verdict::Over,
+        "does not fit: per-GPU memory exceeds HBM, so no step time, throughput or cost");
+    ops["gemm_s"] = opsIfRuns(c.gemmS);
+    ops["attention_s"] = opsIfRuns(c.attentionS);
+    ops["elementwise_s"] = opsIfRuns(c.elementwiseS);
+    ops["recompute_s"] = opsIfRuns(c.recomputeS);
+    ops["optimizer_s"] = opsIfRuns(c.optimizerS);
     ops["measured_share"] = real(c.measuredShare);
     j["time_breakdown"] = ops;
     j["step_flops"] = real(c.stepFlops);
@@ -184,10 +188,12 @@ ordered_json serving(const ServingEstimate& s)
     j["timing_source"] = s.timingSource;
     j["uncertainty"] = real(s.uncertainty);
     ordered_json decode = ordered_json::object();
-    decode["gemm_s"] = ifFits(s.decodeGemmS);
-    decode["attention_s"] = ifFits(s.decodeAttentionS);
-    decode["elementwise_s"] = ifFits(s.decodeElementwiseS);
-    decode["communication_s"] = ifFits(s.decodeCommS);
+    const auto decodeIfFits = withheldUnless(decode, s.fits,
+        "does not fit: the requested concurrency exceeds max_sequences, so no decode step");
+    decode["gemm_s"] = decodeIfFits(s.decodeGemmS);
+    decode["attention_s"] = decodeIfFits(s.decodeAttentionS);
+    decode["elementwise_s"] = decodeIfFits(s.decodeElementwiseS);
+    decode["communication_s"] = decodeIfFits(s.decodeCommS);
     j["decode_breakdown"] = decode;
     j["compute_bound_concurrency"] = real(s.computeBoundConcurrency);
     j["fits"] = s.fits; // the requested concurrency fits
