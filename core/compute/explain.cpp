@@ -215,7 +215,9 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
             duration(c.offloadS), duration(c.cpuOptimizerS), duration(r.optimizerS),
             duration(r.stepTimeS), 100 * r.uncertainty, r.timingSource),
         r.stepTimeS, "s",
-        std::string(kStepSource) + "; uncertainty: the validation medians by timing source (docs/validation.md)");
+        std::string(config.mfuOverride ? kStepSource
+                                       : "the op-timed parts (docs/formulas-compute.md, 'Step time from ops')")
+            + "; uncertainty: the validation medians by timing source (docs/validation-timing.md)");
     if (config.offloadOptimizer || config.offloadParams) {
         ex.add("training.communication.offload_s",
             fmt::format("host-link bytes / host_link_gbps = {} / {} GB/s = {} ({})",
