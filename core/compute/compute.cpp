@@ -83,9 +83,8 @@ void addOffload(const TrainingConfig& config, const CommDetail& d, const Compute
 // 2022 Table 5 and the calibration set's training throughput; spec estimates carry the spread
 // of the tables' large-GEMM efficiency across GPUs on top; an `mfu` override has no
 // validation of its own and takes the constant's record (29% median on Table 5, issue 22).
-double timingUncertainty(std::string_view timingSource, const TrainingConfig& config)
+double timingUncertainty(std::string_view timingSource)
 {
-    (void)config;
     if (timingSource == "measured kernels")
         return 0.10;
     if (timingSource == "spec estimate")
@@ -254,7 +253,7 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     addOffload(config, comm, s, gpu, r.communication);
     r.stepTimeS = r.computeTimeS + r.communication.exposedS + r.communication.ppBubbleS
         + r.communication.offloadS + r.communication.cpuOptimizerS + r.optimizerS;
-    r.uncertainty = timingUncertainty(r.timingSource, config);
+    r.uncertainty = timingUncertainty(r.timingSource);
 
     r.tokensPerS = r.globalBatchTokens > 0 ? divideOr(r.globalBatchTokens, r.stepTimeS, 0.0) : 0.0;
     r.tokensPerSPerGpu = r.tokensPerS / s.gpus;

@@ -75,10 +75,7 @@ struct StageOpTimes {
 // backward each), and the optimizer step once per step.
 struct OpStep {
     StageOpTimes forward, backward, recompute, head, embedding;
-    double layersPerStage = 0;
     double optimizerS = 0;
-    double optimizerParams = 0;        // parameters one GPU steps
-    double optimizerBytesPerParam = 0; // bytes streamed per parameter
     // The stage whose micro-batch takes longest: the first (embedding) or the last (head).
     StageOpTimes slowestStage(int pp) const;
 };
@@ -136,7 +133,7 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     const StageOpTimes* ops = nullptr);
 
 // The expected relative error of a step time timed this way (compute.cpp).
-double timingUncertainty(std::string_view timingSource, const TrainingConfig& config);
+double timingUncertainty(std::string_view timingSource);
 
 // Explanations of every compute figure (compute_explain.cpp).
 void explainCompute(const ModelArch& arch, const TrainingConfig& config, const Gpu& gpu,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/memo.h"
 #include "base/numeric.h"
 #include "compute/detail.h"
 #include "kernels/timing.h"
@@ -177,7 +178,8 @@ struct OpStepKey {
     LossKind loss = LossKind::Fused;
     Recipe recipe;
     double efficiencyScale = 1;
-    Gpu gpu;
+    Gpu gpu; // its kernel table compared by identity below, not by id
+    const KernelTable* table = nullptr;
 
     bool operator==(const OpStepKey&) const = default;
 };
@@ -216,7 +218,8 @@ OpStepKey keyOf(const ModelArch& arch, const ParamCounts& counts, const Training
     k.recipe = c.recipe.recipe;
     k.efficiencyScale = c.efficiencyScale;
     k.gpu = gpu;
-    k.gpu.kernels = {}; // compared through kernelsId below: the same table by id
+    k.gpu.kernels = {};
+    k.table = gpu.kernels.get(); // a user file may replace a table under the same id
     return k;
 }
 
@@ -243,8 +246,6 @@ void addOptimizerStep(OpStep& r, const ParamCounts& counts, const TrainingConfig
     const double weight = positiveOrZero(recipe.weightBytes);
     const double bytesPerParam = positiveOrZero(recipe.gradientBytes) + 2 * master + 2 * moments
         + (master > 0 ? weight : 2 * weight);
-    r.optimizerParams = stepParams;
-    r.optimizerBytesPerParam = bytesPerParam;
     r.optimizerS = 0; // offloaded: the CPU steps it (compute.cpp, cpu_optimizer_s)
     if (!config.offloadOptimizer)
         r.optimizerS = memoryTime(stepParams * bytesPerParam, gpu).seconds;
@@ -259,31 +260,9 @@ void addOptimizerStep(OpStep& r, const ParamCounts& counts, const TrainingConfig
 OpStep opStep(const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& config,
     const ComputeSetup& s, const Gpu& gpu)
 {
-    constexpr std::size_t kEntries = 16;
-    struct Entry {
-        OpStepKey key;
-        const KernelTable* table = nullptr;
-        OpStep step;
-    };
-    thread_local std::vector<Entry> memo;
-    thread_local std::size_t next = 0;
-    OpStepKey key = keyOf(arch, counts, config, s, gpu);
-    OpStep result;
-    bool found = false;
-    for (const Entry& e : memo)
-        if (e.table == gpu.kernels.get() && e.key == key) {
-            result = e.step;
-            found = true;
-            break;
-        }
-    if (!found) {
-        Entry entry { std::move(key), gpu.kernels.get(), computeOpStep(arch, counts, config, s, gpu) };
-        result = entry.step;
-        if (memo.size() < kEntries)
-            memo.push_back(std::move(entry));
-        else
-            memo[next++ % kEntries] = std::move(entry);
-    }
+    thread_local RecentMemo<OpStepKey, OpStep, 16> memo;
+    OpStep result = memo.get(keyOf(arch, counts, config, s, gpu),
+        [&] { return computeOpStep(arch, counts, config, s, gpu); });
     // The optimizer step depends on the data-parallel sharding, which the memo leaves out.
     addOptimizerStep(result, counts, config, s, gpu);
     return result;
@@ -369,7 +348,6 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
     };
     layer(false, denseLayers);
     layer(true, moeLayers);
-    r.layersPerStage = denseLayers + moeLayers;
 
     // The last stage adds the LM head and the loss, the first the embedding (one stage: both).
     addOps(r.head, headOps(arch, l, lossBytesPerLogit(config.effectiveLoss())), 1, gpu, scale);

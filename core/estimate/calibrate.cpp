@@ -159,42 +159,30 @@ Expected<Calibration> calibrate(const Plan& input, const CalibrationTarget& targ
         c.measure = "training.tokens_per_s";
         c.measured = measured;
         c.estimateBefore = before.compute.tokensPerS;
-        if (plan.training.mfuOverride) {
-            // A plan that overrides the op timing with `mfu` is calibrated in that figure.
-            c.field = "training.mfu";
-            c.before = plan.training.mfu;
-            const auto f = [&](double mfu) {
-                Plan p = plan;
-                p.training.mfu = mfu;
-                return trainingOnly(p).compute.tokensPerS;
-            };
-            const std::optional<double> mfu = solveIncreasing(f, 1e-4, 1.0, measured);
-            if (!mfu)
-                return Error { option,
-                    fmt::format("{:.0f} tokens/s is out of reach: mfu 0.0001..1 gives {:.0f}..{:.0f}",
-                        measured, f(1e-4), f(1.0)) };
-            plan.training.mfu = *mfu;
-            c.after = *mfu;
-        } else {
-            // Op-timed plans keep their ops and scale how fast the kernels run on this job
-            // (issue 22: `efficiency_scale` divides every compute op's time; communication,
-            // the bubble's share of it and offload keep their own models).
-            c.field = "training.efficiency_scale";
-            c.before = plan.training.efficiencyScale;
-            const auto f = [&](double scale) {
-                Plan p = plan;
-                p.training.efficiencyScale = scale;
-                return trainingOnly(p).compute.tokensPerS;
-            };
-            const std::optional<double> scale = solveIncreasing(f, 0.05, 20.0, measured);
-            if (!scale)
-                return Error { option,
-                    fmt::format("{:.0f} tokens/s is out of reach: efficiency_scale 0.05..20 gives "
-                                "{:.0f}..{:.0f} (communication, the bubble or offload bound the step)",
-                        measured, f(0.05), f(20.0)) };
-            plan.training.efficiencyScale = *scale;
-            c.after = *scale;
-        }
+        // A plan that overrides the op timing with `mfu` is calibrated in that figure; an
+        // op-timed plan keeps its ops and scales how fast the kernels ran on this job (issue
+        // 22: `efficiency_scale` divides every compute op's time; communication, the bubble's
+        // share of it and offload keep their own models).
+        const bool overridden = plan.training.mfuOverride;
+        double TrainingConfig::*field
+            = overridden ? &TrainingConfig::mfu : &TrainingConfig::efficiencyScale;
+        const char* name = overridden ? "mfu" : "efficiency_scale";
+        const double lo = overridden ? 1e-4 : 0.05, hi = overridden ? 1.0 : 20.0;
+        c.field = std::string("training.") + name;
+        c.before = plan.training.*field;
+        const auto f = [&](double value) {
+            Plan p = plan;
+            p.training.*field = value;
+            return trainingOnly(p).compute.tokensPerS;
+        };
+        const std::optional<double> fitted = solveIncreasing(f, lo, hi, measured);
+        if (!fitted)
+            return Error { option,
+                fmt::format("{:.0f} tokens/s is out of reach: {} {}..{} gives {:.0f}..{:.0f}{}",
+                    measured, name, lo, hi, f(lo), f(hi),
+                    overridden ? "" : " (communication, the bubble or offload bound the step)") };
+        plan.training.*field = *fitted;
+        c.after = *fitted;
         c.estimateAfter = trainingOnly(plan).compute.tokensPerS;
         out.changes.push_back(c);
     }

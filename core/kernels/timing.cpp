@@ -349,27 +349,6 @@ OpTime timeOp(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
     return {};
 }
 
-OpTimes& OpTimes::operator+=(const OpTimes& o)
-{
-    gemm += o.gemm;
-    attention += o.attention;
-    elementwise += o.elementwise;
-    collective += o.collective;
-    measured += o.measured;
-    return *this;
-}
-
-OpTimes OpTimes::scaled(double f) const
-{
-    OpTimes r = *this;
-    r.gemm *= f;
-    r.attention *= f;
-    r.elementwise *= f;
-    r.collective *= f;
-    r.measured *= f;
-    return r;
-}
-
 OpTimes timeOps(const std::vector<Op>& ops, const Gpu& gpu, const SpecDefaults& defaults)
 {
     OpTimes r;

@@ -61,9 +61,6 @@ struct OpTimes {
     double gemm = 0, attention = 0, elementwise = 0, collective = 0;
     double measured = 0;
     double total() const { return gemm + attention + elementwise + collective; }
-    double compute() const { return gemm + attention + elementwise; }
-    OpTimes& operator+=(const OpTimes& o);
-    OpTimes scaled(double f) const;
 };
 OpTimes timeOps(const std::vector<Op>& ops, const Gpu& gpu, const SpecDefaults& defaults = {});
 

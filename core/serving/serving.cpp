@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "serving/detail.h"
+#include "base/memo.h"
 #include "base/numeric.h"
 #include "kernels/kerneltable.h"
 #include "kernels/timing.h"
@@ -277,22 +278,14 @@ struct ServingOpsKey {
 OpTimes servingOps(bool prefill, const ModelArch& arch, const InferenceLayout& layout,
     double sequences, double tokens, const Gpu& gpu, const SpecDefaults& defaults)
 {
-    constexpr std::size_t kEntries = 8;
-    thread_local std::vector<std::pair<ServingOpsKey, OpTimes>> memo;
-    thread_local std::size_t next = 0;
+    thread_local RecentMemo<ServingOpsKey, OpTimes, 8> memo;
     ServingOpsKey key { prefill, arch, layout.tp, layout.ep, layout.weightDtype,
         layout.kvBytesPerElement, sequences, tokens, defaults.hbmEfficiency, gpu, gpu.kernels.get() };
-    key.gpu.kernels = {};
-    for (const auto& [k, times] : memo)
-        if (k == key)
-            return times;
-    const OpTimes times = prefill ? timeOps(prefillOps(arch, layout, sequences, tokens), gpu, defaults)
-                                  : timeOps(decodeStepOps(arch, layout, sequences, tokens), gpu, defaults);
-    if (memo.size() < kEntries)
-        memo.emplace_back(std::move(key), times);
-    else
-        memo[next++ % kEntries] = { std::move(key), times };
-    return times;
+    key.gpu.kernels = {}; // compared by identity in `table`
+    return memo.get(std::move(key), [&] {
+        return prefill ? timeOps(prefillOps(arch, layout, sequences, tokens), gpu, defaults)
+                       : timeOps(decodeStepOps(arch, layout, sequences, tokens), gpu, defaults);
+    });
 }
 
 SpecDefaults servingDefaults(const ServingConfig& config)

@@ -28,7 +28,7 @@ PlanDocument::PlanDocument(PresetLibrary presets, Settings* settings, QObject* p
         connect(m_settings, &Settings::unitsChanged, this, [this] {
             // The same figures in the new units (suggestion texts carry formatted bytes), also
             // while an invalid edit keeps the last valid figures drawn.
-            m_results = computeTrainingResults(m_resultsPlan, units());
+            m_results = computeTrainingResults(m_resultsPlan);
             if (m_results.suggestionsPending)
                 startFitSearch();
             emit resultsChanged();
@@ -209,7 +209,7 @@ void PlanDocument::recompute()
     if (!message.isEmpty())
         return; // keep drawing the last valid figures
     m_resultsPlan = m_plan;
-    m_results = computeTrainingResults(m_plan, units());
+    m_results = computeTrainingResults(m_plan);
     if (m_results.suggestionsPending)
         startFitSearch();
     emit resultsChanged();

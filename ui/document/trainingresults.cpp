@@ -2,7 +2,7 @@
 
 namespace envelope::ui {
 
-TrainingResults computeTrainingResults(const Plan& plan, ByteUnits units)
+TrainingResults computeTrainingResults(const Plan& plan)
 {
     TrainingResults r;
     r.estimate = estimate(plan);
@@ -12,7 +12,6 @@ TrainingResults computeTrainingResults(const Plan& plan, ByteUnits units)
     r.microBatchSweep = sweep(plan, SweepAxis::MicroBatch);
     r.largestSeqLen = largestFitting(plan, SweepAxis::SeqLen);
     r.largestMicroBatch = largestFitting(plan, SweepAxis::MicroBatch);
-    (void)units;
     r.suggestionsPending = !r.estimate.training.fits;
     return r;
 }

@@ -24,6 +24,6 @@ struct TrainingResults {
 
 // Asks the core for every figure above but the suggestions, which PlanDocument searches off
 // the GUI thread (suggestionsPending is set when the plan does not fit).
-TrainingResults computeTrainingResults(const Plan& plan, ByteUnits units);
+TrainingResults computeTrainingResults(const Plan& plan);
 
 } // namespace envelope::ui
