@@ -158,7 +158,13 @@ struct RoleEstimate {
     std::string role;  // "trainer", "reference", "rollout", "old-policy", "critic", "reward"
     int gpus = 0;
     MemoryBreakdown perGpu;
-    bool fits = false;
+    bool fits = false; // within HBM and laid out (training.fits' rule)
+    // One fit rule with training: total vs training.usable_fraction of HBM (the rollout engine:
+    // its own gpu_memory_utilization share, which it keeps by construction).
+    Verdict verdict = Verdict::Over;
+    // Non-empty when the role cannot be laid out on its pool (the trainer's tp x pp x cp, whole
+    // engines of serving.tp): names the field and the minimum. perGpu is then a lower bound.
+    std::string problem;
 };
 
 struct RlEstimate {
@@ -179,6 +185,8 @@ struct RlEstimate {
     double trainTokens = 0;        // tokens the policy trains on per step
     int totalGpus = 0;             // GPUs of all pools (colocated: the one shared pool)
     bool fits = false;             // every role (colocated: the peak phase) fits
+    Verdict verdict = Verdict::Over; // the worst role's (colocated: the peak phase's)
+    std::string problem;           // the first role that cannot be laid out on its pool
     double rolloutPhaseBytes = 0;  // colocated: per GPU during rollout
     double trainingPhaseBytes = 0; // colocated: per GPU during training
     double colocatedPeakBytes = 0; // colocated: max of the phases + overhead

@@ -37,7 +37,7 @@ ordered_json real(double v)
 // A section whose plan does not fit runs nothing: it says so (throughput_valid, and why in
 // throughput_note) and its times and rates, passed through the returned function, are null
 // (issue 11: no real-looking figures for an infeasible plan; docs/plan-format.md).
-auto withheldUnless(ordered_json& j, bool valid, const char* note)
+auto withheldUnless(ordered_json& j, bool valid, const std::string& note)
 {
     j["throughput_valid"] = valid;
     if (!valid)
@@ -211,6 +211,9 @@ ordered_json rl(const Plan& plan, const RlEstimate& r)
         j["gpus"] = role.gpus;
         j["per_gpu_bytes"] = breakdown(role.perGpu, true);
         j["fits"] = role.fits;
+        j["verdict"] = std::string(verdictId(role.verdict)); // training.verdict's rule
+        if (!role.problem.empty())
+            j["problem"] = role.problem; // cannot be laid out: per_gpu_bytes is a lower bound
         roles.push_back(std::move(j));
     }
     ordered_json j = ordered_json::object();
@@ -218,6 +221,9 @@ ordered_json rl(const Plan& plan, const RlEstimate& r)
     j["placement"] = std::string(rlPlacementId(plan.rl.placement));
     j["total_gpus"] = r.totalGpus; // colocated: the cluster's GPUs, never the roles' sum
     j["fits"] = r.fits;
+    j["verdict"] = std::string(verdictId(r.verdict));
+    if (!r.problem.empty())
+        j["problem"] = r.problem;
     if (colocated) {
         // What is resident together: the trainer's weights and optimizer stay on the GPUs in
         // every phase; the engine's weights and KV are released after generation.
@@ -228,8 +234,10 @@ ordered_json rl(const Plan& plan, const RlEstimate& r)
     }
     j["per_role"] = std::move(roles);
     j["rollout_tokens"] = count(r.rolloutTokens);
-    const auto ifFits = withheldUnless(
-        j, r.fits, "does not fit: a pool's per-GPU memory exceeds HBM, so no step time or rate");
+    const auto ifFits = withheldUnless(j, r.fits,
+        r.problem.empty() ? "does not fit: a pool's per-GPU memory exceeds HBM, so no step time "
+                            "or rate"
+                          : "a pool cannot be laid out (" + r.problem + "), so no step time or rate");
     j["rollout_s"] = ifFits(r.rolloutS);
     // The rollout engine as the serving engine accounts it: its KV pool per GPU, the prompt +
     // response sequences one engine runs at once, and the waves its share of the step takes.

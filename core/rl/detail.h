@@ -26,9 +26,25 @@ struct RlSetup {
     // Full-length sequences one engine runs at once: the pool's (whole blocks), and with vLLM
     // at most max_num_seqs (its scheduler's cap). 0: not one sequence fits.
     double engineMaxSequences = 0;
+    // Pools that cannot hold their role's layout: "field: why, and the minimum" (empty: laid
+    // out). The trainer's memory is then a lower bound (its states fully sharded, ZeRO-3).
+    std::string trainerProblem, criticProblem, rolloutProblem;
+    // The trainer's speed per GPU: measured (rl.train_tokens_per_s over its pool), or its
+    // op-timed step (core/compute) on its own pool. A forward takes `forwardShare` of a
+    // trained token's time: model forward FLOPs / hardware FLOPs of the trained token.
+    double trainerTokensPerSPerGpu = 0;
+    double forwardShare = 1.0 / 3.0;
+    std::string trainerTimingSource; // "measured", or core/compute's timing source
 };
 
+// The training config a role of `gpus` GPUs runs: the plan's, or, when its layout does not fit
+// the pool, every state sharded over the pool (ZeRO-3, no model parallelism): the least memory
+// any layout of those GPUs could have, so the figure shown is a lower bound.
+TrainingConfig trainerConfig(const TrainingConfig& t, bool laidOut);
+
 RlSetup rlSetup(const Plan& plan, const ParamCounts& counts);
+// Only the pools and their layout problems (no tokens, rates or engine): cheap.
+RlSetup rlPools(const Plan& plan);
 
 // How one engine of a pool of `gpus` works through its share of the step's completions:
 // ceil(C / engines) sequences, at most engineMaxSequences at a time, in waves (vLLM's FCFS

@@ -79,22 +79,25 @@ std::string fitsFormula(
     const Plan& plan, const RlSetup& s, const RlEstimate& r, const RoleEstimate& e)
 {
     const std::string memory = bytes(plan.gpu.gpu.memoryBytes);
+    if (!e.problem.empty())
+        return fmt::format("{} (per-GPU figure: a lower bound, every state sharded over the "
+                           "pool) -> {}",
+            e.problem, verdictId(e.verdict));
+    const double usable = plan.training.usableFraction;
     if (s.colocated)
-        return fmt::format("colocated peak {} <= memory {}", bytes(r.colocatedPeakBytes), memory);
+        return fmt::format("colocated peak {} vs usable {} ({} x {}) and memory {} -> {}",
+            bytes(r.colocatedPeakBytes), bytes(usable * plan.gpu.gpu.memoryBytes), num(usable),
+            memory, memory, verdictId(e.verdict));
     if (e.role == "rollout")
         return fmt::format("the engine's {} per GPU leaves a KV pool of {} that holds {} "
                            "sequences of {} tokens (at least 1)",
             bytes(e.perGpu.total()), bytes(r.rolloutKvPoolBytes), num(r.rolloutMaxSequences),
             num(s.tokensPerSequence));
     const bool trainerGpus = e.role == "trainer" || e.role == "old-policy";
-    return fmt::format("{} per GPU <= {}{}", bytes(e.perGpu.total()), memory,
-        trainerGpus ? " (trainer + old-policy together)" : "");
-}
-
-std::string rateText(const std::optional<double>& measured, const char* name)
-{
-    return measured ? fmt::format(" (measured {} {} tokens/s)", name, num(*measured))
-                    : std::string();
+    return fmt::format("{} per GPU{} vs usable {} ({} x {}) -> {} (the training tab's rule: "
+                       "fits under the usable line, tight up to HBM)",
+        bytes(e.perGpu.total()), trainerGpus ? " (trainer + old-policy together)" : "",
+        bytes(usable * plan.gpu.gpu.memoryBytes), num(usable), memory, verdictId(e.verdict));
 }
 
 } // namespace
@@ -168,32 +171,44 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
             : c.rolloutTokensPerS
             ? fmt::format("rollout tokens / rate = {} / {} = {}", num(r.rolloutTokens),
                 num(*c.rolloutTokensPerS), formatDuration(r.rolloutS))
-            : fmt::format("per engine, {} waves of at most {} sequences: each prefills its "
-                          "sequences' {} prompt tokens at bf16 peak, then {} decode steps of the "
-                          "wave at mean context {} (memory roofline x decode_efficiency {}) = {}",
-                num(r.rolloutWaves), num(std::max(1.0, r.rolloutMaxSequences)), c.promptLen,
-                c.responseLen, num(c.promptLen + c.responseLen / 2.0),
-                num(plan.serving.decodeEfficiency), formatDuration(r.rolloutS)),
+            : fmt::format("per engine, {} wave{} of at most {} sequences: each prefills its "
+                          "sequences' {}-token prompts, then {} decode steps of the wave at mean "
+                          "context {}, every step timed from its ops as the serving engine's "
+                          "are = {}",
+                num(r.rolloutWaves), r.rolloutWaves == 1 ? "" : "s",
+                num(std::max(1.0, r.rolloutMaxSequences)), c.promptLen, c.responseLen,
+                num(c.promptLen + c.responseLen / 2.0), formatDuration(r.rolloutS)),
         r.rolloutS, "s",
-        c.rolloutTokensPerS ? kSeed : "decode roofline (docs/formulas-serving.md); seed 000");
+        c.rolloutTokensPerS ? kSeed
+                            : "docs/formulas-serving.md, 'Step time from ops'; docs/formulas-rl.md "
+                              "§2");
     ex.add("rl.reference_s",
-        fmt::format("2 x P x train tokens / (GPUs x peak x MFU){} for the reference{}{} = {}",
-            rateText(c.trainTokensPerS, "trainer: 3x its per-GPU rate,"),
+        fmt::format("train tokens x forward share {} / (trainer {} tokens/s per GPU{} x the "
+                    "pool's GPUs) for the reference{}{} = {}",
+            num(s.forwardShare), num(s.trainerTokensPerSPerGpu),
+            c.trainTokensPerS ? std::string(", measured") : ", " + s.trainerTimingSource,
             s.reward ? ", reward model" : "", s.critic ? ", critic values" : "",
             s.colocated
                 ? fmt::format("(one after another) {}", formatDuration(r.referenceS))
                 : fmt::format("(side by side: the slowest) {}", formatDuration(r.referenceS))),
-        r.referenceS, "s", "forward = 2 P FLOPs per token (Kaplan et al. 2020)");
+        r.referenceS, "s",
+        "a forward is the forward's share of a trained token's FLOPs (2 P of 6 P, more with "
+        "recompute; Kaplan et al. 2020)");
     ex.add("rl.train_s",
         c.trainTokensPerS
             ? fmt::format("train tokens / rate = {} / {} = {}", num(r.trainTokens),
                 num(*c.trainTokensPerS), formatDuration(r.trainS))
-            : fmt::format("6 x P_active x tokens / (GPUs x peak x MFU) = 6 x {} x {} / ({} x {} x "
-                          "{}){} = {}",
-                num(counts.active), num(r.trainTokens), s.colocated ? s.totalGpus : s.trainerGpus,
-                num(s.trainPeakFlops), num(plan.training.mfu),
+            : fmt::format("train tokens / (the trainer's step on its own {} GPUs, {}: {} tokens/s "
+                          "per GPU x {}) = {} / {}{} = {}",
+                s.colocated ? s.totalGpus : s.trainerGpus, s.trainerTimingSource,
+                num(s.trainerTokensPerSPerGpu), s.colocated ? s.totalGpus : s.trainerGpus,
+                num(r.trainTokens),
+                num(s.trainerTokensPerSPerGpu * (s.colocated ? s.totalGpus : s.trainerGpus)),
                 s.critic ? " (and the critic's update)" : "", formatDuration(r.trainS)),
-        r.trainS, "s", "6 P per token forward + backward (Kaplan et al. 2020); seed 000");
+        r.trainS, "s",
+        c.trainTokensPerS ? kSeed
+                          : "training.step_time_s of the trainer's layout on its pool "
+                            "(docs/formulas-compute.md, 'Step time from ops')");
     const bool overlap = c.offPolicyPipeline && !s.colocated && s.rollout;
     ex.add("rl.step_s",
         overlap ? fmt::format("one step off-policy: max(rollout, forwards + train) = max({}, {} + "

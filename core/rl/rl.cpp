@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "compute/compute.h"
 #include "rl/detail.h"
 #include "serving/serving.h"
 #include "training/memory.h"
@@ -22,12 +23,57 @@
 namespace envelope {
 namespace {
 
-
-
-TrainingMemory trainerMemory(const Plan& plan, const ParamCounts& counts, int gpus)
+// Why a training role (trainer, PPO's critic) cannot be laid out on a pool of `gpus`, as
+// "field: why and the minimum", or "" when it can: Megatron-LM's world-size rule (every GPU in
+// one tp x pp x cp replica), expert groups carved from the data-parallel ranks, HSDP groups
+// dividing the sharding group (the checks validatePlan makes of cluster.gpus).
+std::string trainerLayoutProblem(const TrainingConfig& t, std::string_view field, int gpus)
 {
-    return estimateTrainingMemory(plan.model.arch, counts, plan.training,
+    const long long replica = static_cast<long long>(std::max(t.tp, 1)) * std::max(t.pp, 1)
+        * std::max(t.cp, 1);
+    if (gpus < replica || gpus % replica != 0)
+        return fmt::format("{}: the trainer's layout training.tp x pp x cp = {} x {} x {} needs a "
+                           "multiple of {} GPUs, got {}",
+            field, t.tp, t.pp, t.cp, replica, gpus);
+    const long long dp = gpus / replica;
+    if (dp % std::max(t.ep, 1) != 0)
+        return fmt::format("{}: training.ep = {} must divide the pool's data-parallel size {} / "
+                           "{} = {}; the pool needs a multiple of {} GPUs, got {}",
+            field, t.ep, gpus, replica, dp, replica * std::max(t.ep, 1), gpus);
+    const long long shardGroup = dp * (t.framework.shardOverCp ? std::max(t.cp, 1) : 1);
+    if (t.hsdpShard > 0 && t.zeroStage >= 3 && shardGroup % t.hsdpShard != 0)
+        return fmt::format("{}: training.hsdp_shard = {} must divide the pool's sharding group "
+                           "of {} GPUs, got a pool of {}",
+            field, t.hsdpShard, shardGroup, gpus);
+    return {};
+}
+
+// Why the rollout pool cannot be cut into whole engines of serving.tp GPUs, or "".
+std::string rolloutLayoutProblem(const ServingConfig& sc, std::string_view field, int gpus)
+{
+    const int tp = std::max(sc.tp, 1);
+    if (gpus < tp || gpus % tp != 0)
+        return fmt::format("{}: one rollout engine takes serving.tp = {} GPUs, so the pool needs "
+                           "a multiple of {} GPUs, got {}",
+            field, tp, tp, gpus);
+    return {};
+}
+
+TrainingMemory trainerMemory(const Plan& plan, const ParamCounts& counts, int gpus, bool laidOut)
+{
+    return estimateTrainingMemory(plan.model.arch, counts,
+        trainerConfig(plan.training, laidOut),
         Cluster { std::max(gpus, 1), plan.cluster.gpusPerNode }, plan.gpu.gpu, nullptr);
+}
+
+double usableFractionOf(const TrainingConfig& t)
+{
+    return std::isfinite(t.usableFraction) ? std::clamp(t.usableFraction, 0.0, 1.0) : 1.0;
+}
+
+Verdict worse(Verdict a, Verdict b)
+{
+    return static_cast<int>(a) > static_cast<int>(b) ? a : b;
 }
 
 // A frozen forward-only copy (reference, reward model): bf16 weights sharded over the pool, the
@@ -58,21 +104,21 @@ MemoryBreakdown rolloutMemory(const RlSetup& s)
     return m;
 }
 
-// One wave of `batch` sequences on one engine: prefill their prompts (compute-bound), then
-// response_len decode steps of the whole batch at the mean context prompt + response / 2.
-double waveS(const Plan& plan, const ParamCounts& counts, double batch)
+// One wave of `batch` sequences on one engine, timed from its ops like a serving engine's
+// (core/serving, issue 22): prefill their prompts, then response_len decode steps of the whole
+// batch at the mean context prompt + response / 2.
+double waveS(const Plan& plan, double batch)
 {
     if (batch <= 0)
         return 0.0;
     const RlConfig& c = plan.rl;
     const ServingConfig& sc = plan.serving;
     const ModelArch& arch = plan.model.arch;
-    const double peak = positiveOrZero(plan.gpu.gpu.bf16Flops) * std::max(sc.tp, 1);
     const double prefill
-        = peak > 0 ? batch * prefillFlops(arch, counts, positiveOrZero(c.promptLen)) / peak : 0.0;
+        = prefillTime(arch, sc, plan.gpu.gpu, batch, positiveOrZero(c.promptLen));
     const double meanContext = positiveOrZero(c.promptLen) + positiveOrZero(c.responseLen) / 2;
-    const DecodeStep step = decodeStep(arch, counts, sc, plan.gpu.gpu, batch, meanContext);
-    return prefill + positiveOrZero(c.responseLen) * step.stepS;
+    return prefill
+        + positiveOrZero(c.responseLen) * decodeStepTime(arch, sc, plan.gpu.gpu, batch, meanContext);
 }
 
 RoleEstimate role(std::string name, int gpus, const MemoryBreakdown& m)
@@ -86,7 +132,20 @@ RoleEstimate role(std::string name, int gpus, const MemoryBreakdown& m)
 
 } // namespace
 
-RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
+TrainingConfig trainerConfig(const TrainingConfig& t, bool laidOut)
+{
+    if (laidOut)
+        return t;
+    TrainingConfig sharded = t;
+    sharded.tp = sharded.pp = sharded.cp = sharded.ep = 1;
+    sharded.virtualStages = 1;
+    sharded.sequenceParallel = false;
+    sharded.zeroStage = 3;
+    sharded.hsdpShard = 0;
+    return sharded;
+}
+
+RlSetup rlPools(const Plan& plan)
 {
     const RlConfig& c = plan.rl;
     RlSetup s;
@@ -109,12 +168,52 @@ RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
         ? std::max(plan.cluster.gpus, 1)
         : s.trainerGpus + s.referenceGpus + s.rolloutGpus + s.criticGpus + s.rewardGpus;
 
+    // Each role's layout on its own pool (colocated: the whole cluster).
+    const int trainerPool = s.colocated ? s.totalGpus : s.trainerGpus;
+    s.trainerProblem = trainerLayoutProblem(
+        plan.training, s.colocated ? "cluster.gpus" : "rl.trainer_gpus", trainerPool);
+    if (s.critic)
+        s.criticProblem = trainerLayoutProblem(plan.training,
+            s.colocated             ? "cluster.gpus"
+                : c.criticGpus > 0 ? "rl.critic_gpus"
+                                   : "rl.trainer_gpus",
+            s.colocated ? s.totalGpus : s.criticGpus);
+    if (s.rollout)
+        s.rolloutProblem = rolloutLayoutProblem(plan.serving,
+            s.colocated ? "cluster.gpus" : "rl.rollout_gpus",
+            s.colocated ? s.totalGpus : s.rolloutGpus);
+    return s;
+}
+
+RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
+{
+    const RlConfig& c = plan.rl;
+    RlSetup s = rlPools(plan);
+    const int trainerPool = s.colocated ? s.totalGpus : s.trainerGpus;
+
     const double perPrompt = c.algorithm == RlAlgorithm::Dpo ? 2.0 : positiveOrZero(c.groupSize);
     s.completions = positiveOrZero(c.prompts) * perPrompt;
     s.tokensPerSequence = positiveOrZero(c.promptLen) + positiveOrZero(c.responseLen);
     s.trainTokens = s.completions * s.tokensPerSequence;
     s.rolloutTokens = s.rollout ? s.trainTokens : 0.0;
     s.trainPeakFlops = peakFlops(plan.gpu.gpu, plan.training.recipe.recipe.compute);
+
+    // The trainer's speed: measured over its pool, or its own op-timed step on that pool (the
+    // layout the plan gives it; the lower-bound layout when that does not fit the pool).
+    if (c.trainTokensPerS && *c.trainTokensPerS > 0) {
+        s.trainerTokensPerSPerGpu = *c.trainTokensPerS / trainerPool;
+        s.forwardShare = 1.0 / 3.0; // forward = 2 P of forward + backward's 6 P
+        s.trainerTimingSource = "measured";
+    } else if (s.trainTokens > 0) {
+        const TrainingCompute tc = estimateCompute(plan.model.arch, counts,
+            trainerConfig(plan.training, s.trainerProblem.empty()),
+            Cluster { trainerPool, plan.cluster.gpusPerNode }, plan.gpu.gpu);
+        s.trainerTokensPerSPerGpu = positiveOrZero(tc.tokensPerSPerGpu);
+        s.forwardShare = tc.hardwareFlopsPerToken > 0
+            ? positiveOrZero(tc.flopsPerToken) / 3.0 / tc.hardwareFlopsPerToken
+            : 1.0 / 3.0;
+        s.trainerTimingSource = tc.timingSource;
+    }
 
     // The engine's pool and how many full-length sequences it holds (vLLM refuses to start when
     // not even one max_model_len sequence fits).
@@ -136,6 +235,8 @@ RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus)
     RolloutWaves w;
     if (!s.rollout || gpus < 1)
         return w;
+    // Whole engines of serving.tp GPUs (a pool of fewer is reported by rolloutProblem; one
+    // engine stands in so the figures stay finite).
     const double engines = std::max(1, gpus / std::max(plan.serving.tp, 1));
     w.sequencesPerEngine = std::ceil(s.completions / engines);
     // An engine that holds no full sequence is reported (rollout fits = false); the time is
@@ -160,35 +261,21 @@ double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s,
     }
     // Roofline: every engine runs its share in waves of what its KV pool holds.
     const RolloutWaves w = rolloutWaves(plan, s, gpus);
-    return w.fullWaves * waveS(plan, counts, w.batch) + waveS(plan, counts, w.lastBatch);
+    return w.fullWaves * waveS(plan, w.batch) + waveS(plan, w.lastBatch);
 }
 
-double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
+double rlPolicyTrainS(const Plan&, const ParamCounts&, const RlSetup& s, int gpus)
 {
-    if (s.trainTokens <= 0 || gpus < 1)
-        return 0.0;
-    const RlConfig& c = plan.rl;
-    if (c.trainTokensPerS && *c.trainTokensPerS > 0) {
-        const double measuredGpus = s.colocated ? s.totalGpus : s.trainerGpus;
-        return s.trainTokens / (*c.trainTokensPerS * gpus / measuredGpus);
-    }
-    // Forward + backward = 6 P per token (Kaplan et al. 2020; seed 000), active params for MoE.
-    const double rate = gpus * s.trainPeakFlops * positiveOrZero(plan.training.mfu);
-    return rate > 0 ? 6.0 * positiveOrZero(counts.active) * s.trainTokens / rate : 0.0;
+    // The trainer's per-GPU rate (measured, or its op-timed step on its own pool), on `gpus`.
+    const double rate = s.trainerTokensPerSPerGpu * gpus;
+    return s.trainTokens > 0 && rate > 0 ? s.trainTokens / rate : 0.0;
 }
 
-double rlForwardS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
+double rlForwardS(const Plan&, const ParamCounts&, const RlSetup& s, int gpus)
 {
-    if (s.trainTokens <= 0 || gpus < 1)
-        return 0.0;
-    const RlConfig& c = plan.rl;
-    if (c.trainTokensPerS && *c.trainTokensPerS > 0) {
-        // A forward is a third of forward + backward: 3x the trainer's measured per-GPU rate.
-        const double measuredGpus = s.colocated ? s.totalGpus : s.trainerGpus;
-        return s.trainTokens / (3.0 * *c.trainTokensPerS * gpus / measuredGpus);
-    }
-    const double rate = gpus * s.trainPeakFlops * positiveOrZero(plan.training.mfu);
-    return rate > 0 ? 2.0 * positiveOrZero(counts.active) * s.trainTokens / rate : 0.0;
+    // A forward-only pass over the step's tokens: the forward's share of a trained token.
+    const double rate = s.trainerTokensPerSPerGpu * gpus;
+    return s.trainTokens > 0 && rate > 0 ? s.trainTokens * s.forwardShare / rate : 0.0;
 }
 
 RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex)
@@ -196,6 +283,7 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     RlEstimate r;
     const RlSetup s = rlSetup(plan, counts);
     const double memory = positiveOrZero(plan.gpu.gpu.memoryBytes);
+    const double usable = usableFractionOf(plan.training);
     const double oldPolicyParamBytes
         = s.oldPolicy ? std::clamp(plan.rl.oldPolicyBytesPerParam, 0.0, 2.0) : 0.0;
     r.totalGpus = s.totalGpus;
@@ -206,21 +294,28 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     const int N = s.totalGpus;
     auto pool = [&](int own) { return s.colocated ? N : own; };
 
-    const TrainingMemory trainer = trainerMemory(plan, counts, pool(s.trainerGpus));
+    const TrainingMemory trainer
+        = trainerMemory(plan, counts, pool(s.trainerGpus), s.trainerProblem.empty());
     MemoryBreakdown oldPolicy;
     oldPolicy.weights = oldPolicyParamBytes * positiveOrZero(counts.total) / pool(s.trainerGpus);
     r.perRole.push_back(role("trainer", pool(s.trainerGpus), trainer.perGpu));
+    r.perRole.back().problem = s.trainerProblem;
     if (s.reference)
         r.perRole.push_back(role(
             "reference", pool(s.referenceGpus), forwardOnly(plan, counts, pool(s.referenceGpus))));
-    if (s.rollout)
+    if (s.rollout) {
         r.perRole.push_back(role("rollout", pool(s.rolloutGpus), rolloutMemory(s)));
-    if (s.oldPolicy)
+        r.perRole.back().problem = s.rolloutProblem;
+    }
+    if (s.oldPolicy) {
         r.perRole.push_back(role("old-policy", pool(s.trainerGpus), oldPolicy));
+        r.perRole.back().problem = s.trainerProblem;
+    }
     TrainingMemory critic;
     if (s.critic) {
-        critic = trainerMemory(plan, counts, pool(s.criticGpus));
+        critic = trainerMemory(plan, counts, pool(s.criticGpus), s.criticProblem.empty());
         r.perRole.push_back(role("critic", pool(s.criticGpus), critic.perGpu));
+        r.perRole.back().problem = s.criticProblem;
     }
     if (s.reward)
         r.perRole.push_back(
@@ -232,6 +327,9 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
                 return e.perGpu;
         return {};
     };
+    // The engine runs when its weights fit its gpu_memory_utilization share and its KV pool
+    // holds one prompt + response sequence (vLLM refuses to start otherwise).
+    const bool engineRuns = !s.rollout || (s.engine.fitsWeights && s.engineMaxSequences >= 1);
 
     if (s.colocated) {
         // Phases time-share the GPUs; what stays resident is in every phase. The rollout
@@ -258,27 +356,42 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
         r.trainingPhaseBytes = withOverhead(training);
         r.colocatedPeakBytes
             = std::max({ r.rolloutPhaseBytes, r.trainingPhaseBytes, withOverhead(forward) });
-        const bool fits = r.colocatedPeakBytes <= memory
-            && (!s.rollout || (s.engine.fitsWeights && s.engineMaxSequences >= 1));
-        for (RoleEstimate& e : r.perRole)
-            e.fits = fits;
-        r.fits = fits;
+        // One pool, one verdict: the peak phase against the training tab's usable line.
+        const bool laidOut = s.trainerProblem.empty() && s.criticProblem.empty()
+            && s.rolloutProblem.empty();
+        const Verdict verdict = laidOut && engineRuns
+            ? memoryVerdict(r.colocatedPeakBytes, memory, usable)
+            : Verdict::Over;
+        for (RoleEstimate& e : r.perRole) {
+            e.verdict = verdict;
+            e.fits = verdict != Verdict::Over;
+        }
     } else {
         // The old-policy snapshot shares the trainer's GPUs, so both count it; the rollout
         // engine keeps to its gpu_memory_utilization share by construction and fits when its
-        // pool holds at least one prompt + response sequence.
+        // pool holds at least one prompt + response sequence. Every other pool is judged by
+        // the training tab's rule: fits under usable_fraction x HBM, tight up to HBM.
         const double trainerPool = trainer.perGpu.total() + oldPolicy.weights;
-        r.fits = true;
         for (RoleEstimate& e : r.perRole) {
-            if (e.role == "trainer" || e.role == "old-policy")
-                e.fits = trainerPool <= memory;
+            if (!e.problem.empty())
+                e.verdict = Verdict::Over;
+            else if (e.role == "trainer" || e.role == "old-policy")
+                e.verdict = memoryVerdict(trainerPool, memory, usable);
             else if (e.role == "rollout")
-                e.fits = s.engine.fitsWeights && s.engineMaxSequences >= 1
-                    && e.perGpu.total() <= memory;
+                e.verdict = engineRuns && e.perGpu.total() <= memory ? Verdict::Fits
+                                                                     : Verdict::Over;
             else
-                e.fits = e.perGpu.total() <= memory;
-            r.fits = r.fits && e.fits;
+                e.verdict = memoryVerdict(e.perGpu.total(), memory, usable);
+            e.fits = e.verdict != Verdict::Over;
         }
+    }
+    r.fits = true;
+    r.verdict = Verdict::Fits;
+    for (const RoleEstimate& e : r.perRole) {
+        r.fits = r.fits && e.fits;
+        r.verdict = worse(r.verdict, e.verdict);
+        if (r.problem.empty())
+            r.problem = e.problem;
     }
 
     // Step time. Disjoint pools run the frozen forwards (and the two updates of PPO) side by
@@ -307,11 +420,15 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     const int total = s.rollout ? s.rolloutGpus + s.trainerGpus : s.trainerGpus;
     r.suggestedRolloutGpus = s.rolloutGpus;
     r.suggestedTrainerGpus = s.trainerGpus;
+    // A split counts when the trainer is laid out on its pool and fits under the usable line
+    // (the training tab's `fits`, not merely within HBM).
     auto trainerFits = [&](int trainerGpus) {
         trainerGpus = std::max(trainerGpus, 1);
-        const TrainingMemory t = trainerMemory(plan, counts, trainerGpus);
+        if (!trainerLayoutProblem(plan.training, "rl.trainer_gpus", trainerGpus).empty())
+            return false;
+        const TrainingMemory t = trainerMemory(plan, counts, trainerGpus, true);
         const double snapshot = oldPolicyParamBytes * positiveOrZero(counts.total) / trainerGpus;
-        return t.perGpu.total() + snapshot <= memory;
+        return memoryVerdict(t.perGpu.total() + snapshot, memory, usable) == Verdict::Fits;
     };
     if (s.colocated) {
         // Every role runs on every GPU in turn: there is no split to balance.
@@ -357,6 +474,18 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     if (ex)
         explainRl(plan, counts, s, r, *ex);
     return r;
+}
+
+std::optional<Error> rlLayoutError(const Plan& plan)
+{
+    const RlSetup s = rlPools(plan);
+    for (const std::string* problem : { &s.trainerProblem, &s.criticProblem, &s.rolloutProblem }) {
+        if (problem->empty())
+            continue;
+        const std::size_t colon = problem->find(": ");
+        return Error { problem->substr(0, colon), problem->substr(colon + 2) };
+    }
+    return std::nullopt;
 }
 
 } // namespace envelope

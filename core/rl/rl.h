@@ -15,4 +15,10 @@ namespace envelope {
 // recipe, ZeRO stage, recompute and MFU, plan.serving for the rollout engine's KV settings.
 RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex = nullptr);
 
+// The first RL pool that cannot hold its role's layout: the trainer (and PPO's critic) a
+// multiple of training.tp x pp x cp with training.ep dividing its data-parallel ranks, the
+// rollout whole engines of serving.tp. Names the field and the minimum. For plans that have an
+// `rl` section (a training-only plan keeps the defaults it never reads).
+std::optional<Error> rlLayoutError(const Plan& plan);
+
 } // namespace envelope

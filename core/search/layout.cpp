@@ -1,5 +1,6 @@
 // A layout as plan fields: reading it from a plan, writing it into one, the changes it makes
 // and `--fix PATH=VALUE`.
+#include <cmath>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -212,6 +213,9 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const RlLayout& l)
     number("rl.reference_gpus", l.referenceGpus, from.referenceGpus);
     number("rl.rollout_gpus", l.rolloutGpus, from.rolloutGpus);
     number("serving.tp", l.rolloutTp, from.rolloutTp);
+    if (std::fabs(l.gpuMemoryUtilization - from.gpuMemoryUtilization) > 1e-9)
+        out.push_back(
+            { "serving.gpu_memory_utilization", fmt::format("{:g}", l.gpuMemoryUtilization) });
     return out;
 }
 
@@ -230,8 +234,9 @@ std::string describeChanges(const Plan& plan, const RlLayout& l)
 {
     std::string text;
     if (l.placement == RlPlacement::Colocated)
-        text = fmt::format(
-            "colocated on {} GPUs (rollout engines of TP {})", l.clusterGpus, l.rolloutTp);
+        text = fmt::format("colocated on {} GPUs (rollout engines of TP {} at "
+                           "gpu_memory_utilization {:g})",
+            l.clusterGpus, l.rolloutTp, l.gpuMemoryUtilization);
     else if (plan.rl.algorithm == RlAlgorithm::Dpo)
         text = fmt::format("disjoint: trainer {}, reference {}", l.trainerGpus, l.referenceGpus);
     else

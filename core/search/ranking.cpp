@@ -1,4 +1,5 @@
 // Goals, verdicts, the order candidates are ranked in, the top list and the Pareto front.
+#include <cmath>
 #include <algorithm>
 #include <array>
 
@@ -103,6 +104,12 @@ std::string_view fitVerdictId(FitVerdict v)
         break;
     }
     return "over";
+}
+
+double searchUsableFraction(const Plan& plan, const std::optional<double>& option)
+{
+    const double f = option ? *option : plan.training.usableFraction;
+    return std::isfinite(f) ? std::clamp(f, 0.0, 1.0) : 0.9;
 }
 
 FitVerdict fitVerdict(double perGpuBytes, double gpuMemoryBytes, double usableFraction)

@@ -60,7 +60,7 @@ RlLayout rlLayoutOf(const Plan& plan)
 {
     const RlConfig& c = plan.rl;
     return { plan.cluster.gpus, c.placement, c.trainerGpus, c.referenceGpus, c.rolloutGpus,
-        plan.serving.tp };
+        plan.serving.tp, plan.serving.gpuMemoryUtilization };
 }
 
 Plan applyRlLayout(const Plan& plan, const RlLayout& l)
@@ -72,6 +72,7 @@ Plan applyRlLayout(const Plan& plan, const RlLayout& l)
     p.rl.referenceGpus = l.referenceGpus;
     p.rl.rolloutGpus = l.rolloutGpus;
     p.serving.tp = l.rolloutTp;
+    p.serving.gpuMemoryUtilization = l.gpuMemoryUtilization;
     return p;
 }
 
@@ -119,20 +120,30 @@ RlSearchResult searchRl(const Plan& plan, const SearchOptions& o)
         references.erase(std::unique(references.begin(), references.end()), references.end());
     }
     const FixedField* fixedRollout = fixedOf(o, "rl.rollout_gpus");
+    // The colocated engine's share of each GPU: what the resident trainer leaves it decides
+    // both whether the job fits and how many sequences the engine runs at once (verl's
+    // rollout.gpu_memory_utilization, 0.4-0.6 in its examples; TRL colocate 0.25-0.3). Disjoint
+    // engines own their GPUs and keep the plan's share.
+    std::vector<double> colocatedShares = { plan.serving.gpuMemoryUtilization };
+    if (rolloutRole)
+        for (double share : { 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9 })
+            if (std::fabs(share - plan.serving.gpuMemoryUtilization) > 1e-9)
+                colocatedShares.push_back(share);
 
     Plan work = plan; // mutated in place: the layout being evaluated
     work.cluster.gpus = budget;
     RlCandidate miss;
     double missPeak = INFINITY;
-    const auto evaluate = [&](RlPlacement placement, int tp) {
+    const auto evaluate = [&](RlPlacement placement, int tp, double share) {
         work.rl.placement = placement;
         work.serving.tp = tp;
+        work.serving.gpuMemoryUtilization = share;
         ++r.evaluated;
         ++r.estimates;
         const RlEstimate e = estimateRl(work, counts);
         RlCandidate c;
         c.layout = { budget, placement, work.rl.trainerGpus, work.rl.referenceGpus,
-            work.rl.rolloutGpus, tp };
+            work.rl.rolloutGpus, tp, share };
         c.gpus = e.totalGpus;
         c.peakBytesPerGpu = peakBytes(e);
         c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;
@@ -141,7 +152,9 @@ RlSearchResult searchRl(const Plan& plan, const SearchOptions& o)
         c.trainS = e.trainS;
         c.referenceS = e.referenceS;
         c.stepsPerHour = e.stepsPerHour;
-        c.fits = e.fits;
+        // One fit rule with the training tab: a candidate fits under the plan's usable line
+        // (training.usable_fraction); "tight" is not recommended.
+        c.fits = e.verdict == Verdict::Fits;
         c.rolloutBound = e.bottleneck == "rollout";
         if (!c.fits) {
             collect.reject("memory");
@@ -167,7 +180,8 @@ RlSearchResult searchRl(const Plan& plan, const SearchOptions& o)
                 if (rolloutRole && budget % tp != 0)
                     collect.reject("divisibility");
                 else
-                    evaluate(placement, tp);
+                    for (double share : colocatedShares)
+                        evaluate(placement, tp, share);
             } else {
                 for (int trainer : trainers)
                     for (int reference : references) {
@@ -186,7 +200,7 @@ RlSearchResult searchRl(const Plan& plan, const SearchOptions& o)
                             continue;
                         }
                         work.rl.rolloutGpus = rollout;
-                        evaluate(placement, tp);
+                        evaluate(placement, tp, plan.serving.gpuMemoryUtilization);
                     }
             }
             if (!collect.between(r, step / steps))

@@ -123,6 +123,7 @@ private:
     const ModelArch& m_arch;
     const ParamCounts m_counts;
     const Gpu& m_gpu;
+    const double m_usableFraction; // searchUsableFraction: the option, else the plan's
     const double m_usable;
     const int m_layers;
     const bool m_moe;
@@ -156,7 +157,8 @@ Searcher::Searcher(const Plan& plan, const SearchOptions& options)
     , m_arch(plan.model.arch)
     , m_counts(countParameters(plan.model.arch))
     , m_gpu(plan.gpu.gpu)
-    , m_usable(options.usableFraction * plan.gpu.gpu.memoryBytes)
+    , m_usableFraction(searchUsableFraction(plan, options.usableFraction))
+    , m_usable(m_usableFraction * plan.gpu.gpu.memoryBytes)
     , m_layers(std::max(plan.model.arch.layers, 1))
     , m_moe(plan.model.arch.moe && plan.model.arch.moe->experts > 0)
     , m_cfg(plan.training)
@@ -168,7 +170,7 @@ Searcher::Searcher(const Plan& plan, const SearchOptions& options)
     m_microBatches.reserve(256);
     m_experts.reserve(64);
     m_result.goal = options.goal;
-    m_result.usableFraction = options.usableFraction;
+    m_result.usableFraction = m_usableFraction;
     m_result.paretoX = paretoAxis(options.goal);
     // The bound's probe (full recompute, SP when tp > 1, no interleaving, the smallest
     // micro-batch) is a layout of the space unless --fix excludes it; then it may name the
@@ -192,7 +194,7 @@ Candidate Searcher::evaluate(int gpus) const
     c.perGpuBytes = m.perGpu.total();
     c.gpuMemoryBytes = m.gpuMemoryBytes;
     c.hostBytesPerNode = m.hostBytesPerNode;
-    c.verdict = fitVerdict(c.perGpuBytes, m_gpu.memoryBytes, m_options.usableFraction);
+    c.verdict = fitVerdict(c.perGpuBytes, m_gpu.memoryBytes, m_usableFraction);
     return c;
 }
 

@@ -49,6 +49,8 @@ bool parseSearchGoal(std::string_view id, SearchGoal& out);
 enum class FitVerdict { Fits, Tight, Over };
 std::string_view fitVerdictId(FitVerdict v); // "fits" "tight" "over"
 FitVerdict fitVerdict(double perGpuBytes, double gpuMemoryBytes, double usableFraction);
+// The fits line a search applies: the option when set, else the plan's training.usable_fraction.
+double searchUsableFraction(const Plan& plan, const std::optional<double>& option);
 
 // One point of the search space: the fields the planner changes.
 struct Layout {
@@ -109,6 +111,9 @@ struct RlLayout {
     RlPlacement placement = RlPlacement::Disjoint;
     int trainerGpus = 1, referenceGpus = 0, rolloutGpus = 1;
     int rolloutTp = 1; // serving.tp: GPUs per rollout engine
+    // serving.gpu_memory_utilization: the engine's share of each GPU (colocated: what the
+    // resident trainer leaves it; verl's rollout.gpu_memory_utilization).
+    double gpuMemoryUtilization = 0.9;
 
     bool operator==(const RlLayout&) const = default;
 };
@@ -141,7 +146,9 @@ struct SearchOptions {
     std::vector<FixedField> fixed;
     int maxGpus = 0; // 0: min-gpus 65,536; other goals the plan's cluster.gpus
     int gpusPerNode = 0; // 0: the plan's
-    double usableFraction = 0.9; // fits = total <= usable x HBM
+    // fits = total <= usable x HBM; unset: the plan's training.usable_fraction (one fit rule
+    // for estimate, solve, the RL table and the GUI badge).
+    std::optional<double> usableFraction;
     // Host RAM per node for offloaded states: DGX H100 / A100 ship 2 TB (NVIDIA DGX datasheets).
     double hostBytesPerNode = 2e12;
     bool tpAcrossNodes = false; // TP groups stay inside a node unless allowed

@@ -85,6 +85,7 @@ ordered_json candidateJson(const Plan& input, const RlCandidate& c)
     j["reference_gpus"] = c.layout.referenceGpus;
     j["rollout_gpus"] = c.layout.rolloutGpus;
     j["rollout_tp"] = c.layout.rolloutTp;
+    j["gpu_memory_utilization"] = c.layout.gpuMemoryUtilization;
     j["peak_bytes_per_gpu"] = integer(c.peakBytesPerGpu);
     j["fits"] = c.fits;
     j["step_s"] = real(c.stepS);
@@ -103,9 +104,11 @@ ordered_json summaryJson(const Plan& plan)
     ordered_json roles = ordered_json::array();
     for (const RoleEstimate& role : e.perRole)
         roles.push_back({ { "role", role.role }, { "gpus", role.gpus },
-            { "per_gpu_bytes", integer(role.perGpu.total()) }, { "fits", role.fits } });
+            { "per_gpu_bytes", integer(role.perGpu.total()) }, { "fits", role.fits },
+            { "verdict", std::string(verdictId(role.verdict)) } });
     j["per_role"] = roles;
     j["fits"] = e.fits;
+    j["verdict"] = std::string(verdictId(e.verdict));
     j["rollout_s"] = real(e.rolloutS);
     j["reference_s"] = real(e.referenceS);
     j["train_s"] = real(e.trainS);
@@ -122,7 +125,8 @@ std::vector<std::string> rlRow(int rank, const RlCandidate& c, ByteUnits units)
     const auto pool = [&](int n) { return colocated ? std::string("-") : std::to_string(n); };
     return { std::to_string(rank), std::to_string(c.gpus), std::string(rlPlacementId(l.placement)),
         pool(l.trainerGpus), pool(l.referenceGpus), pool(l.rolloutGpus),
-        std::to_string(l.rolloutTp), formatBytes(c.peakBytesPerGpu, units), formatDuration(c.stepS),
+        std::to_string(l.rolloutTp), fmt::format("{:g}", l.gpuMemoryUtilization),
+        formatBytes(c.peakBytesPerGpu, units), formatDuration(c.stepS),
         fmt::format("{:.1f}", c.stepsPerHour), c.rolloutBound ? "rollout" : "training" };
 }
 
@@ -207,12 +211,12 @@ std::string writeSolutionCsv(const RlSearchResult& r)
 {
     std::string out
         = "gpus,placement,trainer_gpus,reference_gpus,rollout_gpus,rollout_tp,"
-          "peak_bytes_per_gpu,fits,step_s,rollout_s,train_s,steps_per_hour,bottleneck\n";
+          "gpu_memory_utilization,peak_bytes_per_gpu,fits,step_s,rollout_s,train_s,steps_per_hour,bottleneck\n";
     for (const RlCandidate& c : r.feasibleList.empty() ? r.candidates : r.feasibleList) {
         const RlLayout& l = c.layout;
-        out += fmt::format("{},{},{},{},{},{},{:.0f},{},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", c.gpus,
-            rlPlacementId(l.placement), l.trainerGpus, l.referenceGpus, l.rolloutGpus, l.rolloutTp,
-            c.peakBytesPerGpu, c.fits ? "true" : "false", c.stepS, c.rolloutS, c.trainS,
+        out += fmt::format("{},{},{},{},{},{},{:g},{:.0f},{},{:.6g},{:.6g},{:.6g},{:.6g},{}\n",
+            c.gpus, rlPlacementId(l.placement), l.trainerGpus, l.referenceGpus, l.rolloutGpus,
+            l.rolloutTp, l.gpuMemoryUtilization, c.peakBytesPerGpu, c.fits ? "true" : "false", c.stepS, c.rolloutS, c.trainS,
             c.stepsPerHour, c.rolloutBound ? "rollout" : "training");
     }
     return out;
@@ -231,7 +235,7 @@ std::string writeSolutionText(
     const Plan& input, const RlSearchResult& r, ByteUnits units, bool markdown)
 {
     return solutionText(input, r,
-        { "#", "GPUs", "placement", "trainer", "reference", "rollout", "rollout TP", "peak/GPU",
+        { "#", "GPUs", "placement", "trainer", "reference", "rollout", "rollout TP", "engine share", "peak/GPU",
             "step", "steps/h", "bottleneck" },
         rlRow, units, markdown);
 }

@@ -308,6 +308,16 @@ double decodeStepTime(const ModelArch& arch, const ServingConfig& config, const 
         .total();
 }
 
+double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double sequences, double tokens)
+{
+    if (!(sequences > 0) || !(tokens > 0))
+        return 0.0;
+    return servingOps(true, arch, inferenceLayout(config, gpu), sequences, tokens, gpu,
+        servingDefaults(config))
+        .total();
+}
+
 ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,
     const ServingConfig& config, const Gpu& gpu, Explainer* ex, bool timed)
 {

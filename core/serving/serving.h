@@ -100,6 +100,11 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
 double decodeStepTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     double batch, double contextTokens);
 
+// Prefill of `sequences` prompts of `tokens` tokens each on one GPU of the engine's tp group,
+// from its ops (the same ops TTFT is timed from), seconds. The RL rollout's prompt phase.
+double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double sequences, double tokens);
+
 // Pure; `counts` must be countParameters(arch). `timed` false skips the op timing (ITL, TTFT,
 // decode rate stay 0) for callers that need only the memory figures (the RL engine's pool).
 ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,

@@ -9,6 +9,7 @@
 
 #include "fixtures.h"
 #include "rl/rl.h"
+#include "serving/serving.h"
 
 namespace envelope {
 namespace {
@@ -57,20 +58,22 @@ TEST(RlRolloutEngine, KvIsCappedAtThePoolInsteadOfHoldingEverySequence)
 
 TEST(RlRolloutEngine, RolloutTimeIsTheSumOfItsWaves)
 {
-    const RlEstimate r = estimateRl(twoGpuGrpo(), bareCounts(7e9));
-    // One wave of b sequences: prefill b x 512 prompt tokens at 989 TFLOP/s, then 3584 decode
-    // steps at the mean context 512 + 3584 / 2 = 2304, each reading 14 GB of weights and
-    // b x 2304 x 131,072 B of KV at 3.35 TB/s x 0.8 (bandwidth-bound at these batches:
-    // compute b x (2 P + attention) / 989e12 is 1.7 ms at b = 113 against 18 ms of reads).
-    auto wave = [](double b) {
-        const double prefill = b * (2 * 7e9 * 512 + 2.0 * 32 * 32 * 256 * 512 * 512 / 2) / 989e12;
-        const double memoryS = (14e9 + b * 2304 * 131072) / (3.35e12 * 0.8);
-        const double computeS = b * (2 * 7e9 + 2.0 * 32 * 32 * 256 * 2304) / 989e12;
-        EXPECT_GT(memoryS, computeS);
-        return prefill + 3584 * memoryS;
+    const Plan plan = twoGpuGrpo();
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    // 512 completions on one engine that holds 113 at once: 512 = 4 x 113 + 60, so four full
+    // waves and one of 60. One wave of b sequences: prefill b prompts of 512 tokens, then 3584
+    // decode steps of the batch at the mean context 512 + 3584 / 2 = 2304, each step timed as
+    // the serving engine times its own (core/serving).
+    auto wave = [&](double b) {
+        return prefillTime(plan.model.arch, plan.serving, plan.gpu.gpu, b, 512)
+            + 3584 * decodeStepTime(plan.model.arch, plan.serving, plan.gpu.gpu, b, 2304);
     };
-    EXPECT_NEAR(r.rolloutS, 4 * wave(113) + wave(60), 1e-6); // 304 s
-    // Against one impossible batch of 512 (229 s): the waves re-read the weights five times.
+    EXPECT_EQ(r.rolloutWaves, 5);
+    EXPECT_NEAR(r.rolloutS, 4 * wave(113) + wave(60), 1e-9 * r.rolloutS);
+    // Each decode step reads at least the 16.06 GB of weights at the full 3.35 TB/s: five waves
+    // of 3584 steps cannot take less than 5 x 3584 x 4.79 ms = 85.9 s.
+    EXPECT_GT(r.rolloutS, 5 * 3584 * 16.06e9 / 3.35e12);
+    // Against one impossible batch of 512: the waves re-read the weights five times.
     EXPECT_GT(r.rolloutS, wave(512));
 }
 

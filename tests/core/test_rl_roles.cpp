@@ -9,6 +9,7 @@
 
 #include "plan/planio.h"
 #include "plan/presets.h"
+#include "compute/compute.h"
 #include "rl/rl.h"
 #include "fixtures.h"
 
@@ -190,12 +191,17 @@ TEST(RlPlacement, ColocatedPhasesTakeTurnsSoTheStepIsASum)
     plan.rl.offPolicyPipeline = true; // cannot overlap on the same GPUs
     plan.rl.rolloutTokensPerS.reset();
     plan.rl.trainTokensPerS.reset();
-    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    const ParamCounts counts = countParameters(plan.model.arch);
+    const RlEstimate r = estimateRl(plan, counts);
     const double tokens = 256.0 * 4096;
-    // Training and the reference forward on all 8 GPUs at MFU 0.45.
-    EXPECT_NEAR(r.trainS, 6 * 7e9 * tokens / (8 * 989e12 * 0.45), 1e-9);
-    EXPECT_NEAR(r.referenceS, 2 * 7e9 * tokens / (8 * 989e12 * 0.45), 1e-9);
-    EXPECT_NEAR(r.stepS, r.rolloutS + r.referenceS + r.trainS, 1e-9);
+    // Training and the reference forward both run on all 8 GPUs: the trainer's op-timed step
+    // on an 8-GPU cluster, and a forward at its share of a trained token (full recompute: one
+    // of four forward-sized passes, so a quarter of the train time).
+    const TrainingCompute eight
+        = estimateCompute(plan.model.arch, counts, plan.training, Cluster { 8, 8 }, plan.gpu.gpu);
+    EXPECT_NEAR(r.trainS, tokens / eight.tokensPerS, 1e-9 * r.trainS);
+    EXPECT_NEAR(r.referenceS / r.trainS, 0.25, 0.02);
+    EXPECT_NEAR(r.stepS, r.rolloutS + r.referenceS + r.trainS, 1e-9 * r.stepS);
 }
 
 TEST(RlTiming, OneStepOffPolicyOverlapsRolloutWithTraining)

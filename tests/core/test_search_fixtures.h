@@ -37,7 +37,7 @@ inline Plan searchPlan(const std::string& model, const std::string& gpu, int gpu
 // time, rate and cost, its verdict is the rule written out (fits when the per-GPU total is
 // within `usableFraction` of HBM), and the global batch in tokens is the input's.
 inline void expectReestimates(
-    const Plan& input, const Candidate& c, double usableFraction = SearchOptions {}.usableFraction)
+    const Plan& input, const Candidate& c, std::optional<double> usable = std::nullopt)
 {
     const Plan plan = applyLayout(input, c.layout);
     const auto invalid = validatePlan(plan);
@@ -47,6 +47,8 @@ inline void expectReestimates(
     EXPECT_EQ(e.compute.stepTimeS, c.stepTimeS);
     EXPECT_EQ(e.compute.tokensPerS, c.tokensPerS);
     EXPECT_EQ(e.compute.cost, c.cost);
+    // The search's fits line: the option when set, else the plan's training.usable_fraction.
+    const double usableFraction = usable ? *usable : input.training.usableFraction;
     EXPECT_EQ(e.training.perGpu.total() <= usableFraction * e.training.gpuMemoryBytes,
         c.verdict == FitVerdict::Fits);
     EXPECT_EQ(e.compute.globalBatchTokens, estimate(input).compute.globalBatchTokens);

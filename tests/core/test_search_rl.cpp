@@ -38,7 +38,7 @@ Brute bruteForce(const Plan& input)
     const int n = input.cluster.gpus;
     const auto consider = [&](const Plan& p) {
         const RlEstimate e = estimate(p).rl;
-        if (e.fits && e.stepsPerHour > b.best) {
+        if (e.verdict == Verdict::Fits && e.stepsPerHour > b.best) {
             b.best = e.stepsPerHour;
             b.layout = rlLayoutOf(p);
         }
@@ -47,8 +47,12 @@ Brute bruteForce(const Plan& input)
         Plan p = input;
         p.serving.tp = tp;
         p.rl.placement = RlPlacement::Colocated;
-        if (n % tp == 0)
+        // The colocated engine's share, in tenths (what the resident trainer leaves it).
+        for (int tenths = 2; tenths <= 9 && n % tp == 0; ++tenths) {
+            p.serving.gpuMemoryUtilization = tenths / 10.0;
             consider(p);
+        }
+        p.serving.gpuMemoryUtilization = input.serving.gpuMemoryUtilization;
         p.rl.placement = RlPlacement::Disjoint;
         for (int trainer = 1; trainer < n; ++trainer)
             for (int reference = 1; trainer + reference < n; ++reference)
