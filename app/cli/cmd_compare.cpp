@@ -48,7 +48,7 @@ int runCompare(const CompareCommand& c)
         for (std::size_t j = 0; j < files.size(); ++j)
             if (j != i && files[j].plan.name == label)
                 label = std::filesystem::path(c.plans[i]).filename().string();
-        compared.push_back({ label, &files[i].plan, &estimates[i] });
+        compared.push_back({ label, &files[i].plan, &estimates[i], files[i].sections });
     }
     const report::CompareFormat format = c.format == "json" ? report::CompareFormat::Json
         : c.format == "markdown"                            ? report::CompareFormat::Markdown

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "plan/planio.h"
 #include "planload.h"
@@ -83,12 +84,39 @@ bool solveChosen(const SolveArgs& args)
 
 namespace {
 
+// best.plan keeps the sections the input plan has, plus any the search changed: a training
+// search of a training-only plan returns a training-only plan, not one whose default serving
+// and RL sections then print figures nobody asked for (a 405B's "weights per GPU 1342 GB").
+std::string keepInputSections(const std::string& solution, const report::ReportSections& input)
+{
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(solution, nullptr, false);
+    if (!j.is_object() || !j.contains("best") || !j["best"].is_object()
+        || !j["best"].contains("plan") || !j["best"]["plan"].is_object())
+        return solution;
+    nlohmann::ordered_json& best = j["best"];
+    const std::pair<const char*, bool> sections[]
+        = { { "training", input.training || input.compute }, { "serving", input.serving },
+              { "rl", input.rl } };
+    for (const auto& [name, present] : sections) {
+        if (present)
+            continue;
+        bool changed = false;
+        if (best.contains("changes") && best["changes"].is_object())
+            for (const auto& [path, value] : best["changes"].items())
+                changed = changed || path.rfind(std::string(name) + ".", 0) == 0;
+        if (!changed)
+            best["plan"].erase(name);
+    }
+    return j.dump(2) + "\n";
+}
+
 // Prints the result in the chosen format; exit 0 when something is feasible, 3 when not.
 template <class Result>
-int report(const SolveArgs& args, const Plan& plan, const Result& result, ByteUnits units)
+int report(const SolveArgs& args, const Plan& plan, const Result& result, ByteUnits units,
+    const report::ReportSections& sections)
 {
     if (args.format == "json")
-        std::cout << writeSolutionJson(plan, result);
+        std::cout << keepInputSections(writeSolutionJson(plan, result), sections);
     else if (args.format == "csv")
         std::cout << writeSolutionCsv(result);
     else
@@ -134,13 +162,13 @@ int runSolve(const SolveArgs& args)
 
     switch (searchKind(options.goal)) {
     case SearchKind::Serving:
-        return report(args, *plan, searchServing(*plan, options), units);
+        return report(args, *plan, searchServing(*plan, options), units, file->sections);
     case SearchKind::Rl:
-        return report(args, *plan, searchRl(*plan, options), units);
+        return report(args, *plan, searchRl(*plan, options), units, file->sections);
     case SearchKind::Training:
         break;
     }
-    return report(args, *plan, search(*plan, options), units);
+    return report(args, *plan, search(*plan, options), units, file->sections);
 }
 
 } // namespace envelope::cli

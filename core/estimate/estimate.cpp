@@ -107,8 +107,14 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options)
             = estimateCompute(arch, counts, plan.training, plan.cluster, plan.gpu.gpu, ex);
     if (options.serving)
         result.serving = estimateServing(arch, counts, plan.serving, plan.gpu.gpu, ex);
-    if (options.rl)
+    if (options.rl) {
         result.rl = estimateRl(plan, counts, ex);
+        // A pool that cannot hold its role's layout: the RL figures are withheld, and every
+        // output that shows the RL section says why and what the pool needs.
+        if (!result.rl.problem.empty())
+            result.warnings.push_back(result.rl.problem + "; the RL step time and rates are "
+                                                          "withheld");
+    }
 
     if (ex)
         result.explain = explainer.take();

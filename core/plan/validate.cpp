@@ -191,6 +191,10 @@ std::vector<std::string> planWarnings(const Plan& plan)
     if (arch.maxPositions > 0 && plan.serving.context > arch.maxPositions)
         warnings.push_back(fmt::format("serving.context = {} exceeds the model's {} positions",
             plan.serving.context, arch.maxPositions));
+    if (plan.serving.tp > plan.cluster.gpus)
+        warnings.push_back(fmt::format("serving.tp = {} is more than cluster.gpus = {}: one "
+                                       "engine does not fit on the cluster",
+            plan.serving.tp, plan.cluster.gpus));
     if (t.tp > plan.cluster.gpusPerNode)
         warnings.push_back(fmt::format("training.tp = {} spans nodes of {} GPUs: tensor-parallel "
                                        "all-reduces cross the inter-node network",

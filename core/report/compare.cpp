@@ -13,6 +13,8 @@
 namespace envelope::report {
 namespace {
 
+enum class Section { Training, Serving, Rl };
+
 struct Figure {
     const char* key;
     const char* label;
@@ -20,6 +22,51 @@ struct Figure {
     std::function<double(const Estimate&)> value;
     std::function<std::string(const Estimate&)> text = {};
 };
+
+Section sectionOf(const Figure& f)
+{
+    const std::string_view key = f.key;
+    if (key.starts_with("serving."))
+        return Section::Serving;
+    if (key.starts_with("rl."))
+        return Section::Rl;
+    return Section::Training;
+}
+
+bool hasSection(const ReportSections& s, Section section)
+{
+    switch (section) {
+    case Section::Serving:
+        return s.serving;
+    case Section::Rl:
+        return s.rl;
+    case Section::Training:
+        break;
+    }
+    return s.training || s.compute;
+}
+
+// Rates, times and costs stand only for a plan that runs: the training tab withholds them when
+// the memory is over HBM, serving when the requested concurrency does not fit, RL when a pool
+// overflows or cannot be laid out (the result JSON's throughput_valid).
+std::string withheldReason(const Figure& f, const Estimate& e)
+{
+    const std::string_view key = f.key;
+    const bool rate = f.unit == FigureUnit::Seconds || f.unit == FigureUnit::PerSecond
+        || f.unit == FigureUnit::PerHour || f.unit == FigureUnit::Usd
+        || key == "training.gpu_hours" || key.ends_with("bottleneck");
+    if (!rate)
+        return {};
+    switch (sectionOf(f)) {
+    case Section::Training:
+        return e.training.verdict == Verdict::Over ? "n/a: does not fit" : "";
+    case Section::Serving:
+        return e.serving.fits ? "" : "n/a: does not fit";
+    case Section::Rl:
+        return e.rl.fits ? "" : "n/a: does not fit";
+    }
+    return {};
+}
 
 const std::vector<Figure>& figures()
 {
@@ -109,11 +156,20 @@ std::vector<CompareRow> compareRows(const std::vector<ComparedPlan>& plans)
 {
     std::vector<CompareRow> rows;
     for (const Figure& f : figures()) {
-        CompareRow row { f.key, f.label, f.unit, {}, {} };
+        const Section section = sectionOf(f);
+        if (std::none_of(plans.begin(), plans.end(),
+                [&](const ComparedPlan& p) { return hasSection(p.sections, section); }))
+            continue;
+        CompareRow row { f.key, f.label, f.unit, {}, {}, {} };
         for (const ComparedPlan& p : plans) {
-            row.values.push_back(f.value(*p.estimate));
+            const std::string why = !hasSection(p.sections, section)
+                ? std::string("not in the plan")
+                : withheldReason(f, *p.estimate);
+            row.withheld.push_back(why);
+            row.values.push_back(
+                why.empty() ? f.value(*p.estimate) : std::numeric_limits<double>::quiet_NaN());
             if (f.text)
-                row.texts.push_back(f.text(*p.estimate));
+                row.texts.push_back(why.empty() ? f.text(*p.estimate) : std::string());
         }
         rows.push_back(std::move(row));
     }
@@ -135,13 +191,17 @@ double rowDeltaPercent(const CompareRow& row, std::size_t column)
 
 std::string formatCell(const CompareRow& row, std::size_t column, ByteUnits units)
 {
+    if (column < row.withheld.size() && !row.withheld[column].empty())
+        return row.withheld[column] == "not in the plan" ? "-" : row.withheld[column];
     if (row.unit == FigureUnit::Text)
         return row.texts.at(column).empty() ? "n/a" : row.texts.at(column);
     const std::string value = plain(row, row.values.at(column), units);
     if (column == 0 || row.unit == FigureUnit::Verdict)
         return value;
     const double d = rowDelta(row, column);
-    if (d == 0 || !std::isfinite(d))
+    if (!std::isfinite(d))
+        return value; // the first plan's figure is withheld: no delta to show
+    if (d == 0)
         return value + " (=)";
     const double pct = rowDeltaPercent(row, column);
     if (std::isfinite(pct))
@@ -167,8 +227,18 @@ std::string formatComparison(
             r["label"] = row.label;
             nlohmann::ordered_json values = nlohmann::ordered_json::array();
             nlohmann::ordered_json deltas = nlohmann::ordered_json::array();
+            nlohmann::ordered_json withheld = nlohmann::ordered_json::array();
+            bool anyWithheld = false;
             for (std::size_t c = 0; c < row.values.size(); ++c) {
-                if (row.unit == FigureUnit::Text) {
+                const std::string& why = row.withheld[c];
+                anyWithheld = anyWithheld || !why.empty();
+                withheld.push_back(why.empty() ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(why));
+                if (!why.empty()) {
+                    values.push_back(nullptr);
+                    if (c > 0 && row.unit != FigureUnit::Text && row.unit != FigureUnit::Verdict)
+                        deltas.push_back(nullptr);
+                } else if (row.unit == FigureUnit::Text) {
                     values.push_back(row.texts[c]);
                 } else if (row.unit == FigureUnit::Verdict) {
                     values.push_back(row.values[c] > 0.5);
@@ -181,6 +251,8 @@ std::string formatComparison(
                 }
             }
             r["values"] = values;
+            if (anyWithheld)
+                r["withheld"] = withheld; // per plan: why the value is null, or null
             if (row.unit != FigureUnit::Text && row.unit != FigureUnit::Verdict)
                 r["deltas"] = deltas; // against the first plan, one per further plan
             j["rows"].push_back(std::move(r));

@@ -8,6 +8,7 @@
 
 #include "base/units.h"
 #include "estimate/estimate.h"
+#include "report/textreport.h"
 
 namespace envelope::report {
 
@@ -19,15 +20,21 @@ struct CompareRow {
     FigureUnit unit = FigureUnit::Count;
     std::vector<double> values; // one per plan (Verdict: 1 fits, 0 does not)
     std::vector<std::string> texts; // Text rows (bottlenecks); empty otherwise
+    // Per plan: why the figure is withheld ("does not fit", "not in the plan"), or "" when the
+    // value stands. A withheld value is NaN: a plan that does not fit shows no rate or cost.
+    std::vector<std::string> withheld;
 };
 
 struct ComparedPlan {
     std::string label; // the plan's name or its file
     const Plan* plan = nullptr;
     const Estimate* estimate = nullptr;
+    // The sections the plan is about (report::planSections): a training-only plan has no
+    // serving or RL rows to compare.
+    ReportSections sections {};
 };
 
-// Every compared figure, in report order.
+// Every compared figure of the sections some plan has, in report order.
 std::vector<CompareRow> compareRows(const std::vector<ComparedPlan>& plans);
 
 // value - first; and the relative change in percent (nullopt-like NaN when the first is 0).

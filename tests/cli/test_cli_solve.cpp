@@ -202,3 +202,84 @@ TEST_F(CliSolveTest, RlBestPlanEstimatesToTheStepsPerHourTheSolutionStates)
 }
 
 } // namespace
+
+namespace {
+
+// Issue 28, the answers a script acts on: a training-only plan's best plan stays training-only,
+// compare withholds rates of plans that do not fit and the sections a plan does not have, and
+// an RL pool that cannot hold its layout says so in the result instead of "fits".
+constexpr const char* kTrainingOnly70b = R"({"format": "envelope.plan", "version": 1,
+    "model": "llama-3-70b", "gpu": "h100-sxm", "cluster": {"gpus": 64, "gpus_per_node": 8},
+    "training": {"zero_stage": 3, "seq_len": 4096, "recompute": "full"}})";
+
+TEST_F(CliSolveTest, ATrainingSearchReturnsATrainingOnlyPlan)
+{
+    const fs::path plan = write("train.json", kTrainingOnly70b);
+    const SolveRun r = cli("solve " + plan.string() + " --goal max-throughput --top 3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json best = nlohmann::json::parse(r.out)["best"]["plan"];
+    EXPECT_TRUE(best.contains("training"));
+    EXPECT_FALSE(best.contains("serving")) << best.dump();
+    EXPECT_FALSE(best.contains("rl")) << best.dump();
+    // ... and it still estimates: the absent sections read as their defaults.
+    const fs::path saved = write("best.json", best.dump(2));
+    EXPECT_EQ(cli("estimate " + saved.string()).status, 0);
+}
+
+TEST_F(CliSolveTest, CompareWithholdsRatesOfPlansThatDoNotFitAndAbsentSections)
+{
+    const fs::path fits = write("fits.json", kTrainingOnly70b);
+    // ZeRO-0 replicates 16 B x 70.55e9 params = 1,129 GB on every GPU: over HBM.
+    const fs::path over = write("over.json",
+        R"({"format": "envelope.plan", "version": 1, "name": "over", "model": "llama-3-70b",
+            "gpu": "h100-sxm", "cluster": {"gpus": 64, "gpus_per_node": 8},
+            "training": {"zero_stage": 0, "seq_len": 4096, "recompute": "full"}})");
+    const SolveRun r = cli("compare " + fits.string() + " " + over.string() + " --format json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json rows = nlohmann::json::parse(r.out)["rows"];
+    bool sawTokens = false;
+    for (const nlohmann::json& row : rows) {
+        const std::string key = row["figure"];
+        EXPECT_EQ(key.rfind("serving.", 0), std::string::npos) << key; // training-only plans
+        EXPECT_EQ(key.rfind("rl.", 0), std::string::npos) << key;
+        if (key == "training.tokens_per_s" || key == "training.cost") {
+            sawTokens = true;
+            EXPECT_TRUE(row["values"][0].is_number()) << row.dump();
+            EXPECT_TRUE(row["values"][1].is_null()) << row.dump();
+            EXPECT_EQ(row["withheld"][1], "n/a: does not fit") << row.dump();
+        }
+    }
+    EXPECT_TRUE(sawTokens);
+    const SolveRun text = cli("compare " + fits.string() + " " + over.string());
+    ASSERT_EQ(text.status, 0) << text.err;
+    EXPECT_NE(text.out.find("n/a: does not fit"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("RL steps/hour"), std::string::npos) << text.out;
+}
+
+TEST_F(CliSolveTest, AnRlPoolThatCannotHoldItsLayoutIsNamedAndItsFiguresWithheld)
+{
+    const fs::path plan = write("l70-3d.json",
+        R"({"name":"Llama-3-70B pretrain 3-D parallel on 64xH100","model":"llama-3-70b",
+            "gpu":"h100-sxm","cluster":{"gpus":64,"gpus_per_node":8},
+            "training":{"zero_stage":1,"tp":8,"pp":4,"virtual_stages":5,
+              "sequence_parallel":true,"seq_len":8192,"micro_batch":1,"grad_accum":64,
+              "recompute":"selective","framework":"megatron","train_tokens":1.5e13},
+            "rl":{"algorithm":"grpo","trainer_gpus":32,"reference_gpus":8,"rollout_gpus":24}})");
+    const SolveRun r = cli("estimate " + plan.string() + " --set rl.trainer_gpus=4");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json rl = nlohmann::json::parse(r.out)["rl"];
+    EXPECT_FALSE(rl["fits"].get<bool>());
+    EXPECT_NE(rl["problem"].get<std::string>().find("multiple of 32 GPUs, got 4"),
+        std::string::npos);
+    EXPECT_TRUE(rl["step_s"].is_null());
+    EXPECT_EQ(rl["per_role"][0]["role"], "trainer");
+    // 70.55e9 params x 16 B over 4 GPUs, whatever the layout: at least 282 GB each.
+    EXPECT_GE(rl["per_role"][0]["per_gpu_bytes"]["total"].get<double>(), 282e9);
+    const SolveRun text = cli("estimate " + plan.string() + " --set rl.trainer_gpus=4 "
+                                                          "--format text");
+    EXPECT_NE((text.out + text.err).find("rl.trainer_gpus: the trainer's layout"),
+        std::string::npos)
+        << text.out << text.err;
+}
+
+} // namespace
