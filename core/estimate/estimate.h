@@ -172,6 +172,13 @@ struct RlEstimate {
     double rolloutTokens = 0;  // generated + prompt tokens per step
     double rolloutS = 0;
     double referenceS = 0;     // reference (and reward, critic) forward time
+    // The policy's own forward over the step's tokens for the old log-probs (verl's
+    // compute_log_prob, OpenRLHF's make_experience), on the trainer's GPUs; 0 when
+    // rl.old_log_prob_forward is off.
+    double oldLogProbS = 0;
+    // New weights from trainer to rollout engines each step: bf16 weights / rollout tp per GPU
+    // over the link between the pools (colocated: resharded in place over the node's links).
+    double weightSyncS = 0;
     double trainS = 0;
     double stepS = 0;          // synchronous, or max(...) when off-policy pipelined
     double stepsPerHour = 0;
@@ -195,6 +202,21 @@ struct RlEstimate {
     double rolloutMaxSequences = 0;       // prompt + response sequences one engine runs at once
     double rolloutSequencesPerEngine = 0; // ceil(completions / engines)
     double rolloutWaves = 0;              // ceil(sequences per engine / max sequences)
+    // Response lengths (rl.response_len_mean under the cap response_len): the mean the tokens
+    // and KV follow, and the decode steps the step waits for its longest sequence beyond the
+    // engine's full batches (the straggler tail; 0 when every response is response_len long).
+    double meanResponseTokens = 0;
+    double rolloutTailSteps = 0;
+};
+
+// The planner's "what makes it fit" for a training plan that does not fit (issue 28): the
+// fields it changes, the GPUs it needs and a sentence. `training.what_makes_it_fit` in the
+// result JSON (null when the plan fits). Not computed by estimate() (it searches): the CLI's
+// estimate fills it through whatif's attachWhatMakesItFit.
+struct FitChangeSummary {
+    std::vector<std::pair<std::string, std::string>> changes; // JSON path -> JSON value text
+    int gpus = 0;
+    std::string description;
 };
 
 struct Estimate {
@@ -205,6 +227,11 @@ struct Estimate {
     ServingEstimate serving;
     RlEstimate rl;
     std::vector<std::string> warnings;  // e.g. "tp=3 does not divide heads=32"
+    // Filled on request (attachWhatMakesItFit): searched, and the answer (none: the plan fits,
+    // or no layout fits within the planner's budget; `whatMakesItFitNote` says which).
+    bool whatMakesItFitSearched = false;
+    std::optional<FitChangeSummary> whatMakesItFit;
+    std::string whatMakesItFitNote;
     std::vector<Explanation> explain;   // filled only with EstimateOptions::explain
 };
 

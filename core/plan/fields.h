@@ -130,6 +130,8 @@ template <class V> void visitRl(RlConfig& c, V& v)
     v.optionalNumber("rollout_tokens_per_s", c.rolloutTokensPerS, Range::closed(kMinRate, 1e15));
     v.optionalNumber("train_tokens_per_s", c.trainTokensPerS, Range::closed(kMinRate, 1e15));
     v.boolean("off_policy_pipeline", c.offPolicyPipeline);
+    v.optionalNumber("response_len_mean", c.responseLenMean, Range::closed(1, kMaxTokens));
+    v.boolean("old_log_prob_forward", c.oldLogProbForward);
 }
 
 // Reads through a FieldReader (types, ranges, unknown keys).

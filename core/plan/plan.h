@@ -188,6 +188,12 @@ struct RlConfig {
     std::optional<double> rolloutTokensPerS;  // measured; otherwise the decode roofline
     std::optional<double> trainTokensPerS;    // measured trainer rate; otherwise 6 P / MFU
     bool offPolicyPipeline = false;     // one-step-off-policy: rollout overlaps training
+    // Mean response length when responses vary (GRPO on reasoning tasks: a long tail up to the
+    // cap response_len). Unset: every response is response_len long (the seeds' arithmetic).
+    std::optional<double> responseLenMean;
+    // The policy recomputes the rollout's log-probs with a forward of its own before the update
+    // (verl compute_log_prob, OpenRLHF make_experience; TRL only with num_iterations > 1).
+    bool oldLogProbForward = true;
 
     bool operator==(const RlConfig&) const = default;
 };

@@ -139,6 +139,10 @@ std::optional<Error> checkCrossFields(const Plan& plan)
         && rl.rolloutGpus < 1)
         return Error { "rl.rollout_gpus",
             fmt::format("must be at least 1 with disjoint placement, got {}", rl.rolloutGpus) };
+    if (rl.responseLenMean && *rl.responseLenMean > rl.responseLen)
+        return Error { "rl.response_len_mean",
+            fmt::format("must be at most response_len ({}), got {}", rl.responseLen,
+                *rl.responseLenMean) };
     // The old-policy snapshot is absent, or kept in 8 or 16 bits (design.md, seed 000).
     const double snapshot = rl.oldPolicyBytesPerParam;
     if (snapshot != 0 && snapshot != 1 && snapshot != 2)

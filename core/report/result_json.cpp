@@ -245,6 +245,10 @@ ordered_json rl(const Plan& plan, const RlEstimate& r)
     j["rollout_max_sequences"] = count(r.rolloutMaxSequences);
     j["rollout_waves"] = count(r.rolloutWaves);
     j["reference_s"] = ifFits(r.referenceS);
+    j["old_log_prob_s"] = ifFits(r.oldLogProbS);
+    j["weight_sync_s"] = ifFits(r.weightSyncS);
+    j["mean_response_tokens"] = count(r.meanResponseTokens);
+    j["rollout_tail_steps"] = count(r.rolloutTailSteps);
     j["train_s"] = ifFits(r.trainS);
     j["step_s"] = ifFits(r.stepS);
     j["steps_per_hour"] = ifFits(r.stepsPerHour);

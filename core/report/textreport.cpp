@@ -152,17 +152,18 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     const bool colocated = plan.rl.placement == RlPlacement::Colocated;
     Table roles { fmt::format("RL ({}, {} placement)", rlAlgorithmId(plan.rl.algorithm),
                       rlPlacementId(plan.rl.placement)),
-        { "role", "GPUs", "per-GPU memory", "fits" }, {} };
+        { "role", "GPUs", "per-GPU memory", "verdict" }, {} };
     if (colocated) {
         // Every role shares the cluster's GPUs: what matters is what is resident together.
         roles.title = fmt::format("RL ({}, colocated on {} GPUs: trainer states resident, "
                                   "rollout engine released after generation)",
             rlAlgorithmId(plan.rl.algorithm), r.totalGpus);
-        roles.header = { "phase", "GPUs", "per-GPU memory", "fits" };
+        roles.header = { "phase", "GPUs", "per-GPU memory", "verdict" };
         const double hbm = plan.gpu.gpu.memoryBytes;
+        // The training tab's rule: fits under the usable line, tight up to HBM.
         const auto phase = [&](const char* name, double bytes) {
             roles.rows.push_back({ name, std::to_string(r.totalGpus), humanBytes(bytes, units),
-                yesNo(bytes <= hbm) });
+                std::string(verdictId(memoryVerdict(bytes, hbm, plan.training.usableFraction))) });
         };
         phase("rollout", r.rolloutPhaseBytes);
         phase("training", r.trainingPhaseBytes);
@@ -170,7 +171,10 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     } else {
         for (const RoleEstimate& role : r.perRole)
             roles.rows.push_back({ role.role, std::to_string(role.gpus),
-                humanBytes(role.perGpu.total(), units), yesNo(role.fits) });
+                role.problem.empty() ? humanBytes(role.perGpu.total(), units)
+                                     : ">= " + humanBytes(role.perGpu.total(), units),
+                role.problem.empty() ? std::string(verdictId(role.verdict))
+                                     : "cannot be laid out" });
     }
     // The step's terms as rl.cpp adds them: rollout, then the frozen models' forwards (the
     // reference; PPO's reward model and critic values too), then the update(s).
@@ -181,14 +185,24 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     };
     Table timing { "RL step", {}, {} };
     timing.add("rollout", term(r.rolloutS));
-    timing.add(
-        ppo ? "reference, reward and value forwards" : "reference forward", term(r.referenceS));
+    if (r.rolloutS > 0)
+        timing.add("weight sync to the engines", term(r.weightSyncS));
+    const std::string frozen = ppo ? "reference, reward and value forwards" : "reference forward";
+    timing.add(r.oldLogProbS > 0
+            ? frozen + (colocated ? " + old log-probs" : " (old log-probs alongside)")
+            : frozen,
+        term(r.referenceS));
     timing.add(ppo ? "policy and critic training" : "policy training", term(r.trainS));
     const bool overlapped = plan.rl.offPolicyPipeline && !colocated && r.rolloutS > 0;
     timing.add(overlapped ? "step (one step off-policy: max of rollout and the rest)"
                           : "step (the sum of the rows above)",
         r.fits ? duration(r.stepS) : std::string(kDoesNotFit));
-    if (r.rolloutWaves > 0)
+    if (r.rolloutTailSteps > 0)
+        timing.add("response lengths",
+            fmt::format("mean {} of at most {} tokens: {} decode steps wait for the longest",
+                number(r.meanResponseTokens, 0), plan.rl.responseLen,
+                number(r.rolloutTailSteps, 0)));
+    else if (r.rolloutWaves > 0)
         timing.add("rollout waves",
             fmt::format("{} of up to {} sequences per engine (KV pool {} per GPU)",
                 number(r.rolloutWaves, 0), number(r.rolloutMaxSequences, 0),

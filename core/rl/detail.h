@@ -16,7 +16,9 @@ struct RlSetup {
     int trainerGpus = 1, referenceGpus = 0, rolloutGpus = 0, criticGpus = 0, rewardGpus = 0;
     int totalGpus = 1; // sum of the pools (colocated: the one shared pool)
     double completions = 0; // sequences per step: prompts x group size (DPO: x 2)
-    double tokensPerSequence = 0; // prompt + response
+    double tokensPerSequence = 0; // prompt + response (the cap: the engine's max_model_len)
+    double meanResponse = 0; // rl.response_len_mean, at most response_len
+    double meanTokensPerSequence = 0; // prompt + mean response: what is generated and trained
     double rolloutTokens = 0;
     double trainTokens = 0;
     double trainPeakFlops = 0; // one GPU, at the recipe's compute dtype
@@ -26,6 +28,9 @@ struct RlSetup {
     // Full-length sequences one engine runs at once: the pool's (whole blocks), and with vLLM
     // at most max_num_seqs (its scheduler's cap). 0: not one sequence fits.
     double engineMaxSequences = 0;
+    // Sequences of mean length one engine runs at once (vLLM allocates blocks as a sequence
+    // grows): the pool in blocks over prompt + mean response, max_num_seqs at most.
+    double engineMeanSequences = 0;
     // Pools that cannot hold their role's layout: "field: why, and the minimum" (empty: laid
     // out). The trainer's memory is then a lower bound (its states fully sharded, ZeRO-3).
     std::string trainerProblem, criticProblem, rolloutProblem;
@@ -63,6 +68,11 @@ RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus);
 double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
 double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
 double rlForwardS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
+// Decode steps one engine runs past its full batches waiting for the longest responses (0 when
+// every response is response_len long).
+double rlTailSteps(const Plan& plan, const RlSetup& s, int gpus);
+// New weights from trainer to rollout engines (docs/formulas-rl.md §4).
+double rlWeightSyncS(const Plan& plan, const ParamCounts& counts, const RlSetup& s);
 
 // Records every rl.* figure of `r` (rl_explain.cpp).
 void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, const RlEstimate& r,

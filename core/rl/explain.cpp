@@ -184,10 +184,14 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
                               "§2");
     ex.add("rl.reference_s",
         fmt::format("train tokens x forward share {} / (trainer {} tokens/s per GPU{} x the "
-                    "pool's GPUs) for the reference{}{} = {}",
+                    "pool's GPUs) for the reference{}{}{} = {}",
             num(s.forwardShare), num(s.trainerTokensPerSPerGpu),
             c.trainTokensPerS ? std::string(", measured") : ", " + s.trainerTimingSource,
             s.reward ? ", reward model" : "", s.critic ? ", critic values" : "",
+            r.oldLogProbS > 0
+                ? fmt::format(", the policy's old log-probs on the trainer's GPUs ({})",
+                    formatDuration(r.oldLogProbS))
+                : std::string(),
             s.colocated
                 ? fmt::format("(one after another) {}", formatDuration(r.referenceS))
                 : fmt::format("(side by side: the slowest) {}", formatDuration(r.referenceS))),
@@ -209,15 +213,48 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
         c.trainTokensPerS ? kSeed
                           : "training.step_time_s of the trainer's layout on its pool "
                             "(docs/formulas-compute.md, 'Step time from ops')");
+    if (s.rollout) {
+        ex.add("rl.old_log_prob_s",
+            c.oldLogProbForward
+                ? fmt::format("train tokens x forward share {} / (trainer {} tokens/s per GPU x "
+                              "{} GPUs) = {}",
+                    num(s.forwardShare), num(s.trainerTokensPerSPerGpu),
+                    s.colocated ? s.totalGpus : s.trainerGpus, formatDuration(r.oldLogProbS))
+                : std::string("rl.old_log_prob_forward off: the update reuses the rollout's "
+                              "log-probs = 0"),
+            r.oldLogProbS, "s",
+            "verl ray_trainer compute_log_prob / OpenRLHF make_experience: the actor's forward "
+            "over the rollout before the update");
+        const double bytesPerGpu = 2.0 * counts.total / std::max(plan.serving.tp, 1);
+        ex.add("rl.weight_sync_s",
+            fmt::format("2 B x {} params / rollout tp {} = {} per rollout GPU, over {} = {}",
+                num(counts.total), std::max(plan.serving.tp, 1), bytes(bytesPerGpu),
+                s.colocated ? "the pool's links (resharded in place)"
+                            : "the links between the trainer and rollout pools",
+                formatDuration(r.weightSyncS)),
+            r.weightSyncS, "s",
+            "verl sharding manager / OpenRLHF broadcast_to_vllm: the new weights reach every "
+            "engine before the next rollout; docs/formulas-rl.md §4");
+    }
+    if (r.rolloutTailSteps > 0)
+        ex.add("rl.rollout_tail_steps",
+            fmt::format("response_len {} - sequences per engine {} x mean response {} / running "
+                        "batch = {} decode steps waiting for the longest responses",
+                c.responseLen, num(r.rolloutSequencesPerEngine), num(r.meanResponseTokens),
+                num(r.rolloutTailSteps)),
+            r.rolloutTailSteps, "steps",
+            "a synchronous step waits for its longest sequence (docs/formulas-rl.md §2)");
     const bool overlap = c.offPolicyPipeline && !s.colocated && s.rollout;
     ex.add("rl.step_s",
-        overlap ? fmt::format("one step off-policy: max(rollout, forwards + train) = max({}, {} + "
-                              "{}) = {}",
-            formatDuration(r.rolloutS), formatDuration(r.referenceS), formatDuration(r.trainS),
-            formatDuration(r.stepS))
-                : fmt::format("synchronous: rollout + forwards + train = {} + {} + {} = {}",
-                    formatDuration(r.rolloutS), formatDuration(r.referenceS),
-                    formatDuration(r.trainS), formatDuration(r.stepS)),
+        overlap ? fmt::format("one step off-policy: max(rollout + weight sync, forwards + train) "
+                              "= max({} + {}, {} + {}) = {}",
+            formatDuration(r.rolloutS), formatDuration(r.weightSyncS),
+            formatDuration(r.referenceS), formatDuration(r.trainS), formatDuration(r.stepS))
+                : fmt::format("synchronous: rollout + weight sync + forwards + train = {} + {} + "
+                              "{} + {} = {}",
+                    formatDuration(r.rolloutS), formatDuration(r.weightSyncS),
+                    formatDuration(r.referenceS), formatDuration(r.trainS),
+                    formatDuration(r.stepS)),
         r.stepS, "s",
         "seed 000 (~30 s rollout + ~5 s train = ~35 s/step); one-step off-policy: Noukhovitch "
         "et al. 2025 (Asynchronous RLHF)");

@@ -194,7 +194,12 @@ RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
     const double perPrompt = c.algorithm == RlAlgorithm::Dpo ? 2.0 : positiveOrZero(c.groupSize);
     s.completions = positiveOrZero(c.prompts) * perPrompt;
     s.tokensPerSequence = positiveOrZero(c.promptLen) + positiveOrZero(c.responseLen);
-    s.trainTokens = s.completions * s.tokensPerSequence;
+    s.meanResponse = std::min(positiveOrZero(c.responseLenMean.value_or(c.responseLen)),
+        positiveOrZero(c.responseLen));
+    s.meanTokensPerSequence = positiveOrZero(c.promptLen) + s.meanResponse;
+    // The policy trains on what was generated: prompt + the mean response (no padding to the
+    // cap: verl's remove-padding, OpenRLHF's packing).
+    s.trainTokens = s.completions * s.meanTokensPerSequence;
     s.rolloutTokens = s.rollout ? s.trainTokens : 0.0;
     s.trainPeakFlops = peakFlops(plan.gpu.gpu, plan.training.recipe.recipe.compute);
 
@@ -224,9 +229,14 @@ RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
     // Only the engine's memory is needed here; its times come from waveS.
     s.engine = estimateServing(plan.model.arch, counts, engine, plan.gpu.gpu, nullptr, false);
     s.engineMaxSequences = s.engine.maxSequences;
-    if (engine.engine == ServingEngine::Vllm)
-        s.engineMaxSequences
-            = std::min(s.engineMaxSequences, static_cast<double>(std::max(engine.maxNumSeqs, 1)));
+    const double blockSize = std::max(engine.blockSize, 1);
+    s.engineMeanSequences = std::floor(s.engine.blocks
+        / std::max(1.0, std::ceil(kvTokensKept(plan.model.arch, s.meanTokensPerSequence) / blockSize)));
+    if (engine.engine == ServingEngine::Vllm) {
+        const double cap = static_cast<double>(std::max(engine.maxNumSeqs, 1));
+        s.engineMaxSequences = std::min(s.engineMaxSequences, cap);
+        s.engineMeanSequences = std::min(s.engineMeanSequences, cap);
+    }
     return s;
 }
 
@@ -259,9 +269,59 @@ double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s,
         const double measuredGpus = s.colocated ? s.totalGpus : s.rolloutGpus;
         return s.rolloutTokens / (*c.rolloutTokensPerS * gpus / measuredGpus);
     }
-    // Roofline: every engine runs its share in waves of what its KV pool holds.
     const RolloutWaves w = rolloutWaves(plan, s, gpus);
-    return w.fullWaves * waveS(plan, w.batch) + waveS(plan, w.lastBatch);
+    if (s.meanResponse >= positiveOrZero(c.responseLen)) {
+        // Every response is response_len long: each engine runs its share in waves of what its
+        // KV pool holds, the batch turning over whole.
+        return w.fullWaves * waveS(plan, w.batch) + waveS(plan, w.lastBatch);
+    }
+    // Responses of mean length m under the cap L: continuous batching keeps B sequences running
+    // (the pool at mean occupancy), so an engine decodes its S x m tokens in S x m / B steps of
+    // the full batch at the mean context; a synchronous step then waits for its longest
+    // response, up to L steps in all, and those tail steps run a near-empty batch (one sequence:
+    // decode reads the same weights whatever the batch).
+    const ServingConfig& sc = plan.serving;
+    const ModelArch& arch = plan.model.arch;
+    const double S = w.sequencesPerEngine;
+    const double B = std::min(S, std::max(1.0, s.engineMeanSequences));
+    const double fullSteps = S * s.meanResponse / B;
+    const double tail = rlTailSteps(plan, s, gpus);
+    const double prompt = positiveOrZero(c.promptLen);
+    return S / B * prefillTime(arch, sc, plan.gpu.gpu, B, prompt)
+        + fullSteps * decodeStepTime(arch, sc, plan.gpu.gpu, B, prompt + s.meanResponse / 2)
+        + tail * decodeStepTime(arch, sc, plan.gpu.gpu, 1, prompt + positiveOrZero(c.responseLen));
+}
+
+double rlTailSteps(const Plan& plan, const RlSetup& s, int gpus)
+{
+    const double cap = positiveOrZero(plan.rl.responseLen);
+    if (!s.rollout || s.meanResponse >= cap || gpus < 1)
+        return 0.0;
+    const RolloutWaves w = rolloutWaves(plan, s, gpus);
+    const double B = std::min(w.sequencesPerEngine, std::max(1.0, s.engineMeanSequences));
+    return std::max(0.0, cap - w.sequencesPerEngine * s.meanResponse / B);
+}
+
+double rlWeightSyncS(const Plan& plan, const ParamCounts& counts, const RlSetup& s)
+{
+    if (!s.rollout)
+        return 0.0;
+    // Each rollout GPU receives its tensor-parallel shard of the bf16 weights.
+    const double bytes = 2.0 * positiveOrZero(counts.total) / std::max(plan.serving.tp, 1);
+    const Gpu& g = plan.gpu.gpu;
+    const int perNode = std::max(plan.cluster.gpusPerNode, 1);
+    // Disjoint pools inside one node share NVLink; otherwise the shards cross the network.
+    // Colocated: the FSDP shards are gathered in place, the part from other nodes over the
+    // network.
+    const int span = s.colocated ? s.totalGpus : s.trainerGpus + s.rolloutGpus;
+    const double remote = span <= perNode ? 0.0 : 1.0 - double(perNode) / span;
+    const double intra = positiveOrZero(g.intraNodeBytesPerS), inter = positiveOrZero(g.interNodeBytesPerS);
+    double t = 0;
+    if (remote < 1 && intra > 0)
+        t += bytes * (1 - remote) / intra;
+    if (remote > 0 && inter > 0)
+        t += bytes * remote / inter;
+    return t;
 }
 
 double rlPolicyTrainS(const Plan&, const ParamCounts&, const RlSetup& s, int gpus)
@@ -400,6 +460,13 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     const double rewardS = s.reward ? rlForwardS(plan, counts, s, pool(s.rewardGpus)) : 0.0;
     const double valuesS = s.critic ? rlForwardS(plan, counts, s, pool(s.criticGpus)) : 0.0;
     const double policyS = rlPolicyTrainS(plan, counts, s, pool(s.trainerGpus));
+    // The policy's forward for the old log-probs, on the trainer's GPUs, before its update.
+    r.oldLogProbS = s.rollout && plan.rl.oldLogProbForward
+        ? rlForwardS(plan, counts, s, pool(s.trainerGpus))
+        : 0.0;
+    r.weightSyncS = rlWeightSyncS(plan, counts, s);
+    r.meanResponseTokens = s.meanResponse;
+    r.rolloutTailSteps = rlTailSteps(plan, s, pool(s.rolloutGpus));
     const double criticS = s.critic ? rlPolicyTrainS(plan, counts, s, pool(s.criticGpus)) : 0.0;
     r.rolloutS = rlRolloutS(plan, counts, s, pool(s.rolloutGpus));
     const RolloutWaves waves = rolloutWaves(plan, s, pool(s.rolloutGpus));
@@ -407,13 +474,18 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     r.rolloutSequencesPerEngine = waves.sequencesPerEngine;
     r.rolloutMaxSequences = s.rollout ? s.engineMaxSequences : 0.0;
     r.rolloutKvPoolBytes = s.rollout ? s.engine.kvBudgetBytes : 0.0;
-    r.referenceS = s.colocated ? refS + rewardS + valuesS : std::max({ refS, rewardS, valuesS });
+    // The forward passes: the reference's (and PPO's reward and values) on their pools and the
+    // policy's old log-probs on the trainer's, side by side on disjoint pools, in turn when
+    // colocated.
+    r.referenceS = s.colocated ? refS + rewardS + valuesS + r.oldLogProbS
+                               : std::max({ refS, rewardS, valuesS, r.oldLogProbS });
     r.trainS = s.colocated ? policyS + criticS : std::max(policyS, criticS);
     const bool overlap = plan.rl.offPolicyPipeline && !s.colocated && s.rollout;
-    r.stepS = overlap ? std::max(r.rolloutS, r.referenceS + r.trainS)
-                      : r.rolloutS + r.referenceS + r.trainS;
+    const double rolloutSide = r.rolloutS + r.weightSyncS;
+    r.stepS = overlap ? std::max(rolloutSide, r.referenceS + r.trainS)
+                      : rolloutSide + r.referenceS + r.trainS;
     r.stepsPerHour = r.stepS > 0 ? 3600.0 / r.stepS : 0.0;
-    r.bottleneck = r.rolloutS > r.referenceS + r.trainS ? "rollout" : "training";
+    r.bottleneck = rolloutSide > r.referenceS + r.trainS ? "rollout" : "training";
 
     // The split of rollout + trainer GPUs that minimises max(rollout, forwards + update), with
     // the trainer fitting and each pool a multiple of its parallel group.
@@ -448,10 +520,12 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
                 continue;
             if (!trainerFits(trainerGpus))
                 continue;
-            const double rolloutS = rlRolloutS(plan, counts, d, rollout);
+            const double rolloutS = rlRolloutS(plan, counts, d, rollout) + r.weightSyncS;
             const double trainS = std::max(rlPolicyTrainS(plan, counts, d, trainerGpus),
                 s.critic ? rlPolicyTrainS(plan, counts, d, s.criticGpus) : 0.0);
-            const double refSide = std::max({ refS, rewardS, valuesS });
+            const double oldLogProbS = r.oldLogProbS > 0 ? rlForwardS(plan, counts, d, trainerGpus)
+                                                         : 0.0;
+            const double refSide = std::max({ refS, rewardS, valuesS, oldLogProbS });
             const double worst = std::max(rolloutS, refSide + trainS);
             const double sum = rolloutS + refSide + trainS;
             if (worst < best * (1 - 1e-12) || (worst <= best * (1 + 1e-12) && sum < bestSum)) {

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "fixtures.h"
+#include "plan/planio.h"
 #include "rl/rl.h"
 #include "serving/serving.h"
 
@@ -135,6 +136,41 @@ TEST(RlRolloutEngine, AMeasuredRolloutRateStandsAsMeasured)
     const RlEstimate r = estimateRl(plan, bareCounts(7e9));
     EXPECT_NEAR(r.rolloutS, 512.0 * 4096 / 5000, 1e-9);
     EXPECT_EQ(r.rolloutWaves, 5);
+}
+
+} // namespace
+} // namespace envelope
+
+namespace envelope {
+namespace {
+
+TEST(RlRolloutEngine, ALongTailOfResponsesWaitsForTheLongestAtANearEmptyBatch)
+{
+    // 16 prompts x 8 = 128 completions on one engine that holds them all at once. Every
+    // response 3,584 tokens long: 3,584 decode steps at batch 128. With a mean of 1,792 under
+    // the same cap, the engine decodes 128 x 1,792 tokens in 1,792 steps of the full batch,
+    // then waits 3,584 - 1,792 = 1,792 steps for the longest responses (the straggler tail).
+    Plan plan = twoGpuGrpo();
+    plan.rl.prompts = 16;
+    const ParamCounts counts = bareCounts(7e9);
+    const RlEstimate full = estimateRl(plan, counts);
+    plan.rl.responseLenMean = 1792;
+    const RlEstimate tail = estimateRl(plan, counts);
+    EXPECT_DOUBLE_EQ(tail.meanResponseTokens, 1792);
+    EXPECT_DOUBLE_EQ(tail.rolloutTailSteps, 1792);
+    EXPECT_DOUBLE_EQ(full.rolloutTailSteps, 0);
+    // The policy trains on what was generated: 128 x (512 + 1,792) tokens.
+    EXPECT_DOUBLE_EQ(tail.trainTokens, 128.0 * (512 + 1792));
+    // Shorter than the all-long step, but never shorter than 3,584 steps of one sequence: the
+    // step waits for its longest response.
+    EXPECT_LT(tail.rolloutS, full.rolloutS);
+    EXPECT_GT(tail.rolloutS,
+        3584 * decodeStepTime(plan.model.arch, plan.serving, plan.gpu.gpu, 1, 512));
+    // A mean above the cap is refused by the plan's checks.
+    plan.rl.responseLenMean = 4000;
+    const std::optional<Error> e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->path, "rl.response_len_mean");
 }
 
 } // namespace

@@ -200,8 +200,10 @@ TEST(RlPlacement, ColocatedPhasesTakeTurnsSoTheStepIsASum)
     const TrainingCompute eight
         = estimateCompute(plan.model.arch, counts, plan.training, Cluster { 8, 8 }, plan.gpu.gpu);
     EXPECT_NEAR(r.trainS, tokens / eight.tokensPerS, 1e-9 * r.trainS);
-    EXPECT_NEAR(r.referenceS / r.trainS, 0.25, 0.02);
-    EXPECT_NEAR(r.stepS, r.rolloutS + r.referenceS + r.trainS, 1e-9 * r.stepS);
+    // The reference's forward and the policy's old log-probs, one after the other: 2 x 0.25.
+    EXPECT_NEAR(r.oldLogProbS / r.trainS, 0.25, 0.02);
+    EXPECT_NEAR(r.referenceS / r.trainS, 0.50, 0.04);
+    EXPECT_NEAR(r.stepS, r.rolloutS + r.weightSyncS + r.referenceS + r.trainS, 1e-9 * r.stepS);
 }
 
 TEST(RlTiming, OneStepOffPolicyOverlapsRolloutWithTraining)
@@ -210,9 +212,9 @@ TEST(RlTiming, OneStepOffPolicyOverlapsRolloutWithTraining)
     plan.rl.offPolicyPipeline = true;
     const RlEstimate r = estimateRl(plan, bareCounts(7e9));
     const double tokens = 256.0 * 4096;
-    // max(29.96, 6.99 + 5.24) = 29.96 s: 120 steps/hour.
-    EXPECT_NEAR(r.stepS, tokens / 35000, 1e-9);
-    EXPECT_NEAR(r.stepsPerHour, 3600 / (tokens / 35000), 1e-9);
+    // max(29.96 + 0.031 weight sync, 6.99 + 5.24) = 29.99 s: 120 steps/hour.
+    EXPECT_NEAR(r.stepS, tokens / 35000 + 14e9 / 450e9, 1e-9);
+    EXPECT_NEAR(r.stepsPerHour, 3600 / (tokens / 35000 + 14e9 / 450e9), 1e-9);
 }
 
 TEST(RlExplain, EveryResultKeyHasAFormula)

@@ -103,7 +103,15 @@ TEST(RlSeed000, StepTimeFromTheSeedRates)
     // The seed leaves out the reference's forward over the same tokens. A forward is a third of
     // forward + backward, so 1 reference GPU runs at 3 x 200k / 4 = 150k tok/s: 6.99 s.
     EXPECT_NEAR(r.referenceS, tokens / 150000, 1e-9);
-    EXPECT_NEAR(r.stepS, tokens / 35000 + tokens / 150000 + tokens / 200000, 1e-9); // 42.2 s
+    // It also leaves out two things the engines do every step. The policy recomputes the
+    // rollout's log-probs (verl compute_log_prob): a forward on the 4 trainer GPUs at 3 x 200k
+    // tok/s = 1.75 s, side by side with the reference's 6.99 s on its own GPU, so hidden. And
+    // the new weights reach the engines: 2 B x 7e9 / tp 1 = 14 GB per rollout GPU over the
+    // node's 450 GB/s NVLink = 31.1 ms.
+    EXPECT_NEAR(r.oldLogProbS, tokens / 600000, 1e-9);
+    EXPECT_NEAR(r.weightSyncS, 14e9 / 450e9, 1e-12);
+    EXPECT_NEAR(r.stepS, tokens / 35000 + 14e9 / 450e9 + tokens / 150000 + tokens / 200000,
+        1e-9); // 42.2 s
     EXPECT_NEAR(r.stepsPerHour, 3600 / r.stepS, 1e-9); // 85
     // "Rollout-bound."
     EXPECT_EQ(r.bottleneck, "rollout");
@@ -111,16 +119,24 @@ TEST(RlSeed000, StepTimeFromTheSeedRates)
 
 TEST(RlSeed000, WithoutTheKlTermTheStepIsTheSeedsThirtyFiveSeconds)
 {
+    // The seed's arithmetic: no reference and no old log-prob forward (TRL's GRPOTrainer with
+    // num_iterations 1 reuses the rollout's log-probs); the 31 ms weight sync is all we add.
     Plan plan = seedGrpoPlan();
     plan.rl.kl = false;
+    plan.rl.oldLogProbForward = false;
     const RlEstimate r = estimateRl(plan, bareCounts(7e9));
     EXPECT_EQ(findRole(r, "reference"), nullptr);
     const double tokens = 256.0 * 4096;
+    const double sync = 14e9 / 450e9;
     EXPECT_DOUBLE_EQ(r.referenceS, 0);
-    EXPECT_NEAR(r.stepS, tokens / 35000 + tokens / 200000, 1e-9); // 35.2 s
-    EXPECT_NEAR(r.stepsPerHour, 3600 / (tokens / 35000 + tokens / 200000), 1e-9); // 102
+    EXPECT_NEAR(r.stepS, tokens / 35000 + sync + tokens / 200000, 1e-9); // 35.2 s
+    EXPECT_NEAR(r.stepsPerHour, 3600 / (tokens / 35000 + sync + tokens / 200000), 1e-9); // 102
     // "a 1000-step run takes ~10 hours"
     EXPECT_NEAR(1000 / r.stepsPerHour, 10, 0.3);
+    // Where the seed errs for verl and OpenRLHF: they recompute the old log-probs with the
+    // policy before its update, 1,048,576 tokens at 3 x 200k tok/s = 1.75 s more per step.
+    plan.rl.oldLogProbForward = true;
+    EXPECT_NEAR(estimateRl(plan, bareCounts(7e9)).stepS - r.stepS, tokens / 600000, 1e-9);
 }
 
 TEST(RlSeed000, BalancedSplitMovesGpusFromTrainingToRollout)

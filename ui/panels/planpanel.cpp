@@ -234,10 +234,8 @@ void PlanPanel::showEvent(QShowEvent* event)
     QWidget::showEvent(event);
     if (!m_searchedOnce && m_document->isValid()) {
         // A plan that does not fit asks "how many GPUs", one that fits "how fast".
-        const TrainingMemory& m = m_document->results().estimate.training;
-        const bool fits
-            = fitVerdict(m.perGpu.total(), m.gpuMemoryBytes, SearchOptions {}.usableFraction)
-            == FitVerdict::Fits;
+        // The training tab's own verdict: the plan's usable_fraction is the fits line.
+        const bool fits = m_document->results().estimate.training.verdict == Verdict::Fits;
         m_goal->setCurrentIndex(
             m_goal->findData(int(fits ? SearchGoal::MaxThroughput : SearchGoal::MinGpus)));
         startSearch();
