@@ -30,6 +30,7 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "report/textreport.h"
+#include "whatif/whatif.h"
 
 #include "cmd_compare.h"
 #include "cmd_export.h"
@@ -81,7 +82,11 @@ int runEstimate(const std::string& path, const std::string& format, ByteUnits un
     std::optional<PlanFile> loaded = readPlanFile(path, sets, status);
     if (!loaded)
         return status;
-    const Estimate e = estimatePlan(loaded->plan, json);
+    Estimate e = estimatePlan(loaded->plan, json);
+    // What makes it fit (training.what_makes_it_fit): a bounded planner search, milliseconds,
+    // run only for the training section and only when the plan does not fit.
+    if (json || chosen.value_or(loaded->sections).training)
+        attachWhatMakesItFit(loaded->plan, e, units);
     if (json)
         std::cout << writeResult(loaded->plan, e);
     else

@@ -89,6 +89,21 @@ ordered_json training(const Plan& plan, const Estimate& e)
     j["gpu_memory_bytes"] = bytes(m.gpuMemoryBytes);
     j["fits"] = m.fits;
     j["verdict"] = std::string(verdictId(m.verdict));
+    // The planner's smallest change that makes it fit (the GUI's summary line): null when the
+    // plan fits or nothing fits within the planner's budget (then the note says which).
+    if (e.whatMakesItFitSearched) {
+        if (const std::optional<FitChangeSummary>& fit = e.whatMakesItFit) {
+            ordered_json changes = ordered_json::object();
+            for (const auto& [path, value] : fit->changes)
+                changes[path] = ordered_json::parse(value);
+            j["what_makes_it_fit"] = { { "changes", std::move(changes) }, { "gpus", fit->gpus },
+                { "description", fit->description } };
+        } else {
+            j["what_makes_it_fit"] = nullptr;
+            if (!e.whatMakesItFitNote.empty())
+                j["what_makes_it_fit_note"] = e.whatMakesItFitNote;
+        }
+    }
     j["usable_bytes"] = bytes(m.usableBytes);
     j["min_gpus"] = m.minGpus;
     j["host_bytes_per_node"] = bytes(m.hostBytesPerNode);

@@ -55,6 +55,12 @@ Table trainingMemory(const Estimate& e, ByteUnits units)
     t.add("min GPUs (verdict fits)",
         m.minGpus > 0 ? std::to_string(m.minGpus)
                       : "none: no data-parallel size brings it below the usable line");
+    // The planner's answer (the GUI's summary line), when the CLI asked for it.
+    if (e.whatMakesItFitSearched && m.verdict == Verdict::Over)
+        t.add("what makes it fit",
+            e.whatMakesItFit ? fmt::format("{} ({} GPUs)", e.whatMakesItFit->description,
+                                   e.whatMakesItFit->gpus)
+                             : e.whatMakesItFitNote);
     t.add("data parallel", std::to_string(m.dataParallel));
     t.add("host memory per node", humanBytes(m.hostBytesPerNode, units));
     return t;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "search/fit.h"
 #include "plan/planio.h"
@@ -274,6 +275,59 @@ std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units)
         }
     }
     return out;
+}
+
+namespace {
+
+// Leaf paths of `to` that differ from `from`: "training.zero_stage" -> "3".
+void changedLeaves(const nlohmann::json& from, const nlohmann::json& to, const std::string& path,
+    std::vector<std::pair<std::string, std::string>>& out)
+{
+    if (to.is_object()) {
+        for (const auto& [key, value] : to.items()) {
+            const std::string child = path.empty() ? key : path + "." + key;
+            const nlohmann::json none;
+            changedLeaves(from.is_object() && from.contains(key) ? from[key] : none, value,
+                child, out);
+        }
+        return;
+    }
+    if (from != to)
+        out.emplace_back(path, to.dump());
+}
+
+} // namespace
+
+void attachWhatMakesItFit(const Plan& plan, Estimate& estimate, ByteUnits units)
+{
+    estimate.whatMakesItFitSearched = true;
+    estimate.whatMakesItFit.reset();
+    estimate.whatMakesItFitNote.clear();
+    // training.fits (tight included): the plan runs, and suggestFits has nothing to offer.
+    if (estimate.training.verdict != Verdict::Over)
+        return;
+    // suggestFits ranks a comfortable fit before a tight one.
+    const std::vector<FitSuggestion> suggestions = suggestFits(plan, units);
+    const auto fit = std::find_if(suggestions.begin(), suggestions.end(),
+        [](const FitSuggestion& s) { return s.makesItFit; });
+    if (fit == suggestions.end()) {
+        // suggestFits ends with the planner's note when its quick search ran out of budget.
+        const bool capped = !suggestions.empty()
+            && suggestions.back().description.starts_with("the quick search");
+        estimate.whatMakesItFitNote = capped
+            ? suggestions.back().description
+            : "no change the planner tries makes it fit: solve --goal min-gpus searches every "
+              "layout";
+        return;
+    }
+    FitChangeSummary summary;
+    const nlohmann::json before = nlohmann::json::parse(writePlan(plan));
+    const nlohmann::json after = nlohmann::json::parse(writePlan(fit->plan));
+    changedLeaves(before, after, "", summary.changes);
+    std::erase_if(summary.changes, [](const auto& c) { return c.first == "name"; });
+    summary.gpus = fit->plan.cluster.gpus;
+    summary.description = fit->description;
+    estimate.whatMakesItFit = std::move(summary);
 }
 
 }  // namespace envelope

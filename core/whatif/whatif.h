@@ -57,4 +57,11 @@ struct FitSuggestion {
 // `units` picks how descriptions show bytes.
 std::vector<FitSuggestion> suggestFits(const Plan& plan, ByteUnits units = ByteUnits::GB);
 
+// Fills estimate.whatMakesItFit (result JSON `training.what_makes_it_fit`) with the first
+// suggestion of suggestFits that makes the training plan fit: the fields it changes (JSON path
+// -> value, from the two plans' canonical JSON), the GPUs it runs on and its description. None
+// when the plan runs (training.fits: verdict "fits" or "tight"), or when nothing fits within the
+// planner's budget (whatMakesItFitNote says so). Bounded like suggestFits: milliseconds.
+void attachWhatMakesItFit(const Plan& plan, Estimate& estimate, ByteUnits units = ByteUnits::GB);
+
 }  // namespace envelope

@@ -283,3 +283,38 @@ TEST_F(CliSolveTest, AnRlPoolThatCannotHoldItsLayoutIsNamedAndItsFiguresWithheld
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(CliSolveTest, EstimateSaysWhatMakesItFitAndTheChangeDoes)
+{
+    // 70B under ZeRO-0 holds 16 B x 70.55e9 = 1,129 GB per GPU: over. The planner's answer is
+    // in the result JSON as field changes; applying them with --set gives a plan that fits.
+    const fs::path over = write("over.json",
+        R"({"format": "envelope.plan", "version": 1, "model": "llama-3-70b", "gpu": "h100-sxm",
+            "cluster": {"gpus": 64, "gpus_per_node": 8},
+            "training": {"zero_stage": 0, "seq_len": 4096, "recompute": "full"}})");
+    const SolveRun r = cli("estimate " + over.string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json training = nlohmann::json::parse(r.out)["training"];
+    ASSERT_EQ(training["verdict"], "over");
+    const nlohmann::json fit = training["what_makes_it_fit"];
+    ASSERT_TRUE(fit.is_object()) << training.dump();
+    ASSERT_FALSE(fit["changes"].empty());
+    EXPECT_GE(fit["gpus"].get<int>(), 1);
+    EXPECT_FALSE(fit["description"].get<std::string>().empty());
+    std::string sets;
+    for (const auto& [path, value] : fit["changes"].items())
+        sets += " --set " + path + "=" + value.dump();
+    const SolveRun changed = cli("estimate " + over.string() + sets);
+    ASSERT_EQ(changed.status, 0) << changed.err << sets;
+    const nlohmann::json after = nlohmann::json::parse(changed.out)["training"];
+    EXPECT_EQ(after["verdict"], "fits") << sets;
+    EXPECT_TRUE(after["what_makes_it_fit"].is_null());
+    EXPECT_EQ(after["data_parallel"].get<int>() > 0, true);
+    // The text report carries the same answer.
+    const SolveRun text = cli("estimate " + over.string() + " --format text");
+    EXPECT_NE(text.out.find("what makes it fit"), std::string::npos) << text.out;
+}
+
+} // namespace
