@@ -40,6 +40,10 @@ struct RlSetup {
     double trainerTokensPerSPerGpu = 0;
     double forwardShare = 1.0 / 3.0;
     std::string trainerTimingSource; // "measured", or core/compute's timing source
+    // Colocated with training.offload_*: the states leave the GPUs between phases and come back
+    // for the update (verl param_offload / optimizer_offload), once per step over the host
+    // link, not streamed per micro-batch as ZeRO-Infinity would: out and back, seconds.
+    double phaseOffloadS = 0;
 };
 
 // The training config a role of `gpus` GPUs runs: the plan's, or, when its layout does not fit

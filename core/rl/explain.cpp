@@ -203,12 +203,18 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
             ? fmt::format("train tokens / rate = {} / {} = {}", num(r.trainTokens),
                 num(*c.trainTokensPerS), formatDuration(r.trainS))
             : fmt::format("train tokens / (the trainer's step on its own {} GPUs, {}: {} tokens/s "
-                          "per GPU x {}) = {} / {}{} = {}",
+                          "per GPU x {}) = {} / {}{}{} = {}",
                 s.colocated ? s.totalGpus : s.trainerGpus, s.trainerTimingSource,
                 num(s.trainerTokensPerSPerGpu), s.colocated ? s.totalGpus : s.trainerGpus,
                 num(r.trainTokens),
                 num(s.trainerTokensPerSPerGpu * (s.colocated ? s.totalGpus : s.trainerGpus)),
-                s.critic ? " (and the critic's update)" : "", formatDuration(r.trainS)),
+                s.critic ? " (and the critic's update)" : "",
+                s.phaseOffloadS > 0
+                    ? fmt::format(", + {} moving the offloaded states out and back over the host "
+                                  "link",
+                        formatDuration(s.phaseOffloadS))
+                    : std::string(),
+                formatDuration(r.trainS)),
         r.trainS, "s",
         c.trainTokensPerS ? kSeed
                           : "training.step_time_s of the trainer's layout on its pool "

@@ -210,8 +210,23 @@ RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
         s.forwardShare = 1.0 / 3.0; // forward = 2 P of forward + backward's 6 P
         s.trainerTimingSource = "measured";
     } else if (s.trainTokens > 0) {
-        const TrainingCompute tc = estimateCompute(plan.model.arch, counts,
-            trainerConfig(plan.training, s.trainerProblem.empty()),
+        TrainingConfig timed = trainerConfig(plan.training, s.trainerProblem.empty());
+        if (s.colocated) {
+            // Colocated offload is per phase (verl's hybrid engine): the update itself runs with
+            // the states on the GPU; their trip out and back is phaseOffloadS.
+            const double perGpu = positiveOrZero(counts.total) / trainerPool;
+            const Recipe& recipe = plan.training.recipe.recipe;
+            const double bytes = (timed.offloadParams ? perGpu * recipe.weightBytes : 0.0)
+                + (timed.offloadOptimizer
+                        ? perGpu
+                            * (recipe.masterBytes
+                                + optimizerStateBytesPerParam(recipe, timed.optimizer))
+                        : 0.0);
+            const double link = positiveOrZero(plan.gpu.gpu.hostLinkBytesPerS);
+            s.phaseOffloadS = link > 0 ? 2.0 * bytes / link : 0.0;
+            timed.offloadParams = timed.offloadOptimizer = false;
+        }
+        const TrainingCompute tc = estimateCompute(plan.model.arch, counts, timed,
             Cluster { trainerPool, plan.cluster.gpusPerNode }, plan.gpu.gpu);
         s.trainerTokensPerSPerGpu = positiveOrZero(tc.tokensPerSPerGpu);
         s.forwardShare = tc.hardwareFlopsPerToken > 0
@@ -479,7 +494,7 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
     // colocated.
     r.referenceS = s.colocated ? refS + rewardS + valuesS + r.oldLogProbS
                                : std::max({ refS, rewardS, valuesS, r.oldLogProbS });
-    r.trainS = s.colocated ? policyS + criticS : std::max(policyS, criticS);
+    r.trainS = s.colocated ? policyS + criticS + s.phaseOffloadS : std::max(policyS, criticS);
     const bool overlap = plan.rl.offPolicyPipeline && !s.colocated && s.rollout;
     const double rolloutSide = r.rolloutS + r.weightSyncS;
     r.stepS = overlap ? std::max(rolloutSide, r.referenceS + r.trainS)

@@ -164,5 +164,53 @@ TEST(RlPools, TheColocatedEnginesShareBeatsDisjointPoolsOnLongResponses)
     EXPECT_GE(best.stepsPerHour, 3600 / c.stepS * (1 - 1e-9));
 }
 
+// Published colocated RL jobs that ran (tests/data/validation/rl/published-rl.json): each fits
+// as published, with the engine's share, TP and offload they state.
+TEST(RlPublished, VerlsMinimumForQwen2SevenBIsTwoGpusAndOneCannotHostItsEngine)
+{
+    // verl-min-qwen2-7b-grpo-2xh800: GRPO Qwen2-7B on 2 x H800 (80 GB), colocated, FSDP with
+    // param and optimizer offload, vLLM TP 2 at gpu_memory_utilization 0.6, 1,024 prompts x 5,
+    // 1K prompt / 1K response, gradient checkpointing. The H800 is an H100 with less NVLink.
+    Plan plan = searchPlan(R"({"model":"qwen2.5-7b","gpu":"h100-sxm",
+        "cluster":{"gpus":2,"gpus_per_node":8},
+        "training":{"zero_stage":3,"seq_len":2048,"micro_batch":1,"recompute":"full",
+          "offload_optimizer":true,"offload_params":true,"framework":"torchtitan"},
+        "serving":{"tp":2,"context":2048,"gpu_memory_utilization":0.6},
+        "rl":{"algorithm":"grpo","placement":"colocated","prompts_per_step":1024,"group_size":5,
+          "prompt_len":1024,"response_len":1024}})");
+    const RlEstimate two = estimate(plan).rl;
+    EXPECT_EQ(two.verdict, Verdict::Fits) << two.problem;
+    // One GPU fewer: the published TP-2 engine has no second GPU.
+    plan.cluster.gpus = 1;
+    const std::optional<Error> e = rlLayoutError(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->path, "cluster.gpus");
+    EXPECT_FALSE(estimate(plan).rl.fits);
+}
+
+TEST(RlPublished, TrlsColocatedSeventyTwoBFitsOnThirtyTwoGpus)
+{
+    // trl-qwen2.5-math-72b-grpo-colocate-32gpu: Qwen2.5-Math-72B (80 layers, hidden 8192, FFN
+    // 29,568, 64 heads, 8 KV heads, vocab 152,064), 32 GPUs, vLLM colocated at
+    // gpu_memory_utilization 0.25 with TP 16 x DP 2, DeepSpeed ZeRO-3 with the optimizer on the
+    // CPU. 72.7e9 params x 2 B / 32 = 4.5 GB of weights per GPU resident; the engine's quarter
+    // of an 80 GB card holds 145 GB / 16 = 9.1 GB of weights and a KV pool beside them.
+    const Plan plan = searchPlan(R"({"model":{"layers":80,"hidden":8192,"ffn_hidden":29568,
+          "heads":64,"kv_heads":8,"head_dim":128,"vocab":152064,"tied_embeddings":false,
+          "ffn":"swiglu","norm":"rmsnorm","qkv_bias":true,"max_positions":4096},
+        "gpu":"h100-sxm","cluster":{"gpus":32,"gpus_per_node":8},
+        "training":{"zero_stage":3,"seq_len":1024,"micro_batch":1,"recompute":"full",
+          "offload_optimizer":true,"framework":"deepspeed"},
+        "serving":{"tp":16,"context":1024,"gpu_memory_utilization":0.25},
+        "rl":{"algorithm":"grpo","placement":"colocated","prompts_per_step":32,"group_size":8,
+          "prompt_len":512,"response_len":512}})");
+    EXPECT_FALSE(rlLayoutError(plan).has_value());
+    const RlEstimate r = estimate(plan).rl;
+    EXPECT_EQ(r.verdict, Verdict::Fits) << r.problem;
+    const RoleEstimate* rollout = findRole(r, "rollout");
+    ASSERT_NE(rollout, nullptr);
+    EXPECT_NEAR(rollout->perGpu.weights, 2.0 * 72.7e9 / 16, 0.02 * 2.0 * 72.7e9 / 16);
+}
+
 } // namespace
 } // namespace envelope
