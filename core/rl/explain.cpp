@@ -287,11 +287,15 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
                                  "trainer",
             splitGpus, r.suggestedRolloutGpus, r.suggestedTrainerGpus);
     else
-        suggestion = fmt::format("no split of these {} rollout + trainer GPUs lets the trainer "
+        suggestion = fmt::format("no split of these {} rollout + trainer GPUs{} lets the trainer "
                                  "(ZeRO-{}) fit in {} per GPU; the current {} rollout / {} trainer "
                                  "stands: add GPUs or shard the trainer (ZeRO-3)",
-            splitGpus, plan.training.zeroStage, bytes(plan.gpu.gpu.memoryBytes),
-            r.suggestedRolloutGpus, r.suggestedTrainerGpus);
+            splitGpus,
+            plan.serving.tp > 1
+                ? fmt::format(" into whole TP-{} rollout engines", plan.serving.tp)
+                : std::string(),
+            plan.training.zeroStage, bytes(plan.gpu.gpu.memoryBytes), r.suggestedRolloutGpus,
+            r.suggestedTrainerGpus);
     ex.add("rl.suggested_rollout_gpus", suggestion, r.suggestedRolloutGpus, "GPUs",
         "seed 000 ('usually 2:1 inference:training')");
     ex.add("rl.suggested_trainer_gpus", fmt::format("{} trainer GPUs", r.suggestedTrainerGpus),

@@ -73,12 +73,14 @@ void verifyMatchesCore(const RlPanel& panel, const Plan& plan)
     const RlTimeline* timeline = panel.timeline();
     QCOMPARE(timeline->stepS(), rl.stepS);
     const auto& seg = timeline->segments();
-    QCOMPARE(int(seg.size()), 3);
+    QCOMPARE(int(seg.size()), 4);
     QVERIFY(close(seg[0].endS - seg[0].startS, rl.rolloutS));
-    QVERIFY(close(seg[1].endS - seg[1].startS, rl.referenceS));
-    QVERIFY(close(seg[2].endS - seg[2].startS, rl.trainS));
-    // The last phase ends where the step ends: serial, or max(rollout, forwards + train).
-    QVERIFY(close(std::max(seg[0].endS, seg[2].endS), rl.stepS));
+    QVERIFY(close(seg[1].endS - seg[1].startS, rl.weightSyncS)); // on the rollout row
+    QCOMPARE(seg[1].startS, seg[0].endS);
+    QVERIFY(close(seg[2].endS - seg[2].startS, rl.referenceS));
+    QVERIFY(close(seg[3].endS - seg[3].startS, rl.trainS));
+    // The last phase ends where the step ends: serial, or max(rollout + sync, forwards + train).
+    QVERIFY(close(std::max(seg[1].endS, seg[3].endS), rl.stepS));
 
     const FigureGrid* f = panel.figures();
     // A job that does not fit shows no real-looking rate or step (issue 11 item 6): greyed
@@ -113,6 +115,7 @@ private slots:
         const auto& seg = m_panel->timeline()->segments();
         QCOMPARE(seg[1].startS, seg[0].endS);
         QCOMPARE(seg[2].startS, seg[1].endS);
+        QCOMPARE(seg[3].startS, seg[2].endS);
     }
 
     void pickingPpoAddsCriticAndReward()
@@ -157,9 +160,12 @@ private slots:
         verifyMatchesCore(*m_panel, m_doc->plan());
         QVERIFY(m_panel->timeline()->overlapped());
         const auto& seg = m_panel->timeline()->segments();
+        // Rollout and its weight sync on one row; the forwards start with them, the update
+        // after the forwards.
         QCOMPARE(seg[0].startS, 0.0);
-        QCOMPARE(seg[1].startS, 0.0);
-        QCOMPARE(seg[2].startS, seg[1].endS);
+        QCOMPARE(seg[1].startS, seg[0].endS);
+        QCOMPARE(seg[2].startS, 0.0);
+        QCOMPARE(seg[3].startS, seg[2].endS);
     }
 
     void klOffDropsTheReference()

@@ -87,15 +87,18 @@ void RlTimeline::setStep(const RlEstimate& rl, bool overlapped)
     auto finite = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
     m_stepS = finite(rl.stepS);
     m_bottleneck = QString::fromStdString(rl.bottleneck);
-    const double r = finite(rl.rolloutS), f = finite(rl.referenceS), t = finite(rl.trainS);
+    const double g = finite(rl.rolloutS), w = finite(rl.weightSyncS);
+    const double r = g + w, f = finite(rl.referenceS), t = finite(rl.trainS);
+    // The rollout row ends with the weight sync that brings the engines the new weights.
+    m_segments.push_back({ tr("rollout"), 0, 0, g, kRolloutColor });
+    m_segments.push_back({ tr("weight sync"), 0, g, r, kForwardColor });
     if (overlapped) {
         // Step k's rollout runs beside step k-1's forwards and update (one-step off-policy).
-        m_segments.push_back({ tr("rollout"), 0, 0, r, kRolloutColor });
-        m_segments.push_back({ tr("reference / critic forward"), 1, 0, f, kForwardColor });
+        m_segments.push_back({ tr("forwards (reference, old log-probs)"), 1, 0, f, kForwardColor });
         m_segments.push_back({ tr("train"), 2, f, f + t, kTrainColor });
     } else {
-        m_segments.push_back({ tr("rollout"), 0, 0, r, kRolloutColor });
-        m_segments.push_back({ tr("reference / critic forward"), 1, r, r + f, kForwardColor });
+        m_segments.push_back(
+            { tr("forwards (reference, old log-probs)"), 1, r, r + f, kForwardColor });
         m_segments.push_back({ tr("train"), 2, r + f, r + f + t, kTrainColor });
     }
     update();
@@ -142,7 +145,11 @@ RlTimeline::Layout RlTimeline::layoutFor(int width) const
         const QRectF box(l.left + s.startS * l.scale, l.top + s.row * l.rowHeight + 3,
             std::max(1.0, (s.endS - s.startS) * l.scale), l.rowHeight - 6);
         l.boxes.push_back(box);
-        const QString text = inUnit(s.endS - s.startS, unit);
+        // A segment too thin for its time in the step's unit (the weight sync beside a
+        // 10-minute rollout) is named, with its time in its own unit, beside the bar.
+        QString text = inUnit(s.endS - s.startS, unit);
+        if (fm.horizontalAdvance(text) + 8 >= (s.endS - s.startS) * l.scale)
+            text = tr("%1 %2").arg(s.name, duration(s.endS - s.startS));
         const int w = fm.horizontalAdvance(text);
         double x = box.center().x() - w / 2.0; // inside when it fits
         if (w + 8 >= box.width())

@@ -8,6 +8,8 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QResizeEvent>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
@@ -144,10 +146,12 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     m_table->setToolTip(tr("Double-click a candidate to apply it to the plan (Undo reverts it)"));
 
     auto* split = new QSplitter(Qt::Horizontal);
+    m_split = split;
     split->addWidget(m_table);
     split->addWidget(m_chart);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    connect(split, &QSplitter::splitterMoved, this, [this] { m_splitMoved = true; });
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(split, 1);
@@ -323,6 +327,7 @@ void PlanPanel::streamTo(Job* job, std::function<void(const std::vector<C>&)>& s
                 if (m_job.get() != job)
                     return;
                 fillPlanTable(m_table, m_searchedPlan, rows, m_document->units());
+                fitTableWidth();
                 ++m_batchesShown;
                 m_status->setText(
                     tr("Searching… %n candidate(s) so far", nullptr, int(rows.size())));
@@ -400,13 +405,35 @@ void PlanPanel::fillTable()
     const ByteUnits units = m_document->units();
     switch (m_resultKind) {
     case SearchKind::Serving:
-        return fillPlanTable(m_table, m_searchedPlan, m_servingResult.candidates, units);
+        fillPlanTable(m_table, m_searchedPlan, m_servingResult.candidates, units);
+        break;
     case SearchKind::Rl:
-        return fillPlanTable(m_table, m_searchedPlan, m_rlResult.candidates, units);
+        fillPlanTable(m_table, m_searchedPlan, m_rlResult.candidates, units);
+        break;
     case SearchKind::Training:
+        fillPlanTable(m_table, m_searchedPlan, m_result.candidates, units);
         break;
     }
-    fillPlanTable(m_table, m_searchedPlan, m_result.candidates, units);
+    fitTableWidth();
+}
+
+void PlanPanel::fitTableWidth()
+{
+    const int total = m_split->width();
+    if (m_splitMoved || total <= 0 || m_table->columnCount() == 0)
+        return;
+    const int wanted = m_table->horizontalHeader()->length()
+        + m_table->verticalScrollBar()->sizeHint().width() + 2 * m_table->frameWidth() + 2;
+    const int table = std::min(wanted, total * 3 / 4);
+    const QList<int> sizes = m_split->sizes();
+    if (sizes.size() == 2 && std::abs(sizes[0] - table) > 2)
+        m_split->setSizes({ table, total - m_split->handleWidth() - table });
+}
+
+void PlanPanel::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    fitTableWidth();
 }
 
 void PlanPanel::applyCandidate(const Candidate& candidate)

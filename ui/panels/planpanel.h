@@ -22,6 +22,7 @@ class QLabel;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
 class QTableWidget;
 class QThread;
 class QTimer;
@@ -73,11 +74,15 @@ signals:
 protected:
     // The first time the tab is shown it searches with the default goal (milliseconds).
     void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     struct Job;
     void finish(const std::shared_ptr<Job>& job);
     void fillTable();
+    // Widens the table to what its columns need (up to three quarters of the tab) unless the
+    // user has moved the splitter, so tokens/s, step and cost are not clipped at 1280 px.
+    void fitTableWidth();
     void showProgress();
     void fillGoals();
     void applyRow(int row);
@@ -101,6 +106,8 @@ private:
     QLabel* m_status;
     QTableWidget* m_table;
     ParetoChart* m_chart;
+    QSplitter* m_split = nullptr;
+    bool m_splitMoved = false; // the user dragged the splitter: keep their sizes
     QTimer* m_progressTimer;
     QElapsedTimer m_clock;
     QThread* m_thread = nullptr;

@@ -133,8 +133,8 @@ void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<
 {
     const QStringList header = { QObject::tr("#"), QObject::tr("GPUs"), QObject::tr("Placement"),
         QObject::tr("Trainer"), QObject::tr("Reference"), QObject::tr("Rollout"),
-        QObject::tr("Rollout TP"), QObject::tr("Peak per GPU"), QObject::tr("Step"),
-        QObject::tr("Steps/h"), QObject::tr("Bottleneck") };
+        QObject::tr("Rollout TP"), QObject::tr("Engine share"), QObject::tr("Peak per GPU"),
+        QObject::tr("Step"), QObject::tr("Steps/h"), QObject::tr("Bottleneck") };
     fill(table, header, rows, searched, units, [&](int row, const RlCandidate& c, auto put) {
         const RlLayout& l = c.layout;
         const bool colocated = l.placement == RlPlacement::Colocated;
@@ -147,10 +147,12 @@ void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<
         pool(4, l.referenceGpus);
         pool(5, l.rolloutGpus);
         put(6, QString::number(l.rolloutTp), l.rolloutTp);
-        put(7, bytesText(c.peakBytesPerGpu, units), c.peakBytesPerGpu);
-        put(8, duration(c.stepS), c.stepS);
-        put(9, QString::number(c.stepsPerHour, 'f', 1), c.stepsPerHour);
-        table->setItem(row, 10,
+        // serving.gpu_memory_utilization: the engine's share of each GPU.
+        put(7, QString::number(l.gpuMemoryUtilization, 'g', 2), l.gpuMemoryUtilization);
+        put(8, bytesText(c.peakBytesPerGpu, units), c.peakBytesPerGpu);
+        put(9, duration(c.stepS), c.stepS);
+        put(10, QString::number(c.stepsPerHour, 'f', 1), c.stepsPerHour);
+        table->setItem(row, 11,
             new QTableWidgetItem(
                 c.rolloutBound ? QObject::tr("rollout") : QObject::tr("training")));
     });

@@ -48,10 +48,12 @@ RlPanel::RlPanel(PlanDocument* document, QWidget* parent)
     , m_timeline(new RlTimeline)
 {
     QScrollArea* scroll = controlsColumn(m_controls,
-        tr("Model, GPU, recipe and MFU come from the Training tab; the "
-           "rollout engine's KV settings from the Serving tab."));
+        tr("Model, GPU, recipe and the trainer's layout come from the Training tab "
+           "(its step, timed on the trainer's own GPUs, sets the update's speed); the rollout "
+           "engine's TP, KV settings and memory share from the Serving tab."));
 
     styleHeader(m_header);
+    m_header->setWordWrap(true); // a layout problem names the field and the minimum
     m_toolTips->setProvider([this](const QString& figure) { return tooltipFor(figure); });
     bindValidationStatus(m_status, m_document);
     QFont suggestionFont = m_suggestion->font();
@@ -113,6 +115,12 @@ QString RlPanel::suggestionText(const Plan& plan, const RlEstimate& rl)
     if (!rl.suggestionFits) {
         // The core kept the current split only to stay defined: it balances nothing.
         const int total = rl.suggestedRolloutGpus + rl.suggestedTrainerGpus;
+        const int engine = std::max(plan.serving.tp, 1);
+        if (engine > 1)
+            return tr("no split of these %1 GPUs into whole TP-%2 rollout engines leaves the "
+                      "trainer room to fit — add GPUs, a smaller rollout TP or shard the trainer")
+                .arg(total)
+                .arg(engine);
         return plan.training.zeroStage < 3
             ? tr("no split of these %1 GPUs lets the trainer fit — add GPUs or shard the trainer "
                  "(ZeRO-3)")
@@ -149,15 +157,35 @@ void RlPanel::redraw()
     const bool colocated = c.placement == RlPlacement::Colocated;
     const double memory = plan.gpu.gpu.memoryBytes;
 
+    // The core's verdict under the training tab's rule; the header names the pool at fault.
+    QString verdict = tr("every role fits");
+    QColor verdictColor = fitsColor();
+    if (!rl.problem.empty()) {
+        verdict = tr("cannot be laid out: %1").arg(QString::fromStdString(rl.problem));
+        verdictColor = overflowColor();
+    } else if (rl.verdict != Verdict::Fits) {
+        QString pool;
+        for (const RoleEstimate& role : rl.perRole)
+            if (pool.isEmpty() && role.verdict == rl.verdict)
+                pool = QString::fromStdString(role.role);
+        verdict = rl.verdict == Verdict::Tight
+            ? (colocated ? tr("tight: the colocated peak is above the %1% usable line")
+                               .arg(plan.training.usableFraction * 100, 0, 'f', 0)
+                         : tr("tight: the %1 pool is above the %2% usable line")
+                               .arg(pool)
+                               .arg(plan.training.usableFraction * 100, 0, 'f', 0))
+            : (colocated ? tr("does not fit: the colocated peak is over HBM")
+                         : tr("does not fit: the %1 pool overflows").arg(pool));
+        verdictColor = rl.verdict == Verdict::Tight ? tightColor() : overflowColor();
+    }
     m_header->setText(tr("%1 %2 on %3 × %4, %5 — %6")
                           .arg(QString::fromLatin1(rlAlgorithmId(c.algorithm).data()).toUpper(),
                               QString::fromStdString(plan.model.arch.name))
                           .arg(rl.totalGpus)
                           .arg(QString::fromStdString(plan.gpu.gpu.name),
-                              colocated ? tr("colocated") : tr("disjoint pools"),
-                              rl.fits ? tr("every role fits") : tr("does not fit")));
+                              colocated ? tr("colocated") : tr("disjoint pools"), verdict));
     QPalette headerPalette = palette();
-    headerPalette.setColor(QPalette::WindowText, rl.fits ? fitsColor() : overflowColor());
+    headerPalette.setColor(QPalette::WindowText, verdictColor);
     m_header->setPalette(headerPalette);
 
     std::vector<MemoryBarColumn> columns;
