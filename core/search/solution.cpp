@@ -205,6 +205,27 @@ std::string settingsCell(const Layout& l)
     return text + fmt::format(" mb {}x{}", l.microBatch, l.gradAccum);
 }
 
+// When the best layout's pipeline idles a quarter of its step or more, the plan's fixed global
+// batch cannot use that many GPUs well (issue 28: at 8,192 GPUs the best was a 4-stage
+// interleaved pipeline with one micro-batch, 43 % bubble). Empty otherwise.
+constexpr double kBatchLimitedBubble = 0.25;
+
+std::string batchNote(const Plan& best)
+{
+    const Estimate e = estimate(best);
+    const double bubble = e.compute.communication.ppBubbleFraction;
+    if (!(bubble >= kBatchLimitedBubble))
+        return {};
+    const TrainingConfig& t = best.training;
+    const long long replicas = best.cluster.gpus / std::max(1LL, 1LL * t.tp * t.pp * t.cp);
+    return fmt::format("the plan's global batch of {} sequences gives each of the {} pipelines {} "
+                       "micro-batch{} per step, so the {}-stage pipeline idles {:.0f} % of it: "
+                       "this batch cannot use {} GPUs well; fewer GPUs or a larger global batch "
+                       "(training.grad_accum) would",
+        1LL * t.microBatch * t.gradAccum * replicas, replicas, t.gradAccum,
+        t.gradAccum == 1 ? "" : "es", t.pp, 100 * bubble, best.cluster.gpus);
+}
+
 } // namespace
 
 std::string writeSolutionJson(const Plan& input, const SearchResult& r)
@@ -220,6 +241,8 @@ std::string writeSolutionJson(const Plan& input, const SearchResult& r)
         b["changes"] = changesJson(input, r.candidates.front().layout);
         b["description"] = describeChanges(input, r.candidates.front().layout);
         b["summary"] = summaryJson(best, r.usableFraction);
+        if (const std::string note = batchNote(best); !note.empty())
+            b["batch_note"] = note;
         j["best"] = b;
     }
     ordered_json candidates = ordered_json::array();
@@ -265,6 +288,9 @@ std::string writeSolutionText(
     }
     out += fmt::format(
         "{}Best: {}\n", markdown ? "\n" : "", describeChanges(input, r.candidates.front().layout));
+    if (const std::string note = batchNote(applyLayout(input, r.candidates.front().layout));
+        !note.empty())
+        out += fmt::format("{}Note: {}\n", markdown ? "\n" : "", note);
     if (markdown)
         out += "\n| # | GPUs | layout | settings | per GPU | tokens/s | step | cost |\n"
                "|---|---|---|---|---|---|---|---|\n";

@@ -94,3 +94,39 @@ TEST(SearchSolution, DescribesChangesInWords)
 
 } // namespace
 } // namespace envelope
+
+namespace envelope {
+namespace {
+
+TEST(SearchSolution, ABestLayoutWhosePipelineIdlesSaysTheBatchCannotUseTheGpus)
+{
+    // Llama-3 70B on 64 GPUs as TP 8 x PP 4 (2 replicas) with one micro-batch each per step:
+    // the 1F1B bubble is (p - 1) / (m + p - 1) = 3 / 4 = 75 % of the step. The solution must
+    // say the fixed global batch (1 x 1 x 2 = 2 sequences) cannot use 64 GPUs well instead of
+    // presenting the layout as simply "best".
+    const Plan input = testing::searchPlan(R"({"model":"llama-3-70b","gpu":"h100-sxm",
+        "cluster":{"gpus":64,"gpus_per_node":8},"training":{"zero_stage":1,"tp":8,"pp":4,
+        "sequence_parallel":true,"seq_len":4096,"micro_batch":1,"grad_accum":1,
+        "recompute":"full","framework":"megatron"}})");
+    SearchResult r;
+    Candidate c;
+    c.layout = layoutOf(input);
+    c.verdict = FitVerdict::Fits;
+    r.candidates.push_back(c);
+    const nlohmann::json j = nlohmann::json::parse(writeSolutionJson(input, r));
+    ASSERT_TRUE(j["best"].contains("batch_note")) << j["best"].dump();
+    const std::string note = j["best"]["batch_note"];
+    EXPECT_NE(note.find("2 sequences"), std::string::npos) << note;
+    EXPECT_NE(note.find("idles 75 %"), std::string::npos) << note;
+    EXPECT_NE(writeSolutionText(input, r, ByteUnits::GB, false).find("Note: the plan's global"),
+        std::string::npos);
+    // 64 micro-batches per pipeline: 3 / 67 = 4.5 %, no note.
+    Plan busy = input;
+    busy.training.gradAccum = 64;
+    r.candidates.front().layout = layoutOf(busy);
+    EXPECT_FALSE(
+        nlohmann::json::parse(writeSolutionJson(busy, r))["best"].contains("batch_note"));
+}
+
+} // namespace
+} // namespace envelope
