@@ -14,11 +14,15 @@
 #include <QPainter>
 #include <QProcess>
 #include <QSvgRenderer>
+#include <QTabBar>
+#include <QSignalSpy>
+#include <QComboBox>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QUndoStack>
 #include <QUrl>
 
+#include "panels/planpanel.h"
 #include "window/application.h"
 #include "window/exporter.h"
 #include "window/mainwindow.h"
@@ -227,6 +231,28 @@ private slots:
         QVERIFY(m_window->selectPanel(QStringLiteral("extra")));
         QCOMPARE(m_window->tabs()->currentWidget(), extra);
         QVERIFY(!m_window->selectPanel(QStringLiteral("nope")));
+    }
+
+    void findAPlanSearchesTheKindOfTheTabTheUserCameFrom()
+    {
+        // Issue 28: from the RL tab, Find a plan's first search is an RL one (it used to start
+        // a training search whatever the user was looking at).
+        QVERIFY(m_window->selectPanel(QStringLiteral("rl")));
+        QTabBar* bar = m_window->tabs()->tabBar();
+        const int planner = int(m_window->panelIds().indexOf(QStringLiteral("planner")));
+        QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(planner).center());
+        auto* panel = qobject_cast<PlanPanel*>(m_window->tabs()->currentWidget());
+        QVERIFY(panel != nullptr);
+        QCOMPARE(SearchKind(panel->kindCombo()->currentData().toInt()), SearchKind::Rl);
+        if (panel->isSearching()) {
+            QSignalSpy finished(panel, &PlanPanel::searchFinished);
+            QVERIFY(finished.wait(20000));
+        }
+        QCOMPARE(panel->resultKind(), SearchKind::Rl);
+        // Back to Serving, then Find a plan again: the Kind box follows.
+        QVERIFY(m_window->selectPanel(QStringLiteral("serving")));
+        QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(planner).center());
+        QCOMPARE(SearchKind(panel->kindCombo()->currentData().toInt()), SearchKind::Serving);
     }
 
     void importHfConfigReplacesTheModel()

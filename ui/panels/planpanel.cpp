@@ -233,15 +233,27 @@ PlanPanel::~PlanPanel()
     }
 }
 
+void PlanPanel::setPreferredKind(SearchKind kind)
+{
+    if (m_thread)
+        return;
+    const int index = m_kind->findData(int(kind));
+    if (index >= 0 && index != m_kind->currentIndex())
+        m_kind->setCurrentIndex(index); // fillGoals follows
+}
+
 void PlanPanel::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
     if (!m_searchedOnce && m_document->isValid()) {
-        // A plan that does not fit asks "how many GPUs", one that fits "how fast".
-        // The training tab's own verdict: the plan's usable_fraction is the fits line.
-        const bool fits = m_document->results().estimate.training.verdict == Verdict::Fits;
-        m_goal->setCurrentIndex(
-            m_goal->findData(int(fits ? SearchGoal::MaxThroughput : SearchGoal::MinGpus)));
+        if (SearchKind(m_kind->currentData().toInt()) == SearchKind::Training) {
+            // A plan that does not fit asks "how many GPUs", one that fits "how fast".
+            // The training tab's own verdict: the plan's usable_fraction is the fits line.
+            const bool fits = m_document->results().estimate.training.verdict == Verdict::Fits;
+            m_goal->setCurrentIndex(
+                m_goal->findData(int(fits ? SearchGoal::MaxThroughput : SearchGoal::MinGpus)));
+        }
+        // Serving and RL keep their first goal: most tokens/s, most steps per hour.
         startSearch();
     }
 }

@@ -43,6 +43,10 @@ public:
     // one is cancelled and its answer dropped).
     void startSearch();
     void cancelSearch();
+    // The kind of search the user is asking about: the tab they came from (Serving, RL or
+    // Training). Sets the Kind box unless a search runs; the first automatic search then
+    // searches that kind, so an RL or serving question does not start a training search.
+    void setPreferredKind(SearchKind kind);
     bool isSearching() const { return m_thread != nullptr; }
     // Applies a candidate's layout to the document's current plan: one undo step.
     void applyCandidate(const Candidate& candidate);

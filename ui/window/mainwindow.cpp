@@ -11,6 +11,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QUndoStack>
 
@@ -41,7 +42,12 @@ MainWindow::MainWindow(PresetLibrary presets, Settings* settings, QWidget* paren
     addPanel(QStringLiteral("training"), tr("Training"), m_training);
     addPanel(QStringLiteral("serving"), tr("Serving"), new ServingPanel(m_document));
     addPanel(QStringLiteral("rl"), tr("RL post-training"), new RlPanel(m_document));
-    addPanel(QStringLiteral("planner"), tr("Find a plan"), new PlanPanel(m_document));
+    auto* planner = new PlanPanel(m_document);
+    addPanel(QStringLiteral("planner"), tr("Find a plan"), planner);
+    m_planner = planner;
+    // Find a plan searches what the user was looking at (set before the tab shows, since its
+    // first show starts a search): the tab bar reports a click before the switch.
+    connect(m_tabs->tabBar(), &QTabBar::tabBarClicked, this, &MainWindow::prepareSwitch);
     setAcceptDrops(true);
     createMenus();
 
@@ -83,8 +89,22 @@ bool MainWindow::selectPanel(const QString& id)
     const int index = int(m_panelIds.indexOf(id));
     if (index < 0)
         return false;
+    prepareSwitch(index);
     m_tabs->setCurrentIndex(index);
     return true;
+}
+
+void MainWindow::prepareSwitch(int index)
+{
+    if (m_tabs->widget(index) != m_planner || m_tabs->currentIndex() == index)
+        return;
+    const QString from = m_panelIds.value(m_tabs->currentIndex());
+    if (from == QLatin1String("serving"))
+        m_planner->setPreferredKind(SearchKind::Serving);
+    else if (from == QLatin1String("rl"))
+        m_planner->setPreferredKind(SearchKind::Rl);
+    else if (from == QLatin1String("training"))
+        m_planner->setPreferredKind(SearchKind::Training);
 }
 
 QStringList MainWindow::panelIds() const

@@ -18,6 +18,7 @@ class QTabWidget;
 namespace envelope::ui {
 
 class PlanDocument;
+class PlanPanel;
 class Settings;
 class TrainingPanel;
 
@@ -74,6 +75,8 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    // Before switching to Find a plan: tells it the kind of the tab the user comes from.
+    void prepareSwitch(int index);
     void createMenus();
     void updateTitle();
     void updateRecentMenu();
@@ -84,6 +87,7 @@ private:
     Settings* m_settings;
     PlanDocument* m_document;
     QTabWidget* m_tabs;
+    PlanPanel* m_planner = nullptr;
     TrainingPanel* m_training;
     QStringList m_panelIds;
     QMenu* m_recentMenu = nullptr;
