@@ -353,7 +353,8 @@ double rlForwardS(const Plan&, const ParamCounts&, const RlSetup& s, int gpus)
     return s.trainTokens > 0 && rate > 0 ? s.trainTokens * s.forwardShare / rate : 0.0;
 }
 
-RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex)
+RlEstimate estimateRl(
+    const Plan& plan, const ParamCounts& counts, Explainer* ex, bool suggestSplit)
 {
     RlEstimate r;
     const RlSetup s = rlSetup(plan, counts);
@@ -522,12 +523,15 @@ RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex
         r.suggestedRolloutGpus = 0;
         r.suggestedTrainerGpus = 0;
         r.suggestionFits = r.fits;
+    } else if (!suggestSplit) {
+        r.suggestionFits = r.fits; // not searched: the current split stands
     } else if (s.rollout && total >= 2) {
         RlSetup d = s;
         d.colocated = false;
         const int rolloutUnit = std::max(plan.serving.tp, 1);
         const int trainerUnit = std::max(1, plan.training.tp * plan.training.pp * plan.training.cp);
-        const int stride = std::max(1, total / 512);
+        // At most about 128 splits: each times its own rollout from the engine's ops.
+        const int stride = std::max(1, total / 128);
         double best = std::numeric_limits<double>::infinity(), bestSum = best;
         for (int rollout = 1; rollout < total; rollout += stride) {
             const int trainerGpus = total - rollout;

@@ -13,7 +13,10 @@ namespace envelope {
 
 // Pure; `counts` must be countParameters(plan.model.arch). Uses plan.training for the trainer's
 // recipe, ZeRO stage, recompute and MFU, plan.serving for the rollout engine's KV settings.
-RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex = nullptr);
+// `suggestSplit` false skips the split-balancing loop (rl.suggested_*: each split times its own
+// rollout and update), which a search over the pools does not need.
+RlEstimate estimateRl(const Plan& plan, const ParamCounts& counts, Explainer* ex = nullptr,
+    bool suggestSplit = true);
 
 // The first RL pool that cannot hold its role's layout: the trainer (and PPO's critic) a
 // multiple of training.tp x pp x cp with training.ep dividing its data-parallel ranks, the

@@ -140,7 +140,7 @@ RlSearchResult searchRl(const Plan& plan, const SearchOptions& o)
         work.serving.gpuMemoryUtilization = share;
         ++r.evaluated;
         ++r.estimates;
-        const RlEstimate e = estimateRl(work, counts);
+        const RlEstimate e = estimateRl(work, counts, nullptr, false); // no split suggestion
         RlCandidate c;
         c.layout = { budget, placement, work.rl.trainerGpus, work.rl.referenceGpus,
             work.rl.rolloutGpus, tp, share };
