@@ -11,6 +11,7 @@
 #include "base/checked.h"
 #include "export/toml.h"
 #include "export_fixtures.h"
+#include "report/textreport.h"
 
 namespace envelope::testing {
 namespace {
@@ -85,7 +86,7 @@ TEST(ImportOverflow, DeepSpeedBatchProducts)
         { importText(Engine::DeepSpeed,
               R"({"train_micro_batch_size_per_gpu": 4294967296,
                   "gradient_accumulation_steps": 4294967296, "train_batch_size": 8})"),
-            "train_micro_batch_size_per_gpu: must be an integer 1..1000000, got 4.29e9" },
+            "train_micro_batch_size_per_gpu: must be an integer 1..1000000, got 4294967296" },
         { importText(Engine::DeepSpeed,
               R"({"train_batch_size": 8, "gradient_accumulation_steps": 8})", 8),
             "train_batch_size: must be at least gradient_accumulation_steps x --gpus = 8 x 8, "
@@ -117,7 +118,7 @@ TEST(ImportOverflow, TorchTitanDegrees)
               "[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = "
               "4294967296\npipeline_parallel_degree = 4294967296\n",
               8),
-            "parallelism.tensor_parallel_degree: must be an integer 1..65536, got 4.29e9" },
+            "parallelism.tensor_parallel_degree: must be an integer 1..65536, got 4294967296" },
         { importText(Engine::TorchTitan,
               "[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = "
               "65536\npipeline_parallel_degree = 65536\n",
@@ -259,6 +260,17 @@ TEST(TomlReader, ByteOrderMarkIsSkipped)
         = exportdetail::parseToml("\xEF\xBB\xBF[training]\nseq_len = 2048\n");
     ASSERT_TRUE(t.ok()) << t.error().toString();
     EXPECT_EQ((*t)["training"]["seq_len"], 2048);
+}
+
+// Messages: a newline in a plan's name broke the Markdown report's heading and tables.
+TEST(MarkdownReport, NamesWithLineBreaksAndPipesStayInTheirCell)
+{
+    Plan plan = defaultPlanWith({});
+    plan.name = "line one\nline two | three";
+    const std::string md = report::formatReport(
+        plan, estimate(plan), ByteUnits::GB, report::ReportFormat::Markdown);
+    EXPECT_TRUE(md.starts_with("# line one line two \\| three\n")) << md.substr(0, 200);
+    EXPECT_EQ(md.find("line one\n"), std::string::npos);
 }
 
 } // namespace
