@@ -297,7 +297,7 @@ Expected<ImportedPlan> importDeepSpeed(
     d.warnings.push_back(fmt::format("DeepSpeed's config does not name the sequence length: "
                                      "training.seq_len is the default plan's {}",
         t["seq_len"].dump()));
-    return ImportedPlan { d.plan.dump(2) + "\n", std::move(d.warnings) };
+    return ImportedPlan { planText(d), std::move(d.warnings) };
 }
 
 } // namespace exportdetail

@@ -231,7 +231,7 @@ Expected<ImportedPlan> importMegatron(
     if (!ignored.empty())
         d.warnings.push_back(fmt::format("not part of an Envelope plan, not read: {}",
             shortList(ignored, " ")));
-    return ImportedPlan { d.plan.dump(2) + "\n", std::move(d.warnings) };
+    return ImportedPlan { planText(d), std::move(d.warnings) };
 }
 
 } // namespace envelope::exportdetail

@@ -228,7 +228,7 @@ Expected<ImportedPlan> importTorchTitan(
     t["offload_optimizer"] = off;
     t["offload_params"] = off;
     d.warnings.push_back("torchtitan's [model] flavour is not read: --model decides the shape");
-    return ImportedPlan { d.plan.dump(2) + "\n", std::move(d.warnings) };
+    return ImportedPlan { planText(d), std::move(d.warnings) };
 }
 
 } // namespace envelope::exportdetail

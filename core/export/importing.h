@@ -40,6 +40,13 @@ struct PlanDraft {
 Expected<PlanDraft> startDraft(
     Engine engine, const PresetLibrary& presets, const ImportOptions& options);
 
+// The draft as plan text. Bytes that are not UTF-8 (a file name, a TOML string) are written as
+// U+FFFD: nlohmann::json throws on them otherwise.
+inline std::string planText(const PlanDraft& draft)
+{
+    return draft.plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 // The layer count of the draft's model when it is a preset id (for per-stage layer counts).
 std::optional<int> presetLayers(const PlanDraft& draft, const PresetLibrary& presets);
 

@@ -9,6 +9,8 @@
 #include <fmt/ranges.h>
 
 #include "base/json_fields.h"
+#include "base/text.h"
+#include "base/utf8.h"
 
 namespace envelope::exportdetail {
 namespace {
@@ -215,6 +217,9 @@ Expected<nlohmann::json> parseToml(std::string_view text)
         pos = end + 1;
         ++number;
         LineParser p(line, number);
+        // TOML files are UTF-8 (TOML 1.0, "Spec"); a plan can hold nothing else.
+        if (!isValidUtf8(line))
+            return p.error("is not valid UTF-8 (a TOML file is UTF-8 text)");
         if (p.atEnd())
             continue;
         if (p.eat('[')) {

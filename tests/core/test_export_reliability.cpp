@@ -273,5 +273,28 @@ TEST(MarkdownReport, NamesWithLineBreaksAndPipesStayInTheirCell)
     EXPECT_EQ(md.find("line one\n"), std::string::npos);
 }
 
+// Found by fuzz_engines (selector 6): a --set path with bytes that are not UTF-8 made
+// applySetsToText throw from nlohmann::json's writer instead of returning an error. A TOML
+// string or a file name with such bytes did the same in the importers.
+TEST(NotUtf8, IsAnErrorOrReplacedNeverAnException)
+{
+    const Expected<std::string> set
+        = applySetsToText(exportPresets().defaultPlanJson, { "tr\xE2-ining.zero_stage=1" });
+    ASSERT_FALSE(set.ok());
+    EXPECT_EQ(set.error().toString(), "--set: is not valid UTF-8: \"tr\\xe2-ining.zero_stage=1\"");
+
+    const Expected<nlohmann::json> toml = exportdetail::parseToml("[job]\ndescription = \"a\xFFb\"\n");
+    ASSERT_FALSE(toml.ok());
+    EXPECT_EQ(toml.error().toString(), "line 2: is not valid UTF-8 (a TOML file is UTF-8 text)");
+
+    ImportOptions options;
+    options.modelJson = "\"llama-2-7b\"";
+    options.sourceName = "args\xFF.txt";
+    const Expected<ImportedPlan> r
+        = importEngineConfig(Engine::Megatron, "--bf16\n", exportPresets(), options);
+    ASSERT_TRUE(r.ok()) << r.error().toString();
+    EXPECT_EQ(nlohmann::json::parse(r->planJson)["name"], "args\xEF\xBF\xBD.txt (megatron)");
+}
+
 } // namespace
 } // namespace envelope::testing
