@@ -156,9 +156,10 @@ Expected<ImportedPlan> importMegatron(
         t["train_tokens"]
             = static_cast<double>(*iters) * m * t["grad_accum"].get<double>() * dp * seqLen;
     if (perVirtual) {
-        const std::optional<int> layers = layersArg
-            ? std::optional<int>(static_cast<int>(*layersArg))
-            : presetLayers(d, presets);
+        std::optional<long long> layers = layersArg;
+        if (!layers)
+            if (const std::optional<int> preset = presetLayers(d, presets))
+                layers = *preset;
         const std::optional<long long> perPipeline = checkedMul(pp, *perVirtual);
         if (layers)
             t["virtual_stages"] = perPipeline ? std::max(1LL, *layers / *perPipeline) : 1LL;
