@@ -61,7 +61,7 @@ struct StopReason {
     std::atomic<bool> timedOut { false };
     std::string text(const SearchTally& r, const SolveArgs& args) const
     {
-        if (timedOut)
+        if (timedOut && r.cancelled) // cancelled only by the timeout; finished in time otherwise
             return fmt::format("the search stopped at --timeout {} s", args.timeoutS);
         if (r.capped)
             return fmt::format("the search stopped after {} estimates (--max-estimates {})",

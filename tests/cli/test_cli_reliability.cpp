@@ -216,6 +216,14 @@ TEST_F(CliReliability, SolveStopsAtItsEstimateBudget)
         << r.err;
     const std::string json = slurp(out);
     EXPECT_NE(json.find("\"capped\": true"), std::string::npos) << json.substr(0, 400);
+    // A timeout shorter than reading the presets stops the search at its first GPU count.
+    const CliResult late
+        = cli("solve " + plan() + " --goal max-throughput --timeout 0.001", out);
+    EXPECT_EQ(late.status, 3) << late.err;
+    EXPECT_NE(late.err.find("the search stopped at --timeout 0.001 s: layouts were left "
+                            "unsearched"),
+        std::string::npos)
+        << late.err;
     // The default budget lets the default plan's search finish.
     const CliResult full = cli("solve " + plan() + " --goal max-throughput", out);
     EXPECT_EQ(full.status, 0) << full.err;
