@@ -63,7 +63,7 @@ sanitize() {
     ctest --test-dir "$dir" --output-on-failure -j "$JOBS" -E packaging_deb_installs
 }
 
-fuzz_harnesses=(fuzz_plan fuzz_hf fuzz_presets fuzz_mutate)
+fuzz_harnesses=(fuzz_plan fuzz_hf fuzz_presets fuzz_mutate fuzz_engines)
 
 fuzz() {
   local seconds=${1:-60} dir=build-fuzz

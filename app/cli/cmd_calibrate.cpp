@@ -2,7 +2,6 @@
 #include "cmd_calibrate.h"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +9,7 @@
 
 #include "estimate/calibrate.h"
 #include "io/files.h"
+#include "io/savefile.h"
 #include "plan/planio.h"
 
 namespace envelope::cli {
@@ -83,10 +83,10 @@ int runCalibrate(const CalibrateOptions& o)
         std::cout << written;
         return 0;
     }
-    std::ofstream out(o.outputPath, std::ios::binary | std::ios::trunc);
-    out << written;
-    if (!out) {
-        std::cerr << "envelope-cli: cannot write " << o.outputPath << "\n";
+    // Often the plan it read: written beside it and renamed, never truncated in place (a full
+    // disk once left 4,096 of 4,403 bytes of the user's plan).
+    if (std::optional<Error> error = io::saveFile(o.outputPath, written)) {
+        std::cerr << "envelope-cli: " << error->toString() << "\n";
         return 1;
     }
     return 0;

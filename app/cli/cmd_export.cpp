@@ -1,5 +1,5 @@
-// The plan as the engine's configuration. The file goes to stdout (or -o FILE, written
-// atomically); the launch line, Envelope's figures when the format has no comments, and every
+// The plan as the engine's configuration. The file goes to stdout (or -o FILE, written with its
+// companions as one set by io::saveFiles); the launch line, Envelope's figures when the format has no comments, and every
 // setting the engine cannot express go to stderr, so `> ds_config.json` stays a valid file.
 #include "cmd_export.h"
 
@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "export/export.h"
+#include "io/savefile.h"
 #include "planload.h"
 
 namespace envelope::cli {
@@ -39,25 +40,26 @@ int runExport(const ExportCommand& c)
     const Estimate e = estimatePlan(loaded->plan, false);
     const EngineConfig config
         = exportPlan(loaded->plan, e, engine, modelRepository(loaded->plan, loaded->presets));
+    // Companion files (PEFT adapter config, bitsandbytes config) go beside FILE, or to stderr.
+    // FILE and its companions are one set: all are written or none is.
+    std::vector<io::OutputFile> files { { c.output, config.text } };
+    for (const EngineConfig::Companion& companion : config.companions) {
+        if (c.output.empty())
+            continue;
+        files.push_back({ (std::filesystem::path(c.output).parent_path() / companion.fileName)
+                              .string(),
+            companion.text });
+    }
     if (c.output.empty()) {
         std::cout << config.text;
-    } else if (std::string error = writeFileAtomically(c.output, config.text); !error.empty()) {
-        std::cerr << "envelope-cli: " << error << "\n";
-        return kExitFailure;
-    }
-    // Companion files (PEFT adapter config, bitsandbytes config) go beside FILE, or to stderr.
-    for (const EngineConfig::Companion& companion : config.companions) {
-        if (c.output.empty()) {
+        for (const EngineConfig::Companion& companion : config.companions)
             std::cerr << "# " << companion.fileName << ":\n" << companion.text;
-            continue;
-        }
-        const std::string path
-            = (std::filesystem::path(c.output).parent_path() / companion.fileName).string();
-        if (std::string error = writeFileAtomically(path, companion.text); !error.empty()) {
-            std::cerr << "envelope-cli: " << error << "\n";
-            return kExitFailure;
-        }
-        std::cerr << "wrote " << path << "\n";
+    } else if (std::optional<Error> error = io::saveFiles(files)) {
+        std::cerr << "envelope-cli: " << error->toString() << "\n";
+        return kExitFailure;
+    } else {
+        for (std::size_t i = 1; i < files.size(); ++i)
+            std::cerr << "wrote " << files[i].path << "\n";
     }
     const bool commented = config.text.find("# Envelope export") != std::string::npos;
     if (!commented)

@@ -73,27 +73,4 @@ Estimate estimatePlan(const Plan& plan, bool explain)
     return e;
 }
 
-std::string writeFileAtomically(const std::string& path, const std::string& text)
-{
-    const std::string temporary = path + ".envelope-tmp";
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        if (!out)
-            return "cannot write " + temporary;
-        out << text;
-        out.flush();
-        if (!out) {
-            std::remove(temporary.c_str());
-            return "cannot write " + temporary;
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(temporary, path, ec);
-    if (ec) {
-        std::remove(temporary.c_str());
-        return "cannot replace " + path + ": " + ec.message();
-    }
-    return {};
-}
-
 } // namespace envelope::cli

@@ -36,8 +36,4 @@ void addSetOption(CLI::App* command, std::vector<std::string>& sets);
 // The estimate, with planWarnings() merged into its warnings.
 Estimate estimatePlan(const Plan& plan, bool explain);
 
-// Writes `text` to `path` through a temporary file and a rename, so a failure never leaves a
-// half-written file. Returns an error message or "".
-std::string writeFileAtomically(const std::string& path, const std::string& text);
-
 } // namespace envelope::cli

@@ -1,4 +1,5 @@
 #include "base/text.h"
+#include "base/utf8.h"
 
 #include <fmt/format.h>
 
@@ -42,6 +43,17 @@ std::size_t utf8Length(std::string_view text, std::size_t i)
 }
 
 } // namespace
+
+bool isValidUtf8(std::string_view text)
+{
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t n = utf8Length(text, i);
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}
 
 std::string_view utf8Prefix(std::string_view text, std::size_t maxBytes)
 {

@@ -6,11 +6,19 @@
 #include <fmt/format.h>
 
 #include "estimate/estimate.h"
+#include "plan/fields.h"
+#include "plan/planio.h"
 
 namespace envelope {
 namespace {
 
-constexpr double kMaxCalibration = 100; // the plan's range for activation_calibration
+// The ranges searched are the plan's own (plan/fields.h; validatePlan refuses anything else), so
+// a calibrated plan always reads back: the search once went down to activation_calibration 0.001
+// and mfu 1e-4 and wrote plans `estimate` refused.
+constexpr double kMinCalibration = 0.01, kMaxCalibration = 100; // activation_calibration
+constexpr double kMinEfficiencyScale = 0.05, kMaxEfficiencyScale = 20; // efficiency_scale
+constexpr double kMaxFragmentation = 0.9;
+constexpr double kGiB = 1073741824.0;
 constexpr double kNegligibleActivations = 0.05; // below this share, fit the overhead instead
 
 double memoryFigure(const Estimate& e, MemoryMetric metric)
@@ -86,6 +94,13 @@ Expected<Calibration> calibrate(const Plan& input, const CalibrationTarget& targ
         if (!(std::isfinite(measured) && measured > 0))
             return Error { "--peak-gib", "must be a positive number" };
         const Estimate before = trainingOnly(plan);
+        // No metric of one GPU's peak exceeds the memory it has: more is a unit slip (MB for
+        // GiB) or the whole node's figure.
+        if (measured > before.training.gpuMemoryBytes)
+            return Error { "--peak-gib",
+                fmt::format("{:.2f} GiB is more than one {} holds ({:.2f} GiB): give one GPU's "
+                            "peak, in GiB",
+                    measured / kGiB, plan.gpu.gpu.name, before.training.gpuMemoryBytes / kGiB) };
         CalibrationChange c;
         c.measure = memoryKey(target.metric);
         c.measured = measured;
@@ -101,14 +116,15 @@ Expected<Calibration> calibrate(const Plan& input, const CalibrationTarget& targ
                 p.training.activationModel.calibration = k;
                 return memoryFigure(trainingOnly(p), target.metric);
             };
-            const std::optional<double> k = solveIncreasing(f, 1e-3, kMaxCalibration, measured);
+            const std::optional<double> k
+                = solveIncreasing(f, kMinCalibration, kMaxCalibration, measured);
             if (!k)
                 return Error { "--peak-gib",
                     fmt::format(
-                        "{:.2f} GiB is out of reach: activation_calibration 0.001..{} gives "
+                        "{:.2f} GiB is out of reach: activation_calibration {}..{} gives "
                         "{:.2f}..{:.2f} GiB for {}",
-                        measured / 1073741824.0, kMaxCalibration, f(1e-3) / 1073741824.0,
-                        f(kMaxCalibration) / 1073741824.0, c.measure) };
+                        measured / kGiB, kMinCalibration, kMaxCalibration,
+                        f(kMinCalibration) / kGiB, f(kMaxCalibration) / kGiB, c.measure) };
             plan.training.activationModel.calibration = *k;
             c.after = *k;
         } else if (target.metric == MemoryMetric::Device) {
@@ -120,17 +136,17 @@ Expected<Calibration> calibrate(const Plan& input, const CalibrationTarget& targ
                 return Error { "--peak-gib",
                     fmt::format("the states alone exceed {:.2f} GiB: the plan's figure cannot be "
                                 "lowered by the overhead",
-                        measured / 1073741824.0) };
+                        measured / kGiB) };
             plan.training.overhead.fixedBytes = c.after;
         } else if (target.metric == MemoryMetric::Reserved) {
             c.field = "training.overhead.fragmentation";
             c.before = plan.training.overhead.fragmentation;
             const double allocated = before.training.allocatedBytes;
             c.after = allocated > 0 ? measured / allocated - 1.0 : -1.0;
-            if (c.after < 0 || c.after > 0.9)
+            if (c.after < 0 || c.after > kMaxFragmentation)
                 return Error { "--peak-gib",
-                    fmt::format("reserved {:.2f} GiB needs fragmentation {:.3f}, outside 0..0.9",
-                        measured / 1073741824.0, c.after) };
+                    fmt::format("reserved {:.2f} GiB needs fragmentation {:.3f}, outside 0..{}",
+                        measured / kGiB, c.after, kMaxFragmentation) };
             plan.training.overhead.fragmentation = c.after;
         } else {
             return Error { "--metric",
@@ -167,7 +183,8 @@ Expected<Calibration> calibrate(const Plan& input, const CalibrationTarget& targ
         double TrainingConfig::*field
             = overridden ? &TrainingConfig::mfu : &TrainingConfig::efficiencyScale;
         const char* name = overridden ? "mfu" : "efficiency_scale";
-        const double lo = overridden ? 1e-4 : 0.05, hi = overridden ? 1.0 : 20.0;
+        const double lo = overridden ? planfields::kMinFraction : kMinEfficiencyScale;
+        const double hi = overridden ? 1.0 : kMaxEfficiencyScale;
         c.field = std::string("training.") + name;
         c.before = plan.training.*field;
         const auto f = [&](double value) {
@@ -186,6 +203,11 @@ Expected<Calibration> calibrate(const Plan& input, const CalibrationTarget& targ
         c.estimateAfter = trainingOnly(plan).compute.tokensPerS;
         out.changes.push_back(c);
     }
+    // Every fitted value is inside its field's range by construction; the plan is checked as
+    // `estimate` will check it all the same, so no caller ever writes a plan it refuses.
+    if (std::optional<Error> invalid = validatePlan(plan))
+        return Error { invalid->path,
+            fmt::format("the calibrated plan is refused: {}", invalid->message) };
     return out;
 }
 

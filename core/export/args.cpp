@@ -46,6 +46,8 @@ std::vector<std::string> splitWords(std::string_view text)
 
 Expected<std::vector<Argument>> parseArguments(std::string_view text)
 {
+    if (text.starts_with("\xEF\xBB\xBF")) // a UTF-8 byte order mark, as in parseToml
+        text.remove_prefix(3);
     std::vector<std::string> words = splitWords(text);
     std::size_t first = 0;
     for (std::size_t i = 0; i < words.size(); ++i)

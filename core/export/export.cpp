@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked.h"
 #include "base/units.h"
 #include "export/common.h"
 
@@ -155,8 +156,10 @@ std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients)
 
 int dataParallel(const Plan& plan)
 {
-    const int modelParallel = std::max(1, plan.training.tp * plan.training.pp * plan.training.cp);
-    return std::max(1, plan.cluster.gpus / modelParallel);
+    // tp x pp x cp divides cluster.gpus in a valid plan; 64-bit so an unvalidated one cannot wrap.
+    const long long modelParallel = std::max(1LL,
+        wideProduct(plan.training.tp, plan.training.pp) * std::max(1, plan.training.cp));
+    return static_cast<int>(std::max(1LL, plan.cluster.gpus / modelParallel));
 }
 
 long long globalBatch(const Plan& plan)

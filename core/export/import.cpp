@@ -5,14 +5,17 @@
 // DeepSpeed itself derives them), bf16.enabled, fp16.enabled, data_types.grad_accum_dtype,
 // zero_optimization.stage, zero_optimization.offload_optimizer.device,
 // zero_optimization.offload_param.device, activation_checkpointing (present: full recompute).
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/checked.h"
 #include "base/json_fields.h"
 #include "export/common.h"
 #include "export/importing.h"
+#include "plan/fields.h"
 
 namespace envelope {
 
@@ -43,6 +46,11 @@ namespace exportdetail {
 Expected<PlanDraft> startDraft(
     Engine engine, const PresetLibrary& presets, const ImportOptions& options)
 {
+    // Every importer multiplies the GPU count: it is in the plan's range before anything else.
+    if (options.gpus && (*options.gpus < 1 || *options.gpus > planfields::kMaxGpus))
+        return Error { "--gpus",
+            fmt::format("must be 1..{} (cluster.gpus), got {}", planfields::kMaxGpus,
+                *options.gpus) };
     Expected<nlohmann::json> base = parseJsonText(presets.defaultPlanJson);
     if (!base)
         return base.error();
@@ -90,10 +98,13 @@ std::optional<long long> asCount(const nlohmann::json& v)
 
 namespace {
 
-// A positive count at `key` of `object` (named `path` in messages); nullopt when absent or
+// train_batch_size has no plan field of its own: any count a double holds exactly.
+constexpr long long kMaxBatchSize = 1'000'000'000'000'000;
+
+// A count 1..max at `key` of `object` (named `path` in messages); nullopt when absent or
 // "auto" (warned).
-Expected<std::optional<long long>> countAt(
-    const nlohmann::json& object, const char* key, const std::string& path, PlanDraft& d)
+Expected<std::optional<long long>> countAt(const nlohmann::json& object, const char* key,
+    const std::string& path, PlanDraft& d, long long max)
 {
     if (!object.is_object() || !object.contains(key) || object[key].is_null())
         return std::optional<long long> {};
@@ -105,8 +116,8 @@ Expected<std::optional<long long>> countAt(
         return std::optional<long long> {};
     }
     const std::optional<long long> n = asCount(v);
-    if (!n || *n < 1)
-        return Error { path, fmt::format("must be a positive integer, got {}", describeJson(v)) };
+    if (!n || *n < 1 || *n > max)
+        return Error { path, fmt::format("must be an integer 1..{}, got {}", max, describeJson(v)) };
     return n;
 }
 
@@ -118,12 +129,37 @@ bool enabled(const nlohmann::json& j, const char* section)
     return e.is_boolean() && e.get<bool>();
 }
 
-bool offloaded(const nlohmann::json& zero, const char* key)
+// True when zero_optimization.`key`.device names a device. The plan's offload is to CPU
+// memory; "nvme" (ZeRO-Infinity) is read as CPU with a warning.
+bool offloaded(const nlohmann::json& zero, const char* key, PlanDraft& d)
 {
     if (!zero.is_object() || !zero.contains(key) || !zero[key].is_object())
         return false;
     const nlohmann::json& device = zero[key].value("device", nlohmann::json("none"));
-    return device.is_string() && device.get<std::string>() != "none";
+    if (!device.is_string() || device.get<std::string>() == "none")
+        return false;
+    const std::string name = device.get<std::string>();
+    if (name == "nvme")
+        d.warnings.push_back(fmt::format("zero_optimization.{}.device = \"nvme\": the plan "
+                                         "offloads to CPU memory; NVMe offload is read as CPU "
+                                         "(GPU memory is the same, step time is not)",
+            key));
+    else if (name != "cpu")
+        d.warnings.push_back(fmt::format("zero_optimization.{}.device = \"{}\": DeepSpeed "
+                                         "knows none, cpu or nvme; read as cpu",
+            key, shortText(name)));
+    return true;
+}
+
+// Keys of `object` (at `path`) other than `known`, as "path.key".
+void listUnread(const nlohmann::json& object, const std::string& path,
+    std::initializer_list<std::string_view> known, std::vector<std::string>& out)
+{
+    if (!object.is_object())
+        return;
+    for (const auto& [key, value] : object.items())
+        if (std::find(known.begin(), known.end(), key) == known.end())
+            out.push_back(path + "." + key);
 }
 
 } // namespace
@@ -143,36 +179,56 @@ Expected<ImportedPlan> importDeepSpeed(
     PlanDraft& d = draft.value();
     nlohmann::json& t = d.training();
 
-    auto tbs = countAt(j, "train_batch_size", "train_batch_size", d);
-    auto micro = countAt(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", d);
-    auto ga = countAt(j, "gradient_accumulation_steps", "gradient_accumulation_steps", d);
+    using planfields::kMaxBatch;
+    using planfields::kMaxGpus;
+    auto tbs = countAt(j, "train_batch_size", "train_batch_size", d, kMaxBatchSize);
+    auto micro = countAt(
+        j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", d, kMaxBatch);
+    auto ga = countAt(j, "gradient_accumulation_steps", "gradient_accumulation_steps", d, kMaxBatch);
     for (auto* e : { &tbs, &micro, &ga })
         if (!*e)
             return e->error();
     std::optional<long long> m = *micro, g = *ga, b = *tbs;
+    // Factors are at most 1e6 each (the plan's bounds, checked above): these products fit in
+    // 64 bits; checkedMul keeps that true if a bound ever grows.
     if (!m && g && b && *b % *g == 0 && options.gpus)
-        m = *b / (*g * *options.gpus);
+        if (const std::optional<long long> per = checkedMul(*g, *options.gpus))
+            m = std::min<long long>(kMaxBatch, *b / *per);
     if (!g && m && b && options.gpus)
-        g = std::max(1LL, *b / (*m * *options.gpus));
+        if (const std::optional<long long> per = checkedMul(*m, *options.gpus))
+            g = std::clamp<long long>(*b / *per, 1, kMaxBatch);
+    if (m && *m < 1)
+        return Error { "train_batch_size",
+            fmt::format("must be at least gradient_accumulation_steps x --gpus = {} x {}, got {}",
+                *g, *options.gpus, *b) };
     if (m)
         t["micro_batch"] = *m;
     if (g)
         t["grad_accum"] = *g;
     const long long mi = t["micro_batch"].get<long long>(), gi = t["grad_accum"].get<long long>();
     if (b) {
-        if (*b % (mi * gi) != 0)
+        const Expected<long long> perGpu = checkedProduct({ mi, gi }, kMaxBatchSize,
+            "train_batch_size", "train_micro_batch_size_per_gpu x gradient_accumulation_steps");
+        if (!perGpu)
+            return perGpu.error();
+        if (*b % *perGpu != 0)
             return Error { "train_batch_size",
                 fmt::format("must be a multiple of train_micro_batch_size_per_gpu x "
                             "gradient_accumulation_steps = {}, got {}",
-                    mi * gi, *b) };
-        const long long dp = *b / (mi * gi);
+                    *perGpu, *b) };
+        const long long dp = *b / *perGpu;
+        if (dp > kMaxGpus)
+            return Error { "train_batch_size",
+                fmt::format("means {} / ({} x {}) = {} data-parallel GPUs; cluster.gpus must be "
+                            "1..{}",
+                    *b, mi, gi, dp, kMaxGpus) };
         if (!options.gpus)
             d.plan["cluster"]["gpus"] = dp;
         else if (dp != *options.gpus)
             d.warnings.push_back(fmt::format(
                 "train_batch_size = {} means {} data-parallel GPUs; on --gpus {} the global "
                 "batch becomes {} (micro batch and accumulation kept)",
-                *b, dp, *options.gpus, mi * gi * *options.gpus));
+                *b, dp, *options.gpus, *perGpu * *options.gpus));
     } else if (!options.gpus) {
         d.warnings.push_back(fmt::format("train_batch_size is not set: the GPU count is the "
                                          "default plan's {}; pass --gpus",
@@ -180,6 +236,9 @@ Expected<ImportedPlan> importDeepSpeed(
     }
 
     Precision::Kind kind = Precision::Kind::Fp32;
+    if ((enabled(j, "bf16") || enabled(j, "bfloat16")) && enabled(j, "fp16"))
+        d.warnings.emplace_back("bf16.enabled and fp16.enabled are both true (DeepSpeed refuses "
+                                "that): the plan uses bf16");
     if (enabled(j, "bf16") || enabled(j, "bfloat16"))
         kind = Precision::Kind::Bf16;
     else if (enabled(j, "fp16"))
@@ -203,8 +262,8 @@ Expected<ImportedPlan> importDeepSpeed(
     } else {
         t["zero_stage"] = 0;
     }
-    t["offload_optimizer"] = offloaded(zero, "offload_optimizer");
-    t["offload_params"] = offloaded(zero, "offload_param");
+    t["offload_optimizer"] = offloaded(zero, "offload_optimizer", d);
+    t["offload_params"] = offloaded(zero, "offload_param", d);
     t["recompute"] = j.contains("activation_checkpointing") ? "full" : "none";
     // DeepSpeed alone is data parallel; seq_len and the model come from the training script.
     t["tp"] = 1;
@@ -220,13 +279,25 @@ Expected<ImportedPlan> importDeepSpeed(
             && key != "fp16" && key != "data_types" && key != "zero_optimization"
             && key != "activation_checkpointing")
             ignored.push_back(key);
+    // Inside the sections that are read, the keys that are not (overlap_comm, loss_scale ...).
+    listUnread(zero, "zero_optimization", { "stage", "offload_optimizer", "offload_param" },
+        ignored);
+    for (const char* section : { "offload_optimizer", "offload_param" })
+        if (zero.contains(section))
+            listUnread(zero[section], std::string("zero_optimization.") + section, { "device" },
+                ignored);
+    for (const char* section : { "bf16", "bfloat16", "fp16" })
+        if (j.contains(section))
+            listUnread(j[section], section, { "enabled" }, ignored);
+    if (j.contains("data_types"))
+        listUnread(j["data_types"], "data_types", { "grad_accum_dtype" }, ignored);
     if (!ignored.empty())
-        d.warnings.push_back(
-            fmt::format("not part of an Envelope plan, not read: {}", fmt::join(ignored, ", ")));
+        d.warnings.push_back(fmt::format("not part of an Envelope plan, not read: {}",
+            shortList(ignored, ", ")));
     d.warnings.push_back(fmt::format("DeepSpeed's config does not name the sequence length: "
                                      "training.seq_len is the default plan's {}",
         t["seq_len"].dump()));
-    return ImportedPlan { d.plan.dump(2) + "\n", std::move(d.warnings) };
+    return ImportedPlan { planText(d), std::move(d.warnings) };
 }
 
 } // namespace exportdetail

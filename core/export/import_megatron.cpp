@@ -4,12 +4,19 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/checked.h"
+#include "base/text.h"
 #include "export/args.h"
 #include "export/common.h"
 #include "export/importing.h"
+#include "plan/fields.h"
 
 namespace envelope::exportdetail {
 namespace {
+
+// Counts with no plan field of their own (global batch, samples, layers): any positive 64-bit
+// integer below 10^15, where a double still holds every integer exactly.
+constexpr long long kMaxArgument = 1'000'000'000'000'000;
 
 // Flags that describe the model; --model decides the shape, so they are only compared.
 constexpr const char* kShapeFlags[] = { "--num-layers", "--hidden-size", "--ffn-hidden-size",
@@ -36,8 +43,20 @@ Expected<ImportedPlan> importMegatron(
     nlohmann::json& t = d.training();
 
     std::map<std::string, std::optional<std::string>> flags;
-    for (const Argument& a : *parsed)
+    std::vector<std::string> repeated;
+    for (const Argument& a : *parsed) {
+        if (flags.count(a.flag) && std::find(repeated.begin(), repeated.end(), a.flag)
+            == repeated.end())
+            repeated.push_back(a.flag);
         flags[a.flag] = a.value;
+    }
+    if (parsed->empty())
+        d.warnings.emplace_back("the arguments file holds no arguments: the plan is the default "
+                                "plan with --model");
+    for (const std::string& f : repeated)
+        d.warnings.push_back(fmt::format("{} is given more than once: the last value, {}, is used "
+                                         "(as argparse does)",
+            shortText(f), flags[f] ? "\"" + shortText(*flags[f]) + "\"" : "a switch"));
     std::vector<std::string> used;
     const auto has = [&](const std::string& f) {
         if (!flags.count(f))
@@ -46,7 +65,10 @@ Expected<ImportedPlan> importMegatron(
         return true;
     };
     std::optional<Error> error;
-    const auto count = [&](const std::string& f, long long min = 1) -> std::optional<long long> {
+    // An integer min..max; max is the plan field's own bound (plan/fields.h), so a product of
+    // counts cannot wrap and the message states the range the plan accepts.
+    const auto count = [&](const std::string& f, long long min = 1,
+                           long long max = kMaxArgument) -> std::optional<long long> {
         if (!has(f) || error)
             return std::nullopt;
         const std::optional<std::string>& v = flags[f];
@@ -57,10 +79,10 @@ Expected<ImportedPlan> importMegatron(
         } catch (const std::exception&) {
             usedChars = 0;
         }
-        if (!v || usedChars != v->size() || n < min) {
+        if (!v || usedChars != v->size() || n < min || n > max) {
             error = Error { f,
-                fmt::format("must be an integer >= {}, got {}", min,
-                    v ? "\"" + *v + "\"" : std::string("no value")) };
+                fmt::format("must be an integer {}..{}, got {}", min, max,
+                    v ? "\"" + shortText(*v) + "\"" : std::string("no value")) };
             return std::nullopt;
         }
         return n;
@@ -69,17 +91,18 @@ Expected<ImportedPlan> importMegatron(
         return has(f) && flags[f] ? *flags[f] : std::string();
     };
 
-    const long long tp = count("--tensor-model-parallel-size").value_or(1);
-    const long long pp = count("--pipeline-model-parallel-size").value_or(1);
-    const long long cp = count("--context-parallel-size").value_or(1);
-    const long long ep = count("--expert-model-parallel-size").value_or(1);
+    using namespace planfields;
+    const long long tp = count("--tensor-model-parallel-size", 1, kMaxParallel).value_or(1);
+    const long long pp = count("--pipeline-model-parallel-size", 1, kMaxParallel).value_or(1);
+    const long long cp = count("--context-parallel-size", 1, kMaxParallel).value_or(1);
+    const long long ep = count("--expert-model-parallel-size", 1, kMaxParallel).value_or(1);
     const std::optional<long long> perVirtual = count("--num-layers-per-virtual-pipeline-stage");
-    const std::optional<long long> micro = count("--micro-batch-size");
+    const std::optional<long long> micro = count("--micro-batch-size", 1, kMaxBatch);
     const std::optional<long long> global = count("--global-batch-size");
-    const std::optional<long long> seq = count("--seq-length");
+    const std::optional<long long> seq = count("--seq-length", 1, kMaxTokens);
     const std::optional<long long> samples = count("--train-samples");
     const std::optional<long long> iters = count("--train-iters");
-    const std::optional<long long> recomputeLayers = count("--recompute-num-layers");
+    const std::optional<long long> recomputeLayers = count("--recompute-num-layers", 1, 100'000);
     const std::optional<long long> layersArg = count("--num-layers");
     if (error)
         return *error;
@@ -88,7 +111,12 @@ Expected<ImportedPlan> importMegatron(
     t["cp"] = cp;
     t["ep"] = ep;
     t["sequence_parallel"] = has("--sequence-parallel");
-    const long long modelParallel = tp * pp * cp;
+    const Expected<long long> modelParallelOr = checkedProduct(
+        { tp, pp, cp }, kMaxGpus, "--tensor-model-parallel-size",
+        "--tensor-model-parallel-size x --pipeline-model-parallel-size x --context-parallel-size");
+    if (!modelParallelOr)
+        return modelParallelOr.error();
+    const long long modelParallel = *modelParallelOr;
     long long gpus = options.gpus.value_or(0);
     if (!options.gpus) {
         // Megatron's arguments do not state the world size (torchrun does).
@@ -104,12 +132,20 @@ Expected<ImportedPlan> importMegatron(
         t["micro_batch"] = *micro;
     const long long m = t["micro_batch"].get<long long>();
     if (global) {
-        if (*global % (m * dp) != 0)
+        // m <= 1e6 and dp <= 1e6 (cluster.gpus): the product fits, checked all the same.
+        const std::optional<long long> perStep = checkedMul(m, dp);
+        if (!perStep || *global % *perStep != 0)
             return Error { "--global-batch-size",
                 fmt::format("must be a multiple of --micro-batch-size x data-parallel size "
                             "({} x {} = {}) on {} GPUs, got {}",
-                    m, dp, m * dp, gpus, *global) };
-        t["grad_accum"] = *global / (m * dp);
+                    m, dp, perStep.value_or(0), gpus, *global) };
+        const long long accum = *global / *perStep;
+        if (accum > kMaxBatch)
+            return Error { "--global-batch-size",
+                fmt::format("must be at most --micro-batch-size x data-parallel size x {} "
+                            "(training.grad_accum's bound) = {} x {} x {} on {} GPUs, got {}",
+                    kMaxBatch, m, dp, kMaxBatch, gpus, *global) };
+        t["grad_accum"] = accum;
     }
     if (seq)
         t["seq_len"] = *seq;
@@ -120,11 +156,13 @@ Expected<ImportedPlan> importMegatron(
         t["train_tokens"]
             = static_cast<double>(*iters) * m * t["grad_accum"].get<double>() * dp * seqLen;
     if (perVirtual) {
-        const std::optional<int> layers = layersArg
-            ? std::optional<int>(static_cast<int>(*layersArg))
-            : presetLayers(d, presets);
+        std::optional<long long> layers = layersArg;
+        if (!layers)
+            if (const std::optional<int> preset = presetLayers(d, presets))
+                layers = *preset;
+        const std::optional<long long> perPipeline = checkedMul(pp, *perVirtual);
         if (layers)
-            t["virtual_stages"] = std::max(1LL, *layers / (pp * *perVirtual));
+            t["virtual_stages"] = perPipeline ? std::max(1LL, *layers / *perPipeline) : 1LL;
     }
 
     const std::string granularity = word("--recompute-granularity");
@@ -145,13 +183,16 @@ Expected<ImportedPlan> importMegatron(
             t["recompute_every"] = k;
     } else {
         return Error { "--recompute-granularity",
-            fmt::format("must be full or selective, got \"{}\"", granularity) };
+            fmt::format("must be full or selective, got \"{}\"", shortText(granularity)) };
     }
 
     t["zero_stage"] = has("--use-distributed-optimizer") ? 1 : 0;
     t["offload_optimizer"] = has("--optimizer-cpu-offload");
     t["offload_params"] = false;
     const bool bf16 = has("--bf16"), fp16 = has("--fp16");
+    if (bf16 && fp16)
+        d.warnings.emplace_back("--bf16 and --fp16 are both given (Megatron refuses that): the "
+                                "plan uses bf16");
     const bool fp8 = !word("--fp8-format").empty();
     has("--fp8-recipe");
     const bool bf16Grads = has("--grad-reduce-in-bf16");
@@ -165,7 +206,8 @@ Expected<ImportedPlan> importMegatron(
     if (optimizer == "sgd")
         t["optimizer"] = "sgd-momentum";
     else if (!optimizer.empty() && optimizer != "adam")
-        d.warnings.push_back(fmt::format("--optimizer {}: the plan keeps adamw", optimizer));
+        d.warnings.push_back(
+            fmt::format("--optimizer {}: the plan keeps adamw", shortText(optimizer)));
 
     // The shape flags are compared with the model the plan uses.
     std::vector<std::string> shape;
@@ -188,9 +230,9 @@ Expected<ImportedPlan> importMegatron(
         if (std::find(used.begin(), used.end(), flag) == used.end())
             ignored.push_back(flag);
     if (!ignored.empty())
-        d.warnings.push_back(
-            fmt::format("not part of an Envelope plan, not read: {}", fmt::join(ignored, " ")));
-    return ImportedPlan { d.plan.dump(2) + "\n", std::move(d.warnings) };
+        d.warnings.push_back(fmt::format("not part of an Envelope plan, not read: {}",
+            shortList(ignored, " ")));
+    return ImportedPlan { planText(d), std::move(d.warnings) };
 }
 
 } // namespace envelope::exportdetail

@@ -1,13 +1,20 @@
 // torchtitan job TOML -> plan (torchtitan/config/job_config.py field names; see torchtitan.cpp).
 #include <fmt/format.h>
 
+#include "base/checked.h"
 #include "base/json_fields.h"
 #include "export/common.h"
 #include "export/importing.h"
 #include "export/toml.h"
+#include "plan/fields.h"
 
 namespace envelope::exportdetail {
 namespace {
+
+using namespace planfields;
+
+// Counts with no plan field of their own (global batch, steps): any a double holds exactly.
+constexpr long long kMaxCount = 1'000'000'000'000'000;
 
 struct TomlReader {
     const nlohmann::json& root;
@@ -20,17 +27,17 @@ struct TomlReader {
         used.push_back(table + "." + key);
         return &root[table][key];
     }
-    // An integer >= `min` (or absent).
-    Expected<std::optional<long long>> count(
-        const std::string& table, const std::string& key, long long min = 1)
+    // An integer min..max (or absent).
+    Expected<std::optional<long long>> count(const std::string& table, const std::string& key,
+        long long min = 1, long long max = kMaxCount)
     {
         const nlohmann::json* v = get(table, key);
         if (!v)
             return std::optional<long long> {};
         const std::optional<long long> n = asCount(*v);
-        if (!n || *n < min)
+        if (!n || *n < min || *n > max)
             return Error { table + "." + key,
-                fmt::format("must be an integer >= {}, got {}", min, describeJson(*v)) };
+                fmt::format("must be an integer {}..{}, got {}", min, max, describeJson(*v)) };
         return n;
     }
     std::string text(const std::string& table, const std::string& key)
@@ -63,6 +70,9 @@ Expected<ImportedPlan> importTorchTitan(
     const char* keys[6] = { "data_parallel_replicate_degree", "data_parallel_shard_degree",
         "tensor_parallel_degree", "pipeline_parallel_degree", "context_parallel_degree",
         "expert_parallel_degree" };
+    // The data-parallel degrees are bounded by cluster.gpus, the others by the plan's tp/pp/cp/ep.
+    const long long maxDegree[6] = { kMaxGpus, kMaxGpus, kMaxParallel, kMaxParallel, kMaxParallel,
+        kMaxParallel };
     bool shardRest = false;
     for (int i = 0; i < 6; ++i) {
         const nlohmann::json* v = r.get("parallelism", keys[i]);
@@ -73,27 +83,46 @@ Expected<ImportedPlan> importTorchTitan(
             shardRest = true; // "-1 means leftover ranks"
             continue;
         }
-        if (!n || *n < 1)
+        if (!n || *n < 1 || *n > maxDegree[i])
             return Error { std::string("parallelism.") + keys[i],
-                fmt::format("must be an integer >= 1{}, got {}", i == 1 ? " or -1" : "",
-                    describeJson(*v)) };
+                fmt::format("must be an integer 1..{}{}, got {}", maxDegree[i],
+                    i == 1 ? " or -1" : "", describeJson(*v)) };
         degree[i] = *n;
     }
-    const long long modelParallel = degree[2] * degree[3] * degree[4];
+    const Expected<long long> modelParallel = checkedProduct({ degree[2], degree[3], degree[4] },
+        kMaxGpus, "parallelism.tensor_parallel_degree",
+        "tensor_parallel_degree x pipeline_parallel_degree x context_parallel_degree");
+    if (!modelParallel)
+        return modelParallel.error();
+    const Expected<long long> fixedRanks = checkedProduct({ degree[0], *modelParallel }, kMaxGpus,
+        "parallelism.data_parallel_replicate_degree",
+        "data_parallel_replicate_degree x tp x pp x cp");
+    if (!fixedRanks)
+        return fixedRanks.error();
     if (shardRest) {
         if (!options.gpus)
             return Error { "parallelism.data_parallel_shard_degree",
                 "is -1 (the GPUs left over): pass --gpus to say how many there are" };
-        const long long rest = *options.gpus / (degree[0] * modelParallel);
-        if (rest < 1 || rest * degree[0] * modelParallel != *options.gpus)
+        const long long rest = *options.gpus / *fixedRanks;
+        if (rest < 1 || rest * *fixedRanks != *options.gpus)
             return Error { "parallelism.data_parallel_shard_degree",
                 fmt::format("is -1, but --gpus {} is not a multiple of replicate x tp x pp x cp "
                             "= {}",
-                    *options.gpus, degree[0] * modelParallel) };
+                    *options.gpus, *fixedRanks) };
         degree[1] = rest;
     }
-    const long long dp = degree[0] * degree[1];
-    const long long gpus = dp * modelParallel;
+    const Expected<long long> dpOr = checkedProduct({ degree[0], degree[1] }, kMaxGpus,
+        "parallelism.data_parallel_shard_degree",
+        "data_parallel_replicate_degree x data_parallel_shard_degree");
+    if (!dpOr)
+        return dpOr.error();
+    const long long dp = *dpOr;
+    const Expected<long long> gpusOr = checkedProduct({ dp, *modelParallel }, kMaxGpus,
+        "parallelism.data_parallel_shard_degree",
+        "the product of the parallelism degrees (cluster.gpus)");
+    if (!gpusOr)
+        return gpusOr.error();
+    const long long gpus = *gpusOr;
     if (!options.gpus)
         d.plan["cluster"]["gpus"] = gpus;
     else if (*options.gpus != gpus)
@@ -114,19 +143,21 @@ Expected<ImportedPlan> importTorchTitan(
 
     const std::string schedule = r.text("parallelism", "pipeline_parallel_schedule");
     auto layersPerStage = r.count("parallelism", "pipeline_parallel_layers_per_stage");
-    auto ppMicro = r.count("parallelism", "pipeline_parallel_microbatch_size");
+    auto ppMicro = r.count("parallelism", "pipeline_parallel_microbatch_size", 1, kMaxBatch);
+    // local_batch_size is micro x accumulation when the pipeline splits it, else the micro batch.
     auto local = r.count("training", "local_batch_size");
     if (local && !local->has_value())
         local = r.count("training", "batch_size"); // the name before local_batch_size
     auto global = r.count("training", "global_batch_size", -1);
-    auto seq = r.count("training", "seq_len");
+    auto seq = r.count("training", "seq_len", 1, kMaxTokens);
     auto steps = r.count("training", "steps");
     for (auto* e : { &layersPerStage, &ppMicro, &local, &global, &seq, &steps })
         if (!*e)
             return e->error();
     if (degree[3] > 1 && schedule.starts_with("Interleaved") && layersPerStage->has_value()) {
         if (const std::optional<int> layers = presetLayers(d, presets))
-            t["virtual_stages"] = std::max(1LL, *layers / (degree[3] * **layersPerStage));
+            if (const std::optional<long long> perPipeline = checkedMul(degree[3], **layersPerStage))
+                t["virtual_stages"] = std::max(1LL, *layers / *perPipeline);
     }
     if (seq->has_value())
         t["seq_len"] = **seq;
@@ -136,14 +167,22 @@ Expected<ImportedPlan> importTorchTitan(
         micro = **ppMicro;
         accum = std::max(1LL, local->value_or(micro) / micro);
     } else if (global->has_value() && **global > 0) {
-        const long long perStep = micro * dp;
-        if (**global % perStep != 0)
+        const std::optional<long long> perStep = checkedMul(micro, dp);
+        if (!perStep || **global % *perStep != 0)
             return Error { "training.global_batch_size",
                 fmt::format("must be a multiple of local_batch_size x data-parallel degree = "
-                            "{}, got {}",
-                    perStep, **global) };
-        accum = **global / perStep;
+                            "{} x {}, got {}",
+                    micro, dp, **global) };
+        accum = **global / *perStep;
     }
+    if (micro > kMaxBatch)
+        return Error { "training.local_batch_size",
+            fmt::format("must be 1..{} (training.micro_batch), got {}", kMaxBatch, micro) };
+    if (accum > kMaxBatch)
+        return Error { degree[3] > 1 && ppMicro->has_value() ? "training.local_batch_size"
+                                                              : "training.global_batch_size",
+            fmt::format("gives {} micro-batches per step; training.grad_accum must be 1..{}",
+                accum, kMaxBatch) };
     t["micro_batch"] = micro;
     t["grad_accum"] = accum;
     if (steps->has_value())
@@ -189,7 +228,7 @@ Expected<ImportedPlan> importTorchTitan(
     t["offload_optimizer"] = off;
     t["offload_params"] = off;
     d.warnings.push_back("torchtitan's [model] flavour is not read: --model decides the shape");
-    return ImportedPlan { d.plan.dump(2) + "\n", std::move(d.warnings) };
+    return ImportedPlan { planText(d), std::move(d.warnings) };
 }
 
 } // namespace envelope::exportdetail

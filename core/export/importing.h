@@ -7,9 +7,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "export/export.h"
 
 namespace envelope::exportdetail {
+
+// What a warning may echo of the user's input: 80 bytes at most, control characters escaped
+// (a 60 MB flag once made a 60 MB warning line).
+inline std::string shortText(std::string_view text)
+{
+    return printable(text, 80);
+}
+
+// `items` joined by `separator`, each shortened, at most 20 of them and then "and N more".
+inline std::string shortList(const std::vector<std::string>& items, std::string_view separator)
+{
+    constexpr std::size_t kShown = 20;
+    std::string out;
+    for (std::size_t i = 0; i < items.size() && i < kShown; ++i)
+        out += (i ? std::string(separator) : std::string()) + shortText(items[i]);
+    if (items.size() > kShown)
+        out += std::string(separator) + "and " + std::to_string(items.size() - kShown) + " more";
+    return out;
+}
 
 // The plan being built: presets/default-plan.json with the model, name and cluster set.
 struct PlanDraft {
@@ -19,6 +39,13 @@ struct PlanDraft {
 };
 Expected<PlanDraft> startDraft(
     Engine engine, const PresetLibrary& presets, const ImportOptions& options);
+
+// The draft as plan text. Bytes that are not UTF-8 (a file name, a TOML string) are written as
+// U+FFFD: nlohmann::json throws on them otherwise.
+inline std::string planText(const PlanDraft& draft)
+{
+    return draft.plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 // The layer count of the draft's model when it is a preset id (for per-stage layer counts).
 std::optional<int> presetLayers(const PlanDraft& draft, const PresetLibrary& presets);

@@ -6,6 +6,7 @@
 // group of k layers: Envelope's full (k = 1) and every-k recompute.
 #include <fmt/format.h>
 
+#include "base/checked.h"
 #include "export/common.h"
 
 namespace envelope::exportdetail {
@@ -29,7 +30,7 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
         args.push_back("--group-query-attention");
         arg("--num-query-groups", a.kvHeads);
     }
-    if (a.heads > 0 && a.headDim > 0 && a.headDim * a.heads != a.hidden)
+    if (a.heads > 0 && a.headDim > 0 && wideProduct(a.headDim, a.heads) != a.hidden)
         arg("--kv-channels", a.headDim);
     arg("--max-position-embeddings", a.maxPositions > 0 ? a.maxPositions : t.seqLen);
     arg("--vocab-size", a.vocab);

@@ -8,6 +8,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/json_fields.h"
+#include "base/text.h"
+#include "base/utf8.h"
+
 namespace envelope::exportdetail {
 namespace {
 
@@ -100,11 +104,15 @@ public:
             if (m_i == start)
                 return error("expected a key");
             parts.emplace_back(m_s.substr(start, m_i - start));
-        } while (eat('.'));
+        } while (eat('.') && parts.size() <= static_cast<std::size_t>(kMaxJsonDepth));
+        if (parts.size() > static_cast<std::size_t>(kMaxJsonDepth))
+            return error(fmt::format("a key nests deeper than {} tables", kMaxJsonDepth));
         return parts;
     }
 
-    Expected<nlohmann::json> value()
+    // `depth`: the arrays this value sits in. Capped like JSON's nesting (kMaxJsonDepth): a
+    // value nested 50,000 deep once overflowed the stack here.
+    Expected<nlohmann::json> value(int depth = 0)
     {
         skipSpace();
         if (m_i >= m_s.size())
@@ -119,12 +127,14 @@ public:
             return nlohmann::json(*s);
         }
         if (c == '[') {
+            if (depth >= kMaxJsonDepth)
+                return error(fmt::format("arrays nest deeper than {} levels", kMaxJsonDepth));
             ++m_i;
             nlohmann::json array = nlohmann::json::array();
             while (!eat(']')) {
                 if (atEnd())
                     return error("arrays must close on the same line");
-                Expected<nlohmann::json> v = value();
+                Expected<nlohmann::json> v = value(depth + 1);
                 if (!v)
                     return v.error();
                 array.push_back(*v);
@@ -194,6 +204,9 @@ Expected<nlohmann::json> parseToml(std::string_view text)
     std::vector<std::string> current;
     int number = 0;
     std::size_t pos = 0;
+    // A UTF-8 byte order mark (Windows editors write one) is not part of the first key.
+    if (text.starts_with("\xEF\xBB\xBF"))
+        pos = 3;
     while (pos <= text.size()) {
         std::size_t end = text.find('\n', pos);
         if (end == std::string_view::npos)
@@ -204,6 +217,9 @@ Expected<nlohmann::json> parseToml(std::string_view text)
         pos = end + 1;
         ++number;
         LineParser p(line, number);
+        // TOML files are UTF-8 (TOML 1.0, "Spec"); a plan can hold nothing else.
+        if (!isValidUtf8(line))
+            return p.error("is not valid UTF-8 (a TOML file is UTF-8 text)");
         if (p.atEnd())
             continue;
         if (p.eat('[')) {
@@ -231,6 +247,8 @@ Expected<nlohmann::json> parseToml(std::string_view text)
             return p.error("unexpected text after the value");
         std::vector<std::string> full = current;
         full.insert(full.end(), k->begin(), k->end());
+        if (full.size() > static_cast<std::size_t>(kMaxJsonDepth))
+            return p.error(fmt::format("a key nests deeper than {} tables", kMaxJsonDepth));
         nlohmann::json* table = tableAt(root, full, full.size() - 1);
         if (!table)
             return p.error(fmt::format("{} is inside a value, not a table", fmt::join(full, ".")));

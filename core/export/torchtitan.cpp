@@ -8,6 +8,7 @@
 // pipeline_parallel_microbatch_size, which is Envelope's micro_batch x grad_accum.
 #include <fmt/format.h>
 
+#include "base/checked.h"
 #include "export/common.h"
 
 namespace envelope::exportdetail {
@@ -72,7 +73,7 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
     const bool pipelined = t.pp > 1;
     s += "\n[training]\n";
     s += fmt::format(
-        "local_batch_size = {}\n", pipelined ? t.microBatch * t.gradAccum : t.microBatch);
+        "local_batch_size = {}\n", pipelined ? wideProduct(t.microBatch, t.gradAccum) : t.microBatch);
     s += fmt::format("global_batch_size = {}\n", globalBatch(plan));
     s += fmt::format("seq_len = {}\n", t.seqLen);
     s += fmt::format("steps = {}\n", trainSteps(plan));

@@ -6,6 +6,7 @@
 // --block-size, --kv-cache-dtype, --quantization.
 #include <fmt/format.h>
 
+#include "base/checked.h"
 #include "export/common.h"
 
 namespace envelope::exportdetail {
@@ -67,8 +68,8 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
 
     // The RL rollout engine: all prompts x group completions in flight, prompt + response long.
     const RlConfig& rl = plan.rl;
-    const int replicas = std::max(1, rl.rolloutGpus / std::max(1, sc.tp));
-    const int seqs = rl.prompts * rl.groupSize;
+    const long long replicas = std::max(1, rl.rolloutGpus / std::max(1, sc.tp));
+    const long long seqs = wideProduct(rl.prompts, rl.groupSize); // up to 1e7 x 1e6
     std::vector<std::string> rollout { "vllm serve "
         + (model.empty() ? std::string("MODEL") : model) };
     const auto rflag = [&](std::string name, auto value) {

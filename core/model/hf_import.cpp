@@ -3,6 +3,7 @@
 // GPT2Config, GPTNeoXConfig, Phi3Config, DeepseekV3Config); the weights each model creates are
 // those of the matching modeling_*.py, which is what countParameters() counts.
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -232,6 +233,34 @@ ModelArch fromDeepseekV3(ConfigReader& r)
     return a;
 }
 
+// validateArch names Envelope's fields; a config's user knows its own keys (issue 26: "kv_heads:
+// must divide heads" for a num_key_value_heads mistake). The key each field is read from.
+std::string configKey(const std::string& type, const std::string& field)
+{
+    static const std::pair<const char*, const char*> gpt2[] = { { "layers", "n_layer" },
+        { "hidden", "n_embd" }, { "ffn_hidden", "n_inner" }, { "heads", "n_head" },
+        { "kv_heads", "n_head" }, { "vocab", "vocab_size" }, { "max_positions", "n_positions" } };
+    static const std::pair<const char*, const char*> others[] = { { "layers",
+                                                                      "num_hidden_layers" },
+        { "hidden", "hidden_size" }, { "ffn_hidden", "intermediate_size" },
+        { "heads", "num_attention_heads" }, { "kv_heads", "num_key_value_heads" },
+        { "vocab", "vocab_size" }, { "max_positions", "max_position_embeddings" } };
+    for (const auto& [from, to] : type == "gpt2" ? std::span(gpt2) : std::span(others))
+        if (field == from)
+            return to;
+    return field;
+}
+
+// The error with the config's key names, in its path and where the message cites "heads (N)".
+Error inConfigKeys(const std::string& type, const Error& e)
+{
+    std::string message = e.message;
+    const std::size_t at = message.find("heads (");
+    if (at != std::string::npos && (at == 0 || message[at - 1] == ' ' || message[at - 1] == '.'))
+        message.replace(at, 5, configKey(type, "heads"));
+    return Error { configKey(type, e.path), message + " (from config.json)" };
+}
+
 } // namespace
 
 std::string supportedHfModelTypes()
@@ -297,7 +326,7 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
     if (a.name.empty())
         a.name = fmt::format("{} (config.json)", type);
     if (auto e = validateArch(a))
-        return Error { e->path, fmt::format("{} (from config.json)", e->message) };
+        return inConfigKeys(type, *e);
     return a;
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "base/json_fields.h"
+#include "base/text.h"
+#include "base/utf8.h"
 
 namespace envelope {
 
@@ -14,6 +16,9 @@ std::optional<Error> applySets(nlohmann::json& plan, const std::vector<std::stri
         const std::size_t eq = set.find('=');
         if (eq == std::string::npos || eq == 0)
             return Error { "--set", fmt::format("expected PATH=VALUE, got \"{}\"", set) };
+        // A JSON document holds only UTF-8; writing the plan would throw on anything else.
+        if (!isValidUtf8(set))
+            return Error { "--set", fmt::format("is not valid UTF-8: \"{}\"", printable(set, 200)) };
         const std::string path = set.substr(0, eq);
         const std::string valueText = set.substr(eq + 1);
         nlohmann::json value = nlohmann::json::parse(valueText, nullptr, false);

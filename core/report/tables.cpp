@@ -66,6 +66,10 @@ std::string escapeCell(const std::string& s)
 {
     std::string out;
     for (char c : s) {
+        if (c == '\n' || c == '\r') { // a line break ends a table row (or a heading)
+            out += ' ';
+            continue;
+        }
         if (c == '|')
             out += '\\';
         out += c;

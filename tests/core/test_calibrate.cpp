@@ -2,6 +2,9 @@
 // measurement out of reach is refused with the option it came from.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+
 #include "estimate/calibrate.h"
 #include "estimate/estimate.h"
 #include "plan/planio.h"
@@ -84,6 +87,81 @@ TEST(Calibrate, OutOfReachNamesTheOption)
     CalibrationTarget fast;
     fast.tokensPerS = 1e12;
     EXPECT_EQ(calibrate(torchtitan8b(), fast).error().path, "--tokens-per-s");
+}
+
+// Issue 26, item 9: the search went below the plan's ranges (activation_calibration 0.002349,
+// mfu 0.000305) and wrote plans `estimate` refused; the messages named those wider ranges.
+TEST(Calibrate, SearchesOnlyThePlansRanges)
+{
+    // The default plan (generic profile: no optimizer temporaries), no recompute: the
+    // activations set the peak, and it keeps falling below 0.01.
+    Plan keepAll = readPlan(builtinPresets().value().defaultPlanJson, builtinPresets().value())
+                       .value();
+    keepAll.training.recompute = Recompute::None;
+    Plan low = keepAll, floor = keepAll;
+    low.training.activationModel.calibration = 0.002; // below the plan's 0.01
+    floor.training.activationModel.calibration = 0.01;
+    CalibrationTarget peak;
+    peak.peakBytes = estimate(low).training.reservedBytes;
+    ASSERT_LT(*peak.peakBytes, estimate(floor).training.reservedBytes);
+    const Expected<Calibration> fit = calibrate(keepAll, peak);
+    ASSERT_FALSE(fit.ok()) << fit->plan.training.activationModel.calibration;
+    EXPECT_EQ(fit.error().path, "--peak-gib");
+    EXPECT_NE(fit.error().message.find("activation_calibration 0.01..100 gives"),
+        std::string::npos)
+        << fit.error().message;
+
+    Plan slow = torchtitan8b();
+    slow.training.mfuOverride = true;
+    slow.training.mfu = 0.0003; // below the plan's 0.001
+    CalibrationTarget rate;
+    rate.tokensPerS = estimate(slow).compute.tokensPerS;
+    Plan overridden = torchtitan8b();
+    overridden.training.mfuOverride = true;
+    const Expected<Calibration> mfu = calibrate(overridden, rate);
+    ASSERT_FALSE(mfu.ok()) << mfu->plan.training.mfu;
+    EXPECT_EQ(mfu.error().path, "--tokens-per-s");
+    EXPECT_NE(mfu.error().message.find("mfu 0.001..1 gives"), std::string::npos)
+        << mfu.error().message;
+}
+
+// A peak above what the GPU holds is a unit slip, not a calibration: 1,000 GiB on an 80 GB H100.
+TEST(Calibrate, RefusesAPeakAboveTheGpusMemory)
+{
+    CalibrationTarget target;
+    target.peakBytes = 1000.0 * 1073741824.0;
+    const Expected<Calibration> fit = calibrate(torchtitan8b(), target);
+    ASSERT_FALSE(fit.ok());
+    EXPECT_EQ(fit.error().path, "--peak-gib");
+    EXPECT_TRUE(fit.error().message.starts_with("1000.00 GiB is more than one "))
+        << fit.error().message;
+    EXPECT_NE(fit.error().message.find("give one GPU's peak, in GiB"), std::string::npos);
+}
+
+// Property: whatever is measured, calibrate's plan re-validates (or calibrate says why not).
+TEST(Calibrate, EveryCalibratedPlanValidates)
+{
+    std::mt19937 random(26);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    int fitted = 0;
+    for (int i = 0; i < 60; ++i) {
+        Plan plan = torchtitan8b();
+        plan.training.mfuOverride = i % 2 == 0;
+        const double hbm = estimate(plan).training.gpuMemoryBytes;
+        CalibrationTarget target;
+        target.metric = static_cast<MemoryMetric>(i % 3);
+        if (i % 3 != 2)
+            target.peakBytes = hbm * (0.05 + 1.0 * unit(random));
+        if (i % 4 != 3)
+            target.tokensPerS = std::pow(10.0, 1.0 + 6.0 * unit(random)); // 10 .. 10^7
+        const Expected<Calibration> fit = calibrate(plan, target);
+        if (!fit)
+            continue;
+        ++fitted;
+        const std::optional<Error> invalid = validatePlan(fit->plan);
+        EXPECT_FALSE(invalid.has_value()) << i << ": " << invalid->toString();
+    }
+    EXPECT_GT(fitted, 10);
 }
 
 } // namespace

@@ -134,7 +134,8 @@ TEST(Importers, MessagesNameTheEngineKey)
             "train_batch_size: must be a multiple of train_micro_batch_size_per_gpu x "
             "gradient_accumulation_steps = 4, got 10" },
         { importText(Engine::DeepSpeed, R"({"train_micro_batch_size_per_gpu": "two"})"),
-            "train_micro_batch_size_per_gpu: must be a positive integer, got \"two\" (a string)" },
+            "train_micro_batch_size_per_gpu: must be an integer 1..1000000, got \"two\" (a "
+            "string)" },
         { importText(Engine::TorchTitan, "[parallelism]\ndata_parallel_shard_degree = -1\n"),
             "parallelism.data_parallel_shard_degree: is -1 (the GPUs left over): pass --gpus to "
             "say how many there are" },
@@ -145,7 +146,7 @@ TEST(Importers, MessagesNameTheEngineKey)
             "--global-batch-size: must be a multiple of --micro-batch-size x data-parallel size "
             "(2 x 8 = 16) on 8 GPUs, got 15" },
         { importText(Engine::Megatron, "--tensor-model-parallel-size x\n", 8),
-            "--tensor-model-parallel-size: must be an integer >= 1, got \"x\"" },
+            "--tensor-model-parallel-size: must be an integer 1..65536, got \"x\"" },
         { importText(Engine::Vllm, "vllm serve x"),
             "importing vllm files is not supported; the importable engines are deepspeed, "
             "torchtitan or megatron" },

@@ -159,7 +159,9 @@ TEST(HfImport, MissingOrBadFieldsAreNamed)
         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 5,
         "intermediate_size": 11008, "vocab_size": 32000})");
     ASSERT_FALSE(badHeads.ok());
-    EXPECT_EQ(badHeads.error().path, "kv_heads");
+    // The config's own key names (issue 26), not Envelope's kv_heads / heads.
+    EXPECT_EQ(badHeads.error().toString(),
+        "num_key_value_heads: must divide num_attention_heads (32), got 5 (from config.json)");
 }
 
 } // namespace
