@@ -259,8 +259,12 @@ std::string noSolutionMessage(const Plan& input, const ServingSearchResult& r, B
     else if (r.maxItlS)
         why = fmt::format(
             "ITL {} over the {} limit", formatDuration(m.itlS), formatDuration(*r.maxItlS));
-    return fmt::format("no serving layout fits: nearest miss is {} on {} GPUs: {}",
-        describeChanges(input, m.layout), m.gpus, why);
+    // describeChanges names the GPU count when it differs from the plan's (issue 26: "on 65528
+    // GPUs on 65528 GPUs"); say it once.
+    const bool named = m.layout.clusterGpus != input.cluster.gpus && m.gpus == m.layout.clusterGpus;
+    return fmt::format("no serving layout fits: nearest miss is {}{}: {}",
+        describeChanges(input, m.layout), named ? std::string() : fmt::format(" on {} GPUs", m.gpus),
+        why);
 }
 
 std::string noSolutionMessage(const Plan& input, const RlSearchResult& r, ByteUnits units)

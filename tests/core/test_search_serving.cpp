@@ -8,6 +8,7 @@
 #include "estimate/estimate.h"
 #include "plan/planio.h"
 #include "search/search.h"
+#include "search/solution.h"
 #include "test_search_fixtures.h"
 
 namespace envelope {
@@ -206,6 +207,31 @@ TEST(SearchServing, CancelStopsAndStreamingSeesTheTopList)
     EXPECT_GE(batches, 1);
     ASSERT_FALSE(last.empty());
     EXPECT_EQ(last.front().layout, r.candidates.front().layout);
+}
+
+} // namespace
+} // namespace envelope
+
+namespace envelope {
+namespace {
+
+TEST(SearchServing, TheNearestMissNamesItsGpuCountOnce)
+{
+    // Issue 26: "nearest miss is ... on 65528 GPUs on 65528 GPUs". With an impossible ITL limit
+    // on the fewest-GPUs goal the nearest miss is a fleet sized by the search, not the plan:
+    // the message names its GPU count once.
+    const Plan input = servingPlan("llama-3-70b", 8, 8192, 1);
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMinGpus;
+    o.maxItlS = 1e-6;
+    const ServingSearchResult r = searchServing(input, o);
+    ASSERT_TRUE(r.candidates.empty());
+    const std::string message = noSolutionMessage(input, r, ByteUnits::GB);
+    std::size_t count = 0;
+    for (std::size_t at = message.find(" GPUs"); at != std::string::npos;
+         at = message.find(" GPUs", at + 1))
+        ++count;
+    EXPECT_EQ(count, 1u) << message;
 }
 
 } // namespace

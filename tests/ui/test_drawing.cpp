@@ -364,8 +364,13 @@ private slots:
         QVERIFY(timeline->stepS() > 120);
         const std::vector<DrawnText> texts = timeline->texts();
         QStringList units;
-        for (std::size_t i = 4; i < texts.size(); ++i) // after the title and the three rows
+        for (std::size_t i = 4; i < texts.size(); ++i) { // after the title and the three rows
+            // A segment too thin for a duration in minutes (the weight sync) is named with its
+            // own unit beside its bar: "weight sync 8.5 ms".
+            if (texts[i].text.startsWith(QStringLiteral("weight sync")))
+                continue;
             units << texts[i].text.section(QLatin1Char(' '), -1);
+        }
         units.removeDuplicates();
         QCOMPARE(units, QStringList { QStringLiteral("min") });
     }
