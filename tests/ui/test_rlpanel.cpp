@@ -139,6 +139,26 @@ private slots:
         QCOMPARE(m_panel->roleChart()->columnLabel(2), QStringLiteral("rollout · 5 GPUs"));
     }
 
+    void aRolloutPoolSmallerThanItsEngineIsNamedInTheHeader()
+    {
+        // Issue 28: a TP-4 engine on 3 rollout GPUs read "every role fits". The Serving tab's
+        // TP is the engine's; typing 3 rollout GPUs under it names the pool and the minimum.
+        Plan plan = m_doc->plan();
+        plan.serving.tp = 4;
+        m_doc->edit(plan, QStringLiteral("serving TP"));
+        typeInto(m_panel->controls()->rolloutGpusControl(), QStringLiteral("3"));
+        QCOMPARE(m_doc->plan().rl.rolloutGpus, 3);
+        const QString header = m_panel->headerLabel()->text();
+        QVERIFY2(header.contains(QStringLiteral("cannot be laid out")), qPrintable(header));
+        QVERIFY2(header.contains(QStringLiteral("rl.rollout_gpus")), qPrintable(header));
+        QVERIFY2(header.contains(QStringLiteral("multiple of 4 GPUs, got 3")), qPrintable(header));
+        QCOMPARE(m_panel->figures()->figureText(QStringLiteral("rl.step_s")),
+            QStringLiteral("does not fit"));
+        // Four rollout GPUs host one engine: the header says every role fits again.
+        typeInto(m_panel->controls()->rolloutGpusControl(), QStringLiteral("4"));
+        QVERIFY(!m_panel->headerLabel()->text().contains(QStringLiteral("cannot be laid out")));
+    }
+
     void colocatedDrawsThePeakLine()
     {
         QComboBox* placement = m_panel->controls()->placementCombo();

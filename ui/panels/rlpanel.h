@@ -32,6 +32,7 @@ public:
     RlTimeline* timeline() const { return m_timeline; }
     FigureGrid* figures() const { return m_figures; }
     QLabel* suggestionLabel() const { return m_suggestion; }
+    QLabel* headerLabel() const { return m_header; }
 
     // "move 2 GPUs from training to rollout: 2 training + 6 rollout balance the step".
     static QString suggestionText(const Plan& plan, const RlEstimate& rl);
