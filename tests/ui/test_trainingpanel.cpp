@@ -33,6 +33,7 @@
 #include "document/settings.h"
 #include "panels/detailspane.h"
 #include "panels/summarystrip.h"
+#include "controls/hardwarecontrols.h"
 #include "panels/trainingpanel.h"
 #include "uitestutil.h"
 #include "widgets/elidingdelegate.h"
@@ -81,6 +82,16 @@ class TestTrainingPanel : public uitest::PanelTest<TrainingPanel> {
 private slots:
     void init() { QVERIFY(openPanel()); }
     void cleanup() { closePanel(); }
+
+    void theGpuCountBoxAcceptsWhatAPlanDoes()
+    {
+        // Issue 26 item 13: the box allowed 1,048,576 GPUs where a plan allows 1,000,000.
+        QSpinBox* gpus = m_panel->hardwareControls()->gpuCountControl();
+        QCOMPARE(gpus->maximum(), 1'000'000);
+        typeInto(gpus, QStringLiteral("1000000"));
+        QCOMPARE(m_doc->plan().cluster.gpus, 1'000'000);
+        QVERIFY(m_doc->isValid());
+    }
 
     void barsStartAsTheCoreEstimate()
     {

@@ -9,6 +9,7 @@
 #include "charts/memoryview.h"
 #include "controls/choicecombo.h"
 #include "document/plandocument.h"
+#include "plan/fields.h"
 
 namespace envelope::ui {
 
@@ -25,7 +26,7 @@ HardwareControls::HardwareControls(PlanDocument* document, QWidget* parent)
             QString::fromStdString(preset.id));
     m_gpuNote->setForegroundRole(QPalette::PlaceholderText);
     m_gpuNote->setWordWrap(true);
-    m_gpus->setRange(1, 1 << 20);
+    m_gpus->setRange(1, planfields::kMaxGpus); // the plan's cluster.gpus range (issue 26)
     m_gpus->setKeyboardTracking(false);
     m_gpus->setGroupSeparatorShown(true);
     m_gpus->setToolTip(tr("GPUs in the job (tp x pp x cp x data-parallel)"));

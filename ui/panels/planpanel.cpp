@@ -23,6 +23,7 @@
 #include "charts/paretochart.h"
 #include "document/plandocument.h"
 #include "panels/plantable.h"
+#include "plan/fields.h"
 #include "search/solution.h"
 
 namespace envelope::ui {
@@ -80,7 +81,7 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     m_kind->addItem(tr("RL"), int(SearchKind::Rl));
     fillGoals();
     m_goal->setCurrentIndex(1);
-    m_maxGpus->setRange(0, 1 << 20);
+    m_maxGpus->setRange(0, planfields::kMaxGpus); // solve's --max-gpus, a plan's cluster.gpus
     m_maxGpus->setSpecialValueText(tr("goal's default"));
     m_maxGpus->setToolTip(tr("Largest GPU count: fewest-GPUs searches up to 65,536, the others use "
                              "the plan's cluster"));
