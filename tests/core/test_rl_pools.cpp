@@ -8,11 +8,13 @@
 #include "estimate/estimate.h"
 #include "rl/rl.h"
 #include "search/search.h"
+#include "fixtures.h"
 #include "test_search_fixtures.h"
 
 namespace envelope {
 namespace {
 
+using testing::findRole;
 using testing::searchPlan;
 
 const char* kLlama70b3d = R"({"name":"Llama-3-70B pretrain 3-D parallel on 64xH100",
@@ -28,14 +30,6 @@ const char* kGrpo7b = R"({"name":"GRPO Qwen2.5-7B 16k rollouts on 8xH100 disjoin
  "rl":{"algorithm":"grpo","placement":"disjoint","trainer_gpus":4,"reference_gpus":1,
   "rollout_gpus":3,"prompts_per_step":64,"group_size":8,"prompt_len":1024,
   "response_len":15360}})";
-
-const RoleEstimate* findRole(const RlEstimate& r, std::string_view name)
-{
-    for (const RoleEstimate& role : r.perRole)
-        if (role.role == name)
-            return &role;
-    return nullptr;
-}
 
 TEST(RlPools, TheTrainerIsLaidOutOnItsOwnGpusNotTheTrainingTabs)
 {
