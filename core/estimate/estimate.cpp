@@ -110,9 +110,23 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options)
         result.serving = estimateServing(arch, counts, plan.serving, plan.gpu.gpu, ex);
         // Under a workload (issue 27): the deployment's percentiles, rates and goodput, when its
         // weights leave a KV pool to serve from.
-        if (plan.serving.workload && result.serving.fitsWeights)
-            result.serving.load = estimateServingLoad(
-                arch, plan.serving, plan.gpu.gpu, result.serving, plan.cluster.gpus);
+        if (plan.serving.workload && result.serving.fitsWeights) {
+            ServingEstimate& s = result.serving;
+            s.load = estimateServingLoad(arch, plan.serving, plan.gpu.gpu, s, plan.cluster.gpus);
+            // Under a workload the engine holds its whole KV pool (what the RL tab draws for the
+            // same engine) and admits requests as it frees: it serves the workload when the
+            // longest request fits the pool, and its rates are the workload's, not those of a
+            // static batch of `concurrency` x `context`.
+            s.fits = s.load->requests > 0;
+            s.perGpu.kvCache = s.kvBudgetBytes;
+            if (s.fits) {
+                s.decodeTokensPerS = s.load->outputTokensPerS / std::max(1, s.load->replicas);
+                s.ttftS = s.load->ttftMeanS;
+                s.itlS = s.load->itlMeanS;
+            }
+        }
+        if (ex)
+            explainServingLoad(plan.serving, result.serving, *ex);
     }
     if (options.rl) {
         result.rl = estimateRl(plan, counts, ex);

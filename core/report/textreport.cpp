@@ -136,6 +136,15 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
     t.add("max tokens in cache", formatCount(s.maxTokens));
     t.add(fmt::format("max sequences at {} tokens", plan.serving.context),
         formatCount(s.maxSequences));
+    if (s.load && plan.serving.workload) {
+        // Under a workload: the pool the engine reserves; the rates are the next table's.
+        t.add("KV pool reserved", fmt::format("{} per GPU ({} token slots)",
+                                      humanBytes(s.kvBudgetBytes, units), formatCount(s.maxTokens)));
+        t.add("fits", s.fits ? "yes: the engine admits requests as its KV pool frees (serving under load)"
+                             : "no: " + s.load->sloNote);
+        t.add("weights fit", yesNo(s.fitsWeights));
+        return t;
+    }
     // Rates at the requested concurrency only when it fits.
     const auto ifFits = [&s](std::string text) { return s.fits ? text : kDoesNotFit; };
     t.add(fmt::format("decode at {} sequences", plan.serving.concurrency),
@@ -180,7 +189,8 @@ std::optional<Table> servingLoad(const Plan& plan, const Estimate& e)
     t.add("TPOT mean / p50 / p90 / p99",
         fmt::format("{} / {} / {} / {} (simulated)", duration(l.tpotMeanS), duration(l.tpotP50S),
             duration(l.tpotP90S), duration(l.tpotP99S)));
-    t.add("single request alone", fmt::format("TTFT {}, ITL {}", duration(s.ttftMinS), duration(s.itlMinS)));
+    t.add(fmt::format("one {}-token request alone", plan.serving.context),
+        fmt::format("TTFT {}, ITL {}", duration(s.ttftMinS), duration(s.itlMinS)));
     t.add("requests served", fmt::format("{} /s of {} offered (capacity {} /s)", number(l.requestRateRps, 2),
                                  number(l.offeredRateRps, 2), number(l.capacityRps, 2)));
     t.add("output tokens/s", fmt::format("{} per GPU, {} per user", number(l.outputTokensPerSPerGpu, 0),

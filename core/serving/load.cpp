@@ -204,9 +204,9 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
     EngineRun run;
     const bool closedLoop = workload.concurrency.has_value();
     const int users = closedLoop ? std::clamp(*workload.concurrency, 1, 100'000) : 0;
-    // A closed loop starts with every user's request at once: run five rounds of them and
-    // measure after the first (and after the first 10% of requests either way).
-    const int n = std::clamp(std::max(requests, 5 * users), 1, 1'000'000);
+    // A closed loop starts with every user's request at once: run six rounds of them and
+    // measure the four between the first and the last (and never the first 10% of requests).
+    const int n = std::clamp(std::max(requests, 6 * users), 1, 1'000'000);
     const double rate = workload.requestRate.value_or(0);
     const double block = std::max(1, limits.blockSize);
     const double hit = std::clamp(workload.prefixHitRate, 0.0, 0.999);
@@ -259,6 +259,10 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
     const int warmup = std::max(n / 10, users);
     // Time-weighted means over the measured window (from the warm-up's last arrival).
     double windowStart = -1, batchArea = 0, inEngineArea = 0, areaTime = 0;
+    // Output tokens emitted so far, at the window's start and end: the rate counts the tokens
+    // generated inside the window, not the lengths of the requests that finish in it (which
+    // under-counts long requests when a request outlasts the window).
+    double emitted = 0, emittedAtStart = 0, emittedAtEnd = -1, windowEndTime = -1;
     std::vector<std::pair<int, double>> chunks;
     const long long maxIterations = 200'000'000;
 
@@ -287,7 +291,10 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
             break;
         }
         if (windowStart < 0 && int(closedLoop ? req.size() : nextArrival) > warmup)
+        {
             windowStart = t;
+            emittedAtStart = emitted;
+        }
 
         // Schedule: decodes first, then prompt chunks in admission order, then new requests.
         double budget = std::max(0.0, budgetTokens - double(batch));
@@ -326,6 +333,7 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
 
         // The running sequences each emit a token; those that reach their length finish.
         kvSum += double(batch);
+        emitted += double(batch);
         while (!decoding.empty() && decoding.top().first <= iter) {
             const int i = decoding.top().second;
             decoding.pop();
@@ -340,6 +348,7 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
             if (r.computeLeft > 0)
                 continue;
             r.first = t;
+            emitted += 1;
             if (r.output <= 1) {
                 finish(i);
             } else {
@@ -347,6 +356,11 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
                 kvSum += r.input + 1;
                 decoding.emplace(iter + (long long)(r.output) - 1, i);
             }
+        }
+        // The window ends when the last request arrives (open loop) or is created (closed).
+        if (emittedAtEnd < 0 && int(req.size()) == n && t >= req.back().arrival) {
+            emittedAtEnd = emitted;
+            windowEndTime = t;
         }
         prefilling.erase(std::remove_if(prefilling.begin(), prefilling.end(),
                              [&](int i) { return req[i].computeLeft <= 0; }),
@@ -357,9 +371,12 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
     // request's creation (closed loop), so that neither the ramp nor the drain counts.
     const double windowEnd = req.back().arrival;
     std::vector<double> ttft, tpot;
-    double gaps = 0, gapTokens = 0, e2e = 0, inTokens = 0, outTokens = 0, windowOut = 0;
-    int windowDone = 0;
-    for (int i = warmup; i < int(req.size()); ++i) {
+    double gaps = 0, gapTokens = 0, e2e = 0, inTokens = 0, outTokens = 0;
+    // The last requests run into the drain (fewer arrivals behind them, so faster steps): a
+    // closed loop's final round of users, an open loop's last 5%, are not measured either.
+    const int tail = closedLoop ? users : n / 20;
+    const int measuredEnd = std::max(warmup + 1, int(req.size()) - tail);
+    for (int i = warmup; i < std::min(measuredEnd, int(req.size())); ++i) {
         const Request& r = req[i];
         if (r.finish < 0)
             continue;
@@ -373,16 +390,20 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
             gapTokens += r.output - 1;
         }
     }
-    for (const Request& r : req)
-        if (r.finish >= windowStart && r.finish <= windowEnd) {
-            ++windowDone;
-            windowOut += r.output;
-        }
     run.requests = int(ttft.size());
-    run.durationS = std::max(0.0, windowEnd - windowStart);
-    if (run.durationS > 0) {
-        run.requestsPerS = windowDone / run.durationS;
-        run.outputTokensPerS = windowOut / run.durationS;
+    if (emittedAtEnd < 0) {
+        emittedAtEnd = emitted;
+        windowEndTime = t;
+    }
+    run.durationS = std::max(0.0, windowEndTime - windowStart);
+    double drawnOutput = 0;
+    for (const Request& r : req)
+        drawnOutput += r.output;
+    drawnOutput /= double(req.size());
+    if (run.durationS > 0 && windowStart >= 0) {
+        // Steady state: requests complete at the rate tokens are generated / mean output.
+        run.outputTokensPerS = (emittedAtEnd - emittedAtStart) / run.durationS;
+        run.requestsPerS = drawnOutput > 0 ? run.outputTokensPerS / drawnOutput : 0;
     }
     run.ttftMeanS = mean(ttft);
     run.tpotMeanS = mean(tpot);
@@ -579,6 +600,60 @@ void attachServingGoodput(const Plan& plan, Estimate& estimate)
         return;
     estimate.serving.load = estimateServingLoad(plan.model.arch, plan.serving, plan.gpu.gpu,
         estimate.serving, plan.cluster.gpus, true);
+}
+
+void explainServingLoad(const ServingConfig& config, const ServingEstimate& serving, Explainer& ex)
+{
+    if (!serving.load || !config.workload || serving.load->requests <= 0)
+        return;
+    const ServingLoad& l = *serving.load;
+    const ServingWorkload& w = *config.workload;
+    const std::string source = "event simulation of continuous batching with chunked prefill "
+                               "(Orca, Yu et al. 2022; Sarathi-Serve, Agrawal et al. 2024) over "
+                               "the op-timed decode and prefill steps; docs/formulas-serving.md "
+                               "sec. 7";
+    const std::string load = w.concurrency
+        ? fmt::format("{} users in a closed loop over {} engine(s)", *w.concurrency, l.replicas)
+        : fmt::format("{:.3g} requests/s (Poisson) over {} engine(s)", *w.requestRate, l.replicas);
+    const std::string sample = fmt::format("{} simulated requests per engine after a 10% warm-up, "
+                                           "{:.0f} + {:.0f} tokens on average",
+        l.requests, l.meanInputTokens, l.meanOutputTokens);
+    if (!l.saturated) {
+        ex.add("serving.ttft_p90_s",
+            fmt::format("p90 of first token - arrival over {}; {}: mean {}, p50 {}, p90 {}, p99 {}",
+                sample, load, formatDuration(l.ttftMeanS), formatDuration(l.ttftP50S),
+                formatDuration(l.ttftP90S), formatDuration(l.ttftP99S)),
+            l.ttftP90S, "s", source);
+    }
+    ex.add("serving.tpot_p90_s",
+        fmt::format("p90 of (finish - first token) / (output - 1) over {}; {}: mean {}, p50 {}, "
+                    "p90 {}, p99 {}; {:.1f} sequences decode per step on average",
+            sample, load, formatDuration(l.tpotMeanS), formatDuration(l.tpotP50S),
+            formatDuration(l.tpotP90S), formatDuration(l.tpotP99S), l.meanBatch),
+        l.tpotP90S, "s", source);
+    ex.add("serving.output_tokens_per_s_per_gpu",
+        fmt::format("output tokens completed in the measured window / its length / tp = {:.0f} / "
+                    "{} = {:.0f}",
+            l.outputTokensPerS / l.replicas, config.tp, l.outputTokensPerSPerGpu),
+        l.outputTokensPerSPerGpu, "tokens/s", source);
+    ex.add("serving.output_tokens_per_s_per_user",
+        fmt::format("1 / mean TPOT = 1 / {} = {:.1f}", formatDuration(l.tpotMeanS),
+            l.outputTokensPerSPerUser),
+        l.outputTokensPerSPerUser, "tokens/s", source);
+    ex.add("serving.load.capacity_rps",
+        fmt::format("requests/s of a closed loop that keeps each engine full (min(max_num_seqs, "
+                    "KV tokens / mean request) users) x {} engines = {:.3g}",
+            l.replicas, l.capacityRps),
+        l.capacityRps, "requests/s", source);
+    if (l.goodputRps)
+        ex.add("serving.goodput_rps",
+            *l.goodputRps > 0
+                ? fmt::format("the highest Poisson rate whose simulated percentiles meet every "
+                              "serving.slo objective, by bisection between 1% of capacity and "
+                              "capacity = {:.3g}",
+                    *l.goodputRps)
+                : l.sloNote,
+            *l.goodputRps, "requests/s", "goodput as in DistServe (Zhong et al. 2024); " + source);
 }
 
 } // namespace envelope

@@ -102,6 +102,9 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     const Gpu& gpu, const ServingEstimate& base, int clusterGpus, bool goodput = false,
     int requests = 2000);
 
+// Every load figure as a formula with its values and source (serving.ttft_p90_s, ...).
+void explainServingLoad(const ServingConfig& config, const ServingEstimate& serving, Explainer& ex);
+
 // Fills estimate.serving.load's goodput (serving.goodput_rps) when the plan has a workload and
 // an SLO; `estimate` must be estimate(plan)'s. What `envelope-cli estimate` runs.
 void attachServingGoodput(const Plan& plan, Estimate& estimate);

@@ -167,6 +167,27 @@ TEST(ServingLoad, TheKvPoolCapsTheBatch)
     EXPECT_TRUE(simulateEngine(huge, small, handSteps(), 8192, 100, 1).tooLong);
 }
 
+// More users than the engine runs at once only lengthen the queue: the engine's output rate is
+// the same at 16 and at 64 users (a rate counted from the requests finishing in the window would
+// under-count the long ones, and read lower the longer the queue).
+TEST(ServingLoad, TheRateOfASaturatedClosedLoopDoesNotDependOnItsUsers)
+{
+    ServingWorkload w = fixedWorkload(200, 0);
+    w.output.form = LengthDistribution::Form::Histogram;
+    w.output.histogram = { { 50, 1 }, { 1000, 1 } };
+    EngineLimits eight = roomyEngine();
+    eight.maxNumSeqs = 8;
+    w.concurrency = 16;
+    const EngineRun sixteen = simulateEngine(w, eight, handSteps(), 8192, 3000, 2);
+    w.concurrency = 64;
+    const EngineRun sixtyFour = simulateEngine(w, eight, handSteps(), 8192, 3000, 2);
+    EXPECT_NEAR(sixtyFour.outputTokensPerS / sixteen.outputTokensPerS, 1.0, 0.03);
+    // By hand, an upper bound: 8 sequences decoding every step of 5.8 ms at most emit
+    // 8 / 5.8 ms = 1,379 tokens/s; prompts take some steps, so a little less.
+    EXPECT_LT(sixteen.outputTokensPerS, 1379.4);
+    EXPECT_GT(sixteen.outputTokensPerS, 0.9 * 1379.4);
+}
+
 Plan servingPlan(const std::string& workload, const std::string& slo = "")
 {
     const std::string json = R"({"model": "llama-3-8b", "gpu": "h100-sxm",

@@ -2,6 +2,7 @@
 // interaction the bars, the curve and the figures are the core's estimate(plan).serving for the
 // edited plan, and undo brings the previous figures back.
 #include <QBarSet>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
@@ -17,9 +18,11 @@
 #include "charts/servingcurvechart.h"
 #include "controls/servingcontrols.h"
 #include "controls/sliderspin.h"
+#include "controls/workloadcontrols.h"
 #include "document/plandocument.h"
 #include "document/settings.h"
 #include "estimate/estimate.h"
+#include "serving/load.h"
 #include "panels/servingpanel.h"
 #include "uitestutil.h"
 #include "widgets/figuregrid.h"
@@ -175,6 +178,52 @@ private slots:
         verifyMatchesCore(*m_panel, original);
         QCOMPARE(m_panel->figures()->figureText(QStringLiteral("serving.kv_budget_bytes")), budget);
         QCOMPARE(m_panel->controls()->tpControl()->value(), 1);
+    }
+
+    // Issue 27: a user switches a workload on, types a rate and an SLO; the load figures are the
+    // core's simulated percentiles for that plan, the goodput lands from the worker thread, and
+    // undo takes the workload away again.
+    void aWorkloadShowsTheSimulatedPercentilesAndGoodput()
+    {
+        WorkloadControls* w = m_panel->workloadControls();
+        QVERIFY(!m_panel->loadFigures()->isVisibleTo(m_panel.get()));
+        QVERIFY(!w->rateControl()->isEnabled());
+        w->enabledBox()->click();
+        QVERIFY(m_doc->plan().serving.workload.has_value());
+        QVERIFY(m_panel->loadFigures()->isVisibleTo(m_panel.get()));
+        // The default: 1,000-token prompts (p90 1,800), 300-token answers, 1 request/s.
+        QCOMPARE(w->inputMean()->value(), 1000);
+        QCOMPARE(w->inputP90()->value(), 1800);
+        QCOMPARE(*m_doc->plan().serving.workload->requestRate, 1.0);
+        typeInto(w->rateControl()->spinBox(), QStringLiteral("5"));
+        QCOMPARE(*m_doc->plan().serving.workload->requestRate, 5.0);
+        typeInto(w->tpotLimit(), QStringLiteral("50"));
+        QCOMPARE(*m_doc->plan().serving.slo->tpotP90S, 0.05);
+        // A p90 typed past the widest a log-normal allows (2.2735 x 1,000) comes back to it.
+        typeInto(w->inputP90(), QStringLiteral("5000"));
+        QCOMPARE(m_doc->plan().serving.workload->input.p90, 2273.0);
+        QVERIFY(m_doc->isValid());
+
+        m_doc->waitForFitSearch();
+        Estimate e = estimate(m_doc->plan());
+        attachServingGoodput(m_doc->plan(), e);
+        const ServingLoad& l = *e.serving.load;
+        const FigureGrid* f = m_panel->loadFigures();
+        const auto d = [](double s) { return QString::fromStdString(formatDuration(s)); };
+        QCOMPARE(f->figureText(QStringLiteral("serving.tpot_p90_s")),
+            QStringLiteral("%1 / %2 / %3").arg(d(l.tpotP50S), d(l.tpotP90S), d(l.tpotP99S)));
+        QCOMPARE(f->figureText(QStringLiteral("serving.ttft_p90_s")),
+            QStringLiteral("%1 / %2 / %3").arg(d(l.ttftP50S), d(l.ttftP90S), d(l.ttftP99S)));
+        QVERIFY(l.goodputRps.has_value() && *l.goodputRps > 0);
+        QCOMPARE(f->figureText(QStringLiteral("serving.goodput_rps")),
+            QStringLiteral("%1 req/s").arg(*l.goodputRps, 0, 'g', 3));
+
+        // Undo four edits (p90, SLO, rate, switch): no workload, no load figures.
+        for (int i = 0; i < 4; ++i)
+            m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().serving.workload.has_value());
+        QVERIFY(!m_panel->loadFigures()->isVisibleTo(m_panel.get()));
+        QVERIFY(!w->enabledBox()->isChecked());
     }
 
     void figureTooltipsCarryTheCoreFormula()

@@ -6,14 +6,19 @@
 #include "document/planeditcommand.h"
 #include "document/settings.h"
 #include "plan/planio.h"
+#include "serving/load.h"
 #include "whatif/whatif.h"
 
 namespace envelope::ui {
 
+// The searches an edit starts off the GUI thread: "what makes it fit" when the plan does not
+// fit, the serving goodput when it has a workload and an SLO.
 struct PlanDocument::FitJob {
     Plan plan;
     ByteUnits units = ByteUnits::GB;
+    bool fit = false, goodput = false;
     std::vector<FitSuggestion> suggestions;
+    Estimate estimate; // goodput: the plan's estimate, its serving load completed by the worker
 };
 
 PlanDocument::PlanDocument(PresetLibrary presets, Settings* settings, QObject* parent)
@@ -29,7 +34,7 @@ PlanDocument::PlanDocument(PresetLibrary presets, Settings* settings, QObject* p
             // The same figures in the new units (suggestion texts carry formatted bytes), also
             // while an invalid edit keeps the last valid figures drawn.
             m_results = computeTrainingResults(m_resultsPlan);
-            if (m_results.suggestionsPending)
+            if (m_results.suggestionsPending || m_results.goodputPending)
                 startFitSearch();
             emit resultsChanged();
         });
@@ -52,8 +57,17 @@ void PlanDocument::startFitSearch()
     auto job = std::make_shared<FitJob>();
     job->plan = m_resultsPlan;
     job->units = units();
+    job->fit = m_results.suggestionsPending;
+    job->goodput = m_results.goodputPending;
+    if (job->goodput)
+        job->estimate = m_results.estimate;
     m_fitJob = job;
-    m_fitThread = QThread::create([job] { job->suggestions = suggestFits(job->plan, job->units); });
+    m_fitThread = QThread::create([job] {
+        if (job->fit)
+            job->suggestions = suggestFits(job->plan, job->units);
+        if (job->goodput)
+            attachServingGoodput(job->plan, job->estimate);
+    });
     m_fitThread->setParent(this);
     connect(m_fitThread, &QThread::finished, this, [this, job] { fitSearchFinished(job); });
     m_fitThread->start(QThread::LowPriority);
@@ -66,16 +80,23 @@ void PlanDocument::fitSearchFinished(std::shared_ptr<FitJob> job)
     m_fitThread->deleteLater();
     m_fitThread = nullptr;
     m_fitJob.reset();
-    const bool current = m_results.suggestionsPending && job->plan == m_resultsPlan
-        && job->units == units();
-    if (current) {
+    const bool samePlan = job->plan == m_resultsPlan && job->units == units();
+    const bool fitLanded = samePlan && job->fit && m_results.suggestionsPending;
+    const bool goodputLanded = samePlan && job->goodput && m_results.goodputPending;
+    if (fitLanded) {
         m_results.suggestions = std::move(job->suggestions);
         m_results.suggestionsPending = false;
-        emit resultsChanged();
     }
-    const bool again = m_fitQueued || (!current && m_results.suggestionsPending);
+    if (goodputLanded) {
+        m_results.estimate.serving.load = std::move(job->estimate.serving.load);
+        m_results.goodputPending = false;
+    }
+    if (fitLanded || goodputLanded)
+        emit resultsChanged();
+    const bool pending = m_results.suggestionsPending || m_results.goodputPending;
+    const bool again = m_fitQueued || pending;
     m_fitQueued = false;
-    if (again && m_results.suggestionsPending)
+    if (again && pending)
         startFitSearch();
 }
 
@@ -210,7 +231,7 @@ void PlanDocument::recompute()
         return; // keep drawing the last valid figures
     m_resultsPlan = m_plan;
     m_results = computeTrainingResults(m_plan);
-    if (m_results.suggestionsPending)
+    if (m_results.suggestionsPending || m_results.goodputPending)
         startFitSearch();
     emit resultsChanged();
 }

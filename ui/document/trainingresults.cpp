@@ -13,6 +13,8 @@ TrainingResults computeTrainingResults(const Plan& plan)
     r.largestSeqLen = largestFitting(plan, SweepAxis::SeqLen);
     r.largestMicroBatch = largestFitting(plan, SweepAxis::MicroBatch);
     r.suggestionsPending = !r.estimate.training.fits;
+    r.goodputPending = plan.serving.workload && plan.serving.slo && r.estimate.serving.load
+        && r.estimate.serving.load->requests > 0;
     return r;
 }
 

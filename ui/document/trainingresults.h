@@ -20,6 +20,9 @@ struct TrainingResults {
     // True while the suggestions are being searched on a worker thread (PlanDocument): the
     // plan does not fit and `suggestions` is not filled yet.
     bool suggestionsPending = false;
+    // True while the serving goodput under the plan's SLO (attachServingGoodput, a bisection of
+    // simulations) is searched on the same worker: estimate.serving.load has no goodput yet.
+    bool goodputPending = false;
 };
 
 // Asks the core for every figure above but the suggestions, which PlanDocument searches off

@@ -12,6 +12,7 @@
 #include "charts/memoryview.h"
 #include "charts/servingcurvechart.h"
 #include "controls/servingcontrols.h"
+#include "controls/workloadcontrols.h"
 #include "document/plandocument.h"
 #include "panels/panelchrome.h"
 #include "serving/sweep.h"
@@ -40,12 +41,21 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     , m_status(new QLabel)
     , m_toolTips(new FormulaToolTips(this))
     , m_figures(new FigureGrid(m_toolTips, 3))
+    , m_workload(new WorkloadControls(document))
+    , m_loadHeader(new QLabel)
+    , m_loadFigures(new FigureGrid(m_toolTips, 3))
     , m_memoryChart(new MemoryBarChart(tr("Memory per GPU (serving)"),
           { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }))
     , m_curveChart(new ServingCurveChart)
 {
-    QScrollArea* scroll
-        = controlsColumn(m_controls, tr("Model and GPU come from the Training tab."));
+    auto* groups = new QWidget;
+    auto* groupsLayout = new QVBoxLayout(groups);
+    groupsLayout->setContentsMargins(0, 0, 0, 0);
+    groupsLayout->addWidget(m_controls);
+    groupsLayout->addWidget(m_workload);
+    QScrollArea* scroll = controlsColumn(groups,
+        tr("Model and GPU come from the Training tab; the cluster's GPUs / TP are the engines "
+           "that share the workload."));
 
     styleHeader(m_header);
     m_toolTips->setProvider([this](const QString& figure) { return tooltipFor(figure); });
@@ -64,6 +74,17 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     };
     for (const auto& [key, title] : figures)
         m_figures->addFigure(QLatin1String(key), title);
+    const std::pair<const char*, QString> loadFigures[] = {
+        { "serving.ttft_p90_s", tr("TTFT p50 / p90 / p99") },
+        { "serving.tpot_p90_s", tr("TPOT p50 / p90 / p99") },
+        { "serving.load.capacity_rps", tr("Requests served") },
+        { "serving.output_tokens_per_s_per_gpu", tr("Output / GPU") },
+        { "serving.output_tokens_per_s_per_user", tr("Output / user") },
+        { "serving.goodput_rps", tr("Goodput (SLO)") },
+    };
+    for (const auto& [key, title] : loadFigures)
+        m_loadFigures->addFigure(QLatin1String(key), title);
+    m_loadHeader->setWordWrap(true);
 
     auto* charts = new QHBoxLayout;
     charts->addWidget(m_memoryChart, 1);
@@ -74,6 +95,8 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     right->addWidget(m_status);
     right->addWidget(warningsLine(m_document, QStringLiteral("serving"), this));
     right->addWidget(m_figures);
+    right->addWidget(m_loadHeader);
+    right->addWidget(m_loadFigures);
     right->addLayout(charts, 1);
 
     auto* layout = new QHBoxLayout(this);
@@ -134,6 +157,29 @@ void ServingPanel::redraw()
                                         : tr("the weights leave no room for a KV cache"))));
     QPalette headerPalette = palette();
     headerPalette.setColor(QPalette::WindowText, s.fits ? fitsColor() : overflowColor());
+    // Under a workload the question is the workload's: served, and within the SLO?
+    if (c.workload && s.load && s.load->requests > 0) {
+        const ServingLoad& l = *s.load;
+        const QString rate = c.workload->concurrency
+            ? tr("%L1 users").arg(*c.workload->concurrency)
+            : tr("%1 requests/s").arg(*c.workload->requestRate, 0, 'g', 3);
+        const QString engines = l.replicas == 1 ? tr("1 engine") : tr("%1 engines").arg(l.replicas);
+        QString verdict;
+        if (l.saturated)
+            verdict = tr("above capacity (%1 requests/s): the queue grows").arg(l.capacityRps, 0, 'g', 3);
+        else if (l.meetsSlo && !*l.meetsSlo)
+            verdict = tr("misses the SLO (%1)").arg(QString::fromStdString(l.sloMiss));
+        else
+            verdict = tr("p90 TTFT %1, TPOT %2%3")
+                          .arg(duration(l.ttftP90S), duration(l.tpotP90S),
+                              l.meetsSlo ? tr(": meets the SLO") : QString());
+        m_header->setText(tr("%1 on %2× %3, %4 — %5: %6")
+                              .arg(QString::fromStdString(plan.model.arch.name))
+                              .arg(c.tp)
+                              .arg(QString::fromStdString(plan.gpu.gpu.name), engines, rate, verdict));
+        headerPalette.setColor(QPalette::WindowText,
+            l.saturated || (l.meetsSlo && !*l.meetsSlo) ? overflowColor() : fitsColor());
+    }
     m_header->setPalette(headerPalette);
 
     // One bar per GPU of the TP group (every rank holds the same share).
@@ -184,7 +230,84 @@ void ServingPanel::redraw()
             ? tr("%L1 sequences").arg(qlonglong(s.computeBoundConcurrency))
             : tr("never (memory-bound)"));
     m_figures->setFigureColor(QStringLiteral("serving.max_sequences"),
-        s.maxSequences >= c.concurrency ? QColor() : overflowColor());
+        s.maxSequences >= c.concurrency || c.workload ? QColor() : overflowColor());
+    if (c.workload && s.load && s.load->requests > 0) {
+        // The workload's means (the grid below has the percentiles).
+        const ServingLoad& l = *s.load;
+        set("serving.decode_tokens_per_s", tr("%L1 tok/s / engine").arg(qlonglong(std::llround(s.decodeTokensPerS))));
+        set("serving.ttft_s", l.saturated ? tr("unbounded") : tr("%1 mean").arg(duration(l.ttftMeanS)));
+        set("serving.itl_s", tr("%1 mean").arg(duration(l.itlMeanS)));
+    }
+    redrawLoad();
+}
+
+// The workload's figures (issue 27), each a simulated percentile or a rate of the deployment;
+// the goodput searched off the GUI thread shows "searching…" until it lands.
+void ServingPanel::redrawLoad()
+{
+    const Plan& plan = m_document->plan();
+    const TrainingResults& results = m_document->results();
+    const ServingEstimate& s = results.estimate.serving;
+    const bool shown = plan.serving.workload.has_value();
+    m_loadHeader->setVisible(shown);
+    m_loadFigures->setVisible(shown);
+    if (!shown)
+        return;
+    const ServingWorkload& w = *plan.serving.workload;
+    const QString load = w.concurrency
+        ? tr("%L1 users in a closed loop").arg(*w.concurrency)
+        : tr("%1 requests/s (Poisson)").arg(*w.requestRate, 0, 'g', 3);
+    auto set = [this](const char* key, const QString& text) {
+        m_loadFigures->setFigure(QLatin1String(key), text);
+    };
+    if (!s.load || s.load->requests <= 0) {
+        m_loadHeader->setText(tr("Under load: %1 — not served: %2")
+                                  .arg(load,
+                                      s.load && !s.load->sloNote.empty()
+                                          ? QString::fromStdString(s.load->sloNote)
+                                          : tr("the weights leave no room for a KV cache")));
+        for (const char* key : { "serving.ttft_p90_s", "serving.tpot_p90_s", "serving.load.capacity_rps",
+                 "serving.output_tokens_per_s_per_gpu", "serving.output_tokens_per_s_per_user",
+                 "serving.goodput_rps" })
+            set(key, tr("n/a"));
+        return;
+    }
+    const ServingLoad& l = *s.load;
+    QString verdict;
+    if (l.saturated)
+        verdict = tr("above capacity: the queue grows without bound");
+    else if (l.meetsSlo)
+        verdict = *l.meetsSlo ? tr("meets the SLO")
+                              : tr("misses the SLO: %1").arg(QString::fromStdString(l.sloMiss));
+    else
+        verdict = tr("no SLO set");
+    m_loadHeader->setText(tr("Under load: %1 over %2, %3 + %4 tokens on average — %5 "
+                             "(simulated)")
+                              .arg(load)
+                              .arg(l.replicas == 1 ? tr("1 engine") : tr("%1 engines").arg(l.replicas))
+                              .arg(l.meanInputTokens, 0, 'f', 0)
+                              .arg(l.meanOutputTokens, 0, 'f', 0)
+                              .arg(verdict));
+    QPalette headerPalette = palette();
+    headerPalette.setColor(QPalette::WindowText,
+        l.saturated || (l.meetsSlo && !*l.meetsSlo) ? overflowColor() : fitsColor());
+    m_loadHeader->setPalette(headerPalette);
+    set("serving.ttft_p90_s",
+        l.saturated ? tr("unbounded")
+                    : tr("%1 / %2 / %3").arg(duration(l.ttftP50S), duration(l.ttftP90S), duration(l.ttftP99S)));
+    set("serving.tpot_p90_s", tr("%1 / %2 / %3").arg(duration(l.tpotP50S), duration(l.tpotP90S), duration(l.tpotP99S)));
+    set("serving.load.capacity_rps",
+        tr("%1 req/s (capacity %2)").arg(l.requestRateRps, 0, 'g', 3).arg(l.capacityRps, 0, 'g', 3));
+    set("serving.output_tokens_per_s_per_gpu", tr("%L1 tok/s").arg(qlonglong(std::llround(l.outputTokensPerSPerGpu))));
+    set("serving.output_tokens_per_s_per_user", tr("%1 tok/s").arg(l.outputTokensPerSPerUser, 0, 'f', 1));
+    set("serving.goodput_rps",
+        !plan.serving.slo        ? tr("set an SLO")
+            : results.goodputPending ? tr("searching…")
+            : l.goodputRps           ? (*l.goodputRps > 0 ? tr("%1 req/s").arg(*l.goodputRps, 0, 'g', 3)
+                                                          : tr("none meets it"))
+                                     : tr("n/a"));
+    m_loadFigures->setFigureColor(QStringLiteral("serving.ttft_p90_s"),
+        l.saturated ? overflowColor() : QColor());
 }
 
 void ServingPanel::showEvent(QShowEvent* event)

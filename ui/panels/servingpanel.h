@@ -15,6 +15,7 @@ class MemoryBarChart;
 class PlanDocument;
 class ServingControls;
 class ServingCurveChart;
+class WorkloadControls;
 
 class ServingPanel : public QWidget {
     Q_OBJECT
@@ -25,6 +26,9 @@ public:
     MemoryBarChart* memoryChart() const { return m_memoryChart; }
     ServingCurveChart* curveChart() const { return m_curveChart; }
     FigureGrid* figures() const { return m_figures; }
+    WorkloadControls* workloadControls() const { return m_workload; }
+    // Under a workload: its percentiles, rates and SLO (hidden without one).
+    FigureGrid* loadFigures() const { return m_loadFigures; }
 
     // The bars show at most this many GPUs of a tensor-parallel group (all are alike).
     static constexpr int kMaxGpuBars = 8;
@@ -34,6 +38,7 @@ protected:
 
 private:
     void redraw();
+    void redrawLoad();
     QString tooltipFor(const QString& figure);
 
     PlanDocument* m_document;
@@ -42,6 +47,9 @@ private:
     QLabel* m_status;
     FormulaToolTips* m_toolTips;
     FigureGrid* m_figures;
+    WorkloadControls* m_workload;
+    QLabel* m_loadHeader;
+    FigureGrid* m_loadFigures;
     MemoryBarChart* m_memoryChart;
     ServingCurveChart* m_curveChart;
     bool m_stale = true; // results changed while hidden
