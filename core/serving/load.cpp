@@ -190,6 +190,12 @@ StepTimes tabulatedStepTimes(const ModelArch& arch, const ServingConfig& config,
         const double f = (kv - t->kvLo) / (t->kvHi - t->kvLo);
         return std::max(0.0, lo + (hi - lo) * f);
     };
+    s.decodeLine = [t](double batch) {
+        const double lo = interpolateLog(t->batch, t->decodeLo, batch);
+        const double hi = interpolateLog(t->batch, t->decodeHi, batch);
+        const double slope = (hi - lo) / (t->kvHi - t->kvLo);
+        return std::pair<double, double>(lo - slope * t->kvLo, slope);
+    };
     s.prefillS = [t](double tokens) {
         if (!(tokens > 0))
             return 0.0;
@@ -203,10 +209,12 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
 {
     EngineRun run;
     const bool closedLoop = workload.concurrency.has_value();
-    const int users = closedLoop ? std::clamp(*workload.concurrency, 1, 100'000) : 0;
+    // Bounded work whatever the plan says (docs/reliability.md): at most 16,384 users per engine
+    // (an engine runs max_num_seqs at once; more only queue), 100,000 requests, 20 M steps.
+    const int users = closedLoop ? std::clamp(*workload.concurrency, 1, 16'384) : 0;
     // A closed loop starts with every user's request at once: run six rounds of them and
     // measure the four between the first and the last (and never the first 10% of requests).
-    const int n = std::clamp(std::max(requests, 6 * users), 1, 1'000'000);
+    const int n = std::clamp(std::max(requests, 6 * users), 1, 100'000);
     const double rate = workload.requestRate.value_or(0);
     const double block = std::max(1, limits.blockSize);
     const double hit = std::clamp(workload.prefixHitRate, 0.0, 0.999);
@@ -264,7 +272,9 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
     // under-counts long requests when a request outlasts the window).
     double emitted = 0, emittedAtStart = 0, emittedAtEnd = -1, windowEndTime = -1;
     std::vector<std::pair<int, double>> chunks;
-    const long long maxIterations = 200'000'000;
+    const long long maxIterations = 20'000'000;
+    long long lineBatch = -1;
+    std::pair<double, double> line { 0, 0 };
 
     const auto finish = [&](int i) {
         Request& r = req[i];
@@ -318,7 +328,19 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
             chunks.emplace_back(i, c);
             budget -= c;
         }
-        double dt = batch > 0 ? steps.decodeS(double(batch), kvSum / double(batch)) : 0.0;
+        double dt = 0;
+        if (batch > 0) {
+            const double meanKv = kvSum / double(batch);
+            if (steps.decodeLine) {
+                if (batch != lineBatch) {
+                    line = steps.decodeLine(double(batch));
+                    lineBatch = batch;
+                }
+                dt = std::max(0.0, line.first + line.second * meanKv);
+            } else {
+                dt = steps.decodeS(double(batch), meanKv);
+            }
+        }
         for (const auto& [i, c] : chunks)
             dt += c * req[i].prefillPerToken;
         if (!(dt > 0))
@@ -423,6 +445,7 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         run.meanBatch = batchArea / areaTime;
         run.meanInEngine = inEngineArea / areaTime;
     }
+    run.truncated = iter >= maxIterations;
     // Open loop: requests still queued when the last one arrived, beyond what one step's
     // admissions clear, mean the queue was growing.
     run.backlog = !closedLoop && completed < int(req.size());
@@ -488,6 +511,10 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
             load.notes.push_back(fmt::format("{} users over {} engines: each engine simulated "
                                              "with {}",
                 *w.concurrency, load.replicas, *perEngine.concurrency));
+        if (*perEngine.concurrency > 16'384)
+            load.notes.push_back(fmt::format("{} users per engine simulated as 16,384: past what "
+                                             "the engine runs at once, more users only queue",
+                *perEngine.concurrency));
     } else {
         perEngine.requestRate = *w.requestRate / load.replicas;
     }
@@ -507,6 +534,13 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     load.capacityRps = capacity.requestsPerS * load.replicas;
 
     const EngineRun run = simulateEngine(perEngine, limits, steps, context, requests, 1);
+    if (run.requests == 0) {
+        load.sloNote = run.truncated
+            ? "the simulation stopped at its 20 million steps before a measured request finished "
+              "(requests this long need a shorter workload to simulate)"
+            : "no request finished in the simulation";
+        return load;
+    }
     load.requests = run.requests;
     load.offeredRateRps = w.requestRate ? *w.requestRate : run.requestsPerS * load.replicas;
     load.requestRateRps = run.requestsPerS * load.replicas;
@@ -526,6 +560,9 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     load.outputTokensPerS = run.outputTokensPerS * load.replicas;
     load.outputTokensPerSPerGpu = run.outputTokensPerS / tp;
     load.outputTokensPerSPerUser = run.tpotMeanS > 0 ? 1 / run.tpotMeanS : 0;
+    if (run.truncated || capacity.truncated)
+        load.notes.push_back("the simulation stopped at its 20 million steps before every request "
+                             "finished: the figures are of the requests that did");
     if (load.saturated)
         load.notes.push_back(fmt::format("{:.3g} requests/s is above the {:.3g} the deployment "
                                          "sustains: the queue grows without bound, so TTFT is "

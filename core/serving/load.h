@@ -32,6 +32,9 @@ struct EngineLimits {
 struct StepTimes {
     std::function<double(double batch, double meanKvTokens)> decodeS;
     std::function<double(double tokens)> prefillS;
+    // Optional: decodeS(batch, kv) = first + second x kv for this batch (a table linear in the
+    // KV length), so that a simulation step at an unchanged batch costs a multiply-add.
+    std::function<std::pair<double, double>(double batch)> decodeLine;
 };
 
 // Step times from the plan's op model, on a grid (batch in powers of two up to `maxBatch`, KV
@@ -76,6 +79,7 @@ struct EngineRun {
     double meanInputTokens = 0, meanOutputTokens = 0;
     bool backlog = false;           // the queue still grew at the end: above capacity
     bool tooLong = false;           // a request longer than the whole KV pool was drawn
+    bool truncated = false;         // stopped at the step cap before every request finished
 };
 
 // One engine serving `requests` requests of `workload` (its concurrency or request rate already
