@@ -23,7 +23,7 @@ namespace envelope {
 namespace {
 
 // The errors reached (|estimate / measured - 1|; docs/validation.md), guarded with a little room:
-// training memory 3.5% median / 17.0% worst over 10 points (9.0% / 17.0% over the 7 before
+// training memory 3.1% median / 17.0% worst over 10 points (9.0% / 17.0% over the 7 before
 // issue 24 added torchtune's compile, chunked-CE and AC rows), vLLM KV 0.3% median / 1.1%
 // worst, throughput
 // Throughput is timed from ops (issue 22) on the GPUs' measured kernel tables, no plan sets
