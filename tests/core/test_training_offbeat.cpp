@@ -14,6 +14,7 @@
 #include "estimate/estimate.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
+#include "report/textreport.h"
 #include "training/activations.h"
 
 namespace envelope {
@@ -341,6 +342,33 @@ TEST(TightPlans, ShowTheirStepTimeMarked)
     EXPECT_TRUE(j["training"]["step_time_s"].is_number());
     EXPECT_TRUE(j["training"]["tokens_per_s"].is_number());
     EXPECT_EQ(j["training"]["throughput_note"].get<std::string>().rfind("tight", 0), 0u);
+    // The text report shows the step, marked.
+    const std::string text = report::formatReport(p, e, ByteUnits::GiB, report::ReportFormat::Text);
+    EXPECT_NE(text.find("[tight: memory above the usable line]"), std::string::npos) << text;
+}
+
+TEST(PipelineSchedules, ZeroBubbleKeepsOneFOneBsCountAndDualPipeNeedsAnEvenPp)
+{
+    // Qi et al. 2024 / DeepSeek-AI 2024 Table 2: ZB1P keeps PP micro-batches on the first stage
+    // like 1F1B: 4 at pp 4 with 8 micro-batches.
+    const std::string base = R"({"model": "llama-3-8b", "gpu": "h100-sxm", "cluster": {"gpus": 4},
+        "training": {"pp": 4, "grad_accum": 8, "micro_batch": 1, "seq_len": 2048)";
+    const Estimate zb = estimate(plan(base + R"(, "pp_schedule": "zb1p"}})"));
+    const Estimate ofob = estimate(plan(base + "}}"));
+    EXPECT_EQ(zb.training.microBatchesInFlight, 4);
+    EXPECT_DOUBLE_EQ(zb.training.perGpu.total(), ofob.training.perGpu.total());
+    // DualPipe: (4 + 1) / 2 = 2.5 micro-batches through both of a rank's chunks -> reported 3.
+    const Estimate dual = estimate(plan(base + R"(, "pp_schedule": "dualpipe"}})"));
+    EXPECT_EQ(dual.training.microBatchesInFlight, 3);
+    const Expected<Plan> odd = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
+        "cluster": {"gpus": 3}, "training": {"pp": 3, "pp_schedule": "dualpipe"}})", presets());
+    ASSERT_FALSE(odd.ok());
+    EXPECT_EQ(odd.error().path, "training.pp_schedule");
+    const Expected<Plan> badOp = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
+        "training": {"recompute_ops": ["norm", "softmax"]}})", presets());
+    ASSERT_FALSE(badOp.ok());
+    EXPECT_EQ(badOp.error().path, "training.recompute_ops");
+    EXPECT_NE(badOp.error().message.find("mla_up"), std::string::npos) << badOp.error().message;
 }
 
 } // namespace
