@@ -169,10 +169,11 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
         const std::string at = fmt::format("{}.versions[{}]", path, i);
         const nlohmann::json& row = (*versions)[i];
         if (!row.is_object() || !row.contains("version") || !row["version"].is_string()
-            || !row.contains("changes") || !row["changes"].is_string()
-            || !row.contains("source") || !row["source"].is_string())
-            return Error { at, "must be an object with \"version\", \"changes\" and \"source\" "
-                               "strings" };
+            || !row.contains("changes") || !row["changes"].is_string() || !row.contains("source")
+            || !row["source"].is_string())
+            return Error { at,
+                "must be an object with \"version\", \"changes\" and \"source\" "
+                "strings" };
         nlohmann::json merged = object;
         merged.erase("versions");
         for (const auto& [key, value] : row.items())

@@ -332,8 +332,8 @@ void readTraining(
                     describeJson(*version)));
         } else {
             f.fail(f.pathOf("framework_version"),
-                fmt::format("must be one of {} for framework \"{}\", got {}", known,
-                    c.framework.id, describeJson(*version)));
+                fmt::format("must be one of {} for framework \"{}\", got {}", known, c.framework.id,
+                    describeJson(*version)));
         }
     }
     f.boolean("compile", c.compile);

@@ -29,8 +29,8 @@ void applyRecomputeOpsAndFp8(
     const double narrow = std::max(0.0, ab - 1.0); // bytes saved per element cached in FP8
     const double h = positiveOrZero(static_cast<double>(arch.hidden));
     const double heads = positiveOrZero(arch.heads);
-    const double oInput = arch.mla ? heads * positiveOrZero(arch.mla->vHeadDim)
-                                   : heads * arch.headDimOrDefault();
+    const double oInput
+        = arch.mla ? heads * positiveOrZero(arch.mla->vHeadDim) : heads * arch.headDimOrDefault();
     if (ops & RecomputeNorm) {
         // The norms' outputs (the QKV and FFN inputs; MLA's normalised latents) are rebuilt from
         // the kept norm inputs; an eager norm's fp32 copies go with them.
@@ -45,10 +45,9 @@ void applyRecomputeOpsAndFp8(
         t.attention = std::max(0.0, t.attention - narrow * oInput);
     if (arch.ffn == FfnKind::Gated) {
         const bool moe = moeLayer && arch.moe;
-        const double width = moe
-            ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
+        const double width = moe ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
                 * (positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts))
-            : positiveOrZero(static_cast<double>(arch.ffnHidden));
+                                 : positiveOrZero(static_cast<double>(arch.ffnHidden));
         // Gate and up outputs (SwiGLU's input), and their product (the down-projection input).
         const double gateUp = 2 * width * ((fp8 & Fp8SwigluInputs) ? std::min(ab, 1.0) : ab);
         const double product = (ops & RecomputeSwiglu) ? 0.0 : ab * width;

@@ -209,7 +209,7 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
                           "s and pp - 1 - s) = min((pp + 1) / 2, grad_accum) = min({} / 2, {}) "
                           "micro-batches through both chunks -> {}",
                 s.pp + 1, config.gradAccum, r.microBatchesInFlight)
-        : config.virtualStages > 1 && s.pp > 1
+            : config.virtualStages > 1 && s.pp > 1
             ? fmt::format("interleaved 1F1B, stage 0: min(2(pp-1) + (v-1)pp + 1, m v) / v "
                           "= min(2 x {} + {} x {} + 1, {} x {}) / {} -> {}",
                 s.pp - 1, config.virtualStages - 1, s.pp, config.gradAccum, config.virtualStages,
@@ -226,9 +226,9 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
             : fmt::format("in flight x tokens x (8 B token id + dropout mask h / {}) "
                           "= {} x {} x (8 + {}) = {}",
                 num(config.sequenceParallel ? s.tp : 1),
-                num(w.stage == 0 || s.dualPipe ? a.inFlight
-                                               : microBatchesInFlight(0, s.pp, config.virtualStages,
-                                                   config.gradAccum)),
+                num(w.stage == 0 || s.dualPipe
+                        ? a.inFlight
+                        : microBatchesInFlight(0, s.pp, config.virtualStages, config.gradAccum)),
                 num(c.tokens), arch.dropout > 0 ? arch.hidden : 0, gb(r.embeddingActivationBytes)),
         r.embeddingActivationBytes, "bytes", c.simple ? kSeedsSimple : kKorthikanti);
 
@@ -240,8 +240,8 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
                         "framework \"{}\")",
                 num(config.sequenceParallel ? s.tp : 1), num(c.tokens),
                 num(config.recipe.recipe.activationBytes), arch.hidden,
-                num(config.sequenceParallel ? s.tp : 1), num(c.lossBytesPerLogit), arch.vocab,
-                s.tp, gb(r.logitsBytes), lossKindId(loss), config.framework.id),
+                num(config.sequenceParallel ? s.tp : 1), num(c.lossBytesPerLogit), arch.vocab, s.tp,
+                gb(r.logitsBytes), lossKindId(loss), config.framework.id),
             r.logitsBytes, "bytes",
             loss == LossKind::Compiled
                 ? "torch.compile'd cross entropy (torchtitan components/loss.py since bbb1b616e, "
@@ -249,7 +249,7 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
                   "log-softmax are fused and recomputed in the backward from the saved logits, "
                   "which writes their gradient in the logits' dtype: logits 2 + gradient 2 = 4 B "
                   "per logit"
-            : loss == LossKind::Eager
+                : loss == LossKind::Eager
                 ? "eager cross entropy on upcast logits (torchtitan train.py "
                   "cross_entropy(pred.float()), transformers logits.float()): forward holds "
                   "logits 2 + fp32 copy 4 + fp32 log-softmax 4 = 10 B; the loss backward holds "
@@ -317,8 +317,8 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
         fmt::format("optimizer_temp_bytes x local optimizer params = {} x {} = {} (during the "
                     "step, after the activations are freed)",
             num(fw.optimizerTempBytes),
-            s.lora ? fmt::format("{} LoRA adapter params / {}", num(w.loraParams),
-                         num(w.shards.optimizer))
+            s.lora ? fmt::format(
+                "{} LoRA adapter params / {}", num(w.loraParams), num(w.shards.optimizer))
                    : paramsOver(w.params, w.shards.optimizer, w.shards.expertOptimizer),
             gb(r.optimizerTempBytes)),
         r.optimizerTempBytes, "bytes", source);
@@ -343,15 +343,17 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
             r.allocatedBytes, "bytes",
             "torch autograd allocates each parameter's .grad in the backward when it is None "
             "(torch.optim.Optimizer.zero_grad set_to_none=True, the default since PyTorch 2.0; "
-            "torchtune full_finetune_single_device, transformers Trainer); " + source);
+            "torchtune full_finetune_single_device, transformers Trainer); "
+                + source);
     else
-    ex.add("training.allocated_bytes",
-        fmt::format("weights + gradients + optimizer (+ LoRA adapters) + max(activations + "
-                    "buffers, optimizer temporaries) = {} + max({} + {}, {}) = {}",
-            gb(states), gb(w.perGpu.activations), gb(r.bufferBytes), gb(r.optimizerTempBytes),
-            gb(r.allocatedBytes)),
-        r.allocatedBytes, "bytes",
-        "what torch.cuda.max_memory_allocated() and peak active bytes report: live tensors only");
+        ex.add("training.allocated_bytes",
+            fmt::format("weights + gradients + optimizer (+ LoRA adapters) + max(activations + "
+                        "buffers, optimizer temporaries) = {} + max({} + {}, {}) = {}",
+                gb(states), gb(w.perGpu.activations), gb(r.bufferBytes), gb(r.optimizerTempBytes),
+                gb(r.allocatedBytes)),
+            r.allocatedBytes, "bytes",
+            "what torch.cuda.max_memory_allocated() and peak active bytes report: live tensors "
+            "only");
     ex.add("training.allocator_reserved_bytes",
         fmt::format("allocated + fragmentation x {} = {} + {} x {} = {}",
             config.framework.contiguousStateBuffers ? "transient (contiguous state buffers)"
@@ -402,12 +404,12 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
     const double before = m.weights + m.gradients + m.optimizer + m.activations;
     explainFrameworkBuffers(setup, config, worst, result, ex);
     const bool contiguous = config.framework.contiguousStateBuffers;
-    const std::string fragmentationSource = fmt::format(
-        "fragmentation f = {} ({}): {}", num(setup.fragmentation),
-        config.expandableSegments ? "expandable_segments on" : "default caching allocator",
-        contiguous ? "on the transient allocations only: parameters and gradients sit in "
-                     "contiguous buffers allocated once (Megatron-Core ParamAndGradBuffer)"
-                   : "on everything the caching allocator serves");
+    const std::string fragmentationSource
+        = fmt::format("fragmentation f = {} ({}): {}", num(setup.fragmentation),
+            config.expandableSegments ? "expandable_segments on" : "default caching allocator",
+            contiguous ? "on the transient allocations only: parameters and gradients sit in "
+                         "contiguous buffers allocated once (Megatron-Core ParamAndGradBuffer)"
+                       : "on everything the caching allocator serves");
     if (result.bufferBytes > 0 || result.optimizerTempBytes > 0
         || worst.gradientsFillAsActivationsFree || contiguous)
         ex.add("training.per_gpu_bytes.overhead",
@@ -423,13 +425,14 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
             "NCCL (fixed) and the allocator's share; "
                 + fragmentationSource + "; presets/frameworks.json");
     else
-    ex.add("training.per_gpu_bytes.overhead",
-        fmt::format("fixed + fragmentation x (weights + gradients + optimizer + activations) "
-                    "= {} + {} x {} = {}",
-            gb(setup.fixedBytes), num(setup.fragmentation), gb(before), gb(m.overhead)),
-        m.overhead, "bytes",
-        "seed 003 (~2 GB CUDA context + ~1 GB NCCL buffers, 5-15% fragmentation); seed 002 "
-        "(CUDA workspace 1-2 GB); zeros reproduce the seeds' examples; " + fragmentationSource);
+        ex.add("training.per_gpu_bytes.overhead",
+            fmt::format("fixed + fragmentation x (weights + gradients + optimizer + activations) "
+                        "= {} + {} x {} = {}",
+                gb(setup.fixedBytes), num(setup.fragmentation), gb(before), gb(m.overhead)),
+            m.overhead, "bytes",
+            "seed 003 (~2 GB CUDA context + ~1 GB NCCL buffers, 5-15% fragmentation); seed 002 "
+            "(CUDA workspace 1-2 GB); zeros reproduce the seeds' examples; "
+                + fragmentationSource);
     ex.add("training.per_gpu_bytes.total",
         fmt::format("weights + gradients + optimizer + activations + overhead = {} + {} + {} "
                     "+ {} + {} = {}",

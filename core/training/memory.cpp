@@ -226,7 +226,8 @@ StageMemory stageMemory(
         // FSDP / ZeRO-3 all-gathers a layer (in the compute dtype; a LoRA base at its stored
         // width) before it runs and prefetches the next one; under parameter offload at least
         // the layer that runs is on the GPU.
-        const double layers = s.offloadParams ? std::max(1.0, fw.prefetchLayers) : fw.prefetchLayers;
+        const double layers
+            = s.offloadParams ? std::max(1.0, fw.prefetchLayers) : fw.prefetchLayers;
         m.prefetchBytes = layers * s.layerParamsMax * (s.lora ? s.loraBaseBytes : s.computeBytes);
     }
     if (s.zeroStage < 3 && dp > 1)

@@ -91,7 +91,8 @@ TEST(FrameworkVersions, TorchtitanCompilesTheLossSinceApril2025)
         "compile": true)")));
     EXPECT_DOUBLE_EQ(old.training.logitsBytes, 12742295552.0);
     const Estimate compiled = estimate(plan(torchtitan8b(R"(, "framework_version": "2025-04+",
-        "compile": true)")), withExplain());
+        "compile": true)")),
+        withExplain());
     EXPECT_DOUBLE_EQ(compiled.training.logitsBytes, 4336910336.0);
     const Estimate v02 = estimate(plan(torchtitan8b(R"(, "framework_version": "0.2",
         "compile": true)")));
@@ -174,7 +175,8 @@ TEST(SingleGpuFineTune, TorchtuneLlama32_3bCompiledChunkedWithAcMatchesItsTable)
     // checkpointed activations are freed (zero_grad(set_to_none=True), one accumulation step)
     // and fused AdamW (the recipe's `fused: True`) steps without temporaries.
     const Estimate e = estimate(plan(torchtune3b(R"(, "compile": true, "loss": "chunked",
-        "recompute": "full")")), withExplain());
+        "recompute": "full")")),
+        withExplain());
     const TrainingMemory& m = e.training;
     const double params = 3212749824.0;
     EXPECT_NEAR(m.perGpu.weights + m.perGpu.gradients + m.perGpu.optimizer, 8.0 * params, 1.0);
@@ -182,8 +184,8 @@ TEST(SingleGpuFineTune, TorchtuneLlama32_3bCompiledChunkedWithAcMatchesItsTable)
     // allocated = weights + optimizer + max(activations + output gradient, gradients): the
     // tied embedding's gradient (128256 x 3072 x 2 B) is the first one the backward makes.
     const double firstGradient = 128256.0 * 3072 * 2;
-    const double expected = 6.0 * params
-        + std::max(m.perGpu.activations + firstGradient, 2.0 * params);
+    const double expected
+        = 6.0 * params + std::max(m.perGpu.activations + firstGradient, 2.0 * params);
     EXPECT_NEAR(m.allocatedBytes, expected, 1.0);
     EXPECT_NEAR(m.allocatedBytes / kGiB, 24.9, 0.05 * 24.9); // was 35.9 GiB (+44%)
     const Explanation* allocated = findExplain(e, "training.allocated_bytes");
@@ -240,15 +242,16 @@ TEST(Fragmentation, ExpandableSegmentsAndAnExplicitShareAreHonoured)
     EXPECT_DOUBLE_EQ(given.training.overhead.fragmentation, 0.25);
     const Plan titan = plan(torchtitan8b(""));
     EXPECT_TRUE(titan.training.expandableSegments); // run_llama_train.sh since a5e57e4a9
-    EXPECT_DOUBLE_EQ(titan.training.overhead.fragmentation,
-        titan.training.framework.fragmentationExpandable);
+    EXPECT_DOUBLE_EQ(
+        titan.training.overhead.fragmentation, titan.training.framework.fragmentationExpandable);
     const Expected<Plan> bad
         = readPlan(torchtitan8b(R"(, "expandable_segments": "yes")"), presets());
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().path, "training.expandable_segments");
 }
 
-// ---- 5. DeepSeek-V3's own layout -----------------------------------------------------------------
+// ---- 5. DeepSeek-V3's own layout
+// -----------------------------------------------------------------
 
 std::string deepseekV3(const std::string& extra)
 {
@@ -298,7 +301,8 @@ TEST(DeepSeekV3Layout, RecomputeAndFp8TermsByHand)
     EXPECT_DOUBLE_EQ(t.replicated() + t.split(), 259584.0);
 }
 
-// ---- 6. Parameter offload and the FSDP + PP buffer -----------------------------------------------
+// ---- 6. Parameter offload and the FSDP + PP buffer
+// -----------------------------------------------
 
 TEST(ParamOffload, TheLayerRunsOnTheGpuAndIsCounted)
 {
@@ -321,7 +325,8 @@ TEST(ParamOffload, ZeroThreeWithPipelineNeverGrowsWithMoreGpus)
     double previous = INFINITY;
     for (int gpus : { 2, 4, 8, 16 }) {
         const Estimate e = estimate(plan(std::string(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
-            "cluster": {"gpus": )") + std::to_string(gpus) + R"(}, "training": {
+            "cluster": {"gpus": )")
+            + std::to_string(gpus) + R"(}, "training": {
             "framework": "torchtitan", "zero_stage": 3, "pp": 2, "offload_optimizer": true,
             "micro_batch": 1, "grad_accum": 4, "seq_len": 2048, "recompute": "full"}})"));
         EXPECT_LE(e.training.perGpu.total(), previous) << gpus << " GPUs";
@@ -361,11 +366,13 @@ TEST(PipelineSchedules, ZeroBubbleKeepsOneFOneBsCountAndDualPipeNeedsAnEvenPp)
     const Estimate dual = estimate(plan(base + R"(, "pp_schedule": "dualpipe"}})"));
     EXPECT_EQ(dual.training.microBatchesInFlight, 3);
     const Expected<Plan> odd = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
-        "cluster": {"gpus": 3}, "training": {"pp": 3, "pp_schedule": "dualpipe"}})", presets());
+        "cluster": {"gpus": 3}, "training": {"pp": 3, "pp_schedule": "dualpipe"}})",
+        presets());
     ASSERT_FALSE(odd.ok());
     EXPECT_EQ(odd.error().path, "training.pp_schedule");
     const Expected<Plan> badOp = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
-        "training": {"recompute_ops": ["norm", "softmax"]}})", presets());
+        "training": {"recompute_ops": ["norm", "softmax"]}})",
+        presets());
     ASSERT_FALSE(badOp.ok());
     EXPECT_EQ(badOp.error().path, "training.recompute_ops");
     EXPECT_NE(badOp.error().message.find("mla_up"), std::string::npos) << badOp.error().message;
