@@ -7,11 +7,12 @@
 namespace envelope {
 namespace {
 
-constexpr std::array<std::pair<LossKind, std::string_view>, 4> kLossIds { {
+constexpr std::array<std::pair<LossKind, std::string_view>, 5> kLossIds { {
     { LossKind::Default, "default" },
     { LossKind::Eager, "eager" },
     { LossKind::Chunked, "chunked" },
     { LossKind::Fused, "fused" },
+    { LossKind::Compiled, "compiled" },
 } };
 
 constexpr std::array<std::pair<SelectivePolicy, std::string_view>, 3> kSelectiveIds { {
@@ -91,6 +92,11 @@ double lossBytesPerLogit(LossKind k, double activationBytes)
         return std::max(logits + 4.0 + 4.0, eagerWork);
     case LossKind::Chunked:
         return logits + eagerWork / kLossChunks;
+    case LossKind::Compiled:
+        // Inductor saves the logits (and one fp32 log-sum-exp per token, negligible) and
+        // recomputes the upcast in the backward kernel, which writes the gradient in the
+        // logits' dtype: the logits and their gradient.
+        return 2.0 * logits;
     case LossKind::Default:
     case LossKind::Fused:
         break;

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace envelope {
 
@@ -13,7 +14,11 @@ enum class LossKind {
     Default,
     Eager, // bf16 logits, fp32 upcast, fp32 log-softmax: 12 B per logit at the loss backward
     Chunked, // bf16 logits kept, the fp32 work done one chunk at a time (torchtune: 8 chunks)
-    Fused // bf16 logits + one fp32 softmax (vocab-parallel / fused CE): 6 B per logit
+    Fused, // bf16 logits + one fp32 softmax (vocab-parallel / fused CE): 6 B per logit
+    // torch.compile'd cross-entropy (torchtitan since 2025-04 with training.compile): the
+    // upcast and log-softmax are fused into the kernels and recomputed in the backward from the
+    // saved logits, so the peak holds the logits and their gradient in the activation dtype.
+    Compiled
 };
 
 // What `recompute: "selective"` keeps under a framework.
@@ -66,11 +71,30 @@ struct FrameworkProfile {
     // gradient (and, under sequence parallelism, the re-gather of its input) asynchronously
     // behind that linear's gradient GEMMs (LinearWithGradAccumulationAndAsyncCommunication).
     bool tpBackwardOverlap = false;
+    // `training.compile` (torch.compile) also compiles the loss: an eager loss becomes Compiled.
+    bool compileLoss = false;
+    // optimizer.zero_grad(set_to_none=True) with gradients allocated by autograd (no contiguous
+    // gradient buffer): with one accumulation step on one GPU they fill as the activations free.
+    bool gradsSetToNone = false;
+    // The caching allocator's reserved-over-allocated share (overhead.fragmentation when the plan
+    // gives none), with the default allocator and with PYTORCH_CUDA_ALLOC_CONF
+    // expandable_segments:True; `expandableSegments` is what the framework's launcher sets.
+    double fragmentation = 0.10;
+    double fragmentationExpandable = 0.10;
+    bool expandableSegments = false;
+    // Parameters and gradients live in contiguous buffers allocated once (Megatron-Core's
+    // ParamAndGradBuffer): fragmentation applies to the transient allocations only.
+    bool contiguousStateBuffers = false;
+    // `training.framework_version`: the version row applied ("" = the base profile), what it
+    // changed and its source; `versions` lists the rows a plan may name (presets/frameworks.json).
+    std::string version;
+    std::string versionChanges;
+    std::vector<FrameworkProfile> versions;
 
     bool operator==(const FrameworkProfile&) const = default;
 };
 
-std::string_view lossKindId(LossKind k); // "default" "eager" "chunked" "fused"
+std::string_view lossKindId(LossKind k); // "default" "eager" "chunked" "fused" "compiled"
 bool parseLossKind(std::string_view id, LossKind& out);
 std::string_view selectivePolicyId(SelectivePolicy p); // "attention-core" "per-op-sac" "full"
 bool parseSelectivePolicy(std::string_view id, SelectivePolicy& out);
@@ -83,7 +107,7 @@ bool parseDpOverlap(std::string_view id, DpOverlap& out);
 // backward holds the saved log-softmax (4), its gradient (4) and the input gradient (4) = 12.
 // Chunked (torchtune CEWithChunkedOutputLoss, 8 chunks): logits (2) + 12 / 8 for the chunk
 // being upcast. Fused: logits (2) + fp32 softmax (4) = 6 (Megatron vocab-parallel CE; the
-// generic profile's figure).
+// generic profile's figure). Compiled: logits (2) + their gradient (2) = 4.
 double lossBytesPerLogit(LossKind k, double activationBytes);
 
 } // namespace envelope

@@ -95,6 +95,22 @@ enum class HfuConvention {
     Korthikanti // Korthikanti et al. 2022 Table 5: the attention term counted twice, s/(3h)
 };
 
+// `training.pp_schedule`: the pipeline schedule, for what a stage keeps in flight.
+enum class PpSchedule {
+    OneFOneB, // "1f1b" (interleaved when virtual_stages > 1; Narayanan et al. 2021)
+    ZeroBubble, // "zb1p": Qi et al. 2024 ZB-H1, backward split into B and W: in flight as 1F1B
+    DualPipe // "dualpipe": DeepSeek-AI 2024 sec. 3.2.1, Table 2: 2x parameters, PP + 1 in flight
+};
+
+// `training.recompute_ops`: ops recomputed in the backward on top of `recompute` (bit flags).
+enum RecomputeOp : unsigned { RecomputeNorm = 1u, RecomputeMlaUp = 2u, RecomputeSwiglu = 4u };
+// `training.fp8_activations`: saved activations cached in FP8 (bit flags).
+enum Fp8Activation : unsigned {
+    Fp8MoeInputs = 1u,
+    Fp8SwigluInputs = 2u,
+    Fp8AttentionOutput = 4u
+};
+
 struct TrainingConfig {
     RecipeChoice recipe;
     OptimizerKind optimizer = OptimizerKind::AdamW;
@@ -131,7 +147,25 @@ struct TrainingConfig {
     bool asyncTp = false;                // `training.async_tp`: TP collectives overlap the matmuls
     int hsdpShard = 0;                   // `training.hsdp_shard`: HSDP shard group; 0 = full shard
     HfuConvention hfuConvention = HfuConvention::Forward; // `training.hfu_convention`
-    LossKind effectiveLoss() const { return loss == LossKind::Default ? framework.loss : loss; }
+    bool compile = false;                // `training.compile`: torch.compile on the model
+    PpSchedule ppSchedule = PpSchedule::OneFOneB; // `training.pp_schedule`
+    unsigned recomputeOps = 0;           // `training.recompute_ops` (RecomputeOp flags)
+    unsigned fp8Activations = 0;         // `training.fp8_activations` (Fp8Activation flags)
+    // `training.expandable_segments`: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (the
+    // framework's launcher default when the plan gives none; resolved when the plan is read).
+    bool expandableSegments = false;
+    // The loss the step runs: the plan's, else the framework's, compiled when torch.compile
+    // covers the loss (FrameworkProfile::compileLoss) and the framework's loss is eager.
+    LossKind effectiveLoss() const
+    {
+        if (loss != LossKind::Default)
+            return loss;
+        if (compile && framework.compileLoss && framework.loss == LossKind::Eager)
+            return LossKind::Compiled;
+        return framework.loss;
+    }
+    // Eager PyTorch kernels, unless torch.compile fuses them (training.compile).
+    bool eagerKernels() const { return framework.eagerKernels && !compile; }
     std::optional<double> observedStepTimeS;
     std::optional<double> observedTokensPerS;
     // Budget solver (seed 001 ex. 3): any two of budget, deadline, MFU give the third.

@@ -131,7 +131,7 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
         if (v && (!v->is_string() || !parse(v->template get<std::string>(), out)))
             f.fail(f.pathOf(key), fmt::format("must be {}, got {}", allowed, describeJson(*v)));
     };
-    enumeration("loss", p.loss, parseLossKind, "\"eager\", \"chunked\" or \"fused\"");
+    enumeration("loss", p.loss, parseLossKind, "\"eager\", \"chunked\", \"fused\" or \"compiled\"");
     enumeration("selective", p.selective, parseSelectivePolicy,
         "\"attention-core\", \"per-op-sac\" or \"full\"");
     f.boolean("eager_kernels", p.eagerKernels);
@@ -147,10 +147,46 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
     f.number("fp8_weight_cast_bytes", p.fp8WeightCastBytes, Range::closed(0, kMaxBytesPerParam));
     f.boolean("pp_scatter_gather", p.ppScatterGather);
     f.boolean("tp_backward_overlap", p.tpBackwardOverlap);
+    f.boolean("compile_loss", p.compileLoss);
+    f.boolean("grads_set_to_none", p.gradsSetToNone);
+    f.number("fragmentation", p.fragmentation, Range::closed(0, 0.9));
+    f.number("fragmentation_expandable", p.fragmentationExpandable, Range::closed(0, 0.9));
+    f.boolean("expandable_segments", p.expandableSegments);
+    f.boolean("contiguous_state_buffers", p.contiguousStateBuffers);
+    const nlohmann::json* versions = f.get("versions");
     if (auto e = f.finish())
         return *e;
     if (p.loss == LossKind::Default)
-        return Error { path + ".loss", "must be \"eager\", \"chunked\" or \"fused\"" };
+        return Error { path + ".loss",
+            "must be \"eager\", \"chunked\", \"fused\" or \"compiled\"" };
+    if (!versions)
+        return p;
+    // Each version row names what changed and its source, and overrides the base profile's
+    // fields: the row is the base object with its keys replaced, read like any profile.
+    if (!versions->is_array())
+        return Error { path + ".versions", "must be an array of {version, changes, source, ...}" };
+    for (std::size_t i = 0; i < versions->size(); ++i) {
+        const std::string at = fmt::format("{}.versions[{}]", path, i);
+        const nlohmann::json& row = (*versions)[i];
+        if (!row.is_object() || !row.contains("version") || !row["version"].is_string()
+            || !row.contains("changes") || !row["changes"].is_string() || !row.contains("source")
+            || !row["source"].is_string())
+            return Error { at,
+                "must be an object with \"version\", \"changes\" and \"source\" "
+                "strings" };
+        nlohmann::json merged = object;
+        merged.erase("versions");
+        for (const auto& [key, value] : row.items())
+            if (key != "version" && key != "changes")
+                merged[key] = value;
+        Expected<FrameworkProfile> version = frameworkFromJson(merged, at);
+        if (!version)
+            return version.error();
+        FrameworkProfile v = std::move(version).value();
+        v.version = row["version"].get<std::string>();
+        v.versionChanges = row["changes"].get<std::string>();
+        p.versions.push_back(std::move(v));
+    }
     return p;
 }
 

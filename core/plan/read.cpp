@@ -1,5 +1,8 @@
 // readPlan: plan JSON text -> a resolved, validated Plan (design.md, "Plan JSON"). Every error
 // names the JSON path of the field and what is allowed; docs/plan-format.md lists every key.
+#include <initializer_list>
+#include <utility>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -244,6 +247,39 @@ void readLora(const nlohmann::json& value, FieldReader& parent, LoraConfig& lora
         lora = out;
 }
 
+// An array of names, each one flag of `table` (training.recompute_ops, training.fp8_activations).
+void readFlags(FieldReader& f, const char* key,
+    std::initializer_list<std::pair<unsigned, const char*>> table, unsigned& out)
+{
+    const nlohmann::json* v = f.get(key);
+    if (!v)
+        return;
+    std::string allowed;
+    for (const auto& [flag, name] : table)
+        allowed += fmt::format("{}\"{}\"", allowed.empty() ? "" : ", ", name);
+    const auto bad = [&](const nlohmann::json& what) {
+        f.fail(f.pathOf(key),
+            fmt::format("must be an array of {}, got {}", allowed, describeJson(what)));
+    };
+    if (!v->is_array()) {
+        bad(*v);
+        return;
+    }
+    unsigned flags = 0;
+    for (const nlohmann::json& item : *v) {
+        unsigned bit = 0;
+        for (const auto& [flag, name] : table)
+            if (item.is_string() && item.get<std::string>() == name)
+                bit = flag;
+        if (!bit) {
+            bad(item);
+            return;
+        }
+        flags |= bit;
+    }
+    out = flags;
+}
+
 void readTraining(
     const nlohmann::json& value, const PresetLibrary& presets, TrainingConfig& c, FieldReader& root)
 {
@@ -276,6 +312,61 @@ void readTraining(
                 fmt::format("must be one of {}, got {}", knownIds(presets.frameworks),
                     describeJson(*framework)));
     }
+    if (const nlohmann::json* version = f.get("framework_version")) {
+        // A version row of the framework's profile (presets/frameworks.json: what changed and
+        // its source commit); the base profile when the plan names none.
+        const FrameworkProfile* row = nullptr;
+        std::string known;
+        for (const FrameworkProfile& v : c.framework.versions) {
+            known += (known.empty() ? "" : ", ") + v.version;
+            if (version->is_string() && v.version == version->get<std::string>())
+                row = &v;
+        }
+        if (row) {
+            FrameworkProfile applied = *row;
+            applied.versions = c.framework.versions;
+            c.framework = std::move(applied);
+        } else if (known.empty()) {
+            f.fail(f.pathOf("framework_version"),
+                fmt::format("framework \"{}\" has no version rows, got {}", c.framework.id,
+                    describeJson(*version)));
+        } else {
+            f.fail(f.pathOf("framework_version"),
+                fmt::format("must be one of {} for framework \"{}\", got {}", known, c.framework.id,
+                    describeJson(*version)));
+        }
+    }
+    f.boolean("compile", c.compile);
+    if (const nlohmann::json* schedule = f.get("pp_schedule")) {
+        const std::string id = schedule->is_string() ? schedule->get<std::string>() : "";
+        if (id == "1f1b")
+            c.ppSchedule = PpSchedule::OneFOneB;
+        else if (id == "zb1p")
+            c.ppSchedule = PpSchedule::ZeroBubble;
+        else if (id == "dualpipe")
+            c.ppSchedule = PpSchedule::DualPipe;
+        else
+            f.fail(f.pathOf("pp_schedule"),
+                "must be \"1f1b\", \"zb1p\" or \"dualpipe\", got " + describeJson(*schedule));
+    }
+    readFlags(f, "recompute_ops",
+        { { RecomputeNorm, "norm" }, { RecomputeMlaUp, "mla_up" }, { RecomputeSwiglu, "swiglu" } },
+        c.recomputeOps);
+    readFlags(f, "fp8_activations",
+        { { Fp8MoeInputs, "moe_inputs" }, { Fp8SwigluInputs, "swiglu_inputs" },
+            { Fp8AttentionOutput, "attention_output" } },
+        c.fp8Activations);
+    // The allocator setting (the framework launcher's default unless the plan says), and with it
+    // the fragmentation share unless the plan's overhead gives one.
+    c.expandableSegments = c.framework.expandableSegments;
+    f.boolean("expandable_segments", c.expandableSegments);
+    const nlohmann::json* overheadJson = value.is_object() ? &value : nullptr;
+    const bool fragmentationGiven = overheadJson && overheadJson->contains("overhead")
+        && (*overheadJson)["overhead"].is_object()
+        && (*overheadJson)["overhead"].contains("fragmentation");
+    if (!fragmentationGiven)
+        c.overhead.fragmentation = c.expandableSegments ? c.framework.fragmentationExpandable
+                                                        : c.framework.fragmentation;
     // The framework's default kernel efficiency when the plan gives none (issue 12: throughput
     // at the framework's default efficiency, presets/frameworks.json).
     // A plan that states `mfu` overrides the op timing with it (issue 22: MFU is an output).
@@ -298,7 +389,8 @@ void readTraining(
         if (!loss->is_string() || !parseLossKind(loss->get<std::string>(), c.loss)
             || c.loss == LossKind::Default)
             f.fail(f.pathOf("loss"),
-                "must be \"eager\", \"chunked\" or \"fused\", got " + describeJson(*loss));
+                "must be \"eager\", \"chunked\", \"fused\" or \"compiled\", got "
+                    + describeJson(*loss));
     }
     if (auto e = f.finish())
         root.fail(*e);

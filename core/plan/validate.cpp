@@ -200,6 +200,13 @@ std::optional<Error> checkCrossFields(const Plan& plan)
             fmt::format("pp x virtual_stages must be at most the model's {} layers, got "
                         "{} x {}",
                 arch.layers, t.pp, t.virtualStages) };
+    // DualPipe feeds micro-batches from both ends: each rank pairs stage s with p - 1 - s
+    // (DeepSeek-AI 2024 sec. 3.2.1), which needs an even pp and no interleaving.
+    if (t.ppSchedule == PpSchedule::DualPipe && (t.pp < 2 || t.pp % 2 != 0 || t.virtualStages > 1))
+        return Error { "training.pp_schedule",
+            fmt::format("\"dualpipe\" needs an even pp >= 2 and virtual_stages 1, got pp {} and "
+                        "virtual_stages {}",
+                t.pp, t.virtualStages) };
     if (t.recompute == Recompute::EveryK && arch.layers > 0 && t.recomputeEvery > arch.layers)
         return Error { "training.recompute_every",
             fmt::format(

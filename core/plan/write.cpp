@@ -1,6 +1,9 @@
 // writePlan: the canonical plan JSON. Every section and key is written, in the order of
 // docs/plan-format.md, so that a saved plan documents every choice, and
 // readPlan(writePlan(p)) == p for any plan readPlan produced.
+#include <initializer_list>
+#include <utility>
+
 #include "model/arch_json.h"
 #include "plan/planio.h"
 #include "plan/fields.h"
@@ -75,6 +78,29 @@ ordered_json trainingToJson(TrainingConfig t)
     // Written only when set, so plans that never name a framework keep their canonical form.
     if (t.framework.id != "generic")
         j["framework"] = t.framework.id;
+    if (!t.framework.version.empty())
+        j["framework_version"] = t.framework.version;
+    if (t.compile)
+        j["compile"] = true;
+    if (t.ppSchedule != PpSchedule::OneFOneB)
+        j["pp_schedule"] = t.ppSchedule == PpSchedule::DualPipe ? "dualpipe" : "zb1p";
+    const auto flags = [&](const char* key, unsigned value,
+                           std::initializer_list<std::pair<unsigned, const char*>> table) {
+        if (value == 0)
+            return;
+        ordered_json names = ordered_json::array();
+        for (const auto& [flag, name] : table)
+            if (value & flag)
+                names.push_back(name);
+        j[key] = names;
+    };
+    flags("recompute_ops", t.recomputeOps,
+        { { RecomputeNorm, "norm" }, { RecomputeMlaUp, "mla_up" }, { RecomputeSwiglu, "swiglu" } });
+    flags("fp8_activations", t.fp8Activations,
+        { { Fp8MoeInputs, "moe_inputs" }, { Fp8SwigluInputs, "swiglu_inputs" },
+            { Fp8AttentionOutput, "attention_output" } });
+    if (t.expandableSegments != t.framework.expandableSegments)
+        j["expandable_segments"] = t.expandableSegments;
     if (t.loss != LossKind::Default)
         j["loss"] = std::string(lossKindId(t.loss));
     if (t.asyncTp)

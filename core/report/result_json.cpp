@@ -45,6 +45,15 @@ auto withheldUnless(ordered_json& j, bool valid, const std::string& note)
     return [valid](double v) { return valid ? real(v) : ordered_json(nullptr); };
 }
 
+// A tight training plan runs its figures, marked: throughput_valid true with a note saying the
+// memory is above the usable line (issue 24: only `over` withholds them).
+void markTight(ordered_json& j, Verdict verdict)
+{
+    if (verdict == Verdict::Tight)
+        j["throughput_note"] = "tight: per-GPU memory above the usable line but within HBM; the "
+                               "step time and rates assume the run fits";
+}
+
 ordered_json count(double v)
 {
     return bytes(v);
@@ -127,6 +136,7 @@ ordered_json training(const Plan& plan, const Estimate& e)
     j["peak_flops_per_gpu"] = real(c.peakFlopsPerGpu);
     const auto ifRuns = withheldUnless(j, m.verdict != Verdict::Over,
         "does not fit: per-GPU memory exceeds HBM, so no step time, throughput or cost");
+    markTight(j, m.verdict);
     j["compute_time_s"] = ifRuns(c.computeTimeS);
     j["step_time_s"] = ifRuns(c.stepTimeS);
     j["tokens_per_s"] = ifRuns(c.tokensPerS);

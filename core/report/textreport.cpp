@@ -72,7 +72,13 @@ Table trainingCompute(const Plan& plan, const Estimate& e)
     const TrainingCompute& c = e.compute;
     // A plan that does not fit runs no step: no time, throughput or cost that looks real.
     const bool runs = e.training.verdict != Verdict::Over;
-    const auto ifRuns = [runs](std::string text) { return runs ? text : kDoesNotFit; };
+    // A tight plan (above the usable line, within HBM) may run: its figures stand, marked
+    // (issue 24: only `over` withholds them).
+    const bool tight = e.training.verdict == Verdict::Tight;
+    const auto ifRuns = [runs, tight](std::string text) {
+        return runs ? (tight ? text + " [tight: memory above the usable line]" : text)
+                    : std::string(kDoesNotFit);
+    };
     Table t { "Training compute", {}, {} };
     t.add("FLOPs per token (model)", flops(c.flopsPerToken));
     t.add("FLOPs per token (hardware)", flops(c.hardwareFlopsPerToken));

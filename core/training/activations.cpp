@@ -14,6 +14,52 @@ int atLeastOne(int x)
     return x < 1 ? 1 : x;
 }
 
+// training.recompute_ops and training.fp8_activations: DeepSeek-AI 2024 (DeepSeek-V3 technical
+// report) sec. 3.2.3 recomputes every RMSNorm and the MLA up-projections in the backward, and
+// sec. 3.3.3 caches the inputs of the MoE up-projections and of SwiGLU in FP8, recomputing the
+// SwiGLU output, and the input of the linear after attention in an 8-bit format. Each flag
+// removes (recompute) or narrows to 1 B (fp8) the tensors it names in the per-token terms.
+void applyRecomputeOpsAndFp8(
+    const ModelArch& arch, const TrainingConfig& config, double ab, bool moeLayer, LayerTerms& t)
+{
+    const unsigned ops = config.recomputeOps;
+    const unsigned fp8 = config.fp8Activations;
+    if (ops == 0 && fp8 == 0)
+        return;
+    const double narrow = std::max(0.0, ab - 1.0); // bytes saved per element cached in FP8
+    const double h = positiveOrZero(static_cast<double>(arch.hidden));
+    const double heads = positiveOrZero(arch.heads);
+    const double oInput
+        = arch.mla ? heads * positiveOrZero(arch.mla->vHeadDim) : heads * arch.headDimOrDefault();
+    if (ops & RecomputeNorm) {
+        // The norms' outputs (the QKV and FFN inputs; MLA's normalised latents) are rebuilt from
+        // the kept norm inputs; an eager norm's fp32 copies go with them.
+        t.normOutputs = 0;
+        t.latents /= 2;
+        t.eagerNorms = 0;
+    }
+    if ((ops & RecomputeMlaUp) && arch.mla)
+        // Q, K and V are rebuilt from the kept latents; the output-projection input stays.
+        t.attention = ab * oInput;
+    if (fp8 & Fp8AttentionOutput)
+        t.attention = std::max(0.0, t.attention - narrow * oInput);
+    if (arch.ffn == FfnKind::Gated) {
+        const bool moe = moeLayer && arch.moe;
+        const double width = moe ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
+                * (positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts))
+                                 : positiveOrZero(static_cast<double>(arch.ffnHidden));
+        // Gate and up outputs (SwiGLU's input), and their product (the down-projection input).
+        const double gateUp = 2 * width * ((fp8 & Fp8SwigluInputs) ? std::min(ab, 1.0) : ab);
+        const double product = (ops & RecomputeSwiglu) ? 0.0 : ab * width;
+        t.ffn = gateUp + product;
+        if ((ops & RecomputeSwiglu) && config.eagerKernels())
+            t.eagerSplit = std::max(0.0, t.eagerSplit - ab * width); // act(gate) rebuilt too
+    }
+    if ((fp8 & Fp8MoeInputs) && moeLayer && arch.moe)
+        // The dispatched copy of each token's input, one per routed expert.
+        t.moeTokens = std::max(0.0, t.moeTokens - narrow * h * positiveOrZero(arch.moe->topK));
+}
+
 } // namespace
 
 LayerTerms layerTerms(
@@ -82,8 +128,9 @@ LayerTerms layerTerms(
     }
 
     t.lora = loraActivationBytesPerToken(config.lora, ab);
+    applyRecomputeOpsAndFp8(arch, config, ab, moeLayer, t);
 
-    if (config.framework.eagerKernels) {
+    if (config.eagerKernels()) {
         // Eager PyTorch (transformers LlamaRMSNorm, torchtune RMSNorm): per block norm the fp32
         // upcast x.float() (4h, saved by pow and the multiply by rsqrt) and the normalised x
         // cast back (2h, saved by the multiply with the weight), where a fused kernel keeps the
@@ -203,9 +250,19 @@ StageActivation stageActivation(const ActivationCosts& costs, const TrainingConf
     const double calibration = config.activationModel.calibration;
     a.calibration = std::isfinite(calibration) && calibration > 0 ? calibration : 1.0;
     a.inFlight = microBatchesInFlight(stage, stages, config.virtualStages, config.gradAccum);
-    if (stage == 0)
+    const int p = atLeastOne(stages);
+    const bool dualPipe = config.ppSchedule == PpSchedule::DualPipe && p > 1;
+    if (dualPipe)
+        // DualPipe (DeepSeek-AI 2024 sec. 3.2.1, Table 2): each rank holds the chunks of stages
+        // s and p - 1 - s and keeps PP + 1 chunk-micro-batches of activations, i.e. (p + 1) / 2
+        // micro-batches through both of its chunks (the layers passed here are both chunks').
+        // ZB1P keeps 1F1B's count (Table 2: PP), so it needs nothing here.
+        a.inFlight = std::min((p + 1) / 2.0, double(atLeastOne(config.gradAccum)));
+    const bool holdsFirst = stage == 0 || (dualPipe && stage == p - 1);
+    const bool holdsLast = stage == p - 1 || (dualPipe && stage == 0);
+    if (holdsFirst)
         a.embedding = a.inFlight * costs.embeddingBytes;
-    if (stage == atLeastOne(stages) - 1)
+    if (holdsLast)
         a.output = costs.outputBytes; // the last stage runs one micro-batch's loss at a time
 
     const int nd = std::max(denseLayers, 0);

@@ -11,6 +11,7 @@ namespace envelope {
 struct TrainingSetup {
     int tp = 1, pp = 1, cp = 1, ep = 1;
     int zeroStage = 0;
+    bool dualPipe = false; // training.pp_schedule "dualpipe": rank s also holds stage p - 1 - s
     int layers = 0;
     int layersPerStage = 0; // ceil(L / pp)
     int leadingDense = 0; // layers [0, leadingDense) have a dense FFN, the rest MoE
@@ -82,10 +83,14 @@ struct StageMemory {
     double shardGroup = 1;        // ranks the ZeRO states are sharded over (dp, dp x cp, HSDP)
     double optimizerTempBytes = 0; // the optimizer step's temporaries (a later phase)
     double allocatedBytes = 0;    // peak of live tensors
-    double reservedBytes = 0;     // the caching allocator's peak: allocated x (1 + fragmentation)
+    double reservedBytes = 0;     // the caching allocator's peak: allocated + fragmentation share
+    double fragmentedBytes = 0;   // what the fragmentation share applies to
+    // One GPU, one accumulation step, set_to_none: gradients fill as activations free.
+    bool gradientsFillAsActivationsFree = false;
+    double firstGradientBytes = 0; // the output layer's gradient, alive at the activation peak
     double buffers() const { return prefetchBytes + ppUnshardedBytes + bucketBytes + fp8CastBytes; }
-    // total = fixed + (1 + fragmentation) x (unsharded + sharded / dp): the parts of the
-    // pre-overhead bytes that do not and do shrink with the DP size (dp a multiple of ep).
+    // total <= fixed + unsharded + sharded / dp: the parts (each with its fragmentation share)
+    // that do not and do shrink with the DP size (dp a multiple of ep).
     double unshardedBytes = 0;
     double shardedBytesAtDp1 = 0;
 };

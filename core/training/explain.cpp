@@ -181,6 +181,17 @@ void explainLayer(const ModelArch& arch, const TrainingSetup& s, const TrainingC
             break;
         }
     }
+    if (!c.simple && (config.recomputeOps != 0 || config.fp8Activations != 0))
+        text += fmt::format("; recompute_ops [{}{}{}] and fp8_activations [{}{}{}] applied to the "
+                            "terms above (DeepSeek-AI 2024 sec. 3.2.3: RMSNorm and MLA "
+                            "up-projections recomputed; sec. 3.3.3: MoE and SwiGLU inputs cached "
+                            "in FP8, SwiGLU output recomputed)",
+            config.recomputeOps & RecomputeNorm ? "norm " : "",
+            config.recomputeOps & RecomputeMlaUp ? "mla_up " : "",
+            config.recomputeOps & RecomputeSwiglu ? "swiglu" : "",
+            config.fp8Activations & Fp8MoeInputs ? "moe_inputs " : "",
+            config.fp8Activations & Fp8SwigluInputs ? "swiglu_inputs " : "",
+            config.fp8Activations & Fp8AttentionOutput ? "attention_output" : "");
     ex.add("training.activation_bytes_per_layer", std::move(text), r.activationBytesPerLayer,
         "bytes", c.simple ? kSeedsSimple : kKorthikanti);
 }
@@ -193,7 +204,12 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
     const StageActivation& a = w.activation;
 
     ex.add("training.micro_batches_in_flight",
-        config.virtualStages > 1 && s.pp > 1
+        s.dualPipe
+            ? fmt::format("DualPipe: PP + 1 chunk-micro-batches over the rank's two chunks (stages "
+                          "s and pp - 1 - s) = min((pp + 1) / 2, grad_accum) = min({} / 2, {}) "
+                          "micro-batches through both chunks -> {}",
+                s.pp + 1, config.gradAccum, r.microBatchesInFlight)
+            : config.virtualStages > 1 && s.pp > 1
             ? fmt::format("interleaved 1F1B, stage 0: min(2(pp-1) + (v-1)pp + 1, m v) / v "
                           "= min(2 x {} + {} x {} + 1, {} x {}) / {} -> {}",
                 s.pp - 1, config.virtualStages - 1, s.pp, config.gradAccum, config.virtualStages,
@@ -201,7 +217,8 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
             : fmt::format("1F1B, stage 0: min(pp, grad_accum) = min({}, {}) = {}", s.pp,
                 config.gradAccum, r.microBatchesInFlight),
         r.microBatchesInFlight, "",
-        "Narayanan et al. 2021 sec. 2.2 (1F1B); Korthikanti et al. 2022 sec. 4.3");
+        "Narayanan et al. 2021 sec. 2.2 (1F1B); Korthikanti et al. 2022 sec. 4.3; DeepSeek-AI "
+        "2024 sec. 3.2.1 Table 2 (DualPipe PP + 1, 2x parameters; ZB1P as 1F1B: PP)");
 
     ex.add("training.embedding_activation_bytes",
         c.simple
@@ -209,7 +226,9 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
             : fmt::format("in flight x tokens x (8 B token id + dropout mask h / {}) "
                           "= {} x {} x (8 + {}) = {}",
                 num(config.sequenceParallel ? s.tp : 1),
-                num(microBatchesInFlight(0, s.pp, config.virtualStages, config.gradAccum)),
+                num(w.stage == 0 || s.dualPipe
+                        ? a.inFlight
+                        : microBatchesInFlight(0, s.pp, config.virtualStages, config.gradAccum)),
                 num(c.tokens), arch.dropout > 0 ? arch.hidden : 0, gb(r.embeddingActivationBytes)),
         r.embeddingActivationBytes, "bytes", c.simple ? kSeedsSimple : kKorthikanti);
 
@@ -221,10 +240,16 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
                         "framework \"{}\")",
                 num(config.sequenceParallel ? s.tp : 1), num(c.tokens),
                 num(config.recipe.recipe.activationBytes), arch.hidden,
-                num(config.sequenceParallel ? s.tp : 1), num(c.lossBytesPerLogit), arch.vocab,
-                s.tp, gb(r.logitsBytes), lossKindId(loss), config.framework.id),
+                num(config.sequenceParallel ? s.tp : 1), num(c.lossBytesPerLogit), arch.vocab, s.tp,
+                gb(r.logitsBytes), lossKindId(loss), config.framework.id),
             r.logitsBytes, "bytes",
-            loss == LossKind::Eager
+            loss == LossKind::Compiled
+                ? "torch.compile'd cross entropy (torchtitan components/loss.py since bbb1b616e, "
+                  "2025-04-02, with training.compile; torchtune compile_loss): the upcast and "
+                  "log-softmax are fused and recomputed in the backward from the saved logits, "
+                  "which writes their gradient in the logits' dtype: logits 2 + gradient 2 = 4 B "
+                  "per logit"
+                : loss == LossKind::Eager
                 ? "eager cross entropy on upcast logits (torchtitan train.py "
                   "cross_entropy(pred.float()), transformers logits.float()): forward holds "
                   "logits 2 + fp32 copy 4 + fp32 log-softmax 4 = 10 B; the loss backward holds "
@@ -261,7 +286,9 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
     const StageMemory& w, const TrainingMemory& r, Explainer& ex)
 {
     const FrameworkProfile& fw = config.framework;
-    const std::string source = fmt::format("framework \"{}\": {}", fw.id,
+    const std::string source = fmt::format("framework \"{}\"{}: {}", fw.id,
+        fw.version.empty() ? std::string()
+                           : fmt::format(" version {} ({})", fw.version, fw.versionChanges),
         fw.source.empty() ? std::string("presets/frameworks.json") : fw.source);
     std::string text;
     if (w.ppUnshardedBytes > 0)
@@ -269,8 +296,13 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
                            "fp32 gradient accumulation 4 B) = {}",
             num(w.params.total()), num(s.computeBytes), gb(w.ppUnshardedBytes));
     else if (w.prefetchBytes > 0)
-        text = fmt::format("FSDP all-gather: {} layers x {} params x {} B = {}",
-            num(fw.prefetchLayers), num(s.layerParamsMax), num(s.computeBytes), gb(w.prefetchBytes));
+        text = fmt::format("FSDP all-gather{}: {} layers x {} params x {} B = {}",
+            s.offloadParams ? " (parameters offloaded: each layer is copied in and gathered on "
+                              "the GPU before it runs)"
+                            : "",
+            num(s.offloadParams ? std::max(1.0, fw.prefetchLayers) : fw.prefetchLayers),
+            num(s.layerParamsMax), num(s.lora ? s.loraBaseBytes : s.computeBytes),
+            gb(w.prefetchBytes));
     else if (w.bucketBytes > 0)
         text = fmt::format("gradient-reduction bucket = {}", gb(w.bucketBytes));
     else
@@ -284,7 +316,10 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
     ex.add("training.optimizer_temp_bytes",
         fmt::format("optimizer_temp_bytes x local optimizer params = {} x {} = {} (during the "
                     "step, after the activations are freed)",
-            num(fw.optimizerTempBytes), paramsOver(w.params, w.shards.optimizer, w.shards.expertOptimizer),
+            num(fw.optimizerTempBytes),
+            s.lora ? fmt::format(
+                "{} LoRA adapter params / {}", num(w.loraParams), num(w.shards.optimizer))
+                   : paramsOver(w.params, w.shards.optimizer, w.shards.expertOptimizer),
             gb(r.optimizerTempBytes)),
         r.optimizerTempBytes, "bytes", source);
     const double states = w.perGpu.weights + w.perGpu.gradients + w.perGpu.optimizer + w.perGpu.lora;
@@ -296,16 +331,34 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
             "LoRA (Hu et al. 2021): A is rank x in, B is out x rank for each adapted matrix; q: h -> "
             "heads x head_dim, k/v: h -> kv_heads x head_dim, o: heads x head_dim -> h, gate/up: "
             "h -> ffn, down: ffn -> h");
-    ex.add("training.allocated_bytes",
-        fmt::format("weights + gradients + optimizer (+ LoRA adapters) + max(activations + "
-                    "buffers, optimizer temporaries) = {} + max({} + {}, {}) = {}",
-            gb(states), gb(w.perGpu.activations), gb(r.bufferBytes), gb(r.optimizerTempBytes),
-            gb(r.allocatedBytes)),
-        r.allocatedBytes, "bytes",
-        "what torch.cuda.max_memory_allocated() and peak active bytes report: live tensors only");
+    if (w.gradientsFillAsActivationsFree)
+        ex.add("training.allocated_bytes",
+            fmt::format("weights + optimizer + max(activations + buffers + output-layer "
+                        "gradient, gradients + optimizer temporaries) = {} + max({} + {} + {}, "
+                        "{} + {}) = {} (one GPU, grad_accum 1, zero_grad(set_to_none=True): the "
+                        "gradients fill as the activations are freed)",
+                gb(w.perGpu.weights + w.perGpu.optimizer), gb(w.perGpu.activations),
+                gb(r.bufferBytes), gb(w.firstGradientBytes), gb(w.perGpu.gradients),
+                gb(r.optimizerTempBytes), gb(r.allocatedBytes)),
+            r.allocatedBytes, "bytes",
+            "torch autograd allocates each parameter's .grad in the backward when it is None "
+            "(torch.optim.Optimizer.zero_grad set_to_none=True, the default since PyTorch 2.0; "
+            "torchtune full_finetune_single_device, transformers Trainer); "
+                + source);
+    else
+        ex.add("training.allocated_bytes",
+            fmt::format("weights + gradients + optimizer (+ LoRA adapters) + max(activations + "
+                        "buffers, optimizer temporaries) = {} + max({} + {}, {}) = {}",
+                gb(states), gb(w.perGpu.activations), gb(r.bufferBytes), gb(r.optimizerTempBytes),
+                gb(r.allocatedBytes)),
+            r.allocatedBytes, "bytes",
+            "what torch.cuda.max_memory_allocated() and peak active bytes report: live tensors "
+            "only");
     ex.add("training.allocator_reserved_bytes",
-        fmt::format("allocated x (1 + fragmentation) = {} x (1 + {}) = {}", gb(r.allocatedBytes),
-            num(s.fragmentation), gb(r.reservedBytes)),
+        fmt::format("allocated + fragmentation x {} = {} + {} x {} = {}",
+            config.framework.contiguousStateBuffers ? "transient (contiguous state buffers)"
+                                                    : "allocated",
+            gb(r.allocatedBytes), num(s.fragmentation), gb(w.fragmentedBytes), gb(r.reservedBytes)),
         r.reservedBytes, "bytes",
         "what torch.cuda.max_memory_reserved() reports (torchtitan's logged 'memory'): the caching "
         "allocator's peak, without the CUDA context or NCCL's own buffers; the device view "
@@ -350,24 +403,36 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
 
     const double before = m.weights + m.gradients + m.optimizer + m.activations;
     explainFrameworkBuffers(setup, config, worst, result, ex);
-    if (result.bufferBytes > 0 || result.optimizerTempBytes > 0)
+    const bool contiguous = config.framework.contiguousStateBuffers;
+    const std::string fragmentationSource
+        = fmt::format("fragmentation f = {} ({}): {}", num(setup.fragmentation),
+            config.expandableSegments ? "expandable_segments on" : "default caching allocator",
+            contiguous ? "on the transient allocations only: parameters and gradients sit in "
+                         "contiguous buffers allocated once (Megatron-Core ParamAndGradBuffer)"
+                       : "on everything the caching allocator serves");
+    if (result.bufferBytes > 0 || result.optimizerTempBytes > 0
+        || worst.gradientsFillAsActivationsFree || contiguous)
         ex.add("training.per_gpu_bytes.overhead",
-            fmt::format("fixed + (allocated - states - activations) + fragmentation x allocated = "
-                        "{} + ({} - {} - {}) + {} x {} = {}",
-                gb(setup.fixedBytes), gb(result.allocatedBytes), gb(m.weights + m.gradients + m.optimizer),
-                gb(m.activations), num(setup.fragmentation), gb(result.allocatedBytes),
+            fmt::format("fixed + (allocated - weights - gradients - optimizer - activations) + "
+                        "f x {} = {} + ({} - {} - {}) + {} x {} = {}",
+                contiguous ? "transient" : "allocated", gb(setup.fixedBytes),
+                gb(result.allocatedBytes), gb(m.weights + m.gradients + m.optimizer + m.lora),
+                gb(m.activations), num(setup.fragmentation), gb(worst.fragmentedBytes),
                 gb(m.overhead)),
             m.overhead, "bytes",
-            "the framework's buffers (training.buffer_bytes) or optimizer temporaries, the "
-            "allocator's fragmentation share and the CUDA context + NCCL (fixed)");
+            "the framework's buffers (training.buffer_bytes) or optimizer temporaries, less the "
+            "gradients that fill as activations free (one GPU, set_to_none), the CUDA context + "
+            "NCCL (fixed) and the allocator's share; "
+                + fragmentationSource + "; presets/frameworks.json");
     else
-    ex.add("training.per_gpu_bytes.overhead",
-        fmt::format("fixed + fragmentation x (weights + gradients + optimizer + activations) "
-                    "= {} + {} x {} = {}",
-            gb(setup.fixedBytes), num(setup.fragmentation), gb(before), gb(m.overhead)),
-        m.overhead, "bytes",
-        "seed 003 (~2 GB CUDA context + ~1 GB NCCL buffers, 5-15% fragmentation); seed 002 "
-        "(CUDA workspace 1-2 GB); zeros reproduce the seeds' examples");
+        ex.add("training.per_gpu_bytes.overhead",
+            fmt::format("fixed + fragmentation x (weights + gradients + optimizer + activations) "
+                        "= {} + {} x {} = {}",
+                gb(setup.fixedBytes), num(setup.fragmentation), gb(before), gb(m.overhead)),
+            m.overhead, "bytes",
+            "seed 003 (~2 GB CUDA context + ~1 GB NCCL buffers, 5-15% fragmentation); seed 002 "
+            "(CUDA workspace 1-2 GB); zeros reproduce the seeds' examples; "
+                + fragmentationSource);
     ex.add("training.per_gpu_bytes.total",
         fmt::format("weights + gradients + optimizer + activations + overhead = {} + {} + {} "
                     "+ {} + {} = {}",
@@ -392,17 +457,21 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
         "allocator spikes (seed 003: fragmentation 5-15%)");
 
     // min_gpus counts only a verdict of `fits`: at or below the usable line, not merely HBM.
-    const double room = (result.usableBytes - setup.fixedBytes) / (1.0 + setup.fragmentation);
+    const double room = result.usableBytes - setup.fixedBytes;
     std::string minText;
-    if (result.minGpus > 0) {
+    if (result.minGpus == 1 && worst.gradientsFillAsActivationsFree) {
+        minText = fmt::format("1: one GPU fits (total {} <= usable {}), its gradients filling as "
+                              "the activations free (training.allocated_bytes)",
+            gb(m.total()), gb(result.usableBytes));
+    } else if (result.minGpus > 0) {
         const double dp = result.minGpus / (double(setup.tp) * setup.pp * setup.cp);
         minText = fmt::format(
-            "smallest dp (a multiple of ep = {}) whose verdict is fits: fixed + (1 + f)(unsharded "
-            "+ sharded / dp) <= usable = {} on every stage; stage {}: dp >= sharded / ((usable - "
-            "fixed) / (1 + f) - unsharded) = {} / ({} - {}) = {:.3f} -> dp {} x tp x pp x cp {} "
-            "= {}",
-            setup.ep, gb(result.usableBytes), binding.stage, gb(binding.shardedBytesAtDp1),
-            gb(room), gb(binding.unshardedBytes),
+            "smallest dp (a multiple of ep = {}) whose verdict is fits: fixed + unsharded + "
+            "sharded / dp <= usable = {} on every stage (each part with its fragmentation share "
+            "f = {}); stage {}: dp >= sharded / (usable - fixed - unsharded) = {} / ({} - {}) = "
+            "{:.3f} -> dp {} x tp x pp x cp {} = {}",
+            setup.ep, gb(result.usableBytes), num(setup.fragmentation), binding.stage,
+            gb(binding.shardedBytesAtDp1), gb(room), gb(binding.unshardedBytes),
             binding.shardedBytesAtDp1 > 0
                 ? binding.shardedBytesAtDp1 / (room - binding.unshardedBytes)
                 : 1.0,
@@ -410,8 +479,9 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
     } else {
         minText = fmt::format(
             "0: on stage {} what data parallelism cannot shard (ZeRO stage {}: activations and "
-            "unsharded states) is {}, against (usable - fixed) / (1 + f) = {}",
-            binding.stage, setup.zeroStage, gb(binding.unshardedBytes), gb(room));
+            "unsharded states, with fragmentation f = {}) is {}, against usable - fixed = {}",
+            binding.stage, setup.zeroStage, num(setup.fragmentation), gb(binding.unshardedBytes),
+            gb(room));
     }
     ex.add("training.min_gpus", std::move(minText), result.minGpus, "",
         "ZeRO (Rajbhandari et al. 2020) sec. 5: sharded states shrink as 1/dp; tp x pp x cp "

@@ -27,7 +27,7 @@ int atLeastOne(int x)
 // A GPU count above this is reported as "no data-parallel size fits" (min_gpus 0).
 constexpr double kMaxGpus = 1e9;
 
-StageParams stageParams(const TrainingSetup& s, int stage)
+StageParams oneStageParams(const TrainingSetup& s, int stage)
 {
     StageParams p;
     p.firstLayer = std::min(stage * s.layersPerStage, s.layers);
@@ -48,6 +48,24 @@ StageParams stageParams(const TrainingSetup& s, int stage)
     return p;
 }
 
+// The parameters pipeline rank `stage` holds: its stage, and under DualPipe also the mirrored
+// stage p - 1 - s (DeepSeek-AI 2024 sec. 3.2.1: "two copies of the model parameters", Table 2).
+StageParams stageParams(const TrainingSetup& s, int stage)
+{
+    StageParams p = oneStageParams(s, stage);
+    const int mirror = s.pp - 1 - stage;
+    if (!s.dualPipe || mirror == stage)
+        return p;
+    const StageParams q = oneStageParams(s, mirror);
+    p.denseLayers += q.denseLayers;
+    p.moeLayers += q.moeLayers;
+    p.dense += q.dense;
+    p.expert += q.expert;
+    p.embedding += q.embedding;
+    p.head += q.head;
+    return p;
+}
+
 } // namespace
 
 TrainingSetup trainingSetup(
@@ -59,6 +77,7 @@ TrainingSetup trainingSetup(
     s.cp = atLeastOne(config.cp);
     s.ep = atLeastOne(config.ep);
     s.zeroStage = std::clamp(config.zeroStage, 0, 3);
+    s.dualPipe = config.ppSchedule == PpSchedule::DualPipe && s.pp > 1;
     s.layers = std::max(arch.layers, 0);
     // Each stage takes ceil(L / pp) consecutive layers; the last may take fewer.
     s.layersPerStage = (s.layers + s.pp - 1) / s.pp;
@@ -189,17 +208,27 @@ StageMemory stageMemory(
     // What the framework keeps around the sharded state (plan/framework.h; the generic profile
     // keeps none of these, so its figures are the formulas above).
     const FrameworkProfile& fw = config.framework;
-    const bool fsdp = s.zeroStage >= 3 && !s.offloadParams && m.shardGroup > 1;
-    if (fsdp && fw.ppUnsharded && s.pp > 1) {
+    // ZeRO-3 / FSDP brings each layer's full parameters onto the GPU before it runs: from the
+    // peers when sharded, from the host under parameter offload (ZeRO-Infinity, FSDP
+    // CPUOffload: the layer is copied in and all-gathered on the GPU, so the buffer stays).
+    const bool zero3 = s.zeroStage >= 3;
+    const bool fsdp = zero3 && (m.shardGroup > 1 || s.offloadParams);
+    if (zero3 && fw.ppUnsharded && s.pp > 1 && (fsdp || s.offloadOptimizer)) {
         // torchtitan with PP: reshard_after_forward=False keeps the stage's parameters
         // all-gathered (in the compute dtype, FSDP2 MixedPrecisionPolicy.param_dtype) across
         // micro-batches, and the pipeline schedule turns gradient sync off until the last
-        // micro-batch, so FSDP2 accumulates unsharded gradients in the fp32 reduce dtype.
+        // micro-batch, so FSDP2 accumulates unsharded gradients in the fp32 reduce dtype. The
+        // FSDP2 CPU offload policy moves only the sharded state to the host, so the buffer stays
+        // under offload, at one data-parallel rank too (issue 26 item 12: counting it only from
+        // dp 2 made the per-GPU memory rise with the GPU count).
         m.ppUnshardedBytes = m.params.total() * (s.computeBytes + 4.0);
     } else if (fsdp) {
-        // FSDP / ZeRO-3 all-gathers a layer (in the compute dtype) before it runs and
-        // prefetches the next one.
-        m.prefetchBytes = fw.prefetchLayers * s.layerParamsMax * s.computeBytes;
+        // FSDP / ZeRO-3 all-gathers a layer (in the compute dtype; a LoRA base at its stored
+        // width) before it runs and prefetches the next one; under parameter offload at least
+        // the layer that runs is on the GPU.
+        const double layers
+            = s.offloadParams ? std::max(1.0, fw.prefetchLayers) : fw.prefetchLayers;
+        m.prefetchBytes = layers * s.layerParamsMax * (s.lora ? s.loraBaseBytes : s.computeBytes);
     }
     if (s.zeroStage < 3 && dp > 1)
         m.bucketBytes = fw.gradBucketBytes;
@@ -219,21 +248,49 @@ StageMemory stageMemory(
     // (activations and buffers) and the optimizer step's temporaries, which come after the
     // activations are freed. The caching allocator reserves the fragmentation share on top;
     // the device adds the CUDA context and NCCL's own buffers (the fixed overhead).
-    const double states = m.perGpu.weights + m.perGpu.gradients + m.perGpu.optimizer + m.perGpu.lora;
-    const double transient = std::max(m.perGpu.activations + m.buffers(), m.optimizerTempBytes);
+    //
+    // One GPU, one accumulation step, gradients set to None by zero_grad (torchtune, HF
+    // Trainer, torchtitan): no gradient exists when the backward starts; each layer's gradient
+    // is allocated as its activations are freed, so the backward's peak is the larger of the
+    // activations (with the output layer's gradient, the first one made) and all the gradients
+    // (with the optimizer step's temporaries, after the backward).
+    m.gradientsFillAsActivationsFree = fw.gradsSetToNone && config.gradAccum <= 1 && !s.lora
+        && s.tp * s.pp * s.cp == 1 && m.dataParallel == 1 && m.perGpu.gradients > 0;
+    const double stateBytes
+        = m.perGpu.weights + m.perGpu.gradients + m.perGpu.optimizer + m.perGpu.lora;
+    double states = stateBytes;
+    double transient = std::max(m.perGpu.activations + m.buffers(), m.optimizerTempBytes);
+    if (m.gradientsFillAsActivationsFree) {
+        // The LM head's gradient is the first; a tied head's is the embedding matrix's (the
+        // last stage then holds only the final norm as `head`).
+        const double outputParams = std::max(m.params.head, m.params.embedding);
+        m.firstGradientBytes = std::min(m.perGpu.gradients, s.gradientBytes * outputParams);
+        states -= m.perGpu.gradients;
+        transient = std::max(m.perGpu.activations + m.buffers() + m.firstGradientBytes,
+            m.perGpu.gradients + m.optimizerTempBytes);
+    }
     m.allocatedBytes = states + transient;
-    m.reservedBytes = m.allocatedBytes * (1.0 + s.fragmentation);
-    m.perGpu.overhead = s.fixedBytes + (transient - m.perGpu.activations)
-        + s.fragmentation * (states + transient);
+    // The caching allocator reserves a fragmentation share of what it serves; parameters and
+    // gradients in contiguous buffers allocated once (Megatron-Core) leave no holes, so only
+    // the transient allocations carry it there.
+    m.fragmentedBytes = fw.contiguousStateBuffers ? transient : m.allocatedBytes;
+    m.reservedBytes = m.allocatedBytes + s.fragmentation * m.fragmentedBytes;
+    m.perGpu.overhead = s.fixedBytes + (m.allocatedBytes - stateBytes - m.perGpu.activations)
+        + s.fragmentation * m.fragmentedBytes;
     m.hostBytes
         = (s.offloadOptimizer ? (optimizerBytes + kHostGradientBytes) * optimizerParams : 0.0)
         + (s.offloadParams ? s.weightBytes * weightParams : 0.0);
 
     // The same sum split by what shrinks with dp, for min_gpus (dp a multiple of ep, so the
     // expert shard dp / ep >= 1 and expert / (dp / ep) = expert x ep / dp).
+    // Each part carries its own fragmentation share: (1 + f) x, or 1 x for states in
+    // contiguous buffers.
+    const double stateFactor = 1.0 + (fw.contiguousStateBuffers ? 0.0 : s.fragmentation);
+    const double transientFactor = 1.0 + s.fragmentation;
     const auto split = [&](double bytesPerParam, bool onGpu, bool sharded) {
         if (!onGpu)
             return;
+        bytesPerParam *= stateFactor;
         if (sharded && hsdp)
             m.unshardedBytes += bytesPerParam * (dense / m.shardGroup + expert / edp);
         else if (sharded)
@@ -248,6 +305,7 @@ StageMemory stageMemory(
         const double adapterG = s.gradientBytes * m.loraParams;
         const double adapterO = s.offloadOptimizer ? 0.0 : optimizerBytes * m.loraParams;
         const auto add = [&](double bytes, bool sharded) {
+            bytes *= stateFactor;
             if (sharded && hsdp)
                 m.unshardedBytes += bytes / m.shardGroup;
             else if (sharded)
@@ -263,7 +321,7 @@ StageMemory stageMemory(
         split(s.gradientBytes, !s.gradientsOffloaded(), s.zeroStage >= 2);
         split(optimizerBytes, !s.offloadOptimizer, s.zeroStage >= 1);
     }
-    m.unshardedBytes += m.perGpu.activations + m.buffers();
+    m.unshardedBytes += transientFactor * (m.perGpu.activations + m.buffers());
     return m;
 }
 
@@ -280,8 +338,8 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
     // min_gpus counts a GPU count only when its verdict is `fits`: the total at or below the
     // usable line (HBM x usable_fraction), not merely within HBM (issue 11: `tight` is no fit).
     const double usable = hbm * usableFraction;
-    // Bytes left for the pre-overhead sum: fixed + (1 + f) x sum <= usable.
-    const double room = (usable - setup.fixedBytes) / (1.0 + setup.fragmentation);
+    // Bytes left for the parts, each with its fragmentation share: fixed + parts <= usable.
+    const double room = usable - setup.fixedBytes;
 
     KeyStages key;
     StageMemory& worst = key.worst;
@@ -340,21 +398,26 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
     // its micro-batches in flight), the output layer on the last (one micro-batch).
     const double calibration = worst.activation.calibration;
     r.activationBytesPerLayer = worst.activation.perLayer * calibration;
-    const double firstInFlight
-        = microBatchesInFlight(0, setup.pp, config.virtualStages, config.gradAccum);
+    const double firstInFlight = setup.dualPipe
+        ? std::min((setup.pp + 1) / 2.0, double(std::max(config.gradAccum, 1)))
+        : microBatchesInFlight(0, setup.pp, config.virtualStages, config.gradAccum);
     r.microBatchesInFlight = static_cast<int>(std::ceil(firstInFlight - 1e-9));
     r.embeddingActivationBytes = firstInFlight * setup.activations.embeddingBytes * calibration;
     r.logitsBytes = setup.activations.outputBytes * calibration;
 
-    if (someDpFits) {
-        // Smallest dp (a multiple of ep) with every stage at or below the usable line; checked
-        // against the direct evaluation so rounding in the closed form cannot be off by one step.
-        const auto fitsAt = [&](double dp) {
-            for (int stage = 0; stage < setup.pp; ++stage)
-                if (stageMemory(setup, config, stage, static_cast<int>(dp)).perGpu.total() > usable)
-                    return false;
-            return true;
-        };
+    // Smallest dp (a multiple of ep) with every stage at or below the usable line; checked
+    // against the direct evaluation so rounding in the closed form cannot be off by one step.
+    const auto fitsAt = [&](double dp) {
+        for (int stage = 0; stage < setup.pp; ++stage)
+            if (stageMemory(setup, config, stage, static_cast<int>(dp)).perGpu.total() > usable)
+                return false;
+        return true;
+    };
+    if (hbm > 0 && modelParallel == 1 && setup.ep == 1 && fitsAt(1)) {
+        // One GPU overlaps its gradients with the activations (stageMemory), which the closed
+        // form below does not: where one GPU fits, that is the answer.
+        r.minGpus = 1;
+    } else if (someDpFits) {
         const double ep = setup.ep;
         double dp = std::ceil(std::ceil(dpNeeded * (1 - 1e-12)) / ep) * ep;
         if (dp * modelParallel <= kMaxGpus) {

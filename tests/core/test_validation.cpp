@@ -23,7 +23,9 @@ namespace envelope {
 namespace {
 
 // The errors reached (|estimate / measured - 1|; docs/validation.md), guarded with a little room:
-// training memory 9.0% median / 17.0% worst, vLLM KV 0.3% median / 1.1% worst, throughput
+// training memory 3.1% median / 17.0% worst over 10 points (9.0% / 17.0% over the 7 before
+// issue 24 added torchtune's compile, chunked-CE and AC rows), vLLM KV 0.3% median / 1.1%
+// worst, throughput
 // Throughput is timed from ops (issue 22) on the GPUs' measured kernel tables, no plan sets
 // `mfu`: 69% median / 90% worst. These five runs are PyTorch-native (torchtitan eager and
 // compiled on H100s capped at 500 W, torchtune on A100): the tables' kernels (700 W parts,
@@ -31,7 +33,7 @@ namespace {
 // efficiency before op timing read 8.8% here and 29% on Korthikanti et al.'s Table 5, where the
 // ops now read 5% (test_steptime.cpp). docs/validation.md, "Step time from ops", names the
 // mechanisms not yet modelled; the thresholds guard the errors reached.
-constexpr double kTrainingMedian = 0.10;
+constexpr double kTrainingMedian = 0.05;
 constexpr double kTrainingWorst = 0.18;
 constexpr double kKvWorst = 0.02;
 constexpr double kThroughputMedian = 0.72;
@@ -131,7 +133,7 @@ TEST(Validation, EveryPointHasAPlanThatReadsAndAFiniteEstimate)
 TEST(Validation, TrainingPeakMemoryInTheMetricEachRunReports)
 {
     const Summary s = summarise(compareAll(), { "reserved", "allocated", "device" });
-    EXPECT_EQ(s.count, 7u);
+    EXPECT_EQ(s.count, 10u);
     EXPECT_LE(s.median, kTrainingMedian) << "median |error| of training peak memory";
     EXPECT_LE(s.worst, kTrainingWorst) << "worst |error| of training peak memory";
 }
