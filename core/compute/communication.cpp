@@ -268,8 +268,13 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     d.dpOverlap = combine(d.dpFrameworkOverlap);
     d.tpOverlap = combine(config.asyncTp ? 1.0 : 0.0);
     d.otherOverlap = d.overlap;
-    d.overlappableS
-        = d.dpOverlap * c.dpS + d.tpOverlap * c.tpS + d.otherOverlap * (c.ppS + c.cpS + c.epS);
+    // DualPipe (DeepSeek-AI 2024 sec. 3.2.1) runs a forward and a backward chunk of two
+    // micro-batches at once, so that "both all-to-all and PP communication can be fully hidden
+    // during execution": the EP and PP traffic hides behind compute like overlapped DP.
+    const bool dualPipe = config.ppSchedule == PpSchedule::DualPipe && s.pp > 1;
+    d.epPpOverlap = combine(dualPipe ? 1.0 : 0.0);
+    d.overlappableS = d.dpOverlap * c.dpS + d.tpOverlap * c.tpS + d.otherOverlap * c.cpS
+        + d.epPpOverlap * (c.ppS + c.epS);
     d.hiddenS = std::min(d.overlappableS, computeTimeS);
     c.exposedS = d.totalS - d.hiddenS;
 
@@ -281,10 +286,33 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
         c.ppBubbleFraction = (p - 1) / (v * m + p - 1);
         // Op timing: the fill and drain idle (p - 1) / v micro-batches of the slowest stage,
         // its exposed collectives and point-to-point included.
-        c.ppBubbleS = ops ? (p - 1) / v
-                * (ops->computeS() + ops->tpS * (1 - d.tpOverlap)
-                    + (ops->cpS + ops->epS) * (1 - d.otherOverlap) + ppPerMicroBatchS)
-                          : computeTimeS * (p - 1) / (v * m);
+        const double perMicroBatch = ops
+            ? ops->computeS() + ops->tpS * (1 - d.tpOverlap) + ops->cpS * (1 - d.otherOverlap)
+                + (ops->epS + ppPerMicroBatchS) * (1 - d.epPpOverlap)
+            : computeTimeS / m;
+        // The zero-bubble schedules fill the bubble with the weight-gradient GEMMs (W), in the
+        // units of DeepSeek-AI 2024 Table 2 with F + B = one micro-batch's stage time T and B
+        // its backward: ZB1P (Qi et al. 2024) (p - 1)(F + B - 2W), DualPipe
+        // (p/2 - 1)(F&B + B - 3W) with F&B = T (two chunks overlapped still compute both).
+        // Without op timing, the shares of a dense layer: B = 2/3 T, W = 1/3 T.
+        const double backward = ops ? ops->backwardS : perMicroBatch * 2 / 3;
+        const double weights = ops ? ops->weightGradS : perMicroBatch / 3;
+        switch (config.ppSchedule) {
+        case PpSchedule::ZeroBubble:
+            d.bubbleMicroBatches = (p - 1) * std::max(0.0, perMicroBatch - 2 * weights) / perMicroBatch;
+            break;
+        case PpSchedule::DualPipe:
+            d.bubbleMicroBatches = std::max(0.0, p / 2 - 1)
+                * std::max(0.0, perMicroBatch + backward - 3 * weights) / perMicroBatch;
+            break;
+        case PpSchedule::OneFOneB:
+            d.bubbleMicroBatches = (p - 1) / v;
+            break;
+        }
+        if (!(perMicroBatch > 0))
+            d.bubbleMicroBatches = (p - 1) / v;
+        c.ppBubbleS = d.bubbleMicroBatches * perMicroBatch;
+        c.ppBubbleFraction = d.bubbleMicroBatches / (m + d.bubbleMicroBatches);
     }
     return d;
 }

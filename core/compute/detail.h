@@ -65,6 +65,9 @@ struct StageOpTimes {
     double gemmS = 0, attentionS = 0, elementwiseS = 0;
     double measuredS = 0; // the part of all of the above timed from measured tables
     double tpS = 0, cpS = 0, epS = 0; // collectives inside the layers
+    // Of the compute above: the backward's (recompute included: it runs in the backward), and
+    // of that the weight-gradient GEMMs (the W of zero-bubble and DualPipe schedules).
+    double backwardS = 0, weightGradS = 0;
     double computeS() const { return gemmS + attentionS + elementwiseS; }
     double commS() const { return tpS + cpS + epS; }
     StageOpTimes& operator+=(const StageOpTimes& o);
@@ -119,6 +122,8 @@ struct CommDetail {
     // FSDP prefetch or bucketed reduction; TP: async TP) combined with comm_overlap as
     // 1 - (1 - framework) x (1 - comm_overlap).
     double dpOverlap = 0, tpOverlap = 0, otherOverlap = 0;
+    double epPpOverlap = 0; // EP all-to-all and PP p2p: DualPipe hides them, else as `other`
+    double bubbleMicroBatches = 0; // the schedule's idle time in micro-batches of the stage
     double dpFrameworkOverlap = 0; // the framework's share alone (explained)
     double overlappableS = 0; // sum of each kind x its fraction
     double allGatherBytes = 0; // bytes per parameter the ZeRO-3 all-gathers move (compute dtype)

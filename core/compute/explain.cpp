@@ -354,23 +354,30 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
         "Wang et al. 2022 (Overlap Communication with Dependent Computation via Decomposition); "
         "torchtitan async TP (enable_async_tensor_parallel); Megatron --tp-comm-overlap");
     ex.add("training.communication.exposed_s",
-        fmt::format("total - min(dp x {} + tp x {} + (pp + cp + ep) x {}, compute) = {} - "
+        fmt::format("total - min(dp x {} + tp x {} + cp x {} + (pp + ep) x {}, compute) = {} - "
                     "min({}, {}) = {}",
-            num(d.dpOverlap), num(d.tpOverlap), num(d.otherOverlap), duration(d.totalS),
+            num(d.dpOverlap), num(d.tpOverlap), num(d.otherOverlap), num(d.epPpOverlap), duration(d.totalS),
             duration(d.overlappableS), duration(r.computeTimeS), duration(c.exposedS)),
         c.exposedS, "s", "docs/formulas-compute.md sec. 4 (overlap per framework, comm_overlap)");
+    const char* schedule = config.ppSchedule == PpSchedule::DualPipe
+        ? "DualPipe: (p/2 - 1)(F&B + B - 3W) with F&B = F + B, W the weight-gradient GEMMs"
+        : config.ppSchedule == PpSchedule::ZeroBubble ? "ZB1P: (p - 1)(F + B - 2W)"
+                                                      : "1F1B: (p - 1) / v";
     ex.add("training.communication.pp_bubble_fraction",
-        s.pp > 1 ? fmt::format("(p-1) / (v x m + p - 1) = {} / ({} x {} + {}) = {}", s.pp - 1,
-            s.virtualStages, s.microBatches, s.pp - 1, pct(c.ppBubbleFraction))
+        s.pp > 1 ? fmt::format("idle / (m + idle), idle = {} = {} micro-batches of the slowest "
+                               "stage: {} / ({} + {}) = {}",
+            schedule, num(d.bubbleMicroBatches), num(d.bubbleMicroBatches), s.microBatches,
+            num(d.bubbleMicroBatches), pct(c.ppBubbleFraction))
                  : std::string("no pipeline (pp = 1) = 0"),
         c.ppBubbleFraction, "",
         "Narayanan et al. 2021 sec. 2.2.1 ((p-1)/m of the ideal time) and 2.2.2 (divided by v "
-        "when interleaved); seed 001 ((p-1)/(m+p-1))");
+        "when interleaved); Qi et al. 2024 (zero bubble); DeepSeek-AI 2024 Table 2 (DualPipe); "
+        "seed 001 ((p-1)/(m+p-1))");
     ex.add("training.communication.pp_bubble_s",
-        fmt::format("compute x (p-1) / (v x m) = {} x {} / ({} x {}) = {}",
-            duration(r.computeTimeS), s.pp - 1, s.virtualStages, s.microBatches,
-            duration(c.ppBubbleS)),
-        c.ppBubbleS, "s", "Narayanan et al. 2021 sec. 2.2");
+        fmt::format("idle micro-batches x one micro-batch of the slowest stage (its exposed "
+                    "collectives and p2p included) = {} ({}) = {}",
+            num(d.bubbleMicroBatches), schedule, duration(c.ppBubbleS)),
+        c.ppBubbleS, "s", "Narayanan et al. 2021 sec. 2.2; DeepSeek-AI 2024 Table 2");
     const bool commOnPath = d.overlappableS > r.computeTimeS;
     ex.add("training.bottleneck",
         fmt::format("largest term on the critical path of the {} step: {} ({}, {:.0f}% of the "

@@ -95,7 +95,7 @@ void addOps(StageOpTimes& into, const std::vector<Op>& ops, double repeat, const
 {
     const SpecDefaults defaults;
     OpTimes t;
-    double tp = 0, cp = 0, ep = 0;
+    double tp = 0, cp = 0, ep = 0, backward = 0, weightGrad = 0;
     if (perOp)
         perOp->resize(ops.size());
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -122,6 +122,11 @@ void addOps(StageOpTimes& into, const std::vector<Op>& ops, double repeat, const
         }
         if (time.measured)
             t.measured += op.cls == OpClass::Collective ? s : s / efficiencyScale;
+        if (op.cls != OpClass::Collective && op.phase != Phase::Forward) {
+            backward += s / efficiencyScale;
+            if (op.weightGradient)
+                weightGrad += s / efficiencyScale;
+        }
     }
     into.gemmS += t.gemm;
     into.attentionS += t.attention;
@@ -130,6 +135,8 @@ void addOps(StageOpTimes& into, const std::vector<Op>& ops, double repeat, const
     into.tpS += tp;
     into.cpS += cp;
     into.epS += ep;
+    into.backwardS += backward;
+    into.weightGradS += weightGrad;
 }
 
 } // namespace
@@ -143,6 +150,8 @@ StageOpTimes& StageOpTimes::operator+=(const StageOpTimes& o)
     tpS += o.tpS;
     cpS += o.cpS;
     epS += o.epS;
+    backwardS += o.backwardS;
+    weightGradS += o.weightGradS;
     return *this;
 }
 

@@ -293,6 +293,7 @@ std::vector<Op> backwardOps(const std::vector<Op>& forward, const TrainingLayout
             } else if (!frozen && std::string_view(f.name) != "router") {
                 Op wgrad = f;
                 wgrad.phase = Phase::Backward;
+                wgrad.weightGradient = true;
                 wgrad.m = f.k;
                 wgrad.n = f.n;
                 wgrad.k = f.m;

@@ -46,6 +46,7 @@ struct Op {
                              // launch, each with its own m rows
     bool weightless = false; // both operands are activations (attention scores): no weight
                              // gradient, and a batch runs as one strided launch
+    bool weightGradient = false; // a backward GEMM for the weights (zero-bubble's W)
     // Attention: `sequences` sequences of `seq` queries over `kvLen` keys (decode: seq 1),
     // `heads` query and `kvHeads` key/value heads on this GPU, head widths, KV element bytes.
     AttentionKind attention = AttentionKind::FlashForward;

@@ -224,6 +224,35 @@ TEST(TrainingStep, Zero3GathersOnEveryMicroBatch)
     EXPECT_GT(dpSeconds(3, 32), 300);
 }
 
+// The pipeline schedules' bubbles (DeepSeek-AI 2024 Table 2, F + B = one micro-batch's stage
+// time T, W its weight-gradient GEMMs): 1F1B (p - 1) T; ZB1P (p - 1)(T - 2W), so between a third
+// and all of 1F1B's (W is at most a third of T: the forward and the input gradient each take as
+// long as it on a linear, longer with attention and elementwise work); DualPipe
+// (p/2 - 1)(T + B - 3W): none at all on two stages. And DualPipe hides the EP all-to-all
+// behind the other micro-batch's compute (sec. 3.2.1): no EP time exposed where compute
+// outlasts it.
+TEST(TrainingStep, ZeroBubbleAndDualPipeShrinkTheBubble)
+{
+    const auto step = [](const char* schedule, int pp) {
+        Plan plan = planFrom(std::string(R"({"model": "mixtral-8x7b", "gpu": "h100-sxm",
+            "cluster": {"gpus": 64, "gpus_per_node": 8},
+            "training": {"zero_stage": 1, "tp": 2, "ep": 4, "micro_batch": 1, "grad_accum": 16,
+                         "seq_len": 4096, "recompute": "full", "pp_schedule": ")")
+            + schedule + "\", \"pp\": " + std::to_string(pp) + "}}");
+        return estimate(plan).compute;
+    };
+    const TrainingCompute oneF = step("1f1b", 4), zb = step("zb1p", 4), dual = step("dualpipe", 4);
+    ASSERT_GT(oneF.communication.ppBubbleS, 0);
+    EXPECT_LT(zb.communication.ppBubbleS, oneF.communication.ppBubbleS);
+    EXPECT_GE(zb.communication.ppBubbleS, oneF.communication.ppBubbleS / 3 - 1e-9);
+    EXPECT_LT(dual.communication.ppBubbleS, oneF.communication.ppBubbleS);
+    EXPECT_EQ(step("dualpipe", 2).communication.ppBubbleS, 0.0);
+    // EP 4 x TP 2 spans 8 GPUs: one node. DualPipe hides its all-to-all (and the p2p) when the
+    // compute outlasts it; 1F1B exposes every second of it.
+    ASSERT_GT(oneF.communication.epS, 0);
+    EXPECT_LT(dual.stepTimeS, oneF.stepTimeS - oneF.communication.epS * 0.99 + 1e-9);
+}
+
 // An `mfu` in the plan is an explicit override of the op timing, reported as such; without it
 // the step comes from the ops and MFU is an output.
 TEST(TrainingStep, MfuIsAnOverrideAndOtherwiseAnOutput)
