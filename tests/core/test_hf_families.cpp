@@ -9,6 +9,7 @@
 
 #include "model/attention.h"
 #include "model/model.h"
+#include "plan/presets.h"
 #include "serving/serving.h"
 
 namespace envelope {
@@ -311,6 +312,29 @@ TEST(HfFamilies, Mistral3CountsThePixtralTowerAndProjector)
     EXPECT_EQ(c.active, 23'572'403'200.0); // a text token never runs the tower
     // KV: 2 x 40 x 8 x 128 x 2 B = 163,840 B/token.
     EXPECT_EQ(kvBytesPerToken(a, 16), 163'840.0);
+}
+
+TEST(HfFamilies, Gemma3ServingHoldsPerLayerWindowsAndTheVisionTower)
+{
+    // The gemma-3-27b preset served in bf16 on one H200, one 32,768-token sequence. KV per
+    // token: 2 x 62 layers x 16 KV heads x 128 x 2 B = 507,904 B; the 52 local layers keep
+    // 1,024 tokens and the 10 global ones 32,768: mean (52 x 1,024 + 10 x 32,768) / 62 = 6,144,
+    // so the sequence holds 507,904 x 6,144 = 3,120,562,176 B (16.6 GB if every layer were
+    // full). Weights: the whole checkpoint, tower included, 27,432,406,640 x 2 B.
+    const Expected<PresetLibrary> lib = builtinPresets();
+    ASSERT_TRUE(lib.ok());
+    const ModelPreset* gemma = lib->findModel("gemma-3-27b");
+    const GpuPreset* h200 = lib->findGpu("h200");
+    ASSERT_NE(gemma, nullptr);
+    ASSERT_NE(h200, nullptr);
+    ServingConfig config;
+    config.context = 32768;
+    config.concurrency = 1;
+    const ServingEstimate s = estimateServing(
+        gemma->arch, countParameters(gemma->arch), config, h200->gpu, nullptr, false);
+    EXPECT_EQ(s.kvBytesPerToken, 507'904.0);
+    EXPECT_EQ(s.perGpu.kvCache, 3'120'562'176.0);
+    EXPECT_EQ(s.weightsBytesPerGpu, 27'432'406'640.0 * 2);
 }
 
 TEST(HfFamilies, NestedErrorsNameTheTextConfigKey)
