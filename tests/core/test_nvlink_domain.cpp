@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
+#include "plan/planio.h"
 #include "plan/presets.h"
 
 namespace envelope {
@@ -58,6 +59,28 @@ TEST(NvlinkDomain, TheClusterKeyOverridesTheGpuAndTheNodeIsTheDefault)
     EXPECT_NEAR(rack.communication.tpS, rack.communication.tpBytes / 900e9, 1e-12);
     EXPECT_EQ(nvlinkDomainGpus(Cluster { 8, 4 }, plain), 4);
     EXPECT_EQ(nvlinkDomainGpus(domain, plain), 72);
+}
+
+TEST(NvlinkDomain, PlanKeyReadsWritesAndNamesItsRange)
+{
+    // cluster.nvlink_domain is whole nodes: 72 = 18 trays of 4 reads back as written; 70 is
+    // refused naming the key and the rule; a plan without it keeps its canonical form.
+    const Expected<PresetLibrary> lib = builtinPresets();
+    ASSERT_TRUE(lib.ok());
+    const Expected<Plan> rack = readPlan(R"({"model": "llama-2-7b", "gpu": "h100-sxm",
+        "cluster": {"gpus": 72, "gpus_per_node": 4, "nvlink_domain": 72}})", *lib);
+    ASSERT_TRUE(rack.ok()) << rack.error().toString();
+    EXPECT_EQ(rack->cluster.nvlinkDomain, 72);
+    EXPECT_NE(writePlan(*rack).find("\"nvlink_domain\": 72"), std::string::npos);
+    const Expected<Plan> bad = readPlan(R"({"model": "llama-2-7b", "gpu": "h100-sxm",
+        "cluster": {"gpus": 72, "gpus_per_node": 4, "nvlink_domain": 70}})", *lib);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().toString(),
+        "cluster.nvlink_domain: must be 0 (the node) or a multiple of gpus_per_node (4), got 70");
+    const Expected<Plan> plain
+        = readPlan(R"({"model": "llama-2-7b", "gpu": "h100-sxm"})", *lib);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(writePlan(*plain).find("nvlink_domain"), std::string::npos);
 }
 
 TEST(NvlinkDomain, Gb200AndGb300PresetsAreNvl72Racks)
