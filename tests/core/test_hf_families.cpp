@@ -65,6 +65,32 @@ TEST(HfFamilies, Qwen3MoeCountsEveryExpertAndTheActiveOnes)
     EXPECT_EQ(kvBytesPerToken(a, 16), 98'304.0);
 }
 
+TEST(HfFamilies, Qwen3NextCountsGatedDeltaNetLayersAndCachesOnlyItsFullLayers)
+{
+    // Qwen/Qwen3-Coder-Next config.json (the Qwen3-Next-80B-A3B shape). Published:
+    // 79,674,391,296 (HF safetensors). By hand: a Gated DeltaNet layer (key_dim 16 x 128 =
+    // 2,048, value_dim 32 x 128 = 4,096): in_proj_qkvz 2,048 x 12,288 = 25,165,824, in_proj_ba
+    // 2,048 x 64 = 131,072, conv1d 8,192 x 4 = 32,768, dt_bias + A_log 64, norm 128, out_proj
+    // 4,096 x 2,048 = 8,388,608: 33,718,464. A gated full-attention layer: q 2,048 x 8,192
+    // (heads and gate) + k, v 2 x 2,048 x 512 + o 4,096 x 2,048 + q/k norms 512 = 27,263,488.
+    // MoE: 512 experts x 3 x 2,048 x 512 + shared 3,145,728 + its gate 2,048 + router
+    // 2,048 x 512 = 1,614,809,088; norms 4,096. 36 x 1,648,531,648 + 12 x 1,642,076,672 +
+    // embed and head 622,329,856 + final norm 2,048 = 79,674,391,296.
+    const ModelArch a = imported(R"({"model_type": "qwen3_next", "hidden_size": 2048,
+        "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
+        "head_dim": 256, "vocab_size": 151936, "intermediate_size": 5120,
+        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+        "num_experts": 512, "num_experts_per_tok": 10, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4, "full_attention_interval": 4, "decoder_sparse_step": 1,
+        "mlp_only_layers": [], "tie_word_embeddings": false, "max_position_embeddings": 262144})");
+    EXPECT_EQ(countParameters(a).total, 79'674'391'296.0);
+    EXPECT_EQ(countLayers(a, LayerAttention::Linear), 36);
+    // Only the 12 full-attention layers cache K and V: 2 x 12 x 2 x 256 x 2 B = 24,576 B/token.
+    EXPECT_EQ(kvBytesPerToken(a, 16), 24'576.0);
+    EXPECT_EQ(kvBytesForTokens(a, 16, 32768), 24'576.0 * 32768);
+}
+
 TEST(HfFamilies, Gemma2AlternatesLocalAndGlobalLayers)
 {
     // google/gemma-2-9b-it config.json. Published: 9,241,705,984 (HF safetensors). Four norms
