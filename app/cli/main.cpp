@@ -27,6 +27,7 @@
 #include "cmd_calibrate.h"
 #include "estimate/estimate.h"
 #include "io/files.h"
+#include "model/attention.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "report/textreport.h"
@@ -158,14 +159,36 @@ int runImportHf(const std::string& path, bool modelOnly)
     out["params"] = static_cast<std::int64_t>(std::llround(counts.total));
     out["active_params"] = static_cast<std::int64_t>(std::llround(counts.active));
     // One line a planning doc can paste; a mixture of experts names its experts and top-k.
-    std::string summary = fmt::format("{} layers, hidden {}, {} heads ({} KV)", arch->layers,
-        arch->hidden, arch->heads, arch->kvHeadsOrDefault());
+    // MLA caches one latent per token, not KV heads: name its width instead (issue 23).
+    std::string summary = arch->mla
+        ? fmt::format("{} layers, hidden {}, {} heads (MLA: KV latent {} + RoPE {})", arch->layers,
+            arch->hidden, arch->heads, arch->mla->kvLoraRank, arch->mla->qkRopeHeadDim)
+        : fmt::format("{} layers, hidden {}, {} heads ({} KV)", arch->layers, arch->hidden,
+            arch->heads, arch->kvHeadsOrDefault());
+    if (!arch->attentionPattern.empty()) {
+        const int full = countLayers(*arch, LayerAttention::Full);
+        const int sliding = countLayers(*arch, LayerAttention::Sliding);
+        const int chunked = countLayers(*arch, LayerAttention::Chunked);
+        const int linear = countLayers(*arch, LayerAttention::Linear);
+        std::string kinds;
+        const auto add = [&](int n, const std::string& what) {
+            if (n > 0)
+                kinds += (kinds.empty() ? "" : ", ") + fmt::format("{} {}", n, what);
+        };
+        add(sliding, fmt::format("sliding-window ({})", arch->slidingWindow));
+        add(chunked, fmt::format("chunked ({})", arch->attentionChunk));
+        add(linear, "linear-attention");
+        add(full, "full-attention");
+        summary += ", layers: " + kinds;
+    }
     if (arch->moe)
         summary += fmt::format(", MoE {} experts, top-{}{}", arch->moe->experts, arch->moe->topK,
             arch->moe->sharedExperts > 0 ? fmt::format(" + {} shared", arch->moe->sharedExperts)
                                          : std::string());
     summary += fmt::format(
         ", {} parameters ({} active)", formatCount(counts.total), formatCount(counts.active));
+    if (counts.vision > 0)
+        summary += fmt::format(", vision tower {}", formatCount(counts.vision));
     out["summary"] = summary;
     std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return kOk;

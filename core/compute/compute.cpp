@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "compute/detail.h"
+#include "model/attention.h"
 #include "base/numeric.h"
 #include "plan/recipe.h"
 #include "training/detail.h"
@@ -142,7 +143,8 @@ ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
     s.ep = atLeastOne(config.ep);
     s.virtualStages = s.pp > 1 ? atLeastOne(config.virtualStages) : 1;
     s.microBatches = atLeastOne(config.gradAccum);
-    s.gpusPerNode = atLeastOne(cluster.gpusPerNode);
+    // GPUs that talk over NVLink: the node, or a larger NVLink domain (GB200 NVL72: 72).
+    s.gpusPerNode = atLeastOne(nvlinkDomainGpus(cluster, gpu));
     // Same data-parallel size as training memory: whole model replicas that fit the cluster,
     // at least one (a cluster smaller than tp x pp x cp is a plan error reported elsewhere).
     const double modelParallel = double(s.tp) * s.pp * s.cp;
@@ -178,8 +180,9 @@ ComputeSetup computeSetup(const ModelArch& arch, const ParamCounts& counts,
         dQk = dV = arch.headDimOrDefault();
     }
     const double heads = std::max(arch.heads, 0);
-    s.attendedLen
-        = arch.slidingWindow > 0 ? std::min<double>(s.seqLen, arch.slidingWindow) : s.seqLen;
+    // Per-layer windows and chunks bound it layer by layer (model/attention.h): the mean over
+    // the layers that attend (Gemma 3: 5 of 6 layers see 1,024 tokens).
+    s.attendedLen = meanKeptTokens(arch, s.seqLen);
     s.attentionWidth = heads * (dQk + dV) / 2;
     s.attentionForwardPerToken = 4 * s.layers * s.attendedLen * s.attentionWidth;
     s.peakFlops = peakFlops(gpu, config.recipe.recipe.compute);

@@ -43,18 +43,31 @@ void explainParams(const ModelArch& arch, const ParamCounts& c, Explainer& ex)
                               "and router {})",
             c.moeLayers, count(c.attentionPerLayer), count(c.normsPerLayer),
             count(c.moeFfnPerLayer));
+    // Issue 23: linear-attention layers replace the attention block's params; a multimodal
+    // checkpoint adds its vision tower (in the total, never in the active count).
+    if (c.linearLayers > 0)
+        layers += fmt::format(" - {} linear-attention layers x (attention {} - linear attention {})",
+            c.linearLayers, count(c.attentionPerLayer), count(c.linearAttentionPerLayer));
+    const std::string vision
+        = c.vision > 0 ? fmt::format(" + vision tower {}", count(c.vision)) : std::string();
     ex.add("model.params",
-        fmt::format("embedding {} + positions {} + {} + final norm {} + LM head {}{} = {}",
+        fmt::format("embedding {} + positions {} + {} + final norm {} + LM head {}{}{} = {}",
             count(c.embedding), count(c.positions), layers, count(c.finalNorm), count(c.lmHead),
-            arch.tiedEmbeddings ? " (tied: shares the embedding)" : "", count(c.total)),
+            arch.tiedEmbeddings ? " (tied: shares the embedding)" : "", vision, count(c.total)),
         c.total, "params", kParamsSource);
     if (c.moeLayers > 0)
         ex.add("model.active_params",
-            fmt::format("params - {} MoE layers x (all experts {} - top-{} and shared {}) = {} - "
+            fmt::format("params - {} MoE layers x (all experts {} - top-{} and shared {}){} = {} - "
                         "{} = {}",
                 c.moeLayers, count(c.moeFfnPerLayer), arch.moe ? arch.moe->topK : 0,
-                count(c.moeActiveFfnPerLayer), count(c.total), count(c.total - c.active),
-                count(c.active)),
+                count(c.moeActiveFfnPerLayer),
+                c.vision > 0 ? fmt::format(" - vision tower {}", count(c.vision)) : std::string(),
+                count(c.total), count(c.total - c.active), count(c.active)),
+            c.active, "params", kParamsSource);
+    else if (c.vision > 0)
+        ex.add("model.active_params",
+            fmt::format("params - vision tower (a text token never runs it) = {} - {} = {}",
+                count(c.total), count(c.vision), count(c.active)),
             c.active, "params", kParamsSource);
     else
         ex.add("model.active_params",

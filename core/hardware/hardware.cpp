@@ -1,5 +1,7 @@
 #include "hardware/hardware.h"
 
+#include <algorithm>
+
 #include "base/numeric.h"
 
 namespace envelope {
@@ -18,6 +20,13 @@ double peakFlops(const Gpu& gpu, ComputeDtype dtype)
         break;
     }
     return bf16;
+}
+
+int nvlinkDomainGpus(const Cluster& cluster, const Gpu& gpu)
+{
+    const int node = std::max(cluster.gpusPerNode, 1);
+    const int domain = cluster.nvlinkDomain > 0 ? cluster.nvlinkDomain : gpu.nvlinkDomain;
+    return std::max(domain, node);
 }
 
 } // namespace envelope

@@ -34,6 +34,12 @@ struct Gpu {
     double memoryBytes = 0;       // usable HBM as the driver reports it (H100 80GB: 81,559 MiB)
     double bf16Flops = 0;         // dense BF16/FP16 peak, FLOP/s
     double fp8Flops = 0;          // dense FP8 peak, FLOP/s (0 = not supported)
+    // Dense 4-bit float peak (NVFP4 / MXFP4 on Blackwell), FLOP/s; 0 = none stated (4-bit
+    // formats then run at the FP8 peak, or as weight-only dequantization).
+    double fp4Flops = 0;
+    // GPUs in the NVLink domain of the system this GPU ships in (GB200 / GB300 NVL72: 72);
+    // 0 = the node. cluster.nvlink_domain overrides it.
+    int nvlinkDomain = 0;
     double hbmBytesPerS = 0;      // HBM bandwidth, bytes/s
     double intraNodeBytesPerS = 0;  // per-GPU bandwidth to peers in the node (NVLink), bytes/s
     double interNodeBytesPerS = 0;  // per-GPU bandwidth across nodes (IB/RoCE NIC), bytes/s
@@ -69,8 +75,18 @@ double peakFlops(const Gpu& gpu, ComputeDtype dtype);
 struct Cluster {
     int gpus = 8;
     int gpusPerNode = 8;
+    // GPUs that reach each other over NVLink (plan key cluster.nvlink_domain): 0 = the GPU
+    // preset's system domain, else the node. A GB200 / GB300 NVL72 rack is 18 trays of 4 GPUs
+    // in one NVLink domain of 72: TP, EP and CP collectives inside it run at NVLink speed,
+    // across it at the network's.
+    int nvlinkDomain = 0;
 
     bool operator==(const Cluster&) const = default;
 };
+
+// GPUs that share one NVLink domain: cluster.nvlink_domain when set, else the GPU's system
+// domain (NVL72), never fewer than a node's GPUs. Collectives within it run at
+// intraNodeBytesPerS, across it at interNodeBytesPerS.
+int nvlinkDomainGpus(const Cluster& cluster, const Gpu& gpu);
 
 }  // namespace envelope

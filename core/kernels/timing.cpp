@@ -123,9 +123,14 @@ double peakFor(GemmDtype dtype, const Gpu& gpu)
     case GemmDtype::Int4WeightOnly: // weight-only formats dequantize into bf16 matmuls
     case GemmDtype::Int8WeightOnly:
         return peakFlops(gpu, ComputeDtype::Bf16);
+    case GemmDtype::Nvfp4:
+        // The GPU's dense FP4 peak where it states one (Blackwell: fp4_tflops), else the FP8
+        // peak as a conservative stand-in.
+        if (std::isfinite(gpu.fp4Flops) && gpu.fp4Flops > 0)
+            return gpu.fp4Flops;
+        return peakFlops(gpu, ComputeDtype::Fp8);
     default:
-        // FP8 and the block-scaled 8- and 4-bit formats: the FP8 peak (a conservative stand-in
-        // for FP4 where the GPU states no FP4 figure).
+        // FP8 and the block-scaled 8-bit formats (MXFP8 runs at the FP8 rate): the FP8 peak.
         return peakFlops(gpu, ComputeDtype::Fp8);
     }
 }

@@ -3,8 +3,10 @@
 // path and the allowed range (design.md, "Plan JSON").
 #include "model/arch_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <functional>
 #include <set>
 
@@ -96,9 +98,20 @@ std::optional<Error> unknownKeys(
 
 const std::set<std::string> kArchKeys = { "name", "layers", "hidden", "ffn_hidden", "ffn", "heads",
     "kv_heads", "head_dim", "vocab", "tied_embeddings", "norm", "qkv_bias", "linear_bias",
-    "max_positions", "learned_positions", "dropout", "sliding_window", "moe", "mla" };
-const std::set<std::string> kMoeKeys
-    = { "experts", "top_k", "shared_experts", "expert_ffn_hidden", "dense_layers", "router_bias" };
+    "max_positions", "learned_positions", "dropout", "sliding_window", "moe", "mla",
+    "attention_pattern", "attention_chunk", "linear_attention", "qk_norm", "sandwich_norms",
+    "attention_sinks", "attention_output_gate", "vision_params" };
+const std::set<std::string> kMoeKeys = { "experts", "top_k", "shared_experts", "expert_ffn_hidden",
+    "dense_layers", "router_bias", "layer_step", "shared_expert_ffn_hidden", "shared_expert_gate" };
+const std::set<std::string> kLinearKeys
+    = { "key_heads", "value_heads", "key_head_dim", "value_head_dim", "conv_kernel" };
+
+// The names of LayerAttention and QkNorm in plan JSON.
+const std::pair<LayerAttention, const char*> kLayerKinds[] = { { LayerAttention::Full, "full" },
+    { LayerAttention::Sliding, "sliding" }, { LayerAttention::Chunked, "chunked" },
+    { LayerAttention::Linear, "linear" } };
+const std::pair<QkNorm, const char*> kQkNorms[]
+    = { { QkNorm::None, "none" }, { QkNorm::PerHead, "per_head" }, { QkNorm::PerLayer, "per_layer" } };
 const std::set<std::string> kMlaKeys
     = { "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim" };
 
@@ -149,14 +162,21 @@ std::optional<Error> readMoe(
             [&](std::int64_t x) { m.sharedExperts = static_cast<int>(x); } },
         { "expert_ffn_hidden", 1, 10000000, [&](std::int64_t x) { m.expertFfnHidden = x; } },
         { "dense_layers", 0, 1000, [&](std::int64_t x) { m.denseLayers = static_cast<int>(x); } },
+        { "layer_step", 1, 1000, [&](std::int64_t x) { m.layerStep = static_cast<int>(x); } },
+        { "shared_expert_ffn_hidden", 0, 10000000,
+            [&](std::int64_t x) { m.sharedExpertFfnHidden = x; } },
     };
     if (auto e = readIntKeys(object, path, ints))
         return e;
-    if (object.contains("router_bias")) {
-        auto v = readBool(object.at("router_bias"), join(path, "router_bias"));
+    const std::pair<const char*, bool*> bools[]
+        = { { "router_bias", &m.routerBias }, { "shared_expert_gate", &m.sharedExpertGate } };
+    for (const auto& [key, field] : bools) {
+        if (!object.contains(key))
+            continue;
+        auto v = readBool(object.at(key), join(path, key));
         if (!v)
             return v.error();
-        m.routerBias = *v;
+        *field = *v;
     }
     return std::nullopt;
 }
@@ -188,6 +208,53 @@ std::optional<Error> readMla(
     return std::nullopt;
 }
 
+std::optional<Error> readLinear(
+    LinearAttentionConfig& l, const json& object, const std::string& path, bool fresh)
+{
+    if (!object.is_object())
+        return Error { path, fmt::format("must be an object or null, got {}", shown(object)) };
+    if (auto e = unknownKeys(object, path, kLinearKeys))
+        return e;
+    if (fresh)
+        for (const char* key : { "key_heads", "value_heads", "key_head_dim", "value_head_dim" })
+            if (!object.contains(key))
+                return Error { join(path, key), "is required" };
+    const std::pair<const char*, int*> ints[] = { { "key_heads", &l.keyHeads },
+        { "value_heads", &l.valueHeads }, { "key_head_dim", &l.keyHeadDim },
+        { "value_head_dim", &l.valueHeadDim }, { "conv_kernel", &l.convKernel } };
+    for (const auto& [key, field] : ints) {
+        if (!object.contains(key))
+            continue;
+        auto v = readInt(object.at(key), join(path, key), std::string(key) == "conv_kernel" ? 0 : 1,
+            100000);
+        if (!v)
+            return v.error();
+        *field = static_cast<int>(*v);
+    }
+    return std::nullopt;
+}
+
+// "attention_pattern": a list of "full" / "sliding" / "chunked" / "linear", repeated over the
+// layers; [] is every layer by sliding_window.
+std::optional<Error> readPattern(std::vector<LayerAttention>& out, const json& v, const std::string& path)
+{
+    const std::string allowed = "must be a list of \"full\", \"sliding\", \"chunked\" or \"linear\" (1..1000 entries, repeated over the layers)";
+    if (!v.is_array() || v.size() > 1000)
+        return Error { path, fmt::format("{}, got {}", allowed, shown(v)) };
+    std::vector<LayerAttention> kinds;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::string text = v[i].is_string() ? v[i].get<std::string>() : std::string();
+        const auto* found = std::find_if(std::begin(kLayerKinds), std::end(kLayerKinds),
+            [&](const auto& k) { return text == k.second; });
+        if (found == std::end(kLayerKinds))
+            return Error { fmt::format("{}[{}]", path, i),
+                fmt::format("must be \"full\", \"sliding\", \"chunked\" or \"linear\", got {}", shown(v[i])) };
+        kinds.push_back(found->first);
+    }
+    out = std::move(kinds);
+    return std::nullopt;
+}
+
 // Reads every architecture key present in `object` into `a`. Keys not present keep their value
 // in `a`; the caller derives defaults afterwards.
 std::optional<Error> readArchKeys(ModelArch& a, const json& object, const std::string& path)
@@ -209,12 +276,16 @@ std::optional<Error> readArchKeys(ModelArch& a, const json& object, const std::s
         { "max_positions", 0, 100000000, [&](std::int64_t x) { a.maxPositions = x; } },
         { "sliding_window", 0, 100000000,
             [&](std::int64_t x) { a.slidingWindow = static_cast<int>(x); } },
+        { "attention_chunk", 0, 100000000,
+            [&](std::int64_t x) { a.attentionChunk = static_cast<int>(x); } },
     };
     if (auto e = readIntKeys(object, path, ints))
         return e;
-    const std::pair<const char*, bool*> bools[]
-        = { { "tied_embeddings", &a.tiedEmbeddings }, { "qkv_bias", &a.qkvBias },
-              { "linear_bias", &a.linearBias }, { "learned_positions", &a.learnedPositions } };
+    const std::pair<const char*, bool*> bools[] = { { "tied_embeddings", &a.tiedEmbeddings },
+        { "qkv_bias", &a.qkvBias }, { "linear_bias", &a.linearBias },
+        { "learned_positions", &a.learnedPositions }, { "sandwich_norms", &a.sandwichNorms },
+        { "attention_sinks", &a.attentionSinks },
+        { "attention_output_gate", &a.attentionOutputGate } };
     for (const auto& [key, field] : bools) {
         if (!object.contains(key))
             continue;
@@ -245,6 +316,28 @@ std::optional<Error> readArchKeys(ModelArch& a, const json& object, const std::s
         else
             return Error { join(path, "norm"),
                 fmt::format("must be \"rmsnorm\" or \"layernorm\", got {}", shown(v)) };
+    }
+    if (object.contains("attention_pattern"))
+        if (auto e = readPattern(a.attentionPattern, object.at("attention_pattern"),
+                join(path, "attention_pattern")))
+            return e;
+    if (object.contains("qk_norm")) {
+        const json& v = object.at("qk_norm");
+        const std::string text = v.is_string() ? v.get<std::string>() : std::string();
+        const auto* found = std::find_if(std::begin(kQkNorms), std::end(kQkNorms),
+            [&](const auto& k) { return text == k.second; });
+        if (found == std::end(kQkNorms))
+            return Error { join(path, "qk_norm"),
+                fmt::format("must be \"none\", \"per_head\" or \"per_layer\", got {}", shown(v)) };
+        a.qkNorm = found->first;
+    }
+    if (object.contains("vision_params")) {
+        const json& v = object.at("vision_params");
+        const double x = v.is_number() ? v.get<double>() : NAN;
+        if (!(x >= 0 && x <= 1e15) || x != std::floor(x))
+            return Error { join(path, "vision_params"),
+                fmt::format("must be a whole parameter count in 0..1e15, got {}", shown(v)) };
+        a.visionParams = x;
     }
     if (object.contains("dropout")) {
         const json& v = object.at("dropout");
@@ -284,6 +377,11 @@ std::optional<Error> readSubObjects(ModelArch& a, const json& object, const std:
     if (auto e = readOptionalObject(a.moe, object, "moe", path,
             [&](MoeConfig& m, const json& v, const std::string& p, bool fresh) {
                 return readMoe(m, v, p, fresh, a.ffnHidden);
+            }))
+        return e;
+    if (auto e = readOptionalObject(a.linearAttention, object, "linear_attention", path,
+            [&](LinearAttentionConfig& l, const json& v, const std::string& p, bool fresh) {
+                return readLinear(l, v, p, fresh);
             }))
         return e;
     return readOptionalObject(a.mla, object, "mla", path,
@@ -411,11 +509,48 @@ json archToJson(const ModelArch& a)
         { "qkv_bias", a.qkvBias }, { "linear_bias", a.linearBias },
         { "max_positions", a.maxPositions }, { "learned_positions", a.learnedPositions },
         { "dropout", a.dropout }, { "sliding_window", a.slidingWindow } };
-    if (a.moe)
+    if (a.moe) {
         j["moe"] = { { "experts", a.moe->experts }, { "top_k", a.moe->topK },
             { "shared_experts", a.moe->sharedExperts },
             { "expert_ffn_hidden", a.moe->expertFfnHidden }, { "dense_layers", a.moe->denseLayers },
             { "router_bias", a.moe->routerBias } };
+        // The issue-23 keys only where they differ from their defaults, so that older plans
+        // read back byte for byte.
+        if (a.moe->layerStep != 1)
+            j["moe"]["layer_step"] = a.moe->layerStep;
+        if (a.moe->sharedExpertFfnHidden != 0)
+            j["moe"]["shared_expert_ffn_hidden"] = a.moe->sharedExpertFfnHidden;
+        if (a.moe->sharedExpertGate)
+            j["moe"]["shared_expert_gate"] = true;
+    }
+    if (!a.attentionPattern.empty()) {
+        json kinds = json::array();
+        for (LayerAttention kind : a.attentionPattern)
+            for (const auto& [k, name] : kLayerKinds)
+                if (k == kind)
+                    kinds.push_back(name);
+        j["attention_pattern"] = kinds;
+    }
+    if (a.attentionChunk != 0)
+        j["attention_chunk"] = a.attentionChunk;
+    if (a.linearAttention)
+        j["linear_attention"] = { { "key_heads", a.linearAttention->keyHeads },
+            { "value_heads", a.linearAttention->valueHeads },
+            { "key_head_dim", a.linearAttention->keyHeadDim },
+            { "value_head_dim", a.linearAttention->valueHeadDim },
+            { "conv_kernel", a.linearAttention->convKernel } };
+    if (a.qkNorm != QkNorm::None)
+        for (const auto& [k, name] : kQkNorms)
+            if (k == a.qkNorm)
+                j["qk_norm"] = name;
+    if (a.sandwichNorms)
+        j["sandwich_norms"] = true;
+    if (a.attentionSinks)
+        j["attention_sinks"] = true;
+    if (a.attentionOutputGate)
+        j["attention_output_gate"] = true;
+    if (a.visionParams != 0)
+        j["vision_params"] = static_cast<std::int64_t>(a.visionParams);
     if (a.mla)
         j["mla"] = { { "q_lora_rank", a.mla->qLoraRank }, { "kv_lora_rank", a.mla->kvLoraRank },
             { "qk_rope_head_dim", a.mla->qkRopeHeadDim },

@@ -4,8 +4,15 @@
 //
 // Keys: name layers hidden ffn_hidden ffn heads kv_heads head_dim vocab tied_embeddings norm
 // qkv_bias linear_bias max_positions learned_positions dropout sliding_window moe mla
-// (moe: experts top_k shared_experts expert_ffn_hidden dense_layers router_bias;
-//  mla: q_lora_rank kv_lora_rank qk_rope_head_dim qk_nope_head_dim v_head_dim).
+// attention_pattern attention_chunk linear_attention qk_norm sandwich_norms attention_sinks
+// attention_output_gate vision_params
+// (moe: experts top_k shared_experts expert_ffn_hidden dense_layers router_bias layer_step
+//  shared_expert_ffn_hidden shared_expert_gate;
+//  mla: q_lora_rank kv_lora_rank qk_rope_head_dim qk_nope_head_dim v_head_dim;
+//  linear_attention: key_heads value_heads key_head_dim value_head_dim conv_kernel).
+// The issue-23 keys (attention_pattern onwards, and moe's last three) are written only when they
+// differ from their defaults. "attention_pattern" lists "full", "sliding", "chunked" or
+// "linear", repeated over the layers; "qk_norm" is "none", "per_head" or "per_layer".
 // "ffn" is "gated" (SwiGLU/GeGLU, 3 matrices) or "plain" (GELU, 2 matrices); the aliases
 // swiglu/geglu and gelu/relu are read too. "norm" is "rmsnorm" or "layernorm".
 //

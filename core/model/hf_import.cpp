@@ -1,7 +1,8 @@
 // Hugging Face config.json -> ModelArch. Field names per model_type follow the transformers
 // configuration classes (LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, GemmaConfig,
-// GPT2Config, GPTNeoXConfig, Phi3Config, DeepseekV3Config); the weights each model creates are
-// those of the matching modeling_*.py, which is what countParameters() counts.
+// GPT2Config, GPTNeoXConfig, Phi3Config, DeepseekV2Config, DeepseekV3Config); the weights each
+// model creates are those of the matching modeling_*.py, which is what countParameters()
+// counts. The 2025 families are in hf_families.cpp, vision towers in hf_vision.cpp.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -10,109 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_fields.h"
+#include "model/detail.h"
 #include "model/model.h"
 
 namespace envelope {
-namespace {
-
-using nlohmann::json;
-
-constexpr const char* kSupported
-    = "llama, mistral, mixtral, qwen2, gemma, gpt2, gpt_neox, phi3, deepseek_v3";
-
-// Allowed ranges, the same as validateArch's for the field each key fills (model.cpp), checked
-// on the 64-bit value before it is narrowed, so 4294967328 layers is refused rather than read as
-// 32, and no product below can overflow.
-constexpr std::int64_t kLayers = 1000;
-constexpr std::int64_t kHidden = 1'000'000;
-constexpr std::int64_t kFfn = 10'000'000;
-constexpr std::int64_t kHeads = 100'000;
-constexpr std::int64_t kVocab = 100'000'000;
-constexpr std::int64_t kPositions = 100'000'000;
-constexpr std::int64_t kRank = 1'000'000;
-
-// Reads config fields with errors naming the config's own key and its allowed range.
-class ConfigReader {
-public:
-    explicit ConfigReader(const json& config)
-        : m_config(config)
-    { }
-
-    bool has(const char* key) const
-    {
-        return m_config.contains(key) && !m_config.at(key).is_null();
-    }
-
-    // A required integer field in min..max.
-    std::int64_t integer(const char* key, std::int64_t min, std::int64_t max)
-    {
-        if (!has(key)) {
-            fail(key, "is required for this model_type");
-            return 0;
-        }
-        return integerValue(key, min, max);
-    }
-
-    // An optional integer field in min..max; `fallback` when absent or null.
-    std::int64_t integer(const char* key, std::int64_t min, std::int64_t max, std::int64_t fallback)
-    {
-        return has(key) ? integerValue(key, min, max) : fallback;
-    }
-
-    // The same, narrowed to int (every range above fits in one).
-    int small(const char* key, std::int64_t min, std::int64_t max)
-    {
-        return static_cast<int>(integer(key, min, max));
-    }
-    int small(const char* key, std::int64_t min, std::int64_t max, int fallback)
-    {
-        return static_cast<int>(integer(key, min, max, fallback));
-    }
-
-    bool boolean(const char* key, bool fallback)
-    {
-        if (!has(key))
-            return fallback;
-        const json& v = m_config.at(key);
-        if (!v.is_boolean()) {
-            fail(key, fmt::format("must be true or false, got {}", shortJson(v)));
-            return fallback;
-        }
-        return v.get<bool>();
-    }
-
-    bool failed() const { return m_error.has_value(); }
-    void fail(const char* key, std::string message)
-    {
-        if (!m_error)
-            m_error = Error { key, std::move(message) };
-    }
-    std::optional<Error> error() const { return m_error; }
-
-private:
-    std::int64_t integerValue(const char* key, std::int64_t min, std::int64_t max)
-    {
-        const json& v = m_config.at(key);
-        // Compared as the type nlohmann stored, never cast first: 2^64-1 stays 2^64-1.
-        bool inRange = false;
-        std::int64_t x = 0;
-        if (v.is_number_unsigned()) {
-            const std::uint64_t u = v.get<std::uint64_t>();
-            inRange = u <= static_cast<std::uint64_t>(max) && static_cast<std::int64_t>(u) >= min;
-            x = inRange ? static_cast<std::int64_t>(u) : 0;
-        } else if (v.is_number_integer()) {
-            x = v.get<std::int64_t>();
-            inRange = x >= min && x <= max;
-        }
-        if (inRange)
-            return x;
-        fail(key, fmt::format("must be an integer in {}..{}, got {}", min, max, shortJson(v)));
-        return 0;
-    }
-
-    const json& m_config;
-    std::optional<Error> m_error;
-};
+namespace hf {
 
 // head_dim when the config does not state it: hidden / heads, which is 0 when there are more
 // heads than hidden units; that is an error of num_attention_heads, the key the user wrote.
@@ -153,6 +56,50 @@ ModelArch llamaShape(ConfigReader& r, bool tiedByDefault)
     a.maxPositions = r.integer("max_position_embeddings", 0, kPositions, 0);
     return a;
 }
+
+ModelArch deepseekShape(ConfigReader& r, bool correctionBias)
+{
+    // DeepSeek-V2 (arXiv 2405.04434) and V3 (arXiv 2412.19437): MLA attention,
+    // first_k_dense_replace dense layers, then MoE layers with n_routed_experts routed +
+    // n_shared_experts shared experts of moe_intermediate_size. V3's sigmoid router carries a
+    // per-expert correction bias (e_score_correction_bias, with topk_method "noaux_tc"); V2's
+    // softmax router has none. The multi-token prediction module (num_nextn_predict_layers) is
+    // not part of the main model.
+    ModelArch a = llamaShape(r, false);
+    MoeConfig moe;
+    moe.experts = r.small("n_routed_experts", 1, kHeads);
+    moe.topK = r.small("num_experts_per_tok", 1, kHeads);
+    moe.sharedExperts = r.small("n_shared_experts", 0, kHeads, 0);
+    moe.expertFfnHidden = r.integer("moe_intermediate_size", 1, kFfn);
+    moe.denseLayers = r.small("first_k_dense_replace", 0, kLayers, 0);
+    moe.routerBias = correctionBias;
+    a.moe = moe;
+    MlaConfig mla;
+    mla.qLoraRank = r.small("q_lora_rank", 0, kRank, 0);
+    mla.kvLoraRank = r.small("kv_lora_rank", 1, kRank);
+    mla.qkRopeHeadDim = r.small("qk_rope_head_dim", 0, kRank);
+    mla.qkNopeHeadDim = r.small("qk_nope_head_dim", 0, kRank);
+    mla.vHeadDim = r.small("v_head_dim", 1, kRank);
+    a.mla = mla;
+    // Each part is at most 1e6, so the sum fits; the head_dim range is validateArch's.
+    a.headDim = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
+    if (!r.failed() && (a.headDim < 1 || a.headDim > kHeads))
+        r.fail("qk_nope_head_dim",
+            fmt::format(
+                "qk_nope_head_dim + qk_rope_head_dim must be 1..{}, got {}", kHeads, a.headDim));
+    return a;
+}
+
+} // namespace hf
+
+namespace {
+
+using namespace hf;
+
+constexpr const char* kSupported
+    = "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, gemma, gemma2, gemma3, "
+      "gemma3_text, gpt2, gpt_neox, phi3, gpt_oss, llama4, llama4_text, glm4_moe, deepseek_v2, "
+      "deepseek_v3, kimi_k2, minimax_m2, mistral3";
 
 ModelArch fromGpt2(ConfigReader& r)
 {
@@ -198,38 +145,6 @@ ModelArch fromGptNeox(ConfigReader& r)
     a.qkvBias = r.boolean("attention_bias", true);
     a.linearBias = a.qkvBias;
     a.maxPositions = r.integer("max_position_embeddings", 0, kPositions, 0);
-    return a;
-}
-
-ModelArch fromDeepseekV3(ConfigReader& r)
-{
-    // DeepSeek-V3 (arXiv 2412.19437): MLA attention, first_k_dense_replace dense layers, then
-    // MoE layers with n_routed_experts routed + n_shared_experts shared experts of
-    // moe_intermediate_size and a sigmoid router with a per-expert correction bias
-    // (e_score_correction_bias, present when topk_method is "noaux_tc"). The multi-token
-    // prediction module (num_nextn_predict_layers) is not part of the main model.
-    ModelArch a = llamaShape(r, false);
-    MoeConfig moe;
-    moe.experts = r.small("n_routed_experts", 1, kHeads);
-    moe.topK = r.small("num_experts_per_tok", 1, kHeads);
-    moe.sharedExperts = r.small("n_shared_experts", 0, kHeads, 0);
-    moe.expertFfnHidden = r.integer("moe_intermediate_size", 1, kFfn);
-    moe.denseLayers = r.small("first_k_dense_replace", 0, kLayers, 0);
-    moe.routerBias = true;
-    a.moe = moe;
-    MlaConfig mla;
-    mla.qLoraRank = r.small("q_lora_rank", 0, kRank, 0);
-    mla.kvLoraRank = r.small("kv_lora_rank", 1, kRank);
-    mla.qkRopeHeadDim = r.small("qk_rope_head_dim", 0, kRank);
-    mla.qkNopeHeadDim = r.small("qk_nope_head_dim", 0, kRank);
-    mla.vHeadDim = r.small("v_head_dim", 1, kRank);
-    a.mla = mla;
-    // Each part is at most 1e6, so the sum fits; the head_dim range is validateArch's.
-    a.headDim = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
-    if (!r.failed() && (a.headDim < 1 || a.headDim > kHeads))
-        r.fail("qk_nope_head_dim",
-            fmt::format(
-                "qk_nope_head_dim + qk_rope_head_dim must be 1..{}, got {}", kHeads, a.headDim));
     return a;
 }
 
@@ -281,15 +196,36 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         return Error { "model_type", fmt::format("is required (one of {})", kSupported) };
     const std::string type = config.at("model_type").get<std::string>();
 
-    ConfigReader r(config);
+    // Multimodal checkpoints nest the language model under text_config (its own model_type,
+    // with the text class's defaults for keys left out) beside a vision_config.
+    const bool multimodal = type == "mistral3" || type == "gemma3" || type == "llama4";
+    json textConfig;
+    std::string textType = type;
+    std::string prefix;
+    if (multimodal) {
+        if (!config.contains("text_config") || !config.at("text_config").is_object())
+            return Error { "text_config",
+                fmt::format("is required for model_type \"{}\" (an object)", type) };
+        textConfig = type == "gemma3" ? gemma3TextDefaults() : json::object();
+        for (const auto& item : config.at("text_config").items())
+            textConfig[item.key()] = item.value();
+        const std::string fallback
+            = type == "mistral3" ? "mistral" : type == "gemma3" ? "gemma3_text" : "llama4_text";
+        const auto stated = textConfig.find("model_type");
+        textType = stated != textConfig.end() && stated->is_string() ? stated->get<std::string>()
+                                                                      : fallback;
+        prefix = "text_config.";
+    }
+    const json& text = multimodal ? textConfig : config;
+    ConfigReader r(text, prefix);
     ModelArch a;
-    if (type == "llama" || type == "phi3") {
+    if (textType == "llama" || textType == "phi3") {
         // Phi-3 fuses qkv_proj and gate_up_proj; the counts are the Llama shape's.
         a = llamaShape(r, false);
-    } else if (type == "mistral") {
+    } else if (textType == "mistral") {
         a = llamaShape(r, false);
         a.slidingWindow = r.small("sliding_window", 0, kPositions, 0);
-    } else if (type == "mixtral") {
+    } else if (textType == "mixtral") {
         // Mixtral (Jiang et al. 2024): every layer's FFN is num_local_experts experts of
         // intermediate_size, num_experts_per_tok active, a bias-free router.
         a = llamaShape(r, false);
@@ -299,34 +235,64 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         moe.topK = r.small("num_experts_per_tok", 1, kHeads);
         moe.expertFfnHidden = a.ffnHidden;
         a.moe = moe;
-    } else if (type == "qwen2") {
+    } else if (textType == "qwen2") {
         // Qwen2: biases on q/k/v only (Qwen2 technical report, modeling_qwen2.py).
         a = llamaShape(r, false);
         a.qkvBias = true;
         a.linearBias = false;
         if (r.boolean("use_sliding_window", false))
             a.slidingWindow = r.small("sliding_window", 0, kPositions, 0);
-    } else if (type == "gemma") {
+    } else if (textType == "gemma") {
         // Gemma (Gemma Team 2024): GeGLU (gated, 3 matrices), head_dim 256, tied embeddings.
         a = llamaShape(r, true);
-    } else if (type == "gpt2") {
+    } else if (textType == "gpt2") {
         a = fromGpt2(r);
-    } else if (type == "gpt_neox") {
+    } else if (textType == "gpt_neox") {
         a = fromGptNeox(r);
-    } else if (type == "deepseek_v3") {
-        a = fromDeepseekV3(r);
+    } else if (textType == "deepseek_v3" || textType == "kimi_k2") {
+        // Kimi K2 is the DeepSeek-V3 architecture (its config names DeepseekV3ForCausalLM).
+        a = deepseekShape(r, true);
+    } else if (textType == "deepseek_v2") {
+        a = deepseekShape(r, r.text("topk_method", "greedy") == "noaux_tc");
+    } else if (textType == "qwen3") {
+        a = fromQwen3(r);
+    } else if (textType == "qwen3_moe") {
+        a = fromQwen3Moe(r);
+    } else if (textType == "qwen3_next") {
+        a = fromQwen3Next(r);
+    } else if (textType == "gemma2") {
+        a = fromGemma2(r);
+    } else if (textType == "gemma3_text") {
+        a = fromGemma3Text(r);
+    } else if (textType == "gpt_oss") {
+        a = fromGptOss(r);
+    } else if (textType == "llama4_text") {
+        a = fromLlama4Text(r);
+    } else if (textType == "glm4_moe") {
+        a = fromGlm4Moe(r);
+    } else if (textType == "minimax_m2") {
+        a = fromMiniMaxM2(r);
     } else {
-        return Error { "model_type",
-            fmt::format("\"{}\" is not supported; supported: {}", type, kSupported) };
+        return Error { multimodal ? "text_config.model_type" : "model_type",
+            fmt::format("\"{}\" is not supported; supported: {}", textType, kSupported) };
     }
     if (auto e = r.error())
         return *e;
+    if (multimodal) {
+        Expected<double> vision = visionParams(type, config, a.hidden);
+        if (!vision)
+            return vision.error();
+        a.visionParams = *vision;
+    }
     if (config.contains("_name_or_path") && config.at("_name_or_path").is_string())
         a.name = config.at("_name_or_path").get<std::string>();
     if (a.name.empty())
         a.name = fmt::format("{} (config.json)", type);
-    if (auto e = validateArch(a))
-        return inConfigKeys(type, *e);
+    if (auto e = validateArch(a)) {
+        Error mapped = inConfigKeys(textType, *e);
+        mapped.path = prefix + mapped.path;
+        return mapped;
+    }
     return a;
 }
 

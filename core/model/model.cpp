@@ -7,6 +7,7 @@
 //   GPT-2 124,439,808 (Radford et al. 2019, the HF `gpt2` checkpoint), Llama-2-7B 6,738,415,616,
 //   Mixtral-8x7B 46,702,792,704 total / 12,879,925,248 active (tests/core/test_model_params.cpp).
 #include "model/model.h"
+#include "model/attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -55,6 +56,9 @@ double mlaParams(const ModelArch& a, const MlaConfig& m)
 // q and o are heads x head_dim wide, k and v kv_heads x head_dim (GQA, Ainslie et al. 2023;
 // MQA when kv_heads = 1). Biases: q/k/v with qkvBias (Qwen2) or with linearBias (GPT-2 and
 // GPT-NeoX have biases on every projection), the output projection with linearBias only.
+// Extras per layer: q/k norms (Qwen3 q_norm/k_norm of head_dim; MiniMax-M2 per-layer norms
+// over all heads), gpt-oss's `sinks` (one logit per head), Qwen3-Next's output gate (q_proj
+// twice as wide, modeling_qwen3_next.py).
 double attentionParams(const ModelArch& a)
 {
     if (a.mla)
@@ -63,11 +67,36 @@ double attentionParams(const ModelArch& a)
     const double q = static_cast<double>(a.heads) * a.headDim;
     const double kv = static_cast<double>(a.kvHeads) * a.headDim;
     double params = h * q + 2 * h * kv + q * h;
+    if (a.attentionOutputGate)
+        params += h * q;
     if (a.qkvBias || a.linearBias)
         params += q + 2 * kv;
     if (a.linearBias)
         params += h;
+    if (a.qkNorm == QkNorm::PerHead)
+        params += 2.0 * a.headDim;
+    else if (a.qkNorm == QkNorm::PerLayer)
+        params += q + kv;
+    if (a.attentionSinks)
+        params += a.heads;
     return params;
+}
+
+// A Gated DeltaNet layer (Yang et al. 2024; Qwen3-Next modeling_qwen3_next.py): in_proj_qkvz
+// (q, k of key_dim, v and the output gate z of value_dim), in_proj_ba (beta and alpha per value
+// head), a depthwise conv1d over q, k, v without bias, dt_bias and A_log per value head, a
+// gated RMSNorm of head_v_dim and out_proj.
+double linearAttentionParams(const ModelArch& a)
+{
+    if (!a.linearAttention)
+        return 0;
+    const LinearAttentionConfig& l = *a.linearAttention;
+    const double h = static_cast<double>(a.hidden);
+    const double keyDim = static_cast<double>(l.keyHeads) * l.keyHeadDim;
+    const double valueDim = static_cast<double>(l.valueHeads) * l.valueHeadDim;
+    return h * (2 * keyDim + 2 * valueDim) + h * 2.0 * l.valueHeads
+        + (2 * keyDim + valueDim) * l.convKernel + 2.0 * l.valueHeads + l.valueHeadDim
+        + valueDim * h;
 }
 
 ParamCounts exactCounts(const ModelArch& a)
@@ -80,7 +109,8 @@ ParamCounts exactCounts(const ModelArch& a)
     c.lmHead = a.tiedEmbeddings ? 0.0 : static_cast<double>(a.vocab) * h;
     c.finalNorm = normParams(a.norm, h);
     c.attentionPerLayer = attentionParams(a);
-    c.normsPerLayer = 2 * normParams(a.norm, h);
+    // Gemma 2/3 norm the input and the output of both sublayers: 4 norms per layer.
+    c.normsPerLayer = (a.sandwichNorms ? 4 : 2) * normParams(a.norm, h);
     c.denseFfnPerLayer = ffnParams(a, static_cast<double>(a.ffnHidden));
     if (a.moe) {
         const MoeConfig& m = *a.moe;
@@ -88,20 +118,31 @@ ParamCounts exactCounts(const ModelArch& a)
         // layer has `experts` routed FFNs, `sharedExperts` always-on FFNs of the same width and
         // a linear router (hidden x experts, plus DeepSeek-V3's per-expert correction bias).
         const double expert = ffnParams(a, static_cast<double>(m.expertFfnHidden));
+        const double shared = m.sharedExperts
+                * ffnParams(a,
+                    static_cast<double>(
+                        m.sharedExpertFfnHidden > 0 ? m.sharedExpertFfnHidden : m.expertFfnHidden))
+            + (m.sharedExpertGate ? h : 0.0);
         const double router = h * m.experts + (m.routerBias ? m.experts : 0.0);
         c.expertParamsPerLayer = m.experts * expert;
-        c.moeFfnPerLayer = c.expertParamsPerLayer + m.sharedExperts * expert + router;
-        c.moeActiveFfnPerLayer = (m.topK + m.sharedExperts) * expert + router;
-        c.denseLayers = std::clamp(m.denseLayers, 0, layers);
-        c.moeLayers = layers - c.denseLayers;
+        c.moeFfnPerLayer = c.expertParamsPerLayer + shared + router;
+        c.moeActiveFfnPerLayer = m.topK * expert + shared + router;
+        c.moeLayers = 0;
+        for (int i = 0; i < layers; ++i)
+            c.moeLayers += isMoeLayer(a, i) ? 1 : 0;
+        c.denseLayers = layers - c.moeLayers;
     } else {
         c.denseLayers = layers;
     }
+    c.linearLayers = countLayers(a, LayerAttention::Linear);
+    c.linearAttentionPerLayer = linearAttentionParams(a);
+    const double linearSaving = c.linearLayers * (c.attentionPerLayer - c.linearAttentionPerLayer);
     const double outside = c.embedding + c.positions + c.lmHead + c.finalNorm;
     const double perLayerShared = c.attentionPerLayer + c.normsPerLayer;
-    c.total = outside + c.layerTotal();
+    c.vision = std::max(a.visionParams, 0.0);
+    c.total = outside + c.layerTotal() + c.vision;
     c.active = outside + c.denseLayers * (perLayerShared + c.denseFfnPerLayer)
-        + c.moeLayers * (perLayerShared + c.moeActiveFfnPerLayer);
+        + c.moeLayers * (perLayerShared + c.moeActiveFfnPerLayer) - linearSaving;
     return c;
 }
 
@@ -154,7 +195,94 @@ int layersFor(double params, std::int64_t hidden, int heads, std::int64_t vocab)
 double ParamCounts::layerTotal() const
 {
     const double shared = attentionPerLayer + normsPerLayer;
-    return denseLayers * (shared + denseFfnPerLayer) + moeLayers * (shared + moeFfnPerLayer);
+    return denseLayers * (shared + denseFfnPerLayer) + moeLayers * (shared + moeFfnPerLayer)
+        - linearLayers * (attentionPerLayer - linearAttentionPerLayer);
+}
+
+LayerAttention layerAttention(const ModelArch& arch, int layer)
+{
+    if (!arch.attentionPattern.empty())
+        return arch.attentionPattern[static_cast<std::size_t>(std::max(layer, 0))
+            % arch.attentionPattern.size()];
+    return arch.slidingWindow > 0 ? LayerAttention::Sliding : LayerAttention::Full;
+}
+
+int countLayers(const ModelArch& arch, LayerAttention kind)
+{
+    int n = 0;
+    for (int i = 0; i < arch.layers; ++i)
+        n += layerAttention(arch, i) == kind ? 1 : 0;
+    return n;
+}
+
+bool isMoeLayer(const ModelArch& arch, int layer)
+{
+    if (!arch.moe)
+        return false;
+    const int step = std::max(arch.moe->layerStep, 1);
+    return layer >= arch.moe->denseLayers && (layer + 1) % step == 0;
+}
+
+double keptTokens(const ModelArch& arch, LayerAttention kind, double tokens)
+{
+    const double n = std::max(tokens, 0.0);
+    switch (kind) {
+    case LayerAttention::Sliding:
+        return arch.slidingWindow > 0 ? std::min(n, static_cast<double>(arch.slidingWindow)) : n;
+    case LayerAttention::Chunked:
+        return arch.attentionChunk > 0 ? std::min(n, static_cast<double>(arch.attentionChunk)) : n;
+    case LayerAttention::Linear:
+        return 0;
+    case LayerAttention::Full:
+        break;
+    }
+    return n;
+}
+
+int cacheLayers(const ModelArch& arch)
+{
+    return std::max(arch.layers, 0) - countLayers(arch, LayerAttention::Linear);
+}
+
+double meanKeptTokens(const ModelArch& arch, double tokens)
+{
+    const int layers = cacheLayers(arch);
+    if (layers <= 0)
+        return 0;
+    double kept = 0;
+    for (const LayerAttention kind :
+        { LayerAttention::Full, LayerAttention::Sliding, LayerAttention::Chunked })
+        kept += countLayers(arch, kind) * keptTokens(arch, kind, tokens);
+    return kept / layers;
+}
+
+double meanCausalPairs(const ModelArch& arch, double tokens)
+{
+    const double n = std::max(tokens, 0.0);
+    const int layers = cacheLayers(arch);
+    if (layers <= 0)
+        return 0;
+    // A causal prompt of n tokens scores n^2 / 2 query-key pairs; with a window (or a chunk) W
+    // each query sees at most W keys: n W - W^2 / 2 once n > W. Chunks reset at each boundary:
+    // floor(n / C) full chunks of C^2 / 2 and the rest r^2 / 2.
+    const auto pairs = [&](LayerAttention kind) {
+        if (kind == LayerAttention::Sliding && arch.slidingWindow > 0 && n > arch.slidingWindow) {
+            const double w = arch.slidingWindow;
+            return n * w - w * w / 2;
+        }
+        if (kind == LayerAttention::Chunked && arch.attentionChunk > 0 && n > arch.attentionChunk) {
+            const double c = arch.attentionChunk;
+            const double full = std::floor(n / c);
+            const double rest = n - full * c;
+            return full * c * c / 2 + rest * rest / 2;
+        }
+        return n * n / 2;
+    };
+    double total = 0;
+    for (const LayerAttention kind :
+        { LayerAttention::Full, LayerAttention::Sliding, LayerAttention::Chunked })
+        total += countLayers(arch, kind) * pairs(kind);
+    return total / layers;
 }
 
 ParamCounts countParameters(const ModelArch& arch)
@@ -168,7 +296,7 @@ ParamCounts countParameters(const ModelArch& arch)
     const double scale = c.total > 0 ? declared / c.total : 0.0;
     for (double* part : { &c.embedding, &c.positions, &c.lmHead, &c.finalNorm, &c.attentionPerLayer,
              &c.normsPerLayer, &c.denseFfnPerLayer, &c.moeFfnPerLayer, &c.moeActiveFfnPerLayer,
-             &c.expertParamsPerLayer })
+             &c.expertParamsPerLayer, &c.linearAttentionPerLayer, &c.vision })
         *part *= scale;
     c.total = declared;
     c.active = declared;
@@ -273,6 +401,41 @@ std::optional<Error> validateArch(const ModelArch& a)
         if (m.vHeadDim < 1)
             return bad("mla.v_head_dim", fmt::format("must be at least 1, got {}", m.vHeadDim));
     }
+    if (a.moe && (a.moe->layerStep < 1 || a.moe->layerStep > 1000))
+        return bad("moe.layer_step", fmt::format("must be 1..1000, got {}", a.moe->layerStep));
+    if (a.moe && (a.moe->sharedExpertFfnHidden < 0 || a.moe->sharedExpertFfnHidden > 10'000'000))
+        return bad("moe.shared_expert_ffn_hidden",
+            fmt::format("must be 0..10000000, got {}", a.moe->sharedExpertFfnHidden));
+    if (a.attentionPattern.size() > 1000)
+        return bad("attention_pattern",
+            fmt::format("must list 1..1000 layer kinds, got {}", a.attentionPattern.size()));
+    if (a.attentionChunk < 0 || a.attentionChunk > 100'000'000)
+        return bad("attention_chunk", fmt::format("must be 0..100000000, got {}", a.attentionChunk));
+    for (LayerAttention kind : a.attentionPattern) {
+        if (kind == LayerAttention::Sliding && a.slidingWindow < 1)
+            return bad("sliding_window", "must be at least 1 when attention_pattern has \"sliding\" layers");
+        if (kind == LayerAttention::Chunked && a.attentionChunk < 1)
+            return bad("attention_chunk", "must be at least 1 when attention_pattern has \"chunked\" layers");
+        if (kind == LayerAttention::Linear && !a.linearAttention)
+            return bad("linear_attention", "is required when attention_pattern has \"linear\" layers");
+    }
+    if (a.linearAttention) {
+        const LinearAttentionConfig& l = *a.linearAttention;
+        const struct {
+            const char* path;
+            int value;
+            int min;
+        } dims[] = { { "linear_attention.key_heads", l.keyHeads, 1 },
+            { "linear_attention.value_heads", l.valueHeads, 1 },
+            { "linear_attention.key_head_dim", l.keyHeadDim, 1 },
+            { "linear_attention.value_head_dim", l.valueHeadDim, 1 },
+            { "linear_attention.conv_kernel", l.convKernel, 0 } };
+        for (const auto& d : dims)
+            if (d.value < d.min || d.value > 100'000)
+                return bad(d.path, fmt::format("must be {}..100000, got {}", d.min, d.value));
+    }
+    if (!(a.visionParams >= 0 && a.visionParams <= 1e15))
+        return bad("vision_params", fmt::format("must be 0..1e15, got {}", a.visionParams));
     if (a.declaredParams && !(*a.declaredParams > 0 && *a.declaredParams <= 1e15))
         return bad("params", fmt::format("must be in (0, 1e15], got {}", *a.declaredParams));
     return std::nullopt;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/expected.h"
 
@@ -25,6 +26,13 @@ struct MoeConfig {
     std::int64_t expertFfnHidden = 0; // FFN width of one expert
     int denseLayers = 0;              // leading layers that use a dense FFN of ffnHidden instead
     bool routerBias = false;          // per-expert bias in the router (DeepSeek-V3 correction bias)
+    // MoE every layerStep-th layer after the dense ones: layer i (from 0) is MoE when
+    // i >= denseLayers and (i + 1) % layerStep == 0 (Llama 4 interleave_moe_layer_step:
+    // Scout 1, Maverick 2); the other layers use the dense FFN of ffnHidden.
+    int layerStep = 1;
+    // Width of each shared expert; 0 = expertFfnHidden (Qwen3-Next shared_expert_intermediate_size).
+    std::int64_t sharedExpertFfnHidden = 0;
+    bool sharedExpertGate = false;    // a hidden x 1 sigmoid gate on the shared expert (Qwen2-MoE, Qwen3-Next)
 
     bool operator==(const MoeConfig&) const = default;
 };
@@ -38,6 +46,30 @@ struct MlaConfig {
     int vHeadDim = 0;       // per-head value width
 
     bool operator==(const MlaConfig&) const = default;
+};
+
+// How one layer attends. Full: every earlier token, one KV entry per token. Sliding: the last
+// `slidingWindow` tokens (Mistral v0.1; Gemma 2/3 local layers; gpt-oss). Chunked: the tokens
+// of the current `attentionChunk`-token chunk (Llama 4's local layers). Linear: a fixed-size
+// recurrent state per sequence instead of a KV cache (Qwen3-Next Gated DeltaNet layers).
+enum class LayerAttention { Full, Sliding, Chunked, Linear };
+
+// Norm on queries and keys before attention. PerHead: an RMSNorm of head_dim shared by the
+// heads, one for q and one for k (Qwen3, Gemma 3, GLM-4.5: 2 x head_dim weights per layer).
+// PerLayer: over all heads at once (MiniMax-M2 qk_norm_type "per_layer": (heads + kv_heads) x
+// head_dim weights). Llama 4's L2 norm has no weights and counts as None.
+enum class QkNorm { None, PerHead, PerLayer };
+
+// Linear-attention layers (Gated DeltaNet, Qwen3-Next: linear_num_key_heads,
+// linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim).
+struct LinearAttentionConfig {
+    int keyHeads = 0;
+    int valueHeads = 0;
+    int keyHeadDim = 0;
+    int valueHeadDim = 0;
+    int convKernel = 0;  // depthwise causal conv over q, k, v; 0 = none
+
+    bool operator==(const LinearAttentionConfig&) const = default;
 };
 
 // A decoder-only transformer, as named in design.md. All widths in elements.
@@ -61,6 +93,19 @@ struct ModelArch {
     int slidingWindow = 0;        // tokens attended per layer (Mistral v0.1: 4096); 0 = full
     std::optional<MoeConfig> moe;
     std::optional<MlaConfig> mla;
+    // Per-layer attention, repeated over the layers: layer i attends as
+    // attentionPattern[i % size] (Gemma 3: 5 x Sliding then Full; gpt-oss: Sliding, Full).
+    // Empty: every layer Sliding when slidingWindow > 0, else Full.
+    std::vector<LayerAttention> attentionPattern;
+    int attentionChunk = 0;        // tokens per chunk of Chunked layers (Llama 4: 8192)
+    std::optional<LinearAttentionConfig> linearAttention;  // the Linear layers' shape
+    QkNorm qkNorm = QkNorm::None;
+    bool sandwichNorms = false;    // norms after attention and FFN too: 4 per layer (Gemma 2/3)
+    bool attentionSinks = false;   // one learned sink logit per head and layer (gpt-oss)
+    bool attentionOutputGate = false;  // q_proj also emits a sigmoid output gate (Qwen3-Next)
+    // Vision tower and projector of a multimodal checkpoint (Mistral 3, Gemma 3, Llama 4):
+    // counted in the total the engines load, never in the per-token active count.
+    double visionParams = 0;
     // A bare parameter count ({"params": 7e9}): the shape above is a standard shape used for
     // activations and FLOPs, while the parameter count is exactly this number.
     std::optional<double> declaredParams;
@@ -95,6 +140,9 @@ struct ParamCounts {
     double expertParamsPerLayer = 0;  // routed-expert params in one MoE layer (EP shards these)
     int denseLayers = 0;       // layers with a dense FFN
     int moeLayers = 0;         // layers with a MoE FFN
+    double linearAttentionPerLayer = 0;  // a Linear layer's attention params (replaces attentionPerLayer)
+    int linearLayers = 0;      // layers with linear attention
+    double vision = 0;         // vision tower + projector (in total, not in active)
     // Params of all transformer layers (excluding embeddings, LM head, final norm).
     double layerTotal() const;
 };
@@ -111,8 +159,9 @@ ParamCounts countParameters(const ModelArch& arch);
 ModelArch standardShapeForParams(double params, int layers = 0, std::int64_t hidden = 0,
                                  int heads = 0, std::int64_t vocab = 0);
 
-// Imports a Hugging Face config.json (text). Supported model_type: llama, mistral, mixtral,
-// qwen2, gemma, gpt2, gpt_neox, phi3, deepseek_v3. Errors name the missing/invalid field.
+// Imports a Hugging Face config.json (text); the supported model_type values are
+// supportedHfModelTypes(). Multimodal configs read their nested text_config and count the
+// vision tower into visionParams. Errors name the missing/invalid field.
 Expected<ModelArch> importHfConfig(std::string_view configJson);
 
 // The model_type values importHfConfig accepts, comma-separated, for error messages.

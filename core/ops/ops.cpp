@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/attention.h"
+
 namespace envelope {
 namespace {
 
@@ -86,11 +88,20 @@ Widths attentionWidths(const ModelArch& arch, int tp)
 }
 
 // Keys each query sees on average: half the sequence under a causal mask, the window when
-// shorter (a query near the start of a window-bounded sequence sees fewer; ignored).
+// shorter (a query near the start of a window-bounded sequence sees fewer; ignored), half a
+// chunk in chunked layers; averaged over the layers' kinds (model/attention.h).
 double attendedKeys(const ModelArch& arch, double seq)
 {
     const double causal = seq / 2;
-    return arch.slidingWindow > 0 ? std::min(causal, double(arch.slidingWindow)) : causal;
+    const int layers = cacheLayers(arch);
+    if (layers <= 0)
+        return 0;
+    const double full = countLayers(arch, LayerAttention::Full) * causal;
+    const double sliding = countLayers(arch, LayerAttention::Sliding)
+        * (arch.slidingWindow > 0 ? std::min(causal, double(arch.slidingWindow)) : causal);
+    const double chunked = countLayers(arch, LayerAttention::Chunked)
+        * (arch.attentionChunk > 0 ? std::min(seq, double(arch.attentionChunk)) / 2 : causal);
+    return (full + sliding + chunked) / layers;
 }
 
 // Q, K, V (and MLA's down / up projections), RoPE, the attention core and the output

@@ -407,6 +407,12 @@ void readGpuFields(FieldReader& f, Gpu& gpu, bool requireFigures)
         f.fail(f.pathOf("fp8_tflops"),
             fmt::format("must be 0 (no FP8) or {}..{}, got {}", formatNumber(kMinTflops),
                 formatNumber(kMaxTflops), formatNumber(gpu.fp8Flops / kTera)));
+    scaled("fp4_tflops", gpu.fp4Flops, Range::closed(0, kMaxTflops), kTera);
+    if (!f.failed() && gpu.fp4Flops > 0 && gpu.fp4Flops < kMinTflops * kTera)
+        f.fail(f.pathOf("fp4_tflops"),
+            fmt::format("must be 0 (no FP4) or {}..{}, got {}", formatNumber(kMinTflops),
+                formatNumber(kMaxTflops), formatNumber(gpu.fp4Flops / kTera)));
+    f.integer("nvlink_domain", gpu.nvlinkDomain, 0, 100000);
     bandwidth("hbm_gbps", gpu.hbmBytesPerS, kMaxHbmGbps);
     bandwidth("intra_node_gbps", gpu.intraNodeBytesPerS, kMaxIntraNodeGbps);
     bandwidth("inter_node_gbps", gpu.interNodeBytesPerS, kMaxInterNodeGbps);
@@ -428,6 +434,10 @@ nlohmann::json gpuToJson(const Gpu& gpu)
         j["memory_bytes"] = memory;
     j["bf16_tflops"] = toScaled(gpu.bf16Flops, kTera);
     j["fp8_tflops"] = toScaled(gpu.fp8Flops, kTera);
+    if (gpu.fp4Flops > 0)
+        j["fp4_tflops"] = toScaled(gpu.fp4Flops, kTera);
+    if (gpu.nvlinkDomain > 0)
+        j["nvlink_domain"] = gpu.nvlinkDomain;
     j["hbm_gbps"] = toScaled(gpu.hbmBytesPerS, kGiga);
     j["intra_node_gbps"] = toScaled(gpu.intraNodeBytesPerS, kGiga);
     j["inter_node_gbps"] = toScaled(gpu.interNodeBytesPerS, kGiga);

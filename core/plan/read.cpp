@@ -623,7 +623,10 @@ Expected<Plan> readPlan(
         else
             plan.gpu = std::move(choice).value();
     }
-    readSection(f, "cluster", plan.cluster, [](Cluster& c, ReadVisitor& v) { visitCluster(c, v); });
+    readSection(f, "cluster", plan.cluster, [](Cluster& c, ReadVisitor& v) {
+        visitCluster(c, v);
+        v.integer("nvlink_domain", c.nvlinkDomain, 0, 100'000);
+    });
     if (const nlohmann::json* training = f.get("training"))
         readTraining(*training, presets, plan.training, f);
     readSection(f, "serving", plan.serving, [](ServingConfig& c, ReadVisitor& v) {

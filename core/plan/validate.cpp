@@ -34,8 +34,16 @@ std::optional<Error> checkRanges(Plan plan)
 
     CheckVisitor cluster { "cluster", {} };
     visitCluster(plan.cluster, cluster);
+    cluster.integer("nvlink_domain", plan.cluster.nvlinkDomain, 0, 100'000);
     if (cluster.error)
         return cluster.error;
+    // An NVLink domain is whole nodes (an NVL72 rack: 18 trays of 4).
+    if (plan.cluster.nvlinkDomain > 0
+        && (plan.cluster.nvlinkDomain < plan.cluster.gpusPerNode
+            || plan.cluster.nvlinkDomain % plan.cluster.gpusPerNode != 0))
+        return Error { "cluster.nvlink_domain",
+            fmt::format("must be 0 (the node) or a multiple of gpus_per_node ({}), got {}",
+                plan.cluster.gpusPerNode, plan.cluster.nvlinkDomain) };
 
     CheckVisitor training { "training", {} };
     visitTrainingSetup(plan.training, training);
@@ -301,10 +309,10 @@ std::vector<std::string> planWarnings(const Plan& plan)
         warnings.push_back(fmt::format("serving.tp = {} is more than cluster.gpus = {}: one "
                                        "engine does not fit on the cluster",
             plan.serving.tp, plan.cluster.gpus));
-    if (t.tp > plan.cluster.gpusPerNode)
-        warnings.push_back(fmt::format("training.tp = {} spans nodes of {} GPUs: tensor-parallel "
-                                       "all-reduces cross the inter-node network",
-            t.tp, plan.cluster.gpusPerNode));
+    if (t.tp > nvlinkDomainGpus(plan.cluster, plan.gpu.gpu))
+        warnings.push_back(fmt::format("training.tp = {} spans NVLink domains of {} GPUs: "
+                                       "tensor-parallel all-reduces cross the inter-node network",
+            t.tp, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu)));
     if (plan.cluster.gpus > plan.cluster.gpusPerNode
         && plan.cluster.gpus % plan.cluster.gpusPerNode != 0)
         warnings.push_back(fmt::format("cluster.gpus = {} is not a whole number of {}-GPU nodes",

@@ -197,6 +197,9 @@ std::string writePlan(const Plan& input)
     ordered_json cluster = ordered_json::object();
     WriteVisitor cv { cluster };
     visitCluster(plan.cluster, cv);
+    // Written only when set, so existing plans keep their canonical form.
+    if (plan.cluster.nvlinkDomain > 0)
+        cluster["nvlink_domain"] = plan.cluster.nvlinkDomain;
     j["cluster"] = cluster;
 
     j["training"] = trainingToJson(plan.training);

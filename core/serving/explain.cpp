@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "model/attention.h"
 #include "serving/detail.h"
 #include "base/units.h"
 
@@ -37,14 +38,14 @@ std::string kvFormula(const ModelArch& arch, const ServingConfig& config, double
     if (arch.mla)
         return fmt::format("MLA: L x ((kv_lora_rank + qk_rope_head_dim) x kv_bytes{}) = {} x "
                            "(({} + {}) x {}{}) = {}",
-            config.kvBits < 16 ? " + scale" : "", arch.layers, arch.mla->kvLoraRank,
+            config.kvBits < 16 ? " + scale" : "", cacheLayers(arch), arch.mla->kvLoraRank,
             arch.mla->qkRopeHeadDim, num(bytes), scale, servingBytesText(value));
     const int kvHeads = arch.kvHeadsOrDefault();
     const int headDim = arch.headDimOrDefault();
     const char* kind = kvHeads == arch.heads ? "MHA" : (kvHeads == 1 ? "MQA" : "GQA");
     return fmt::format("{}: 2 (K, V) x L x kv_heads x (head_dim x kv_bytes{}) = 2 x {} x {} x ({} "
                        "x {}{}) = {}",
-        kind, config.kvBits < 16 ? " + scale" : "", arch.layers, kvHeads, headDim, num(bytes),
+        kind, config.kvBits < 16 ? " + scale" : "", cacheLayers(arch), kvHeads, headDim, num(bytes),
         scale, servingBytesText(value));
 }
 
@@ -69,7 +70,21 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         "seed 000 (2 x L x d x bytes, GQA divides by heads / kv_heads), seed 002 "
         "kv_cache_size_gb; DeepSeek-V2 sec. 2.1.2 (MLA caches c_KV and k^R); quantized KV: "
         "LMDeploy int8/int4 KV (per-head per-token scale + zero), KIVI (Liu et al. 2024)");
-    if (arch.slidingWindow > 0)
+    if (!arch.attentionPattern.empty()) {
+        const int full = countLayers(arch, LayerAttention::Full);
+        const int sliding = countLayers(arch, LayerAttention::Sliding);
+        const int chunked = countLayers(arch, LayerAttention::Chunked);
+        const double kept = kvTokensKept(arch, config.context);
+        ex.add("serving.kv_tokens_kept",
+            fmt::format("per-layer pattern, mean over the {} KV layers: ({} full x {} + {} "
+                        "sliding x min({}, {}) + {} chunked x min({}, {})) / {} = {}",
+                cacheLayers(arch), full, config.context, sliding, config.context,
+                arch.slidingWindow, chunked, config.context, arch.attentionChunk,
+                cacheLayers(arch), num(kept)),
+            kept, "tokens",
+            "Gemma 2/3 and gpt-oss local/global layers, Llama 4 chunked attention (config.json "
+            "layer_types); vLLM's hybrid KV cache manager frees blocks outside a layer's window");
+    } else if (arch.slidingWindow > 0)
         ex.add("serving.kv_tokens_kept",
             fmt::format("sliding window: min(context, window) = min({}, {}) = {}", config.context,
                 arch.slidingWindow, num(kvTokensKept(arch, config.context))),

@@ -20,6 +20,7 @@
 #include "base/numeric.h"
 #include "kernels/kerneltable.h"
 #include "kernels/timing.h"
+#include "model/attention.h"
 #include "ops/ops.h"
 
 namespace envelope {
@@ -40,14 +41,12 @@ double vDim(const ModelArch& arch)
     return arch.headDimOrDefault();
 }
 
-// Query-key pairs a causal prompt of n tokens scores: n^2 / 2, or with a window W each query
-// sees at most W keys: n W - W^2 / 2 once n > W.
+// Query-key pairs a causal prompt of n tokens scores, averaged over the layers' attention
+// kinds (model/attention.h): n^2 / 2, or with a window W each query sees at most W keys:
+// n W - W^2 / 2 once n > W.
 double causalPairs(const ModelArch& arch, double n)
 {
-    const double w = arch.slidingWindow;
-    if (w <= 0 || n <= w)
-        return n * n / 2;
-    return n * w - w * w / 2;
+    return meanCausalPairs(arch, n);
 }
 
 // The engine's layout for the op lists: weights in the serving format's GEMM (8-bit: FP8 where
@@ -81,7 +80,8 @@ double kvScaleBytes(int kvBits)
 double kvBytesPerToken(const ModelArch& arch, int kvBits)
 {
     const double bytes = std::max(kvBits, 0) / 8.0;
-    const double layers = std::max(arch.layers, 0);
+    // Linear-attention layers keep a fixed state, not a per-token cache.
+    const double layers = std::max(cacheLayers(arch), 0);
     if (arch.mla) {
         // MLA caches the compressed latent c_KV and the shared RoPE key k^R, no separate V
         // (DeepSeek-V2 eq. 9-10; DeepSeek-V3 config: 512 + 64).
@@ -94,8 +94,7 @@ double kvBytesPerToken(const ModelArch& arch, int kvBits)
 
 double kvTokensKept(const ModelArch& arch, double tokens)
 {
-    const double n = positiveOrZero(tokens);
-    return arch.slidingWindow > 0 ? std::min(n, static_cast<double>(arch.slidingWindow)) : n;
+    return meanKeptTokens(arch, positiveOrZero(tokens));
 }
 
 double kvBytesForTokens(const ModelArch& arch, int kvBits, double tokens)

@@ -260,6 +260,21 @@ TEST_F(CliTest, ImportHfSummaryNamesExpertsAndTopK)
         << summary;
 }
 
+TEST_F(CliTest, ImportHfSummaryNamesTheMlaLatentNotKvHeads)
+{
+    // DeepSeek-V3 config.json: MLA caches kv_lora_rank 512 + qk_rope_head_dim 64 per token, so
+    // "128 heads (128 KV)" would misread its cache (issue 23).
+    const CliRun r
+        = cli("import-hf " + quote(std::string(ENVELOPE_TEST_DATA_DIR) + "/hf/deepseek-v3.json"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string summary = nlohmann::json::parse(r.out).at("summary");
+    EXPECT_EQ(summary.rfind("61 layers, hidden 7168, 128 heads (MLA: KV latent 512 + RoPE 64), "
+                            "MoE 256 experts, top-8 + 1 shared, ",
+                  0),
+        0u)
+        << summary;
+}
+
 TEST_F(CliTest, VersionPrintsTheProjectVersion)
 {
     const CliRun r = cli("--version");

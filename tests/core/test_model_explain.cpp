@@ -56,6 +56,21 @@ TEST(ModelExplain, MixtralActiveParamsSubtractTheExpertsATokenSkips)
     EXPECT_NE(a->formula.find("3.382e+10"), std::string::npos) << a->formula;
 }
 
+TEST(ModelExplain, AMultimodalCheckpointNamesItsVisionTower)
+{
+    // gemma-3-27b: text 27,009,346,304 + SigLIP and projector 423,060,336 = 27,432,406,640
+    // (4.231e+08); a text token never runs the tower, so active = total - tower.
+    const Estimate e = estimate(planFor("gemma-3-27b"), { .explain = true });
+    const Explanation* p = find(e, "model.params");
+    const Explanation* a = find(e, "model.active_params");
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(p->value, 27432406640.0);
+    EXPECT_NE(p->formula.find("vision tower 4.231e+08"), std::string::npos) << p->formula;
+    EXPECT_EQ(a->value, 27009346304.0);
+    EXPECT_NE(a->formula.find("vision tower"), std::string::npos) << a->formula;
+}
+
 TEST(ModelExplain, BareCountSaysItIsDeclared)
 {
     Plan plan = planFor("llama-2-7b");

@@ -127,9 +127,11 @@ TEST(ModelJson, BadArchitecturesNameThePathAndTheAllowedRange)
 {
     const BadJson cases[] = {
         { R"({"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000, "colour": 1})",
-            "model: unknown key(s) colour; allowed: dropout ffn ffn_hidden head_dim heads hidden "
-            "kv_heads layers learned_positions linear_bias max_positions mla moe name norm "
-            "qkv_bias sliding_window tied_embeddings vocab" },
+            "model: unknown key(s) colour; allowed: attention_chunk attention_output_gate "
+            "attention_pattern attention_sinks dropout ffn ffn_hidden head_dim heads hidden "
+            "kv_heads layers learned_positions linear_attention linear_bias max_positions mla moe "
+            "name norm qk_norm qkv_bias sandwich_norms sliding_window tied_embeddings "
+            "vision_params vocab" },
         { R"({"hidden": 4096, "heads": 32, "vocab": 32000})", "model.layers: is required" },
         { R"({"layers": "32", "hidden": 4096, "heads": 32, "vocab": 32000})",
             "model.layers: must be an integer in 1..1000, got \"32\"" },

@@ -107,6 +107,44 @@ TEST(Presets, H800IsAnH100WithDeepSeeksNvlink)
     EXPECT_EQ(h800->gpu.memoryBytes, 81559 * kMiB);
 }
 
+TEST(Presets, Issue23GpusCarryTheirDatasheetFigures)
+{
+    // Ids named by issue 23. Driver-reported memory (nvidia-smi memory.total, MiB): B300 and
+    // GB300 275,040; GB200 189,471; H20 and GH200 97,871; H100 NVL 95,830; L4 23,034; A10G
+    // 23,028; RTX PRO 6000 97,887. Peaks are the datasheets' sparse figures halved, or their
+    // dense figures: HGX B300 FP4 108 PFLOPS dense / 8 = 13.5, FP8 72 / 8 / 2 = 4.5, BF16
+    // 36 / 8 / 2 = 2.25; GB200 NVL72 FP4 1,440 / 72 / 2 = 10, FP8 720 / 72 / 2 = 5, BF16
+    // 360 / 72 / 2 = 2.5; H20 148 / 296; H100 NVL 1,671 / 2 = 835.5; MI355X 2,516.6 BF16,
+    // 10,066.3 MXFP4.
+    const PresetLibrary lib = builtin();
+    for (const char* id : { "b300", "gb200", "gb300", "h20", "h800", "h100-nvl", "gh200", "mi325x",
+             "mi355x", "l4", "a10g", "rtx-pro-6000" })
+        EXPECT_NE(lib.findGpu(id), nullptr) << id;
+    const std::pair<const char*, double> mib[] = { { "b300", 275040 }, { "gb300", 275040 },
+        { "gb200", 189471 }, { "h20", 97871 }, { "gh200", 97871 }, { "h100-nvl", 95830 },
+        { "l4", 23034 }, { "a10g", 23028 }, { "rtx-pro-6000", 97887 } };
+    for (const auto& [id, m] : mib) {
+        const GpuPreset* g = lib.findGpu(id);
+        ASSERT_NE(g, nullptr) << id;
+        EXPECT_EQ(g->gpu.memoryBytes, m * kMiB) << id;
+    }
+    const Gpu& b300 = lib.findGpu("b300")->gpu;
+    EXPECT_EQ(b300.fp4Flops, 108e15 / 8);
+    EXPECT_EQ(b300.fp8Flops, 72e15 / 8 / 2);
+    EXPECT_EQ(b300.bf16Flops, 36e15 / 8 / 2);
+    const Gpu& gb200 = lib.findGpu("gb200")->gpu;
+    EXPECT_EQ(gb200.fp4Flops, 1440e15 / 72 / 2);
+    EXPECT_EQ(gb200.fp8Flops, 720e15 / 72 / 2);
+    EXPECT_EQ(gb200.bf16Flops, 360e15 / 72 / 2);
+    EXPECT_EQ(lib.findGpu("h20")->gpu.bf16Flops, 148e12);
+    EXPECT_EQ(lib.findGpu("h100-nvl")->gpu.bf16Flops, 1671e12 / 2);
+    EXPECT_EQ(lib.findGpu("a10g")->gpu.fp8Flops, 0); // Ampere: no FP8
+    EXPECT_DOUBLE_EQ(lib.findGpu("mi355x")->gpu.fp4Flops, 10066.3e12);
+    // Hopper and Ada have no FP4 tensor cores: none stated.
+    EXPECT_EQ(lib.findGpu("h100-sxm")->gpu.fp4Flops, 0);
+    EXPECT_EQ(lib.findGpu("l4")->gpu.fp4Flops, 0);
+}
+
 TEST(Presets, BuiltinLibraryCarriesTheDefaultPlan)
 {
     const PresetLibrary lib = builtin();
