@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/checked.h"
+#include "base/text.h"
 #include "base/units.h"
 #include "export/common.h"
 
@@ -40,6 +41,22 @@ bool parseEngine(std::string_view id, Engine& out)
             return true;
         }
     return false;
+}
+
+std::string_view engineVersion(Engine engine)
+{
+    switch (engine) {
+    case Engine::DeepSpeed:
+        return kDeepSpeedVersion;
+    case Engine::TorchTitan:
+        return kTorchTitanVersion;
+    case Engine::Megatron:
+        return kMegatronVersion;
+    case Engine::Hf:
+    case Engine::Vllm:
+        break;
+    }
+    return {};
 }
 
 bool engineImports(Engine engine)
@@ -157,8 +174,8 @@ std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients)
 int dataParallel(const Plan& plan)
 {
     // tp x pp x cp divides cluster.gpus in a valid plan; 64-bit so an unvalidated one cannot wrap.
-    const long long modelParallel = std::max(1LL,
-        wideProduct(plan.training.tp, plan.training.pp) * std::max(1, plan.training.cp));
+    const long long modelParallel = std::max(
+        1LL, wideProduct(plan.training.tp, plan.training.pp) * std::max(1, plan.training.cp));
     return static_cast<int>(std::max(1LL, plan.cluster.gpus / modelParallel));
 }
 
@@ -213,9 +230,11 @@ std::vector<std::string> servingFigures(const Plan& plan, const Estimate& e)
 
 std::string commentBlock(std::string_view header, const std::vector<std::string>& lines)
 {
-    std::string out = fmt::format("# {}\n", header);
+    // A comment is one line: a newline in a plan name would otherwise start a line of its own,
+    // an argument Megatron reads or a TOML key (issue 25, item 7). Control characters are escaped.
+    std::string out = fmt::format("# {}\n", printable(header));
     for (const std::string& line : lines)
-        out += "# " + line + "\n";
+        out += "# " + printable(line) + "\n";
     return out;
 }
 
