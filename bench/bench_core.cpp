@@ -9,6 +9,7 @@
 #include "estimate/estimate.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
+#include "serving/load.h"
 #include "training/memory.h"
 
 namespace {
@@ -118,5 +119,51 @@ void BM_EstimateWithExplanations(benchmark::State& state)
         benchmark::DoNotOptimize(envelope::estimate(plan, options));
 }
 BENCHMARK(BM_EstimateWithExplanations);
+
+// Serving under load (issue 27): Llama-3 8B on one H100, 1,000 + 300 token requests (mean, p90
+// 1,800 and 550) at 6 requests/s, and an SLO of p90 TTFT 0.5 s and TPOT 50 ms.
+envelope::Plan loadPlan(bool slo)
+{
+    auto presets = envelope::builtinPresets();
+    std::string json = R"({"model": "llama-3-8b", "gpu": "h100-sxm", "cluster": {"gpus": 1},
+        "serving": {"tp": 1, "context": 8192, "workload": {"input_tokens": {"mean": 1000, "p90": 1800},
+        "output_tokens": {"mean": 300, "p90": 550}, "request_rate": 6})";
+    json += slo ? R"(, "slo": {"ttft_p90_s": 0.5, "tpot_p90_s": 0.05}}})" : "}}";
+    auto plan = envelope::readPlan(json, *presets);
+    if (!plan) {
+        std::cerr << plan.error().toString() << '\n';
+        std::abort();
+    }
+    return *plan;
+}
+
+// The event simulation alone at the issue's size: 10,000 requests through one engine.
+void BM_SimulateEngine10kRequests(benchmark::State& state)
+{
+    const envelope::Plan plan = loadPlan(false);
+    const envelope::Estimate e = envelope::estimate(plan);
+    envelope::EngineLimits limits;
+    limits.kvTokens = e.serving.maxTokens;
+    limits.maxNumSeqs = plan.serving.maxNumSeqs;
+    limits.maxBatchedTokens = plan.serving.maxBatchedTokens;
+    const envelope::StepTimes steps
+        = envelope::tabulatedStepTimes(plan.model.arch, plan.serving, plan.gpu.gpu, 256, 8192);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(envelope::simulateEngine(
+            *plan.serving.workload, limits, steps, 8192, 10'000, 1));
+}
+BENCHMARK(BM_SimulateEngine10kRequests)->Unit(benchmark::kMillisecond);
+
+// A serving estimate under the workload: the step table, the capacity run and the workload's run
+// (state 0), and the goodput bisection under the SLO (state 1).
+void BM_EstimateServingUnderLoad(benchmark::State& state)
+{
+    const envelope::Plan plan = loadPlan(state.range(0) == 1);
+    envelope::EstimateOptions options;
+    options.training = options.compute = options.rl = false;
+    for (auto _ : state)
+        benchmark::DoNotOptimize(envelope::estimate(plan, options));
+}
+BENCHMARK(BM_EstimateServingUnderLoad)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "report/textreport.h"
+#include "serving/load.h"
 #include "whatif/whatif.h"
 
 #include "cmd_compare.h"
@@ -87,6 +88,10 @@ int runEstimate(const std::string& path, const std::string& format, ByteUnits un
     // run only for the training section and only when the plan does not fit.
     if (json || chosen.value_or(loaded->sections).training)
         attachWhatMakesItFit(loaded->plan, e, units);
+    // Goodput under the SLO (serving.goodput_rps): a bisection of simulations, milliseconds, run
+    // only for the serving section of a plan with a workload and an SLO.
+    if (json || chosen.value_or(loaded->sections).serving)
+        attachServingGoodput(loaded->plan, e);
     if (json)
         std::cout << writeResult(loaded->plan, e);
     else

@@ -292,6 +292,9 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
     l.tpIntraNode = s.tp <= s.gpusPerNode;
     l.cpIntraNode = double(s.tp) * s.cp <= s.gpusPerNode;
     l.epIntraNode = double(s.tp) * s.cp * s.ep <= s.gpusPerNode;
+    // EP ranks sit tp x cp apart: a node holds gpus_per_node / (tp x cp) of an EP group.
+    if (!l.epIntraNode && double(s.tp) * s.cp <= s.gpusPerNode)
+        l.epRanksPerNode = std::max(1, s.gpusPerNode / std::max(1, s.tp * s.cp));
     const double scale
         = std::isfinite(config.efficiencyScale) && config.efficiencyScale > 0 ? config.efficiencyScale : 1.0;
 

@@ -7,6 +7,7 @@
 #include "compute/compute.h"
 #include "plan/planio.h"
 #include "rl/rl.h"
+#include "serving/load.h"
 #include "serving/serving.h"
 #include "training/memory.h"
 
@@ -105,8 +106,14 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options)
     if (options.compute)
         result.compute
             = estimateCompute(arch, counts, plan.training, plan.cluster, plan.gpu.gpu, ex);
-    if (options.serving)
+    if (options.serving) {
         result.serving = estimateServing(arch, counts, plan.serving, plan.gpu.gpu, ex);
+        // Under a workload (issue 27): the deployment's percentiles, rates and goodput, when its
+        // weights leave a KV pool to serve from.
+        if (plan.serving.workload && result.serving.fitsWeights)
+            result.serving.load = estimateServingLoad(
+                arch, plan.serving, plan.gpu.gpu, result.serving, plan.cluster.gpus);
+    }
     if (options.rl) {
         result.rl = estimateRl(plan, counts, ex);
         // A pool that cannot hold its role's layout: the RL figures are withheld, and every

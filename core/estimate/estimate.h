@@ -114,6 +114,36 @@ struct TrainingCompute {
     std::optional<double> budgetTokens;   // budget + mfu: tokens the budget buys at this plan
 };
 
+// A serving deployment under its workload (issue 27; docs/formulas-serving.md, "Serving under
+// load"). Per-request figures are over the simulated requests after the warm-up; rates are for
+// the whole deployment of `replicas` engines.
+struct ServingLoad {
+    std::string latencyKind;       // "simulated" (percentiles from the event simulation)
+    int replicas = 1;              // engines of serving.tp GPUs: cluster.gpus / tp
+    int requests = 0;              // simulated requests per engine, warm-up excluded
+    double offeredRateRps = 0;     // requests/s offered (closed loop: what the users send)
+    double requestRateRps = 0;     // requests/s completed
+    double capacityRps = 0;        // the most requests/s the deployment sustains (saturated)
+    bool saturated = false;        // offered above capacity: the queue grows without bound
+    double meanConcurrency = 0;    // requests in the engine (queued, prefilling, decoding)
+    double meanBatch = 0;          // sequences decoded per step, time-weighted
+    double ttftMeanS = 0, ttftP50S = 0, ttftP90S = 0, ttftP99S = 0;
+    double tpotMeanS = 0, tpotP50S = 0, tpotP90S = 0, tpotP99S = 0;
+    double itlMeanS = 0;           // every decode gap, token-weighted
+    double e2eMeanS = 0;
+    double meanInputTokens = 0, meanOutputTokens = 0;
+    double outputTokensPerS = 0;         // deployment
+    double outputTokensPerSPerGpu = 0;
+    double outputTokensPerSPerUser = 0;  // 1 / mean TPOT: the interactivity a user sees
+    // With an SLO: whether the offered load meets it, the first objective it misses, and the
+    // highest Poisson request rate that meets every objective (0: none does; see sloNote).
+    std::optional<bool> meetsSlo;
+    std::string sloMiss;
+    std::optional<double> goodputRps;
+    std::string sloNote;
+    std::vector<std::string> notes; // assumptions the figures rest on
+};
+
 struct ServingEstimate {
     double kvBytesPerToken = 0;      // whole model, one token
     double weightsBytesPerGpu = 0;
@@ -152,6 +182,12 @@ struct ServingEstimate {
     // The requested `concurrency` sequences of `context` tokens fit: concurrency <= maxSequences
     // (so the weights fit too). The serving verdict; fitsWeights is the weaker statement.
     bool fits = false;
+    // One request alone: the prefill of a `context`-token prompt, and a decode step of one
+    // sequence at `context` (issue 27: today's single-request figures).
+    double ttftMinS = 0;
+    double itlMinS = 0;
+    // Under serving.workload (core/serving/load.h): set when the plan has a workload.
+    std::optional<ServingLoad> load;
 };
 
 struct RoleEstimate {

@@ -317,6 +317,30 @@ OpTime attentionTime(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
 
 } // namespace
 
+namespace {
+
+// An all-to-all over a group spanning nodes (NCCL's alltoall: one send to every peer). Of each
+// rank's buffer B, (q - 1) / g goes to the q - 1 peers on its node over NVLink and (g - q) / g
+// to the peers on other nodes over the network; both run at once, so the slower sets the time
+// (docs/formulas-compute.md, "EP all-to-all across nodes"). The NVLink part is the node's own
+// all-to-all of q ranks on a buffer of B q / g (it sends (q - 1) / q of that).
+OpTime splitAllToAllTime(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
+{
+    const double g = op.group, q = op.ranksPerNode;
+    const OpTime local = collectiveTime(
+        CollectiveKind::AllToAll, op.bytes * q / g, op.ranksPerNode, true, false, gpu, defaults);
+    OpTime r;
+    const double nic = positiveOrZero(gpu.interNodeBytesPerS) * defaults.interNodeBusEfficiency;
+    if (nic <= 0)
+        return local; // a network without a stated bandwidth is not modelled
+    const double remote = defaults.interNodeLatencyS + (g - q) / g * op.bytes / nic;
+    r.seconds = std::max(local.seconds, remote);
+    r.measured = local.seconds >= remote && local.measured;
+    return r;
+}
+
+} // namespace
+
 OpTime timeOp(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
 {
     switch (op.cls) {
@@ -344,6 +368,9 @@ OpTime timeOp(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
     case OpClass::Collective:
         if (op.sendRecv)
             return sendRecvTime(op.bytes, op.intraNode, gpu, defaults);
+        if (op.collective == CollectiveKind::AllToAll && !op.intraNode && op.ranksPerNode > 1
+            && op.ranksPerNode < op.group)
+            return splitAllToAllTime(op, gpu, defaults);
         return collectiveTime(op.collective, op.bytes, op.group, op.intraNode, op.custom, gpu, defaults);
     }
     return {};

@@ -231,8 +231,10 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
         // Each token goes to top-k experts; the ep ranks exchange them (dispatch) and back
         // (combine). Balanced routing: every GPU ends with tokens x top-k assignments.
         const double assignments = tokens * topK;
-        if (ep > 1)
+        if (ep > 1) {
             ops.push_back(collective("ep dispatch", CollectiveKind::AllToAll, assignments * h * act, l.ep, l.epIntraNode));
+            ops.back().ranksPerNode = l.epRanksPerNode;
+        }
         else
             ops.push_back(elementwise("expert permute", 2 * assignments * h * act));
         // Expected experts that receive a token at all: 1 - (1 - 1/E)^(draws) of them, each
@@ -247,8 +249,10 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
             for (std::size_t i = first; i < ops.size(); ++i)
                 ops[i].grouped = ops[i].cls == OpClass::Gemm;
         }
-        if (ep > 1)
+        if (ep > 1) {
             ops.push_back(collective("ep combine", CollectiveKind::AllToAll, assignments * h * act, l.ep, l.epIntraNode));
+            ops.back().ranksPerNode = l.epRanksPerNode;
+        }
         else
             ops.push_back(elementwise("expert unpermute", 2 * assignments * h * act));
         if (moe.sharedExperts > 0)

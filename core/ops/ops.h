@@ -57,6 +57,9 @@ struct Op {
     bool sendRecv = false; // point-to-point (pipeline): bytes over the link, no collective
     int group = 1;         // ranks in the collective
     bool intraNode = true; // the group sits in one NVLink domain
+    // A group spanning nodes: its ranks on one node (0: not known). An all-to-all sends
+    // (ranksPerNode - 1) / group of its buffer over NVLink and the rest over the network.
+    int ranksPerNode = 0;
     bool custom = false;   // an inference engine's own all-reduce (vLLM, SGLang, TRT-LLM)
 
     double flops() const; // 2 m n k x batch for a GEMM, the attention core's FLOPs, else 0
@@ -74,6 +77,7 @@ struct TrainingLayout {
     int loraRank = 0;        // adapters on q, k, v, o, gate, up, down when frozenBase
     double activationBytes = 2;
     bool tpIntraNode = true, cpIntraNode = true, epIntraNode = true;
+    int epRanksPerNode = 0; // an EP group spanning nodes: its ranks on one node
 };
 
 // The forward ops of one transformer layer for one micro-batch on one GPU: dense FFN or MoE

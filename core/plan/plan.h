@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "plan/framework.h"
 #include "plan/recipe.h"
+#include "plan/workload.h"
 
 namespace envelope {
 
@@ -164,6 +165,10 @@ struct ServingConfig {
     // Latency limits the planner's serving search keeps to (seconds); unset: no limit.
     std::optional<double> maxTtftS;       // time to first token of a `context`-token prompt
     std::optional<double> maxItlS;        // inter-token latency at `concurrency`
+    // Serving under load (issue 27): the request mix and rate, and the latency objectives.
+    // Without a workload, `context` and `concurrency` describe one static batch (as before).
+    std::optional<ServingWorkload> workload;
+    std::optional<ServingSlo> slo;
 
     bool operator==(const ServingConfig&) const = default;
 };

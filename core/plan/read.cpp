@@ -317,6 +317,170 @@ void readSection(FieldReader& root, const char* key, Section& section, Visit vis
         root.fail(*e);
 }
 
+// serving.workload.input_tokens / output_tokens: N, {"mean", "p90"} or {"histogram"}.
+// A log-normal's p90 is at most e^(1.2816^2 / 2) = 2.27x its mean (docs/formulas-serving.md,
+// "Serving under load"): a wider spread needs a histogram.
+constexpr double kMaxLogNormalP90OverMean = 2.2735;
+constexpr std::size_t kMaxHistogramBins = 10'000;
+
+std::optional<Error> readLength(const nlohmann::json& v, const std::string& path, LengthDistribution& out)
+{
+    if (v.is_number()) {
+        int tokens = 0;
+        if (auto e = readInteger(v, path, 1, kMaxTokens, tokens))
+            return e;
+        out = {};
+        out.form = LengthDistribution::Form::Fixed;
+        out.fixed = tokens;
+        return std::nullopt;
+    }
+    if (!v.is_object())
+        return Error { path,
+            "must be a token count, {\"mean\": m, \"p90\": x} or {\"histogram\": [[tokens, weight], "
+            "...]}, got " + describeJson(v) };
+    LengthDistribution d;
+    FieldReader f(v, path);
+    if (v.contains("histogram")) {
+        d.form = LengthDistribution::Form::Histogram;
+        const nlohmann::json* h = f.get("histogram");
+        const std::string hp = f.pathOf("histogram");
+        if (!h->is_array() || h->empty() || h->size() > kMaxHistogramBins)
+            return Error { hp,
+                fmt::format("must be an array of 1 to {} [tokens, weight] pairs, got {}",
+                    kMaxHistogramBins, describeJson(*h)) };
+        double total = 0;
+        for (std::size_t i = 0; i < h->size(); ++i) {
+            const nlohmann::json& bin = (*h)[i];
+            const std::string bp = fmt::format("{}[{}]", hp, i);
+            if (!bin.is_array() || bin.size() != 2)
+                return Error { bp, "must be a [tokens, weight] pair, got " + describeJson(bin) };
+            int tokens = 0;
+            double weight = 0;
+            if (auto e = readInteger(bin[0], bp + "[0]", 1, kMaxTokens, tokens))
+                return e;
+            if (auto e = readNumber(bin[1], bp + "[1]", Range::closed(0, 1e12), weight))
+                return e;
+            total += weight;
+            d.histogram.emplace_back(tokens, weight);
+        }
+        if (!(total > 0))
+            return Error { hp, "the weights must not all be 0" };
+    } else {
+        d.form = LengthDistribution::Form::MeanP90;
+        if (!f.require("mean") || !f.require("p90"))
+            return f.finish();
+        f.number("mean", d.mean, Range::closed(1, kMaxTokens));
+        f.number("p90", d.p90, Range::closed(1, kMaxTokens));
+        if (!f.failed() && d.p90 < d.mean)
+            f.fail(f.pathOf("p90"),
+                fmt::format("must be at least the mean ({}), got {}", d.mean, d.p90));
+        if (!f.failed() && d.p90 > kMaxLogNormalP90OverMean * d.mean)
+            f.fail(f.pathOf("p90"),
+                fmt::format("a log-normal's p90 is at most {}x its mean ({:.0f} here), got {}; give "
+                            "a \"histogram\" for a wider spread",
+                    kMaxLogNormalP90OverMean, kMaxLogNormalP90OverMean * d.mean, d.p90));
+    }
+    if (auto e = f.finish())
+        return e;
+    out = std::move(d);
+    return std::nullopt;
+}
+
+// The longest request a distribution names (a log-normal: its mean; the sampler cuts the rare
+// longer draws at serving.context, docs/formulas-serving.md).
+double longestTokens(const LengthDistribution& d)
+{
+    switch (d.form) {
+    case LengthDistribution::Form::Fixed:
+        return d.fixed;
+    case LengthDistribution::Form::MeanP90:
+        return d.mean;
+    case LengthDistribution::Form::Histogram: {
+        double most = 0;
+        for (const auto& [tokens, weight] : d.histogram)
+            if (weight > 0)
+                most = std::max(most, tokens);
+        return most;
+    }
+    }
+    return 0;
+}
+
+void readWorkload(FieldReader& serving, const ServingConfig& config, std::optional<ServingWorkload>& out)
+{
+    const nlohmann::json* value = serving.get("workload");
+    if (!value || value->is_null())
+        return;
+    FieldReader f(*value, serving.pathOf("workload"));
+    ServingWorkload w;
+    if (const nlohmann::json* in = f.require("input_tokens"))
+        if (auto e = readLength(*in, f.pathOf("input_tokens"), w.input))
+            f.fail(*e);
+    if (const nlohmann::json* o = f.require("output_tokens"))
+        if (auto e = readLength(*o, f.pathOf("output_tokens"), w.output))
+            f.fail(*e);
+    const bool hasConcurrency = value->is_object() && value->contains("concurrency")
+        && !value->at("concurrency").is_null();
+    const bool hasRate = value->is_object() && value->contains("request_rate")
+        && !value->at("request_rate").is_null();
+    if (hasConcurrency && hasRate)
+        f.fail(f.path(), "give \"concurrency\" (users in a closed loop) or \"request_rate\" "
+                         "(Poisson arrivals per second), not both");
+    else if (!hasConcurrency && !hasRate && value->is_object())
+        f.fail(f.path(), "needs \"concurrency\" (users in a closed loop) or \"request_rate\" "
+                         "(Poisson arrivals per second)");
+    if (hasConcurrency) {
+        int c = 0;
+        if (f.integer("concurrency", c, 1, 10'000'000))
+            w.concurrency = c;
+    } else {
+        f.get("concurrency");
+    }
+    f.optionalNumber("request_rate", w.requestRate, Range::closed(1e-6, 1e9));
+    f.number("prefix_hit_rate", w.prefixHitRate, Range::closed(0, 0.999));
+    if (!f.failed()) {
+        const double longest = longestTokens(w.input) + longestTokens(w.output);
+        if (longest > config.context)
+            f.fail(f.path(),
+                fmt::format("the longest request ({} input + {} output tokens{}) exceeds "
+                            "serving.context = {} (the engine's max_model_len)",
+                    longestTokens(w.input), longestTokens(w.output),
+                    w.input.form == LengthDistribution::Form::MeanP90
+                            || w.output.form == LengthDistribution::Form::MeanP90
+                        ? ", at the means"
+                        : "",
+                    config.context));
+    }
+    if (auto e = f.finish()) {
+        serving.fail(*e);
+        return;
+    }
+    out = std::move(w);
+}
+
+void readSlo(FieldReader& serving, std::optional<ServingSlo>& out)
+{
+    const nlohmann::json* value = serving.get("slo");
+    if (!value || value->is_null())
+        return;
+    FieldReader f(*value, serving.pathOf("slo"));
+    ServingSlo slo;
+    const Range seconds = Range::closed(1e-6, 1e6);
+    f.optionalNumber("ttft_p50_s", slo.ttftP50S, seconds);
+    f.optionalNumber("ttft_p90_s", slo.ttftP90S, seconds);
+    f.optionalNumber("ttft_p99_s", slo.ttftP99S, seconds);
+    f.optionalNumber("tpot_p50_s", slo.tpotP50S, seconds);
+    f.optionalNumber("tpot_p90_s", slo.tpotP90S, seconds);
+    f.optionalNumber("tpot_p99_s", slo.tpotP99S, seconds);
+    if (!f.failed() && value->is_object() && !slo.any())
+        f.fail(f.path(), "names no objective: give ttft_p90_s and/or tpot_p90_s (or p50 / p99)");
+    if (auto e = f.finish()) {
+        serving.fail(*e);
+        return;
+    }
+    out = slo;
+}
+
 } // namespace
 
 Expected<Plan> readPlan(
@@ -376,6 +540,8 @@ Expected<Plan> readPlan(
         v.integer("max_num_seqs", c.maxNumSeqs, 1, 10'000'000);
         v.optionalNumber("max_ttft_s", c.maxTtftS, Range::closed(1e-6, 1e6));
         v.optionalNumber("max_itl_s", c.maxItlS, Range::closed(1e-6, 1e6));
+        readWorkload(v.f, c, c.workload);
+        readSlo(v.f, c.slo);
     });
     readSection(f, "rl", plan.rl, [](RlConfig& c, ReadVisitor& v) { visitRl(c, v); });
     if (auto e = f.finish())

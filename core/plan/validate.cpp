@@ -68,6 +68,95 @@ bool isBitWidth(int bits)
     return bits == 4 || bits == 8 || bits == 16;
 }
 
+// serving.workload and serving.slo of a plan built in code (the GUI): the rules read.cpp
+// applies to the JSON (readWorkload, readSlo), on the values.
+std::optional<Error> checkLength(const LengthDistribution& d, const std::string& path)
+{
+    const auto tokens = [](double t) { return std::isfinite(t) && t >= 1 && t <= kMaxTokens; };
+    switch (d.form) {
+    case LengthDistribution::Form::Fixed:
+        if (!tokens(d.fixed) || d.fixed != std::floor(d.fixed))
+            return Error { path, fmt::format("must be a whole number of tokens 1..{}, got {}", kMaxTokens, d.fixed) };
+        break;
+    case LengthDistribution::Form::MeanP90:
+        if (!tokens(d.mean))
+            return Error { path + ".mean", fmt::format("must be 1..{}, got {}", kMaxTokens, d.mean) };
+        if (!tokens(d.p90) || d.p90 < d.mean || d.p90 > 2.2735 * d.mean)
+            return Error { path + ".p90",
+                fmt::format("must be between the mean ({}) and 2.2735x it (a log-normal), got {}",
+                    d.mean, d.p90) };
+        break;
+    case LengthDistribution::Form::Histogram: {
+        double total = 0;
+        for (const auto& [t, w] : d.histogram) {
+            if (!tokens(t) || !(std::isfinite(w) && w >= 0))
+                return Error { path + ".histogram",
+                    fmt::format("needs [tokens 1..{}, weight >= 0] pairs, got [{}, {}]", kMaxTokens, t, w) };
+            total += w;
+        }
+        if (d.histogram.empty() || d.histogram.size() > 10'000 || !(total > 0))
+            return Error { path + ".histogram",
+                "must hold 1 to 10000 [tokens, weight] pairs with some weight" };
+        break;
+    }
+    }
+    return std::nullopt;
+}
+
+double longestOf(const LengthDistribution& d)
+{
+    if (d.form == LengthDistribution::Form::Fixed)
+        return d.fixed;
+    if (d.form == LengthDistribution::Form::MeanP90)
+        return d.mean;
+    double most = 0;
+    for (const auto& [t, w] : d.histogram)
+        if (w > 0)
+            most = std::max(most, t);
+    return most;
+}
+
+std::optional<Error> checkWorkload(const ServingWorkload& w, int context)
+{
+    if (auto e = checkLength(w.input, "serving.workload.input_tokens"))
+        return e;
+    if (auto e = checkLength(w.output, "serving.workload.output_tokens"))
+        return e;
+    if (w.concurrency.has_value() == w.requestRate.has_value())
+        return Error { "serving.workload",
+            "needs one of \"concurrency\" (users in a closed loop) or \"request_rate\" "
+            "(Poisson arrivals per second)" };
+    if (w.concurrency && (*w.concurrency < 1 || *w.concurrency > 10'000'000))
+        return Error { "serving.workload.concurrency",
+            fmt::format("must be 1..10000000, got {}", *w.concurrency) };
+    if (w.requestRate && !(std::isfinite(*w.requestRate) && *w.requestRate >= 1e-6 && *w.requestRate <= 1e9))
+        return Error { "serving.workload.request_rate",
+            fmt::format("must be 1e-06..1e+09 requests/s, got {}", *w.requestRate) };
+    if (!(std::isfinite(w.prefixHitRate) && w.prefixHitRate >= 0 && w.prefixHitRate <= 0.999))
+        return Error { "serving.workload.prefix_hit_rate",
+            fmt::format("must be 0..0.999, got {}", w.prefixHitRate) };
+    if (longestOf(w.input) + longestOf(w.output) > context)
+        return Error { "serving.workload",
+            fmt::format("the longest request ({} + {} tokens) exceeds serving.context = {}",
+                longestOf(w.input), longestOf(w.output), context) };
+    return std::nullopt;
+}
+
+std::optional<Error> checkSlo(const ServingSlo& slo)
+{
+    const std::pair<const char*, const std::optional<double>*> keys[] = {
+        { "ttft_p50_s", &slo.ttftP50S }, { "ttft_p90_s", &slo.ttftP90S }, { "ttft_p99_s", &slo.ttftP99S },
+        { "tpot_p50_s", &slo.tpotP50S }, { "tpot_p90_s", &slo.tpotP90S }, { "tpot_p99_s", &slo.tpotP99S }
+    };
+    for (const auto& [key, value] : keys)
+        if (*value && !(std::isfinite(**value) && **value >= 1e-6 && **value <= 1e6))
+            return Error { fmt::format("serving.slo.{}", key),
+                fmt::format("must be 1e-06..1e+06 seconds, got {}", **value) };
+    if (!slo.any())
+        return Error { "serving.slo", "names no objective: give ttft_p90_s and/or tpot_p90_s (or p50 / p99)" };
+    return std::nullopt;
+}
+
 std::optional<Error> checkCrossFields(const Plan& plan)
 {
     const TrainingConfig& t = plan.training;
@@ -132,6 +221,12 @@ std::optional<Error> checkCrossFields(const Plan& plan)
     if (s.averageLength > s.context)
         return Error { "serving.average_length",
             fmt::format("must be at most the context ({}), got {}", s.context, s.averageLength) };
+    if (s.workload)
+        if (auto e = checkWorkload(*s.workload, s.context))
+            return e;
+    if (s.slo)
+        if (auto e = checkSlo(*s.slo))
+            return e;
 
     const RlConfig& rl = plan.rl;
     // DPO trains on a fixed preference set: it has no rollout engine to place.

@@ -100,6 +100,59 @@ ordered_json trainingToJson(TrainingConfig t)
     return j;
 }
 
+// serving.workload's lengths in the form they were written (read.cpp, readLength).
+ordered_json lengthToJson(const LengthDistribution& d)
+{
+    switch (d.form) {
+    case LengthDistribution::Form::Fixed:
+        return canonicalNumber(d.fixed);
+    case LengthDistribution::Form::MeanP90: {
+        ordered_json j = ordered_json::object();
+        j["mean"] = canonicalNumber(d.mean);
+        j["p90"] = canonicalNumber(d.p90);
+        return j;
+    }
+    case LengthDistribution::Form::Histogram: {
+        ordered_json bins = ordered_json::array();
+        for (const auto& [tokens, weight] : d.histogram)
+            bins.push_back(ordered_json::array({ canonicalNumber(tokens), canonicalNumber(weight) }));
+        ordered_json j = ordered_json::object();
+        j["histogram"] = bins;
+        return j;
+    }
+    }
+    return nullptr;
+}
+
+ordered_json workloadToJson(const ServingWorkload& w)
+{
+    ordered_json j = ordered_json::object();
+    j["input_tokens"] = lengthToJson(w.input);
+    j["output_tokens"] = lengthToJson(w.output);
+    if (w.concurrency)
+        j["concurrency"] = *w.concurrency;
+    if (w.requestRate)
+        j["request_rate"] = canonicalNumber(*w.requestRate);
+    j["prefix_hit_rate"] = canonicalNumber(w.prefixHitRate);
+    return j;
+}
+
+ordered_json sloToJson(const ServingSlo& slo)
+{
+    ordered_json j = ordered_json::object();
+    const auto put = [&](const char* key, const std::optional<double>& v) {
+        if (v)
+            j[key] = canonicalNumber(*v);
+    };
+    put("ttft_p50_s", slo.ttftP50S);
+    put("ttft_p90_s", slo.ttftP90S);
+    put("ttft_p99_s", slo.ttftP99S);
+    put("tpot_p50_s", slo.tpotP50S);
+    put("tpot_p90_s", slo.tpotP90S);
+    put("tpot_p99_s", slo.tpotP99S);
+    return j;
+}
+
 } // namespace
 
 std::string writePlan(const Plan& input)
@@ -135,6 +188,10 @@ std::string writePlan(const Plan& input)
         serving["max_ttft_s"] = canonicalNumber(*plan.serving.maxTtftS);
     if (plan.serving.maxItlS)
         serving["max_itl_s"] = canonicalNumber(*plan.serving.maxItlS);
+    if (plan.serving.workload)
+        serving["workload"] = workloadToJson(*plan.serving.workload);
+    if (plan.serving.slo)
+        serving["slo"] = sloToJson(*plan.serving.slo);
     j["serving"] = serving;
 
     ordered_json rl = ordered_json::object();

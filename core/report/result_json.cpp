@@ -196,8 +196,61 @@ ordered_json serving(const ServingEstimate& s)
         "latency");
     j["decode_tokens_per_s"] = ifFits(s.decodeTokensPerS);
     j["prefill_time_s"] = ifFits(s.prefillTimeS);
-    j["ttft_s"] = ifFits(s.ttftS);
-    j["itl_s"] = ifFits(s.itlS);
+    // Under a workload (issue 27) ttft_s and itl_s are its means; without one, the static batch's
+    // (a `context`-token prompt, a decode step at `concurrency`). One request alone: *_min_s.
+    const bool underLoad = s.load && !s.load->latencyKind.empty();
+    const bool loadValid = underLoad && s.fitsWeights && s.load->requests > 0;
+    const auto ifServes = [&](double v) { return loadValid ? real(v) : ordered_json(nullptr); };
+    const auto ttftIfServes = [&](double v) {
+        return loadValid && !s.load->saturated ? real(v) : ordered_json(nullptr);
+    };
+    if (underLoad) {
+        j["ttft_s"] = ttftIfServes(s.load->ttftMeanS);
+        j["itl_s"] = ifServes(s.load->itlMeanS);
+    } else {
+        j["ttft_s"] = ifFits(s.ttftS);
+        j["itl_s"] = ifFits(s.itlS);
+    }
+    j["ttft_min_s"] = s.fitsWeights ? real(s.ttftMinS) : ordered_json(nullptr);
+    j["itl_min_s"] = s.fitsWeights ? real(s.itlMinS) : ordered_json(nullptr);
+    j["latency_kind"] = underLoad ? s.load->latencyKind : std::string("closed form");
+    if (underLoad) {
+        const ServingLoad& l = *s.load;
+        j["ttft_p90_s"] = ttftIfServes(l.ttftP90S);
+        j["tpot_p90_s"] = ifServes(l.tpotP90S);
+        j["goodput_rps"] = l.goodputRps && loadValid ? real(*l.goodputRps) : ordered_json(nullptr);
+        j["output_tokens_per_s_per_gpu"] = ifServes(l.outputTokensPerSPerGpu);
+        j["output_tokens_per_s_per_user"] = ifServes(l.outputTokensPerSPerUser);
+        ordered_json d = ordered_json::object();
+        d["replicas"] = l.replicas;
+        d["requests_simulated"] = l.requests;
+        d["offered_rate_rps"] = ifServes(l.offeredRateRps);
+        d["request_rate_rps"] = ifServes(l.requestRateRps);
+        d["capacity_rps"] = ifServes(l.capacityRps);
+        d["saturated"] = l.saturated;
+        d["mean_concurrency"] = ifServes(l.meanConcurrency);
+        d["mean_batch"] = ifServes(l.meanBatch);
+        d["ttft_mean_s"] = ttftIfServes(l.ttftMeanS);
+        d["ttft_p50_s"] = ttftIfServes(l.ttftP50S);
+        d["ttft_p90_s"] = ttftIfServes(l.ttftP90S);
+        d["ttft_p99_s"] = ttftIfServes(l.ttftP99S);
+        d["tpot_mean_s"] = ifServes(l.tpotMeanS);
+        d["tpot_p50_s"] = ifServes(l.tpotP50S);
+        d["tpot_p90_s"] = ifServes(l.tpotP90S);
+        d["tpot_p99_s"] = ifServes(l.tpotP99S);
+        d["e2e_mean_s"] = ttftIfServes(l.e2eMeanS);
+        d["mean_input_tokens"] = real(l.meanInputTokens);
+        d["mean_output_tokens"] = real(l.meanOutputTokens);
+        d["output_tokens_per_s"] = ifServes(l.outputTokensPerS);
+        if (l.meetsSlo)
+            d["meets_slo"] = *l.meetsSlo && loadValid;
+        if (!l.sloMiss.empty())
+            d["slo_miss"] = l.sloMiss;
+        if (!l.sloNote.empty())
+            d["slo_note"] = l.sloNote;
+        d["notes"] = l.notes;
+        j["load"] = d;
+    }
     // How the step was timed (issue 22) and its parts: the decode step's GEMMs, attention,
     // elementwise work and TP / EP collectives.
     j["timing_source"] = s.timingSource;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -152,6 +153,48 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
     return t;
 }
 
+// Serving under the plan's workload (issue 27): percentiles are simulated, rates are the
+// deployment's; nothing is shown that the engine cannot serve.
+std::optional<Table> servingLoad(const Plan& plan, const Estimate& e)
+{
+    const ServingEstimate& s = e.serving;
+    if (!s.load || !plan.serving.workload)
+        return std::nullopt;
+    const ServingLoad& l = *s.load;
+    const ServingWorkload& w = *plan.serving.workload;
+    Table t { fmt::format("Serving under load ({} engine{} of {} GPU{}, {})", l.replicas,
+                  l.replicas == 1 ? "" : "s", plan.serving.tp, plan.serving.tp == 1 ? "" : "s",
+                  w.concurrency ? fmt::format("{} users in a closed loop", *w.concurrency)
+                                : fmt::format("{} requests/s, Poisson", number(*w.requestRate, 2))),
+        {}, {} };
+    t.add("mean request", fmt::format("{} input + {} output tokens", number(l.meanInputTokens, 0),
+                              number(l.meanOutputTokens, 0)));
+    if (l.requests <= 0) {
+        t.add("served", "no: " + (l.sloNote.empty() ? std::string("nothing simulated") : l.sloNote));
+        return t;
+    }
+    const auto ttft = [&](double v) { return l.saturated ? std::string("unbounded (above capacity)") : duration(v); };
+    t.add("TTFT mean / p50 / p90 / p99", l.saturated ? ttft(0)
+            : fmt::format("{} / {} / {} / {} (simulated)", duration(l.ttftMeanS), duration(l.ttftP50S),
+                  duration(l.ttftP90S), duration(l.ttftP99S)));
+    t.add("TPOT mean / p50 / p90 / p99",
+        fmt::format("{} / {} / {} / {} (simulated)", duration(l.tpotMeanS), duration(l.tpotP50S),
+            duration(l.tpotP90S), duration(l.tpotP99S)));
+    t.add("single request alone", fmt::format("TTFT {}, ITL {}", duration(s.ttftMinS), duration(s.itlMinS)));
+    t.add("requests served", fmt::format("{} /s of {} offered (capacity {} /s)", number(l.requestRateRps, 2),
+                                 number(l.offeredRateRps, 2), number(l.capacityRps, 2)));
+    t.add("output tokens/s", fmt::format("{} per GPU, {} per user", number(l.outputTokensPerSPerGpu, 0),
+                                 number(l.outputTokensPerSPerUser, 1)));
+    t.add("in the engine", fmt::format("{} requests, {} decoding per step", number(l.meanConcurrency, 1),
+                               number(l.meanBatch, 1)));
+    if (l.meetsSlo)
+        t.add("meets the SLO", *l.meetsSlo ? std::string("yes") : "no: " + l.sloMiss);
+    if (l.goodputRps)
+        t.add("goodput", *l.goodputRps > 0 ? fmt::format("{} requests/s within the SLO", number(*l.goodputRps, 2))
+                                           : "0: " + l.sloNote);
+    return t;
+}
+
 std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
 {
     const RlEstimate& r = e.rl;
@@ -243,8 +286,11 @@ std::string formatReport(const Plan& plan, const Estimate& e, ByteUnits units, R
         tables.push_back(trainingMemory(e, units));
     if (sections.compute)
         tables.push_back(trainingCompute(plan, e));
-    if (sections.serving)
+    if (sections.serving) {
         tables.push_back(serving(plan, e, units));
+        if (std::optional<Table> load = servingLoad(plan, e))
+            tables.push_back(std::move(*load));
+    }
     if (sections.rl)
         for (Table& t : rl(plan, e, units))
             tables.push_back(std::move(t));

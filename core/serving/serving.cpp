@@ -410,6 +410,12 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     // step that also decodes the running batch, so a chunk takes at least one decode step.
     const double chunks = std::ceil(context / std::max(config.maxBatchedTokens, 1));
     r.ttftS = std::max(r.prefillTimeS, chunks * r.itlS);
+    // One request alone (issue 27's ttft_min_s / itl_min_s): its prefill, and a decode step of
+    // one sequence at the full context.
+    r.ttftMinS = r.prefillTimeS;
+    r.itlMinS = timed && context > 0
+        ? servingOps(false, arch, layout, 1, keptContext, gpu, defaults).total()
+        : 0.0;
 
     // Arithmetic intensity of a decode step, B F / (W + B K), reaches the ridge peak / HBM at
     // B = ridge W / (F - ridge K); when F <= ridge K every added sequence brings more bytes than

@@ -91,6 +91,22 @@ TEST(Presets, PeaksAreDenseNotSparse)
     EXPECT_EQ(h100.hbmBytesPerS, 3350e9);
 }
 
+TEST(Presets, H800IsAnH100WithDeepSeeksNvlink)
+{
+    // H800 datasheet: the H100 SXM's 1,979 / 3,958 TFLOPS with sparsity (989.4 / 1,978.9 dense)
+    // and 3.35 TB/s, but NVLink 400 GB/s bidirectional = 200 GB/s per direction; DeepSeek-V3
+    // report sec. 3.2.2: 400 Gb/s IB per GPU = 50 GB/s. Same 80 GB part: 81,559 MiB.
+    const PresetLibrary lib = builtin();
+    const GpuPreset* h800 = lib.findGpu("h800");
+    ASSERT_NE(h800, nullptr);
+    EXPECT_EQ(h800->gpu.intraNodeBytesPerS, 400e9 / 2);
+    EXPECT_EQ(h800->gpu.interNodeBytesPerS, 400e9 / 8);
+    EXPECT_NEAR(h800->gpu.bf16Flops, 1979e12 / 2, 1e12);
+    EXPECT_NEAR(h800->gpu.fp8Flops, 3958e12 / 2, 1e12);
+    EXPECT_EQ(h800->gpu.hbmBytesPerS, 3350e9);
+    EXPECT_EQ(h800->gpu.memoryBytes, 81559 * kMiB);
+}
+
 TEST(Presets, BuiltinLibraryCarriesTheDefaultPlan)
 {
     const PresetLibrary lib = builtin();

@@ -63,7 +63,11 @@ TEST(Recipes, BytesPerParameterMatchTheirSources)
     // grads: 2 + 4 + 4 + 8 = 18. fp16 mixed as bf16: 16. fp32 (no separate master): 4 + 4 + 8 =
     // 16. Pure bf16 with bf16 Adam: 2 + 2 + 4 = 8. Seed 003 case D: 1 + 2 + ~6 = 9. 8-bit Adam
     // (Dettmers et al. 2022) keeps the fp32 master: 2 + 2 + 4 + 1 + 1 = 10. Seed 002's
-    // adamw_8bit has no master: 2 + 2 + 2 = 6.
+    // adamw_8bit has no master: 2 + 2 + 2 = 6. Transformer Engine / torchao Float8 and MXFP8
+    // change only the GEMM inputs (transient casts): bf16 weights 2 + bf16 grads 2 + fp32
+    // master 4 + fp32 exp_avg 4 + fp32 exp_avg_sq 4 = 16, not fp8-deepseek's 9. Megatron's
+    // precision-aware optimizer with bf16 moments keeps fp32 main grads and master:
+    // 2 + 4 + 4 + 2 + 2 = 14.
     const std::map<std::string, double> expected = {
         { "bf16-mixed-16", 16 },
         { "bf16-mixed-18", 18 },
@@ -73,6 +77,9 @@ TEST(Recipes, BytesPerParameterMatchTheirSources)
         { "fp8-deepseek", 9 },
         { "bf16-adam8bit", 10 },
         { "bf16-pure-adam8bit", 6 },
+        { "fp8-te", 16 },
+        { "mxfp8", 16 },
+        { "bf16-mixed-bf16-moments", 14 },
     };
     const nlohmann::json file = recipesFile();
     EXPECT_EQ(file.at("recipes").size(), expected.size());
@@ -85,6 +92,25 @@ TEST(Recipes, BytesPerParameterMatchTheirSources)
     EXPECT_EQ(findRecipe(file, "fp32")->at("compute"), "tf32");
     EXPECT_EQ(findRecipe(file, "fp8-deepseek")->at("compute"), "fp8");
     EXPECT_EQ(findRecipe(file, "bf16-mixed-18")->at("gradients"), 4);
+    EXPECT_EQ(findRecipe(file, "fp8-te")->at("compute"), "fp8");
+    EXPECT_EQ(findRecipe(file, "mxfp8")->at("compute"), "fp8");
+}
+
+TEST(Recipes, Fp8TeKeepsFp32MasterAndMomentsForLlama405BOn128Gpus)
+{
+    // torchtitan Float8 on Llama 3.1 405B, ZeRO-3 over 128 GPUs: the static state per GPU is
+    // 405e9 x (2 + 2 + 4 + 4 + 4) / 128 = 50.6 GB; under fp8-deepseek's 9 B it would read
+    // 405e9 x 9 / 128 = 28.5 GB, which is the gap the issue reports. By hand, per parameter:
+    // weights bf16 2, grads bf16 2, master fp32 4, Adam m fp32 4, Adam v fp32 4.
+    const nlohmann::json file = recipesFile();
+    const nlohmann::json* te = findRecipe(file, "fp8-te");
+    ASSERT_NE(te, nullptr);
+    EXPECT_EQ(te->at("weights"), 2);
+    EXPECT_EQ(te->at("gradients"), 2);
+    EXPECT_EQ(te->at("master"), 4);
+    EXPECT_EQ(te->at("moment_bytes"), 4);
+    EXPECT_EQ(te->at("activation_bytes"), 2); // torchao saves the bf16 input for backward
+    EXPECT_NEAR(405e9 * adamBytesPerParam(*te) / 128 / 1e9, 50.625, 1e-9);
 }
 
 TEST(Recipes, Fp8DeepSeekReproducesSeed003CaseD)

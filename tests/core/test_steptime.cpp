@@ -108,6 +108,33 @@ TEST(OpTiming, CollectivesReadTheNcclTable)
         44.15, 0.01);
 }
 
+// An EP all-to-all over 64 ranks on 8 nodes of 8 (DeepSeek-V3's EP 64): of each rank's 470 MB
+// send buffer (4,096 tokens x top-8 x 7,168 hidden x 2 B = 469.8 MB), 7/64 goes to the 7 peers
+// on its node over NVLink and 56/64 to the 56 peers on other nodes over the NIC. By hand, the
+// NIC part alone: 30e-6 + (56/64) x 469.8e6 / (50e9 x 0.85) = 9.70 ms; priced all over the NIC
+// as before, (63/64) x 469.8e6 / 42.5e9 + 30e-6 = 10.91 ms. The NVLink part (an 8-GPU
+// all-to-all of 58.7 MB, 7/8 of it sent, at the table's ~360 GB/s bus) is ~0.15 ms: hidden.
+TEST(OpTiming, AnAllToAllAcrossNodesSendsOnlyTheRemoteShareOverTheNetwork)
+{
+    const Gpu& h100 = presetGpu("h100-sxm");
+    Op a2a;
+    a2a.cls = OpClass::Collective;
+    a2a.collective = CollectiveKind::AllToAll;
+    a2a.bytes = 4096.0 * 8 * 7168 * 2;
+    a2a.group = 64;
+    a2a.intraNode = false;
+    const double before = timeOp(a2a, h100, SpecDefaults {}).seconds;
+    EXPECT_NEAR(before * 1e3, 10.91, 0.01);
+    a2a.ranksPerNode = 8;
+    const OpTime split = timeOp(a2a, h100, SpecDefaults {});
+    EXPECT_NEAR(split.seconds * 1e3, 9.70, 0.01);
+    EXPECT_FALSE(split.measured); // the network part is the NIC's spec, not a table
+    // Four GPUs of each node in the group (TP 2 on 8-GPU nodes): 60/64 over the network.
+    a2a.ranksPerNode = 4;
+    EXPECT_NEAR(timeOp(a2a, h100, SpecDefaults {}).seconds * 1e3,
+        (30e-6 + 60.0 / 64 * a2a.bytes / 42.5e9) * 1e3, 1e-6);
+}
+
 TrainingLayout llamaLayout(int tp)
 {
     TrainingLayout l;

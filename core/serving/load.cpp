@@ -1,0 +1,584 @@
+// Serving under load (issue 27): the event simulation of one engine's scheduler, its closed
+// form, and the deployment's TTFT / TPOT percentiles and goodput. docs/formulas-serving.md,
+// "Serving under load".
+#include "serving/load.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "base/numeric.h"
+#include "base/units.h"
+#include "serving/serving.h"
+
+namespace envelope {
+namespace {
+
+constexpr double kZ90 = 1.2815515655446004; // the standard normal's 90th percentile
+
+// Log-linear interpolation on an increasing axis (values at or below the first point take the
+// first value; above the last, the last slope continues).
+double interpolateLog(const std::vector<double>& x, const std::vector<double>& y, double at)
+{
+    if (x.empty())
+        return 0;
+    if (x.size() == 1 || at <= x.front())
+        return y.front();
+    std::size_t i = 1;
+    while (i + 1 < x.size() && at > x[i])
+        ++i;
+    const double f = (std::log(at) - std::log(x[i - 1])) / (std::log(x[i]) - std::log(x[i - 1]));
+    return std::max(0.0, y[i - 1] + (y[i] - y[i - 1]) * f);
+}
+
+// Powers of two from `from` up to `to`, with `to` itself last.
+std::vector<double> powersOfTwo(double from, double to)
+{
+    std::vector<double> v;
+    for (double x = from; x < to && v.size() < 64; x *= 2)
+        v.push_back(x);
+    v.push_back(std::max(to, from));
+    return v;
+}
+
+double percentile(std::vector<double>& v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const double rank = std::ceil(p * double(v.size()));
+    const std::size_t i = std::size_t(std::clamp(rank, 1.0, double(v.size()))) - 1;
+    return v[i];
+}
+
+double mean(const std::vector<double>& v)
+{
+    if (v.empty())
+        return 0;
+    double s = 0;
+    for (double x : v)
+        s += x;
+    return s / double(v.size());
+}
+
+// Draws a length distribution fast: a histogram's cumulative weights once.
+struct LengthSampler {
+    const LengthDistribution* d = nullptr;
+    LogNormal logNormal;
+    std::vector<double> cumulative;
+
+    explicit LengthSampler(const LengthDistribution& dist) : d(&dist)
+    {
+        if (dist.form == LengthDistribution::Form::MeanP90)
+            logNormal = logNormalFromMeanP90(dist.mean, dist.p90);
+        if (dist.form == LengthDistribution::Form::Histogram) {
+            double sum = 0;
+            for (const auto& [tokens, weight] : dist.histogram)
+                cumulative.push_back(sum += std::max(0.0, weight));
+        }
+    }
+
+    double draw(Draws& r, double cap) const
+    {
+        double tokens = 1;
+        switch (d->form) {
+        case LengthDistribution::Form::Fixed:
+            tokens = d->fixed;
+            break;
+        case LengthDistribution::Form::MeanP90:
+            tokens = std::round(std::exp(logNormal.mu + logNormal.sigma * r.normal()));
+            break;
+        case LengthDistribution::Form::Histogram: {
+            const double u = r.uniform() * cumulative.back();
+            const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
+            const std::size_t i = std::min<std::size_t>(it - cumulative.begin(), cumulative.size() - 1);
+            tokens = d->histogram[i].first;
+            break;
+        }
+        }
+        return std::clamp(tokens, 1.0, std::max(1.0, cap));
+    }
+};
+
+} // namespace
+
+std::uint64_t Draws::next()
+{
+    std::uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+double Draws::uniform() { return double(next() >> 11) * 0x1.0p-53; }
+
+double Draws::exponential(double rate) { return -std::log1p(-uniform()) / rate; }
+
+double Draws::normal()
+{
+    const double u1 = 1.0 - uniform(); // (0, 1]
+    const double u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+double Draws::length(const LengthDistribution& d, double cap) { return LengthSampler(d).draw(*this, cap); }
+
+LogNormal logNormalFromMeanP90(double mean, double p90)
+{
+    LogNormal r;
+    if (!(mean > 0) || !(p90 > mean)) {
+        r.mu = mean > 0 ? std::log(mean) : 0;
+        return r;
+    }
+    const double a = std::log(p90 / mean);
+    const double disc = kZ90 * kZ90 - 2 * a;
+    r.sigma = kZ90 - std::sqrt(std::max(0.0, disc));
+    r.mu = std::log(mean) - r.sigma * r.sigma / 2;
+    return r;
+}
+
+double meanTokens(const LengthDistribution& d)
+{
+    switch (d.form) {
+    case LengthDistribution::Form::Fixed:
+        return d.fixed;
+    case LengthDistribution::Form::MeanP90:
+        return d.mean;
+    case LengthDistribution::Form::Histogram: {
+        double w = 0, s = 0;
+        for (const auto& [tokens, weight] : d.histogram) {
+            w += std::max(0.0, weight);
+            s += tokens * std::max(0.0, weight);
+        }
+        return w > 0 ? s / w : 0;
+    }
+    }
+    return 0;
+}
+
+StepTimes tabulatedStepTimes(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double maxBatch, double maxTokens)
+{
+    struct Table {
+        std::vector<double> batch, decodeLo, decodeHi, prompt, prefill;
+        double kvLo = 0, kvHi = 0;
+    };
+    auto t = std::make_shared<Table>();
+    maxBatch = std::max(1.0, std::floor(maxBatch));
+    maxTokens = std::max(2.0, std::floor(maxTokens));
+    t->batch = powersOfTwo(1, maxBatch);
+    t->kvLo = std::min(128.0, maxTokens / 2);
+    t->kvHi = maxTokens;
+    for (double b : t->batch) {
+        t->decodeLo.push_back(decodeStepTime(arch, config, gpu, b, t->kvLo));
+        t->decodeHi.push_back(decodeStepTime(arch, config, gpu, b, t->kvHi));
+    }
+    t->prompt = powersOfTwo(16, maxTokens);
+    for (double p : t->prompt)
+        t->prefill.push_back(prefillTime(arch, config, gpu, 1, p));
+    StepTimes s;
+    s.decodeS = [t](double batch, double kv) {
+        if (!(batch > 0))
+            return 0.0;
+        const double lo = interpolateLog(t->batch, t->decodeLo, batch);
+        const double hi = interpolateLog(t->batch, t->decodeHi, batch);
+        const double f = (kv - t->kvLo) / (t->kvHi - t->kvLo);
+        return std::max(0.0, lo + (hi - lo) * f);
+    };
+    s.prefillS = [t](double tokens) {
+        if (!(tokens > 0))
+            return 0.0;
+        return interpolateLog(t->prompt, t->prefill, tokens);
+    };
+    return s;
+}
+
+EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& limits,
+    const StepTimes& steps, double contextTokens, int requests, std::uint64_t seed)
+{
+    EngineRun run;
+    const bool closedLoop = workload.concurrency.has_value();
+    const int users = closedLoop ? std::clamp(*workload.concurrency, 1, 100'000) : 0;
+    // A closed loop starts with every user's request at once: run five rounds of them and
+    // measure after the first (and after the first 10% of requests either way).
+    const int n = std::clamp(std::max(requests, 5 * users), 1, 1'000'000);
+    const double rate = workload.requestRate.value_or(0);
+    const double block = std::max(1, limits.blockSize);
+    const double hit = std::clamp(workload.prefixHitRate, 0.0, 0.999);
+    const double budgetTokens = std::max(1, limits.maxBatchedTokens);
+
+    struct Request {
+        double arrival = 0, first = -1, finish = -1;
+        double input = 0, output = 0, computeLeft = 0, reserve = 0, prefillPerToken = 0;
+    };
+    std::vector<Request> req;
+    req.reserve(n);
+    Draws draws(seed);
+    const LengthSampler inputs(workload.input), outputs(workload.output);
+    const auto create = [&](double arrival) {
+        Request r;
+        r.arrival = arrival;
+        r.input = inputs.draw(draws, std::max(1.0, contextTokens - 1));
+        r.output = outputs.draw(draws, std::max(1.0, contextTokens - r.input));
+        const double computed = std::max(1.0, std::ceil(r.input * (1 - hit)));
+        r.computeLeft = computed;
+        r.prefillPerToken = steps.prefillS(computed) / computed;
+        r.reserve = std::ceil((r.input + r.output) / block) * block;
+        if (r.reserve > limits.kvTokens)
+            run.tooLong = true;
+        req.push_back(r);
+    };
+
+    // Open loop: every arrival up front; closed loop: the users' first requests at t = 0.
+    if (closedLoop) {
+        // Users join spread over one request's decode time (at the full batch), so that a
+        // closed loop of equal requests starts in its steady state instead of in lockstep.
+        const double in = meanTokens(workload.input), out = meanTokens(workload.output);
+        const double spread = std::max(1.0, out) * steps.decodeS(double(users), in + out / 2);
+        for (int u = 0; u < std::min(users, n); ++u)
+            create(spread * u / users);
+    } else {
+        double t = 0;
+        for (int i = 0; i < n; ++i)
+            create(t += draws.exponential(rate));
+    }
+    if (run.tooLong)
+        return run;
+
+    std::deque<int> waiting, prefilling;
+    std::priority_queue<std::pair<long long, int>, std::vector<std::pair<long long, int>>, std::greater<>> decoding;
+    double t = 0, kvSum = 0, reserved = 0;
+    long long iter = 0, batch = 0;
+    std::size_t nextArrival = 0;
+    int completed = 0;
+    const int warmup = std::max(n / 10, users);
+    // Time-weighted means over the measured window (from the warm-up's last arrival).
+    double windowStart = -1, batchArea = 0, inEngineArea = 0, areaTime = 0;
+    std::vector<std::pair<int, double>> chunks;
+    const long long maxIterations = 200'000'000;
+
+    const auto finish = [&](int i) {
+        Request& r = req[i];
+        r.finish = t;
+        reserved -= r.reserve;
+        ++completed;
+        if (closedLoop && int(req.size()) < n) {
+            create(t);
+            waiting.push_back(int(req.size()) - 1);
+        }
+    };
+
+    while (completed < int(req.size()) && iter < maxIterations) {
+        // Arrivals: every request of an open loop; a closed loop's first requests (its later
+        // ones enter the queue as they are created).
+        const std::size_t arriving = closedLoop ? std::size_t(std::min(users, n)) : req.size();
+        while (nextArrival < arriving && req[nextArrival].arrival <= t)
+            waiting.push_back(int(nextArrival++));
+        if (batch == 0 && prefilling.empty() && waiting.empty()) {
+            if (nextArrival < arriving) {
+                t = req[nextArrival].arrival;
+                continue;
+            }
+            break;
+        }
+        if (windowStart < 0 && int(closedLoop ? req.size() : nextArrival) > warmup)
+            windowStart = t;
+
+        // Schedule: decodes first, then prompt chunks in admission order, then new requests.
+        double budget = std::max(0.0, budgetTokens - double(batch));
+        chunks.clear();
+        for (int i : prefilling) {
+            if (budget <= 0)
+                break;
+            const double c = std::min(req[i].computeLeft, budget);
+            chunks.emplace_back(i, c);
+            budget -= c;
+        }
+        while (budget > 0 && !waiting.empty()) {
+            const int i = waiting.front();
+            const double running = double(batch) + double(prefilling.size());
+            if (running >= limits.maxNumSeqs || reserved + req[i].reserve > limits.kvTokens)
+                break;
+            waiting.pop_front();
+            reserved += req[i].reserve;
+            prefilling.push_back(i);
+            const double c = std::min(req[i].computeLeft, budget);
+            chunks.emplace_back(i, c);
+            budget -= c;
+        }
+        double dt = batch > 0 ? steps.decodeS(double(batch), kvSum / double(batch)) : 0.0;
+        for (const auto& [i, c] : chunks)
+            dt += c * req[i].prefillPerToken;
+        if (!(dt > 0))
+            dt = 1e-6; // a step takes time even when the table says 0 (a broken GPU spec)
+        if (windowStart >= 0) {
+            batchArea += double(batch) * dt;
+            inEngineArea += double(batch + prefilling.size() + waiting.size()) * dt;
+            areaTime += dt;
+        }
+        t += dt;
+        ++iter;
+
+        // The running sequences each emit a token; those that reach their length finish.
+        kvSum += double(batch);
+        while (!decoding.empty() && decoding.top().first <= iter) {
+            const int i = decoding.top().second;
+            decoding.pop();
+            --batch;
+            kvSum -= req[i].input + req[i].output;
+            finish(i);
+        }
+        // Prompts whose last chunk ran emit their first token.
+        for (const auto& [i, c] : chunks) {
+            Request& r = req[i];
+            r.computeLeft -= c;
+            if (r.computeLeft > 0)
+                continue;
+            r.first = t;
+            if (r.output <= 1) {
+                finish(i);
+            } else {
+                ++batch;
+                kvSum += r.input + 1;
+                decoding.emplace(iter + (long long)(r.output) - 1, i);
+            }
+        }
+        prefilling.erase(std::remove_if(prefilling.begin(), prefilling.end(),
+                             [&](int i) { return req[i].computeLeft <= 0; }),
+            prefilling.end());
+    }
+
+    // The measured window: from the warm-up's end to the last arrival (open loop) or the last
+    // request's creation (closed loop), so that neither the ramp nor the drain counts.
+    const double windowEnd = req.back().arrival;
+    std::vector<double> ttft, tpot;
+    double gaps = 0, gapTokens = 0, e2e = 0, inTokens = 0, outTokens = 0, windowOut = 0;
+    int windowDone = 0;
+    for (int i = warmup; i < int(req.size()); ++i) {
+        const Request& r = req[i];
+        if (r.finish < 0)
+            continue;
+        ttft.push_back(r.first - r.arrival);
+        e2e += r.finish - r.arrival;
+        inTokens += r.input;
+        outTokens += r.output;
+        if (r.output > 1) {
+            tpot.push_back((r.finish - r.first) / (r.output - 1));
+            gaps += r.finish - r.first;
+            gapTokens += r.output - 1;
+        }
+    }
+    for (const Request& r : req)
+        if (r.finish >= windowStart && r.finish <= windowEnd) {
+            ++windowDone;
+            windowOut += r.output;
+        }
+    run.requests = int(ttft.size());
+    run.durationS = std::max(0.0, windowEnd - windowStart);
+    if (run.durationS > 0) {
+        run.requestsPerS = windowDone / run.durationS;
+        run.outputTokensPerS = windowOut / run.durationS;
+    }
+    run.ttftMeanS = mean(ttft);
+    run.tpotMeanS = mean(tpot);
+    run.ttftP50S = percentile(ttft, 0.50);
+    run.ttftP90S = percentile(ttft, 0.90);
+    run.ttftP99S = percentile(ttft, 0.99);
+    run.tpotP50S = percentile(tpot, 0.50);
+    run.tpotP90S = percentile(tpot, 0.90);
+    run.tpotP99S = percentile(tpot, 0.99);
+    run.itlMeanS = gapTokens > 0 ? gaps / gapTokens : 0;
+    if (run.requests > 0) {
+        run.e2eMeanS = e2e / run.requests;
+        run.meanInputTokens = inTokens / run.requests;
+        run.meanOutputTokens = outTokens / run.requests;
+    }
+    if (areaTime > 0) {
+        run.meanBatch = batchArea / areaTime;
+        run.meanInEngine = inEngineArea / areaTime;
+    }
+    // Open loop: requests still queued when the last one arrived, beyond what one step's
+    // admissions clear, mean the queue was growing.
+    run.backlog = !closedLoop && completed < int(req.size());
+    if (!closedLoop) {
+        std::size_t queuedAtEnd = 0;
+        for (const Request& r : req)
+            if (r.first < 0 || r.first > windowEnd)
+                ++queuedAtEnd;
+        run.backlog = run.backlog || double(queuedAtEnd) > std::max(0.05 * n, double(limits.maxNumSeqs));
+    }
+    return run;
+}
+
+ClosedFormLoad closedFormLoad(double input, double output, double concurrency,
+    double prefixHitRate, const EngineLimits& limits, const StepTimes& steps)
+{
+    ClosedFormLoad r;
+    const double computed = std::max(1.0, std::ceil(input * (1 - std::clamp(prefixHitRate, 0.0, 0.999))));
+    const double users = std::max(1.0, concurrency);
+    const double budget = std::max(1.0, double(limits.maxBatchedTokens) - users);
+    const double k = std::ceil(computed / budget);
+    const double cycle = std::max(1.0, output - 1) + k;
+    r.batch = users * std::max(0.0, output - 1) / cycle;
+    r.stepS = steps.decodeS(r.batch, input + output / 2) + users / cycle * steps.prefillS(computed);
+    r.tpotS = r.stepS;
+    r.ttftS = k * r.stepS;
+    r.requestsPerS = users / (cycle * r.stepS);
+    r.outputTokensPerS = r.requestsPerS * output;
+    return r;
+}
+
+ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, const ServingEstimate& base, int clusterGpus, bool goodput, int requests)
+{
+    ServingLoad load;
+    if (!config.workload)
+        return load;
+    const ServingWorkload& w = *config.workload;
+    const int tp = std::max(1, config.tp);
+    load.replicas = std::max(1, clusterGpus / tp);
+    load.latencyKind = "simulated";
+    load.meanInputTokens = meanTokens(w.input);
+    load.meanOutputTokens = meanTokens(w.output);
+
+    EngineLimits limits;
+    limits.kvTokens = base.maxTokens;
+    limits.blockSize = std::max(1, config.blockSize);
+    limits.maxNumSeqs = std::max(1, config.maxNumSeqs);
+    limits.maxBatchedTokens = std::max(1, config.maxBatchedTokens);
+    const double context = std::max(2, config.context);
+    const double meanReserve = std::ceil((load.meanInputTokens + load.meanOutputTokens) / limits.blockSize)
+        * limits.blockSize;
+    // The most sequences the engine runs at once: its max_num_seqs, or what its KV pool holds at
+    // the mean request length, whichever is fewer.
+    const double saturating = std::max(1.0,
+        std::min(double(limits.maxNumSeqs), std::floor(limits.kvTokens / std::max(1.0, meanReserve))));
+    const StepTimes steps = tabulatedStepTimes(arch, config, gpu, saturating, context);
+
+    ServingWorkload perEngine = w;
+    if (w.concurrency) {
+        perEngine.concurrency = std::max(1, int(std::lround(double(*w.concurrency) / load.replicas)));
+        if (*w.concurrency % load.replicas != 0)
+            load.notes.push_back(fmt::format("{} users over {} engines: each engine simulated "
+                                             "with {}",
+                *w.concurrency, load.replicas, *perEngine.concurrency));
+    } else {
+        perEngine.requestRate = *w.requestRate / load.replicas;
+    }
+
+    // Capacity: a closed loop that keeps the engine as full as its limits allow.
+    ServingWorkload full = w;
+    full.requestRate.reset();
+    full.concurrency = int(saturating);
+    const EngineRun capacity = simulateEngine(full, limits, steps, context, requests, 7);
+    if (capacity.tooLong) {
+        load.sloNote = "a request longer than the whole KV pool cannot be served";
+        load.notes.push_back(fmt::format("the KV pool holds {:.0f} tokens per engine; the "
+                                         "workload draws longer requests",
+            limits.kvTokens));
+        return load;
+    }
+    load.capacityRps = capacity.requestsPerS * load.replicas;
+
+    const EngineRun run = simulateEngine(perEngine, limits, steps, context, requests, 1);
+    load.requests = run.requests;
+    load.offeredRateRps = w.requestRate ? *w.requestRate : run.requestsPerS * load.replicas;
+    load.requestRateRps = run.requestsPerS * load.replicas;
+    load.saturated = w.requestRate && (*w.requestRate >= load.capacityRps || run.backlog);
+    load.meanConcurrency = run.meanInEngine * load.replicas;
+    load.meanBatch = run.meanBatch;
+    load.ttftMeanS = run.ttftMeanS;
+    load.ttftP50S = run.ttftP50S;
+    load.ttftP90S = run.ttftP90S;
+    load.ttftP99S = run.ttftP99S;
+    load.tpotMeanS = run.tpotMeanS;
+    load.tpotP50S = run.tpotP50S;
+    load.tpotP90S = run.tpotP90S;
+    load.tpotP99S = run.tpotP99S;
+    load.itlMeanS = run.itlMeanS;
+    load.e2eMeanS = run.e2eMeanS;
+    load.outputTokensPerS = run.outputTokensPerS * load.replicas;
+    load.outputTokensPerSPerGpu = run.outputTokensPerS / tp;
+    load.outputTokensPerSPerUser = run.tpotMeanS > 0 ? 1 / run.tpotMeanS : 0;
+    if (load.saturated)
+        load.notes.push_back(fmt::format("{:.3g} requests/s is above the {:.3g} the deployment "
+                                         "sustains: the queue grows without bound, so TTFT is "
+                                         "withheld",
+            load.offeredRateRps, load.capacityRps));
+    load.notes.push_back("each step costs decode(B, mean KV) + its prompt chunks: the weights "
+                         "are read once in a fused step, so mixed steps are an upper bound");
+    load.notes.push_back("a request is admitted when the KV pool holds its whole length (no "
+                         "preemption): fewer run at once than an engine that preempts");
+
+    if (!config.slo)
+        return load;
+    const ServingSlo& slo = *config.slo;
+    // The first objective a run misses, as "TTFT p90 1.2 s over 1.0 s"; empty when it meets all.
+    const auto miss = [&](const EngineRun& r, bool saturated) -> std::string {
+        const auto check = [](const char* what, double value, const std::optional<double>& limit) {
+            return limit && value > *limit
+                ? fmt::format("{} {} over {}", what, formatDuration(value), formatDuration(*limit))
+                : std::string();
+        };
+        if (saturated && (slo.ttftP50S || slo.ttftP90S || slo.ttftP99S))
+            return "TTFT grows without bound (above capacity)";
+        for (const std::string& m : { check("TTFT p50", r.ttftP50S, slo.ttftP50S),
+                 check("TTFT p90", r.ttftP90S, slo.ttftP90S), check("TTFT p99", r.ttftP99S, slo.ttftP99S),
+                 check("TPOT p50", r.tpotP50S, slo.tpotP50S), check("TPOT p90", r.tpotP90S, slo.tpotP90S),
+                 check("TPOT p99", r.tpotP99S, slo.tpotP99S) })
+            if (!m.empty())
+                return m;
+        return {};
+    };
+    load.sloMiss = miss(run, load.saturated);
+    load.meetsSlo = load.sloMiss.empty();
+    if (!goodput)
+        return load;
+
+    // Goodput: the highest Poisson rate whose percentiles meet every objective, by bisection
+    // between 1% of capacity and capacity (the percentiles grow with the rate).
+    const double capacityPerEngine = capacity.requestsPerS;
+    const int searchRequests = std::min(requests, 1000);
+    const auto runAt = [&](double perEngineRate) {
+        ServingWorkload open = w;
+        open.concurrency.reset();
+        open.requestRate = perEngineRate;
+        return simulateEngine(open, limits, steps, context, searchRequests, 3);
+    };
+    double lo = 0.01 * capacityPerEngine;
+    const EngineRun low = runAt(lo);
+    const std::string lowMiss = miss(low, low.backlog);
+    if (!lowMiss.empty()) {
+        load.goodputRps = 0.0;
+        load.sloNote = fmt::format("no request rate meets the SLO: even at {:.3g} requests/s (1% of "
+                                   "capacity) {}",
+            lo * load.replicas, lowMiss);
+        return load;
+    }
+    double hi = capacityPerEngine;
+    for (int i = 0; i < 12 && hi - lo > 1e-3 * capacityPerEngine; ++i) {
+        const double mid = (lo + hi) / 2;
+        const EngineRun r = runAt(mid);
+        (miss(r, r.backlog).empty() ? lo : hi) = mid;
+    }
+    load.goodputRps = lo * load.replicas;
+    load.sloNote = fmt::format("goodput {:.3g} requests/s: the highest Poisson rate whose "
+                               "percentiles meet the SLO ({} engines of {} GPUs)",
+        *load.goodputRps, load.replicas, tp);
+    return load;
+}
+
+void attachServingGoodput(const Plan& plan, Estimate& estimate)
+{
+    if (!plan.serving.workload || !plan.serving.slo || !estimate.serving.load)
+        return;
+    estimate.serving.load = estimateServingLoad(plan.model.arch, plan.serving, plan.gpu.gpu,
+        estimate.serving, plan.cluster.gpus, true);
+}
+
+} // namespace envelope

@@ -1,0 +1,109 @@
+// Serving under load (issue 27): a deployment of engines serving a workload of requests, with
+// TTFT / TPOT percentiles, throughput per GPU and per user, and goodput under an SLO.
+//
+// One engine runs iteration-level (continuous) batching with chunked prefill, as vLLM V1 and
+// SGLang schedule: each step decodes one token of every running sequence and spends the rest of
+// `max_batched_tokens` on prompt chunks, first come first served; a request is admitted while
+// the KV pool holds its whole length and fewer than `max_num_seqs` run. An event simulation
+// (deterministic for a seed) replays that scheduler over sampled requests; a closed form gives
+// the steady state of a closed loop of fixed-length requests, and the test checks one against
+// the other. Every formula: docs/formulas-serving.md, "Serving under load".
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "estimate/estimate.h"
+
+namespace envelope {
+
+// What bounds one engine's scheduler.
+struct EngineLimits {
+    double kvTokens = 0;       // token slots of the KV pool (ServingEstimate::maxTokens)
+    int blockSize = 16;        // a request holds whole blocks
+    int maxNumSeqs = 1024;     // running sequences at most
+    int maxBatchedTokens = 8192; // tokens one step computes (decodes + prompt chunks)
+};
+
+// The engine's step: decodeS(batch, mean KV tokens) for one decode step of `batch` sequences,
+// prefillS(tokens) for one prompt of `tokens` computed tokens. A step that carries both costs
+// their sum (the weights are read once in a real fused step: an upper bound by one weight read).
+struct StepTimes {
+    std::function<double(double batch, double meanKvTokens)> decodeS;
+    std::function<double(double tokens)> prefillS;
+};
+
+// Step times from the plan's op model, on a grid (batch in powers of two up to `maxBatch`, KV
+// length linear between two points, prompts in powers of two) so that a simulation step costs a
+// lookup, not an op timing. Interpolation: log-linear in batch and prompt length, linear in KV.
+StepTimes tabulatedStepTimes(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double maxBatch, double maxTokens);
+
+// Deterministic 64-bit generator (SplitMix64, Steele et al. 2014) and the draws the workload
+// needs; std's distributions differ between standard libraries, these do not.
+class Draws {
+public:
+    explicit Draws(std::uint64_t seed) : m_state(seed) { }
+    std::uint64_t next();
+    double uniform();                       // [0, 1)
+    double exponential(double rate);        // mean 1 / rate
+    double normal();                        // Box-Muller, standard
+    double length(const LengthDistribution& d, double cap); // tokens, 1..cap
+private:
+    std::uint64_t m_state;
+};
+
+// The log-normal with this mean and 90th percentile: sigma solves
+// ln(p90 / mean) = 1.2816 sigma - sigma^2 / 2 (its smaller root), mu = ln(mean) - sigma^2 / 2.
+struct LogNormal {
+    double mu = 0, sigma = 0;
+};
+LogNormal logNormalFromMeanP90(double mean, double p90);
+
+// Mean tokens of a length distribution (a log-normal: its mean before the cut at the context).
+double meanTokens(const LengthDistribution& d);
+
+struct EngineRun {
+    int requests = 0;               // measured (after the warm-up)
+    double durationS = 0;           // of the measured part
+    double requestsPerS = 0, outputTokensPerS = 0;
+    double ttftMeanS = 0, ttftP50S = 0, ttftP90S = 0, ttftP99S = 0;
+    double tpotMeanS = 0, tpotP50S = 0, tpotP90S = 0, tpotP99S = 0;
+    double itlMeanS = 0, e2eMeanS = 0;
+    double meanBatch = 0;           // decoding sequences per step, time-weighted
+    double meanInEngine = 0;        // queued + running, time-weighted (Little's law: rate x e2e)
+    double meanInputTokens = 0, meanOutputTokens = 0;
+    bool backlog = false;           // the queue still grew at the end: above capacity
+    bool tooLong = false;           // a request longer than the whole KV pool was drawn
+};
+
+// One engine serving `requests` requests of `workload` (its concurrency or request rate already
+// this engine's share). The first 10% of completions are a warm-up and not measured.
+EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& limits,
+    const StepTimes& steps, double contextTokens, int requests, std::uint64_t seed);
+
+// The steady state of a closed loop of `concurrency` users with fixed `input` / `output`
+// lengths: each request spends k = ceil(input' / budget) steps in prefill and output - 1 in
+// decode, so (output - 1) / (output - 1 + k) of the users decode at a time; a step costs
+// decode(B, input + output / 2) + (users / (output - 1 + k)) x prefill(input'), with input' the
+// prompt tokens not served from the prefix cache.
+struct ClosedFormLoad {
+    double stepS = 0, batch = 0, tpotS = 0, ttftS = 0, requestsPerS = 0, outputTokensPerS = 0;
+};
+ClosedFormLoad closedFormLoad(double input, double output, double concurrency,
+    double prefixHitRate, const EngineLimits& limits, const StepTimes& steps);
+
+// The deployment's figures: cluster.gpus / serving.tp engines share the workload, and whether
+// it meets the SLO. `base` is the plan's serving estimate (its KV pool). With `goodput`, also
+// the SLO's goodput, by bisection over the Poisson rate (a search of 13 simulations: the CLI
+// asks for it, a slider step does not). Requests per simulation: `requests` per engine.
+ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, const ServingEstimate& base, int clusterGpus, bool goodput = false,
+    int requests = 2000);
+
+// Fills estimate.serving.load's goodput (serving.goodput_rps) when the plan has a workload and
+// an SLO; `estimate` must be estimate(plan)'s. What `envelope-cli estimate` runs.
+void attachServingGoodput(const Plan& plan, Estimate& estimate);
+
+} // namespace envelope
