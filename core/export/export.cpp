@@ -140,7 +140,7 @@ Precision precisionOf(const RecipeChoice& choice)
     } else if (id == "bf16-pure" || id == "bf16-pure-adam8bit") {
         p.masterWeights = false;
         p.eightBitOptimizer = id == "bf16-pure-adam8bit";
-    } else if (id == "fp8-deepseek") {
+    } else if (id == "fp8-deepseek" || id == "fp8-te") {
         p.kind = Precision::Kind::Fp8;
     } else {
         // A custom recipe (or a user preset): read it by its bytes per parameter.
@@ -166,7 +166,7 @@ std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients)
     case Precision::Kind::Fp32:
         return "fp32";
     case Precision::Kind::Fp8:
-        return "fp8-deepseek";
+        return "fp8-te"; // FP8 compute, bf16 weights, fp32 master and Adam: what the engines run
     }
     return "bf16-mixed-16";
 }
@@ -272,6 +272,15 @@ void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::strin
     if (t.lora.enabled && engine != "the Hugging Face Trainer")
         warnings.push_back(fmt::format("training.lora: {} cannot express LoRA adapters from its "
                                        "config; export --to hf for a PEFT adapter config",
+            engine));
+    // The engines' FP8 training (torchtitan's Float8 converter, Megatron's --fp8-format through
+    // Transformer Engine) keeps bf16 weights and an fp32 master copy and Adam: fp8-te. DeepSeek's
+    // FP8 weights with a compressed optimizer is not a switch of theirs.
+    if (t.recipe.presetId == "fp8-deepseek" && (engine == "torchtitan" || engine == "Megatron-LM"))
+        warnings.push_back(fmt::format("training.recipe = fp8-deepseek: {} trains FP8 with bf16 "
+                                       "weights and fp32 master weights and Adam (the fp8-te "
+                                       "recipe); DeepSeek's FP8 weights and compressed optimizer "
+                                       "cannot be expressed",
             engine));
     if (!p.exact)
         warnings.push_back(fmt::format("training.recipe: a custom recipe; {} gets the closest "

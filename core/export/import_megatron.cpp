@@ -325,7 +325,7 @@ Expected<ImportedPlan> importMegatron(
     const bool fp8 = !word("--fp8-format").empty();
     has("--fp8-recipe");
     const bool bf16Grads = switchOn("--grad-reduce-in-bf16");
-    t["recipe"] = fp8 ? "fp8-deepseek"
+    t["recipe"] = fp8 ? "fp8-te"
         : bf16        ? (bf16Grads ? "bf16-mixed-16" : "bf16-mixed-18")
         : fp16        ? "fp16-mixed"
                       : "fp32";

@@ -282,7 +282,7 @@ Expected<ImportedPlan> importTorchTitan(
             }
         }
     const std::string param = r.text("training", "mixed_precision_param");
-    t["recipe"] = fp8 ? "fp8-deepseek" : param == "float32" ? "fp32" : "bf16-mixed-16";
+    t["recipe"] = fp8 ? "fp8-te" : param == "float32" ? "fp32" : "bf16-mixed-16";
     const nlohmann::json* offload = r.get("training", "enable_cpu_offload");
     const bool off = offload && offload->is_boolean() && offload->get<bool>();
     t["offload_optimizer"] = off;

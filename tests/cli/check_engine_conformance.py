@@ -209,6 +209,8 @@ VARIANTS = [
     ['model="deepseek-v3"', "cluster.gpus=64", "training.pp=4", "training.virtual_stages=2",
      "training.ep=8"],
     ['model="llama-3-8b"', 'training.recipe="fp8-deepseek"'],
+    ['model="llama-3-8b"', 'training.recipe="fp8-te"', "training.pp=2", "training.tp=2",
+     "training.virtual_stages=2"],
     ['model="llama-3-8b"', "training.seq_len=131072"],
     ["training.zero_stage=0", 'training.recipe="bf16-mixed-18"', "training.offload_optimizer=true"],
     ["training.zero_stage=1", "training.offload_optimizer=true"],

@@ -68,6 +68,14 @@ TEST(ConformanceTorchTitan, Float8UsesTheV02ConverterAndSection)
     EXPECT_FALSE(t.contains("float8"));
     ASSERT_TRUE(t.contains("quantize"));
     EXPECT_EQ(t["quantize"]["linear"]["float8"]["enable_fsdp_float8_all_gather"], true);
+    // Float8 keeps bf16 weights and fp32 master and Adam (fp8-te): DeepSeek's recipe is warned.
+    EXPECT_TRUE(anyWarningMentions(c, "(the fp8-te recipe)"));
+    const EngineConfig te
+        = exportOf(defaultPlanWith({ "model=\"llama-3-8b\"", "training.recipe=\"fp8-te\"" }),
+            Engine::TorchTitan);
+    EXPECT_EQ(parseToml(te.text).value()["model"]["converters"],
+        nlohmann::json({ "quantize.linear.float8" }));
+    EXPECT_FALSE(anyWarningMentions(te, "training.recipe"));
 }
 
 // torchtitan's stage count with layers_per_stage set (v0.2.2 pipeline_parallel.py):
@@ -368,7 +376,7 @@ TEST(ConformanceTorchTitanImport, Float8MemoryBudgetAndUnreadKeys)
     const std::string base = "[parallelism]\ndata_parallel_shard_degree = 8\n";
     const nlohmann::json converted = planOf(importWith(
         Engine::TorchTitan, base + "[model]\nconverters = [\"quantize.linear.float8\"]\n"));
-    EXPECT_EQ(converted["training"]["recipe"], "fp8-deepseek");
+    EXPECT_EQ(converted["training"]["recipe"], "fp8-te");
     const auto sectionOnly
         = importWith(Engine::TorchTitan, base + "[float8]\nenable_fsdp_float8_all_gather = true\n");
     EXPECT_EQ(planOf(sectionOnly)["training"]["recipe"], "bf16-mixed-16");
@@ -521,7 +529,7 @@ steps = 1200
         EXPECT_EQ(p["training"]["seq_len"], 8192);
         EXPECT_EQ(p["training"]["recompute"], "selective");
         EXPECT_DOUBLE_EQ(p["training"]["train_tokens"].get<double>(), 1000.0 * 64 * 8192);
-        EXPECT_EQ(p["training"]["recipe"], fp8 ? "fp8-deepseek" : "bf16-mixed-16");
+        EXPECT_EQ(p["training"]["recipe"], fp8 ? "fp8-te" : "bf16-mixed-16");
         EXPECT_NE(warningsOf(r).find("optimizer.lr"), std::string::npos);
         ReadOptions options;
         EXPECT_TRUE(readPlan(r->planJson, exportPresets(), options).ok());
@@ -596,7 +604,7 @@ TEST(RealFiles, MegatronFsdpLlama3_8bFp8)
     EXPECT_EQ(t["zero_stage"], 3); // Megatron-FSDP optim_grads_params (was read as ZeRO-1)
     EXPECT_EQ(t["grad_accum"], 16); // 128 / (1 x 8)
     EXPECT_EQ(t["seq_len"], 8192);
-    EXPECT_EQ(t["recipe"], "fp8-deepseek"); // FP8 (mapped to fp8-te once main has it)
+    EXPECT_EQ(t["recipe"], "fp8-te"); // Transformer Engine FP8: bf16 weights, fp32 master/Adam
     EXPECT_EQ(t["flash_attention"], true); // --attention-backend fused
     EXPECT_DOUBLE_EQ(t["train_tokens"].get<double>(), 1953125000.0 * 8192);
     EXPECT_TRUE(readPlan(r->planJson, exportPresets()).ok());

@@ -36,7 +36,7 @@ std::vector<Case> cases()
         { "training.recipe=\"fp16-mixed\"", "training.recompute=\"none\"" },
         { "training.recipe=\"bf16-mixed-18\"", "cluster.gpus=16" },
         { "training.recipe=\"fp32\"", "training.flash_attention=false" },
-        { "training.recipe=\"fp8-deepseek\"" },
+        { "training.recipe=\"fp8-te\"" },
         { "training.tp=2", "training.sequence_parallel=true", "training.pp=2",
             "training.virtual_stages=2", "training.recompute=\"every-k\"",
             "training.recompute_every=2" },
@@ -147,7 +147,7 @@ void expectTorchTitanRoundTrip(const Case& c)
             EXPECT_EQ(b.zeroStage, a.zeroStage);
         if (a.offloadOptimizer == a.offloadParams)
             EXPECT_EQ(b.offloadOptimizer, a.offloadOptimizer);
-        if (recipeIs(c.plan, { "bf16-mixed-16", "fp32", "fp8-deepseek" }))
+        if (recipeIs(c.plan, { "bf16-mixed-16", "fp32", "fp8-te" }))
             EXPECT_EQ(b.recipe.presetId, a.recipe.presetId);
         // Steps round up: the tokens come back within one step's worth.
         const double stepTokens = static_cast<double>(exportdetail::globalBatch(c.plan)) * a.seqLen;
@@ -178,8 +178,7 @@ void expectMegatronRoundTrip(const Case& c)
         EXPECT_EQ(b.zeroStage, std::min(a.zeroStage, 1)); // the distributed optimizer is ZeRO-1
         EXPECT_EQ(b.offloadOptimizer, a.offloadOptimizer);
         EXPECT_EQ(b.flashAttention, a.flashAttention);
-        if (recipeIs(
-                c.plan, { "bf16-mixed-16", "bf16-mixed-18", "fp16-mixed", "fp32", "fp8-deepseek" }))
+        if (recipeIs(c.plan, { "bf16-mixed-16", "bf16-mixed-18", "fp16-mixed", "fp32", "fp8-te" }))
             EXPECT_EQ(b.recipe.presetId, a.recipe.presetId);
         EXPECT_NEAR(b.trainTokens, a.trainTokens, a.seqLen); // --train-samples rounds up
     }
