@@ -1,5 +1,6 @@
 #include "export/args.h"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -157,6 +158,62 @@ std::string expandLaunchScript(std::string_view text)
     lines.push_back(std::move(current));
 
     std::map<std::string, std::vector<std::string>> vars;
+    // $NAME, ${NAME}, ${NAME[@]} (quoted or not), expanded as bash does at each assignment and on
+    // the command line: an array's words are spliced, each quoted back so that the command
+    // line splits into the same words. Unknown names stay as written. Arrays that name arrays
+    // grow geometrically: past 16 times the script (and 1 MB) the expansion stops and the script
+    // is read as it is written.
+    const std::size_t budget = std::max<std::size_t>(1 << 20, 16 * text.size());
+    bool overflow = false;
+    const auto expand = [&](const std::string& in) -> std::string {
+        std::string out;
+        for (std::size_t i = 0; i < in.size() && !overflow; ++i) {
+            if (out.size() > budget) {
+                overflow = true;
+                break;
+            }
+            if (in[i] != '$' || i + 1 >= in.size()) {
+                out += in[i];
+                continue;
+            }
+            std::size_t j = i + 1;
+            const bool braced = in[j] == '{';
+            if (braced)
+                ++j;
+            const std::size_t nameStart = j;
+            while (j < in.size() && isNameChar(in[j]))
+                ++j;
+            const std::string name = in.substr(nameStart, j - nameStart);
+            bool all = false;
+            if (braced && in.compare(j, 4, "[@]}") == 0) {
+                all = true;
+                j += 4;
+            } else if (braced && j < in.size() && in[j] == '}') {
+                ++j;
+            } else if (braced) {
+                out += in[i];
+                continue;
+            }
+            const auto found = vars.find(name);
+            if (name.empty() || found == vars.end()) {
+                out += in.substr(i, j - i);
+                i = j - 1;
+                continue;
+            }
+            std::string words;
+            const std::vector<std::string>& values = found->second;
+            for (std::size_t k = 0; k < values.size() && (all || k == 0); ++k)
+                words += (k ? " " : "") + (all ? shellWord(values[k]) : values[k]);
+            // "${NAME[@]}" in double quotes: drop the quotes around the expansion.
+            if (all && !out.empty() && out.back() == '"' && j < in.size() && in[j] == '"') {
+                out.pop_back();
+                ++j;
+            }
+            out += words;
+            i = j - 1;
+        }
+        return out;
+    };
     bool assigns = false;
     std::string commandLine;
     for (std::size_t n = 0; n < lines.size(); ++n) {
@@ -175,9 +232,9 @@ std::string expandLaunchScript(std::string_view text)
                 while (body.find(')') == std::string::npos && n + 1 < lines.size())
                     body += "\n" + lines[++n];
                 body = body.substr(0, body.rfind(')'));
-                vars[name] = splitWords(body);
+                vars[name] = splitWords(expand(body));
             } else {
-                const std::vector<std::string> words = splitWords(rest);
+                const std::vector<std::string> words = splitWords(expand(std::string(rest)));
                 // "VAR=1 torchrun ... pretrain_gpt.py ...": an environment prefix, not an
                 // assignment of its own; the line is the command.
                 bool runs = false;
@@ -204,56 +261,8 @@ std::string expandLaunchScript(std::string_view text)
     if (!assigns || commandLine.empty())
         return std::string(text);
 
-    // $NAME, ${NAME}, ${NAME[@]} (quoted or not) in the command line; values are expanded once
-    // more so that GPUS_PER_NODE inside DISTRIBUTED_ARGS resolves. Unknown names stay as written.
-    const auto expand = [&](const std::string& in, int depth, const auto& self) -> std::string {
-        std::string out;
-        for (std::size_t i = 0; i < in.size(); ++i) {
-            if (in[i] != '$' || i + 1 >= in.size()) {
-                out += in[i];
-                continue;
-            }
-            std::size_t j = i + 1;
-            const bool braced = in[j] == '{';
-            if (braced)
-                ++j;
-            const std::size_t nameStart = j;
-            while (j < in.size() && isNameChar(in[j]))
-                ++j;
-            std::string name = in.substr(nameStart, j - nameStart);
-            bool all = false;
-            if (braced && in.compare(j, 4, "[@]}") == 0) {
-                all = true;
-                j += 4;
-            } else if (braced && j < in.size() && in[j] == '}') {
-                ++j;
-            } else if (braced) {
-                out += in[i];
-                continue;
-            }
-            const auto found = vars.find(name);
-            if (name.empty() || found == vars.end()) {
-                out += in.substr(i, j - i);
-                i = j - 1;
-                continue;
-            }
-            std::string words;
-            const std::vector<std::string>& values = found->second;
-            for (std::size_t k = 0; k < values.size() && (all || k == 0); ++k) {
-                const std::string value = depth < 4 ? self(values[k], depth + 1, self) : values[k];
-                words += (k ? " " : "") + (all ? shellWord(value) : value);
-            }
-            // "${NAME[@]}" in double quotes: drop the quotes around the expansion.
-            if (all && !out.empty() && out.back() == '"' && j < in.size() && in[j] == '"') {
-                out.pop_back();
-                ++j;
-            }
-            out += words;
-            i = j - 1;
-        }
-        return out;
-    };
-    return expand(commandLine, 0, expand);
+    const std::string expanded = expand(commandLine);
+    return overflow ? std::string(text) : expanded;
 }
 
 } // namespace envelope::exportdetail

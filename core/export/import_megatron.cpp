@@ -236,12 +236,15 @@ Expected<ImportedPlan> importMegatron(
                     : 1;
                 const long long inner = std::count(layout.begin() + static_cast<std::ptrdiff_t>(at),
                     layout.begin() + static_cast<std::ptrdiff_t>(close), '|');
-                chunks += inner * times;
+                chunks += inner * times; // <= 1e6 bytes x 1e9: no wrap for one group
                 at = end;
             } else {
                 chunks += layout[at] == '|' ? 1 : 0;
                 ++at;
             }
+            if (chunks > kMaxArgument)
+                return Error { "--pipeline-model-parallel-layout",
+                    fmt::format("unrolls to more than {} stages", kMaxArgument) };
         }
         if (chunks % pp != 0)
             return Error { "--pipeline-model-parallel-layout",

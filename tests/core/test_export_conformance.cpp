@@ -442,6 +442,27 @@ torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \
     EXPECT_EQ(grads["training"]["zero_stage"], 2);
 }
 
+// Arrays that name arrays grow geometrically (60 words, four levels: 60^4 = 13 million words):
+// the expansion stops at its budget and the script is read as written, refused in a moment.
+TEST(ConformanceMegatronImport, ArrayExpansionIsBounded)
+{
+    std::string script = "A=(";
+    for (int i = 0; i < 60; ++i)
+        script += " --x";
+    script += ")\n";
+    for (const char* name : { "B", "C", "D" }) {
+        script += std::string(name) + "=(";
+        for (int i = 0; i < 60; ++i)
+            script += std::string(" ${") + char(name[0] - 1) + "[@]}";
+        script += ")\n";
+    }
+    script += "torchrun pretrain_gpt.py ${D[@]}\n";
+    const Expected<ImportedPlan> r = importWith(Engine::Megatron, script, 8);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(
+        r.error().toString(), "${D[@]}: expected an argument starting with --, got \"${D[@]}\"");
+}
+
 // --- Real files (../shared/engine-configs/SOURCE.md): their settings, written here ------------
 
 // pytorch/torchtitan torchtitan/models/llama3/train_configs/llama3_8b.toml @ v0.2.2 (73a0e697),
