@@ -1,6 +1,7 @@
 // The plan as the engine's configuration. The file goes to stdout (or -o FILE, written with its
-// companions as one set by io::saveFiles); the launch line, Envelope's figures when the format has no comments, and every
-// setting the engine cannot express go to stderr, so `> ds_config.json` stays a valid file.
+// companions as one set by io::saveFiles); the launch line, Envelope's figures when the format has
+// no comments, and every setting the engine cannot express go to stderr, so `> ds_config.json`
+// stays a valid file.
 #include "cmd_export.h"
 
 #include <filesystem>
@@ -22,6 +23,9 @@ void registerExport(CLI::App& app, ExportCommand& c)
         ->required()
         ->check(CLI::IsMember({ "deepspeed", "torchtitan", "megatron", "hf", "vllm" }));
     c.command->add_option("-o,--output", c.output, "write the configuration to FILE");
+    c.command->add_option("--engine-version", c.engineVersion,
+        "the engine release to write for (default and only one: the pinned current release, "
+        "deepspeed v0.19.5, torchtitan v0.2.2, megatron core_v0.19.0)");
     addSetOption(c.command, c.sets);
 }
 
@@ -37,6 +41,13 @@ int runExport(const ExportCommand& c)
                   << "\"\n";
         return kExitFailure;
     }
+    if (!c.engineVersion.empty() && c.engineVersion != engineVersion(engine)) {
+        std::cerr << "envelope-cli: --engine-version: " << c.engine << " exports are written for "
+                  << (engineVersion(engine).empty() ? std::string("no pinned release")
+                                                    : std::string(engineVersion(engine)))
+                  << ", the release they are checked against; got \"" << c.engineVersion << "\"\n";
+        return kExitBadPlan;
+    }
     const Estimate e = estimatePlan(loaded->plan, false);
     const EngineConfig config
         = exportPlan(loaded->plan, e, engine, modelRepository(loaded->plan, loaded->presets));
@@ -46,9 +57,9 @@ int runExport(const ExportCommand& c)
     for (const EngineConfig::Companion& companion : config.companions) {
         if (c.output.empty())
             continue;
-        files.push_back({ (std::filesystem::path(c.output).parent_path() / companion.fileName)
-                              .string(),
-            companion.text });
+        files.push_back(
+            { (std::filesystem::path(c.output).parent_path() / companion.fileName).string(),
+                companion.text });
     }
     if (c.output.empty()) {
         std::cout << config.text;

@@ -7,7 +7,7 @@ namespace envelope::cli {
 
 struct ExportCommand {
     CLI::App* command = nullptr;
-    std::string planPath, engine, output;
+    std::string planPath, engine, output, engineVersion;
     std::vector<std::string> sets;
 };
 

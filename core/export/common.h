@@ -10,6 +10,12 @@
 
 namespace envelope::exportdetail {
 
+// The engine release each export is written for (named in its header comment) and checked
+// against: the upstream tag whose sources the exporters follow.
+inline constexpr const char* kTorchTitanVersion = "v0.2.2";
+inline constexpr const char* kMegatronVersion = "core_v0.19.0";
+inline constexpr const char* kDeepSpeedVersion = "v0.19.5";
+
 // How a plan's precision recipe reads in the engines' vocabulary.
 struct Precision {
     enum class Kind { Bf16, Fp16, Fp32, Fp8 };
@@ -53,6 +59,16 @@ struct NodeLayout {
     int perNode = 1;
 };
 NodeLayout nodeLayout(const Plan& plan);
+
+// How Megatron-LM splits `layers` over `pp` stages of `virtualStages` chunks: `even` when the
+// layers divide; otherwise the --decoder-first/last-pipeline-num-layers counts (first = 0: no
+// split Megatron accepts).
+struct PipelineSplit {
+    bool even = true;
+    long long first = 0;
+    long long last = 0;
+};
+PipelineSplit megatronPipelineSplit(long long layers, long long pp, long long virtualStages);
 
 EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate);
 EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate);

@@ -16,6 +16,10 @@ EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate)
     const TrainingConfig& t = plan.training;
     EngineConfig out
         = startTrainingExport(plan, estimate, Engine::DeepSpeed, "ds_config.json", "DeepSpeed");
+    // JSON has no comments: the release it is written for travels with the figures.
+    out.figures.insert(out.figures.begin(),
+        fmt::format("Envelope export for DeepSpeed {} (keys and checks of that release)",
+            kDeepSpeedVersion));
 
     nlohmann::ordered_json j;
     j["train_batch_size"] = globalBatch(plan);
@@ -26,8 +30,17 @@ EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate)
     j["bf16"]
         = { { "enabled", p.kind == Precision::Kind::Bf16 || p.kind == Precision::Kind::Fp8 } };
     j["fp16"] = { { "enabled", p.kind == Precision::Kind::Fp16 } };
-    if (p.fp32Gradients)
+    // The engine's optimizer sanity check (runtime/engine.py, v0.19.5) raises NotImplementedError
+    // for bf16 with fp32 gradient accumulation at ZeRO stage 0; from stage 1 up it is the
+    // BF16_Optimizer / ZeRO path that keeps fp32 gradients.
+    if (p.fp32Gradients && t.zeroStage >= 1)
         j["data_types"] = { { "grad_accum_dtype", "fp32" } };
+    else if (p.fp32Gradients)
+        out.warnings.push_back("training.recipe = bf16-mixed-18 at training.zero_stage = 0: "
+                               "DeepSpeed refuses fp32 gradient accumulation with bf16 without "
+                               "ZeRO (NotImplementedError); exported without "
+                               "data_types.grad_accum_dtype, so DeepSpeed keeps bf16 gradients "
+                               "(use ZeRO stage 1 for fp32 gradients)");
     if (p.kind == Precision::Kind::Fp8)
         out.warnings.push_back("training.recipe = fp8: DeepSpeed's config has no FP8 training "
                                "switch (it comes from Transformer Engine in the model code); "
@@ -41,8 +54,15 @@ EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate)
 
     nlohmann::ordered_json zero;
     zero["stage"] = t.zeroStage;
-    if (t.offloadOptimizer)
+    // ZeRO-Offload needs a ZeRO stage: at stage 0 DeepSpeed accepts the key and ignores it, and
+    // the optimizer state stays on the GPU.
+    if (t.offloadOptimizer && t.zeroStage >= 1)
         zero["offload_optimizer"] = { { "device", "cpu" }, { "pin_memory", true } };
+    else if (t.offloadOptimizer)
+        out.warnings.push_back("training.offload_optimizer at training.zero_stage = 0: DeepSpeed "
+                               "offloads the optimizer only under ZeRO stage 1-3 (at stage 0 the "
+                               "key is ignored and the state stays on the GPU); not written: set "
+                               "training.zero_stage >= 1");
     if (t.offloadParams)
         zero["offload_param"] = { { "device", "cpu" }, { "pin_memory", true } };
     if (t.offloadParams && t.zeroStage != 3)

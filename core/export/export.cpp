@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/checked.h"
+#include "base/text.h"
 #include "base/units.h"
 #include "export/common.h"
 
@@ -40,6 +41,22 @@ bool parseEngine(std::string_view id, Engine& out)
             return true;
         }
     return false;
+}
+
+std::string_view engineVersion(Engine engine)
+{
+    switch (engine) {
+    case Engine::DeepSpeed:
+        return kDeepSpeedVersion;
+    case Engine::TorchTitan:
+        return kTorchTitanVersion;
+    case Engine::Megatron:
+        return kMegatronVersion;
+    case Engine::Hf:
+    case Engine::Vllm:
+        break;
+    }
+    return {};
 }
 
 bool engineImports(Engine engine)
@@ -123,7 +140,7 @@ Precision precisionOf(const RecipeChoice& choice)
     } else if (id == "bf16-pure" || id == "bf16-pure-adam8bit") {
         p.masterWeights = false;
         p.eightBitOptimizer = id == "bf16-pure-adam8bit";
-    } else if (id == "fp8-deepseek") {
+    } else if (id == "fp8-deepseek" || id == "fp8-te") {
         p.kind = Precision::Kind::Fp8;
     } else {
         // A custom recipe (or a user preset): read it by its bytes per parameter.
@@ -149,7 +166,7 @@ std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients)
     case Precision::Kind::Fp32:
         return "fp32";
     case Precision::Kind::Fp8:
-        return "fp8-deepseek";
+        return "fp8-te"; // FP8 compute, bf16 weights, fp32 master and Adam: what the engines run
     }
     return "bf16-mixed-16";
 }
@@ -157,8 +174,8 @@ std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients)
 int dataParallel(const Plan& plan)
 {
     // tp x pp x cp divides cluster.gpus in a valid plan; 64-bit so an unvalidated one cannot wrap.
-    const long long modelParallel = std::max(1LL,
-        wideProduct(plan.training.tp, plan.training.pp) * std::max(1, plan.training.cp));
+    const long long modelParallel = std::max(
+        1LL, wideProduct(plan.training.tp, plan.training.pp) * std::max(1, plan.training.cp));
     return static_cast<int>(std::max(1LL, plan.cluster.gpus / modelParallel));
 }
 
@@ -213,9 +230,11 @@ std::vector<std::string> servingFigures(const Plan& plan, const Estimate& e)
 
 std::string commentBlock(std::string_view header, const std::vector<std::string>& lines)
 {
-    std::string out = fmt::format("# {}\n", header);
+    // A comment is one line: a newline in a plan name would otherwise start a line of its own,
+    // an argument Megatron reads or a TOML key (issue 25, item 7). Control characters are escaped.
+    std::string out = fmt::format("# {}\n", printable(header));
     for (const std::string& line : lines)
-        out += "# " + line + "\n";
+        out += "# " + printable(line) + "\n";
     return out;
 }
 
@@ -253,6 +272,15 @@ void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::strin
     if (t.lora.enabled && engine != "the Hugging Face Trainer")
         warnings.push_back(fmt::format("training.lora: {} cannot express LoRA adapters from its "
                                        "config; export --to hf for a PEFT adapter config",
+            engine));
+    // The engines' FP8 training (torchtitan's Float8 converter, Megatron's --fp8-format through
+    // Transformer Engine) keeps bf16 weights and an fp32 master copy and Adam: fp8-te. DeepSeek's
+    // FP8 weights with a compressed optimizer is not a switch of theirs.
+    if (t.recipe.presetId == "fp8-deepseek" && (engine == "torchtitan" || engine == "Megatron-LM"))
+        warnings.push_back(fmt::format("training.recipe = fp8-deepseek: {} trains FP8 with bf16 "
+                                       "weights and fp32 master weights and Adam (the fp8-te "
+                                       "recipe); DeepSeek's FP8 weights and compressed optimizer "
+                                       "cannot be expressed",
             engine));
     if (!p.exact)
         warnings.push_back(fmt::format("training.recipe: a custom recipe; {} gets the closest "

@@ -32,6 +32,11 @@ inline constexpr const char* kEngineIdList = "deepspeed, torchtitan, megatron, h
 bool engineImports(Engine engine);
 inline constexpr const char* kImportEngineIdList = "deepspeed, torchtitan or megatron";
 
+// The engine release an export is written for and checked against (tests/data/engines): the
+// current release Envelope pins ("v0.19.5", "v0.2.2", "core_v0.19.0"), or "" where no release
+// is pinned (hf, vllm). `--engine-version` accepts exactly this one.
+std::string_view engineVersion(Engine engine);
+
 struct EngineConfig {
     Engine engine = Engine::DeepSpeed;
     std::string text; // the configuration file itself

@@ -49,8 +49,8 @@ Expected<PlanDraft> startDraft(
     // Every importer multiplies the GPU count: it is in the plan's range before anything else.
     if (options.gpus && (*options.gpus < 1 || *options.gpus > planfields::kMaxGpus))
         return Error { "--gpus",
-            fmt::format("must be 1..{} (cluster.gpus), got {}", planfields::kMaxGpus,
-                *options.gpus) };
+            fmt::format(
+                "must be 1..{} (cluster.gpus), got {}", planfields::kMaxGpus, *options.gpus) };
     Expected<nlohmann::json> base = parseJsonText(presets.defaultPlanJson);
     if (!base)
         return base.error();
@@ -102,23 +102,34 @@ namespace {
 constexpr long long kMaxBatchSize = 1'000'000'000'000'000;
 
 // A count 1..max at `key` of `object` (named `path` in messages); nullopt when absent or
-// "auto" (warned).
+// "auto" (then `isAuto` is set: the Hugging Face integration fills it in at launch).
 Expected<std::optional<long long>> countAt(const nlohmann::json& object, const char* key,
-    const std::string& path, PlanDraft& d, long long max)
+    const std::string& path, long long max, bool& isAuto)
 {
+    isAuto = false;
     if (!object.is_object() || !object.contains(key) || object[key].is_null())
         return std::optional<long long> {};
     const nlohmann::json& v = object[key];
     if (v.is_string() && v.get<std::string>() == "auto") {
-        d.warnings.push_back(fmt::format("{} = \"auto\": filled in by the Hugging Face Trainer "
-                                         "at launch; the plan keeps its default",
-            path));
+        isAuto = true;
         return std::optional<long long> {};
     }
     const std::optional<long long> n = asCount(v);
     if (!n || *n < 1 || *n > max)
-        return Error { path, fmt::format("must be an integer 1..{}, got {}", max, describeJson(v)) };
+        return Error { path,
+            fmt::format("must be an integer 1..{}, got {}", max, describeJson(v)) };
     return n;
+}
+
+// A boolean switch of a section: true, false, or "auto" (nullopt: the plan decides).
+std::optional<bool> switchOf(const nlohmann::json& j, const char* section, const char* key)
+{
+    if (!j.contains(section) || !j[section].is_object() || !j[section].contains(key))
+        return false;
+    const nlohmann::json& e = j[section][key];
+    if (e.is_string() && e.get<std::string>() == "auto")
+        return std::nullopt;
+    return e.is_boolean() && e.get<bool>();
 }
 
 bool enabled(const nlohmann::json& j, const char* section)
@@ -181,32 +192,116 @@ Expected<ImportedPlan> importDeepSpeed(
 
     using planfields::kMaxBatch;
     using planfields::kMaxGpus;
-    auto tbs = countAt(j, "train_batch_size", "train_batch_size", d, kMaxBatchSize);
-    auto micro = countAt(
-        j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", d, kMaxBatch);
-    auto ga = countAt(j, "gradient_accumulation_steps", "gradient_accumulation_steps", d, kMaxBatch);
+    bool tbsAuto = false, microAuto = false, gaAuto = false;
+    auto tbs = countAt(j, "train_batch_size", "train_batch_size", kMaxBatchSize, tbsAuto);
+    auto micro = countAt(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu",
+        kMaxBatch, microAuto);
+    auto ga = countAt(
+        j, "gradient_accumulation_steps", "gradient_accumulation_steps", kMaxBatch, gaAuto);
     for (auto* e : { &tbs, &micro, &ga })
         if (!*e)
             return e->error();
     std::optional<long long> m = *micro, g = *ga, b = *tbs;
-    // Factors are at most 1e6 each (the plan's bounds, checked above): these products fit in
-    // 64 bits; checkedMul keeps that true if a bound ever grows.
-    if (!m && g && b && *b % *g == 0 && options.gpus)
-        if (const std::optional<long long> per = checkedMul(*g, *options.gpus))
-            m = std::min<long long>(kMaxBatch, *b / *per);
-    if (!g && m && b && options.gpus)
-        if (const std::optional<long long> per = checkedMul(*m, *options.gpus))
-            g = std::clamp<long long>(*b / *per, 1, kMaxBatch);
-    if (m && *m < 1)
-        return Error { "train_batch_size",
-            fmt::format("must be at least gradient_accumulation_steps x --gpus = {} x {}, got {}",
-                *g, *options.gpus, *b) };
+
+    // "auto" is what the Hugging Face integration fills in from TrainingArguments
+    // (transformers integrations/deepspeed.py, trainer_config_process): the micro batch is
+    // per_device_train_batch_size, the accumulation gradient_accumulation_steps, and
+    // train_batch_size their product with the world size. The plan is those arguments here.
+    std::vector<std::string> autos;
+    if (microAuto) {
+        m = t["micro_batch"].get<long long>();
+        autos.push_back("train_micro_batch_size_per_gpu = training.micro_batch");
+    }
+    if (gaAuto) {
+        g = t["grad_accum"].get<long long>();
+        autos.push_back("gradient_accumulation_steps = training.grad_accum");
+    }
+
+    // The data-parallel world: --gpus, or the default plan's (said so whenever it decides a
+    // value: the GPU count never changes silently).
+    const long long world
+        = options.gpus ? *options.gpus : d.plan["cluster"]["gpus"].get<long long>();
+    bool worldUsed = false;
+    bool gpusFromBatch = false; // cluster.gpus = train_batch_size / micro (no accumulation)
+    if (tbsAuto) {
+        if (m && g) {
+            const std::optional<long long> product = checkedMul(*m, *g);
+            b = product ? checkedMul(*product, world) : std::nullopt;
+            worldUsed = true;
+            autos.push_back("train_batch_size = micro x accumulation x GPUs");
+        }
+    }
+    // DeepSpeed's own rule for the value a config leaves out (runtime/config.py,
+    // _set_batch_related_parameters): any two give the third with the world size; train_batch_size
+    // alone means no accumulation, the micro batch alone too.
+    const auto exactQuotient
+        = [&](long long total, long long divisor, const char* what) -> Expected<long long> {
+        if (divisor < 1 || total % divisor != 0 || total / divisor < 1)
+            return Error { "train_batch_size",
+                fmt::format("must be a multiple of {} = {} (DeepSpeed derives the missing value "
+                            "from it), got {}",
+                    what, divisor, total) };
+        return total / divisor;
+    };
+    if (b && m && !g && !options.gpus) {
+        // Without the world size the file's reading is no accumulation (DeepSpeed's default)
+        // on train_batch_size / micro GPUs: BingBERT's 65,536 at micro 64 is its 1,024 GPUs.
+        Expected<long long> q = exactQuotient(*b, *m, "train_micro_batch_size_per_gpu");
+        if (!q)
+            return q.error();
+        if (*q > kMaxGpus)
+            return Error { "train_batch_size",
+                fmt::format("means {} / {} = {} data-parallel GPUs; cluster.gpus must be 1..{}", *b,
+                    *m, *q, kMaxGpus) };
+        g = 1;
+        gpusFromBatch = true;
+        d.plan["cluster"]["gpus"] = *q;
+        d.warnings.push_back(fmt::format(
+            "cluster.gpus = {}: train_batch_size / train_micro_batch_size_per_gpu = {} / {} "
+            "with no gradient accumulation (the file sets none); pass --gpus for another cluster",
+            *q, *b, *m));
+    } else if (b && m && !g) {
+        const std::optional<long long> per = checkedMul(*m, world);
+        Expected<long long> q
+            = exactQuotient(*b, per.value_or(0), "train_micro_batch_size_per_gpu x GPUs");
+        if (!q)
+            return q.error();
+        g = *q;
+        worldUsed = true;
+    } else if (b && g && !m) {
+        const std::optional<long long> per = checkedMul(*g, world);
+        Expected<long long> q
+            = exactQuotient(*b, per.value_or(0), "gradient_accumulation_steps x GPUs");
+        if (!q)
+            return q.error();
+        m = *q;
+        worldUsed = true;
+    } else if (b && !m && !g) {
+        Expected<long long> q = exactQuotient(*b, world, "the GPU count");
+        if (!q)
+            return q.error();
+        m = *q;
+        g = 1;
+        worldUsed = true;
+    } else if (m && !g && !b) {
+        g = 1;
+    } else if (!m && !b) {
+        d.warnings.emplace_back("neither train_batch_size nor train_micro_batch_size_per_gpu is "
+                                "set (DeepSpeed needs one): the plan keeps its micro batch");
+    }
+    if (m && *m > kMaxBatch)
+        return Error { "train_micro_batch_size_per_gpu",
+            fmt::format("must be 1..{} (training.micro_batch), got {}", kMaxBatch, *m) };
+    if (g && *g > kMaxBatch)
+        return Error { "gradient_accumulation_steps",
+            fmt::format("must be 1..{} (training.grad_accum), got {}", kMaxBatch, *g) };
     if (m)
         t["micro_batch"] = *m;
     if (g)
         t["grad_accum"] = *g;
     const long long mi = t["micro_batch"].get<long long>(), gi = t["grad_accum"].get<long long>();
-    if (b) {
+    if (b && !tbsAuto && *tbs && (*micro || microAuto) && (*ga || gaAuto)) {
+        // All three given: they state the data-parallel size themselves.
         const Expected<long long> perGpu = checkedProduct({ mi, gi }, kMaxBatchSize,
             "train_batch_size", "train_micro_batch_size_per_gpu x gradient_accumulation_steps");
         if (!perGpu)
@@ -222,33 +317,82 @@ Expected<ImportedPlan> importDeepSpeed(
                 fmt::format("means {} / ({} x {}) = {} data-parallel GPUs; cluster.gpus must be "
                             "1..{}",
                     *b, mi, gi, dp, kMaxGpus) };
-        if (!options.gpus)
+        if (!options.gpus) {
+            if (dp != world)
+                d.warnings.push_back(fmt::format(
+                    "cluster.gpus = {}: train_batch_size / (micro batch x accumulation) = {} / "
+                    "({} x {}) (the default plan has {}; pass --gpus to set it)",
+                    dp, *b, mi, gi, world));
             d.plan["cluster"]["gpus"] = dp;
-        else if (dp != *options.gpus)
+        } else if (dp != *options.gpus) {
             d.warnings.push_back(fmt::format(
                 "train_batch_size = {} means {} data-parallel GPUs; on --gpus {} the global "
                 "batch becomes {} (micro batch and accumulation kept)",
                 *b, dp, *options.gpus, *perGpu * *options.gpus));
-    } else if (!options.gpus) {
-        d.warnings.push_back(fmt::format("train_batch_size is not set: the GPU count is the "
-                                         "default plan's {}; pass --gpus",
-            d.plan["cluster"]["gpus"].dump()));
+        }
+    } else if (!options.gpus && !gpusFromBatch) {
+        d.warnings.push_back(fmt::format("the GPU count is not in the file{}: the default plan's "
+                                         "{} is used; pass --gpus",
+            worldUsed ? " (it decides the batch values DeepSpeed derives)" : "", world));
     }
 
+    // Precision: "auto" is the plan's own precision (TrainingArguments bf16/fp16 as the plan has
+    // them); a section left out under the HF integration is added by accelerate for the mixed
+    // precision the arguments ask for, so "auto" in one section and none in the other is still
+    // the plan's precision.
+    const std::optional<bool> bf16On = switchOf(j, "bf16", "enabled");
+    const std::optional<bool> bfloat16On = switchOf(j, "bfloat16", "enabled");
+    const std::optional<bool> fp16On = switchOf(j, "fp16", "enabled");
+    const bool anyAuto = !bf16On || !bfloat16On || !fp16On;
     Precision::Kind kind = Precision::Kind::Fp32;
-    if ((enabled(j, "bf16") || enabled(j, "bfloat16")) && enabled(j, "fp16"))
-        d.warnings.emplace_back("bf16.enabled and fp16.enabled are both true (DeepSpeed refuses "
-                                "that): the plan uses bf16");
-    if (enabled(j, "bf16") || enabled(j, "bfloat16"))
-        kind = Precision::Kind::Bf16;
-    else if (enabled(j, "fp16"))
-        kind = Precision::Kind::Fp16;
     bool fp32Grads = false;
+    bool planRecipe = false;
+    if (anyAuto) {
+        const bool bf16 = (bf16On && *bf16On) || (bfloat16On && *bfloat16On);
+        const bool fp16 = fp16On && *fp16On;
+        if (bf16)
+            kind = Precision::Kind::Bf16;
+        else if (fp16)
+            kind = Precision::Kind::Fp16;
+        else
+            planRecipe = true; // the plan's own recipe decides
+        autos.push_back("bf16/fp16 enabled = the plan's precision");
+    } else {
+        if ((*bf16On || *bfloat16On) && *fp16On)
+            d.warnings.emplace_back("bf16.enabled and fp16.enabled are both true (DeepSpeed "
+                                    "refuses that): the plan uses bf16");
+        if (*bf16On || *bfloat16On)
+            kind = Precision::Kind::Bf16;
+        else if (*fp16On)
+            kind = Precision::Kind::Fp16;
+    }
     if (j.contains("data_types") && j["data_types"].is_object()) {
         const nlohmann::json& dt = j["data_types"].value("grad_accum_dtype", nlohmann::json());
         fp32Grads = dt.is_string() && dt.get<std::string>() == "fp32";
     }
-    t["recipe"] = recipeIdFor(kind, fp32Grads && kind == Precision::Kind::Bf16);
+    // bf16.bf16_master_weights_and_grads drops the fp32 master copy (and keeps bf16 gradients);
+    // bf16_optimizer_states keeps Adam's moments in bf16 too (runtime/precision_config.py,
+    // v0.19.5). Both: 2 + 2 + 2 x 2 = 8 bytes per parameter (bf16-pure).
+    const std::optional<bool> bf16Master = switchOf(j, "bf16", "bf16_master_weights_and_grads");
+    const std::optional<bool> bf16States = switchOf(j, "bf16", "bf16_optimizer_states");
+    const bool masterInBf16 = bf16Master.value_or(false) && kind == Precision::Kind::Bf16;
+    if (masterInBf16 && bf16States.value_or(false)) {
+        t["recipe"] = "bf16-pure";
+    } else if (masterInBf16) {
+        t["recipe"] = { { "name", "DeepSpeed bf16 master weights and gradients, fp32 Adam" },
+            { "weights", 2 }, { "gradients", 2 }, { "master", 0 }, { "optimizer", 8 } };
+    } else if (!planRecipe) {
+        t["recipe"] = recipeIdFor(kind, fp32Grads && kind == Precision::Kind::Bf16);
+    } else if (fp32Grads && t["recipe"] == "bf16-mixed-16") {
+        t["recipe"] = "bf16-mixed-18";
+    }
+    if (bf16States.value_or(false) && !masterInBf16)
+        d.warnings.emplace_back("bf16.bf16_optimizer_states needs bf16_master_weights_and_grads "
+                                "and bf16 (DeepSpeed asserts it): read as fp32 optimizer state");
+    if (!autos.empty())
+        d.warnings.push_back(fmt::format("\"auto\" values resolved as the Hugging Face Trainer "
+                                         "does, from the plan: {}",
+            fmt::join(autos, "; ")));
 
     const nlohmann::json zero = j.value("zero_optimization", nlohmann::json::object());
     if (!zero.is_object())
@@ -280,20 +424,23 @@ Expected<ImportedPlan> importDeepSpeed(
             && key != "activation_checkpointing")
             ignored.push_back(key);
     // Inside the sections that are read, the keys that are not (overlap_comm, loss_scale ...).
-    listUnread(zero, "zero_optimization", { "stage", "offload_optimizer", "offload_param" },
-        ignored);
+    listUnread(
+        zero, "zero_optimization", { "stage", "offload_optimizer", "offload_param" }, ignored);
     for (const char* section : { "offload_optimizer", "offload_param" })
         if (zero.contains(section))
-            listUnread(zero[section], std::string("zero_optimization.") + section, { "device" },
-                ignored);
-    for (const char* section : { "bf16", "bfloat16", "fp16" })
+            listUnread(
+                zero[section], std::string("zero_optimization.") + section, { "device" }, ignored);
+    for (const char* section : { "bf16", "bfloat16" })
         if (j.contains(section))
-            listUnread(j[section], section, { "enabled" }, ignored);
+            listUnread(j[section], section,
+                { "enabled", "bf16_master_weights_and_grads", "bf16_optimizer_states" }, ignored);
+    if (j.contains("fp16"))
+        listUnread(j["fp16"], "fp16", { "enabled" }, ignored);
     if (j.contains("data_types"))
         listUnread(j["data_types"], "data_types", { "grad_accum_dtype" }, ignored);
     if (!ignored.empty())
-        d.warnings.push_back(fmt::format("not part of an Envelope plan, not read: {}",
-            shortList(ignored, ", ")));
+        d.warnings.push_back(
+            fmt::format("not part of an Envelope plan, not read: {}", shortList(ignored, ", ")));
     d.warnings.push_back(fmt::format("DeepSpeed's config does not name the sequence length: "
                                      "training.seq_len is the default plan's {}",
         t["seq_len"].dump()));

@@ -1,4 +1,6 @@
 // Megatron-LM arguments -> plan (megatron/training/arguments.py flag names; see megatron.cpp).
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 #include <fmt/format.h>
@@ -26,16 +28,17 @@ constexpr const char* kShapeFlags[] = { "--num-layers", "--hidden-size", "--ffn-
     "--attention-dropout", "--hidden-dropout", "--num-experts", "--moe-router-topk",
     "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size", "--moe-layer-freq",
     "--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
-    "--qk-pos-emb-head-dim", "--v-head-dim" };
+    "--qk-pos-emb-head-dim", "--v-head-dim", "--rotary-base", "--rotary-percent" };
 
 } // namespace
 
 Expected<ImportedPlan> importMegatron(
     std::string_view text, const PresetLibrary& presets, const ImportOptions& options)
 {
-    Expected<std::vector<Argument>> parsed = parseArguments(text);
-    if (!parsed)
-        return parsed.error();
+    Expected<Command> command = parseCommand(text);
+    if (!command)
+        return command.error();
+    const std::vector<Argument>* parsed = &command->args;
     Expected<PlanDraft> draft = startDraft(Engine::Megatron, presets, options);
     if (!draft)
         return draft.error();
@@ -43,12 +46,14 @@ Expected<ImportedPlan> importMegatron(
     nlohmann::json& t = d.training();
 
     std::map<std::string, std::optional<std::string>> flags;
+    std::map<std::string, std::vector<std::string>> flagValues;
     std::vector<std::string> repeated;
     for (const Argument& a : *parsed) {
-        if (flags.count(a.flag) && std::find(repeated.begin(), repeated.end(), a.flag)
-            == repeated.end())
+        if (flags.count(a.flag)
+            && std::find(repeated.begin(), repeated.end(), a.flag) == repeated.end())
             repeated.push_back(a.flag);
         flags[a.flag] = a.value;
+        flagValues[a.flag] = a.values;
     }
     if (parsed->empty())
         d.warnings.emplace_back("the arguments file holds no arguments: the plan is the default "
@@ -79,7 +84,7 @@ Expected<ImportedPlan> importMegatron(
         } catch (const std::exception&) {
             usedChars = 0;
         }
-        if (!v || usedChars != v->size() || n < min || n > max) {
+        if (!v || usedChars != v->size() || n < min || n > max || flagValues[f].size() > 1) {
             error = Error { f,
                 fmt::format("must be an integer {}..{}, got {}", min, max,
                     v ? "\"" + shortText(*v) + "\"" : std::string("no value")) };
@@ -87,8 +92,29 @@ Expected<ImportedPlan> importMegatron(
         }
         return n;
     };
+    // The words after a flag, joined, for messages.
+    const auto given = [&](const std::string& f) {
+        std::string out;
+        for (const std::string& v : flagValues[f])
+            out += (out.empty() ? "" : " ") + v;
+        return shortText(out);
+    };
     const auto word = [&](const std::string& f) -> std::string {
-        return has(f) && flags[f] ? *flags[f] : std::string();
+        if (!has(f) || !flags[f])
+            return std::string();
+        if (flagValues[f].size() > 1 && !error)
+            error = Error { f, fmt::format("takes one value, got \"{}\"", given(f)) };
+        return *flags[f];
+    };
+    // A switch (store_true): argparse refuses a value after it.
+    const auto switchOn = [&](const std::string& f) {
+        if (!has(f))
+            return false;
+        if (!flagValues[f].empty() && !error)
+            error = Error { f,
+                fmt::format(
+                    "takes no value (Megatron's argparse refuses one), got \"{}\"", given(f)) };
+        return true;
     };
 
     using namespace planfields;
@@ -97,6 +123,12 @@ Expected<ImportedPlan> importMegatron(
     const long long cp = count("--context-parallel-size", 1, kMaxParallel).value_or(1);
     const long long ep = count("--expert-model-parallel-size", 1, kMaxParallel).value_or(1);
     const std::optional<long long> perVirtual = count("--num-layers-per-virtual-pipeline-stage");
+    const std::optional<long long> virtualPerRank
+        = count("--num-virtual-stages-per-pipeline-rank", 1, kMaxParallel);
+    // The uneven split Envelope's export writes (and Megatron's examples use): the plan's
+    // most-loaded stage already counts ceil(layers / pp); the flags are checked, not stored.
+    count("--decoder-first-pipeline-num-layers");
+    count("--decoder-last-pipeline-num-layers");
     const std::optional<long long> micro = count("--micro-batch-size", 1, kMaxBatch);
     const std::optional<long long> global = count("--global-batch-size");
     const std::optional<long long> seq = count("--seq-length", 1, kMaxTokens);
@@ -110,15 +142,43 @@ Expected<ImportedPlan> importMegatron(
     t["pp"] = pp;
     t["cp"] = cp;
     t["ep"] = ep;
-    t["sequence_parallel"] = has("--sequence-parallel");
-    const Expected<long long> modelParallelOr = checkedProduct(
-        { tp, pp, cp }, kMaxGpus, "--tensor-model-parallel-size",
+    t["sequence_parallel"] = switchOn("--sequence-parallel");
+    const Expected<long long> modelParallelOr = checkedProduct({ tp, pp, cp }, kMaxGpus,
+        "--tensor-model-parallel-size",
         "--tensor-model-parallel-size x --pipeline-model-parallel-size x --context-parallel-size");
     if (!modelParallelOr)
         return modelParallelOr.error();
     const long long modelParallel = *modelParallelOr;
     long long gpus = options.gpus.value_or(0);
-    if (!options.gpus) {
+    // torchrun's --nproc_per_node x --nnodes, when the file is a whole command line.
+    std::optional<long long> launcherGpus;
+    {
+        long long perNode = 0, nodes = 1;
+        const std::vector<std::string>& l = command->launcher;
+        for (std::size_t i = 0; i + 1 < l.size(); ++i) {
+            const std::string& w = l[i];
+            long long* target = (w == "--nproc_per_node" || w == "--nproc-per-node") ? &perNode
+                : w == "--nnodes"                                                    ? &nodes
+                                                                                     : nullptr;
+            if (!target)
+                continue;
+            try {
+                std::size_t used = 0;
+                const long long n = std::stoll(l[i + 1], &used);
+                if (used == l[i + 1].size() && n >= 1 && n <= kMaxGpus)
+                    *target = n;
+            } catch (const std::exception&) { }
+        }
+        if (perNode > 0 && nodes * perNode <= kMaxGpus)
+            launcherGpus = nodes * perNode;
+    }
+    if (!options.gpus && launcherGpus) {
+        gpus = *launcherGpus;
+        d.plan["cluster"]["gpus"] = gpus;
+        d.warnings.push_back(fmt::format("cluster.gpus = {}: torchrun's --nproc_per_node x "
+                                         "--nnodes",
+            gpus));
+    } else if (!options.gpus) {
         // Megatron's arguments do not state the world size (torchrun does).
         const long long base = d.plan["cluster"]["gpus"].get<long long>();
         gpus = std::max(modelParallel, (base + modelParallel - 1) / modelParallel * modelParallel);
@@ -155,7 +215,45 @@ Expected<ImportedPlan> importMegatron(
     else if (iters)
         t["train_tokens"]
             = static_cast<double>(*iters) * m * t["grad_accum"].get<double>() * dp * seqLen;
-    if (perVirtual) {
+    // --pipeline-model-parallel-layout: its "|"-separated chunks are pp x virtual stages
+    // ("(t)*8" repeats are counted after unrolling, as Megatron's parser does).
+    const std::string layout = word("--pipeline-model-parallel-layout");
+    if (!layout.empty()) {
+        long long chunks = 1;
+        std::size_t at = 0;
+        // Each "(...)*n" repeats its "|" n times; a top-level "|" counts once.
+        while (at < layout.size()) {
+            if (layout[at] == '(') {
+                const std::size_t close = layout.find(')', at);
+                const std::size_t star = close == std::string::npos ? close : close + 1;
+                if (close == std::string::npos || star >= layout.size() || layout[star] != '*')
+                    break;
+                std::size_t digits = star + 1, end = digits;
+                while (end < layout.size() && std::isdigit(static_cast<unsigned char>(layout[end])))
+                    ++end;
+                const long long times = end > digits
+                    ? std::stoll(layout.substr(digits, std::min<std::size_t>(end - digits, 9)))
+                    : 1;
+                const long long inner = std::count(layout.begin() + static_cast<std::ptrdiff_t>(at),
+                    layout.begin() + static_cast<std::ptrdiff_t>(close), '|');
+                chunks += inner * times; // <= 1e6 bytes x 1e9: no wrap for one group
+                at = end;
+            } else {
+                chunks += layout[at] == '|' ? 1 : 0;
+                ++at;
+            }
+            if (chunks > kMaxArgument)
+                return Error { "--pipeline-model-parallel-layout",
+                    fmt::format("unrolls to more than {} stages", kMaxArgument) };
+        }
+        if (chunks % pp != 0)
+            return Error { "--pipeline-model-parallel-layout",
+                fmt::format("has {} stages, not a multiple of --pipeline-model-parallel-size {}",
+                    chunks, pp) };
+        t["virtual_stages"] = std::max(1LL, chunks / pp);
+    } else if (virtualPerRank) {
+        t["virtual_stages"] = *virtualPerRank;
+    } else if (perVirtual) {
         std::optional<long long> layers = layersArg;
         if (!layers)
             if (const std::optional<int> preset = presetLayers(d, presets))
@@ -169,9 +267,22 @@ Expected<ImportedPlan> importMegatron(
     const std::string method = word("--recompute-method");
     if (granularity.empty())
         t["recompute"] = "none";
-    else if (granularity == "selective")
+    else if (granularity == "selective") {
+        // --recompute-modules (nargs; default core_attn): Envelope's selective recompute is the
+        // attention core's; other modules are named.
         t["recompute"] = "selective";
-    else if (granularity == "full") {
+        if (has("--recompute-modules")) {
+            std::vector<std::string> others;
+            for (const std::string& module : flagValues["--recompute-modules"])
+                if (module != "core_attn")
+                    others.push_back(module);
+            if (!others.empty())
+                d.warnings.push_back(fmt::format(
+                    "--recompute-modules {}: Envelope's selective recompute keeps all but the "
+                    "attention core (core_attn); these modules' recompute is not counted",
+                    shortList(others, " ")));
+        }
+    } else if (granularity == "full") {
         const long long k = recomputeLayers.value_or(1);
         if (method == "block")
             d.warnings.push_back(fmt::format("--recompute-method block recomputes the first {} "
@@ -186,22 +297,44 @@ Expected<ImportedPlan> importMegatron(
             fmt::format("must be full or selective, got \"{}\"", shortText(granularity)) };
     }
 
-    t["zero_stage"] = has("--use-distributed-optimizer") ? 1 : 0;
-    t["offload_optimizer"] = has("--optimizer-cpu-offload");
+    // Megatron-FSDP shards by --data-parallel-sharding-strategy (default optim_grads_params:
+    // ZeRO-3); otherwise the distributed optimizer shards the optimizer state (ZeRO-1).
+    int zeroStage = switchOn("--use-distributed-optimizer") ? 1 : 0;
+    if (switchOn("--use-megatron-fsdp")) {
+        const std::string strategy = word("--data-parallel-sharding-strategy");
+        const std::pair<const char*, int> strategies[] = { { "no_shard", 0 }, { "optim", 1 },
+            { "optim_grads", 2 }, { "optim_grads_params", 3 }, { "", 3 } };
+        bool known = false;
+        for (const auto& [name, stage] : strategies)
+            if (strategy == name) {
+                zeroStage = std::max(zeroStage, stage);
+                known = true;
+                break;
+            }
+        if (!known)
+            return Error { "--data-parallel-sharding-strategy",
+                fmt::format("must be no_shard, optim, optim_grads or optim_grads_params, got "
+                            "\"{}\"",
+                    shortText(strategy)) };
+    }
+    t["zero_stage"] = zeroStage;
+    switchOn("--use-precision-aware-optimizer");
+    t["offload_optimizer"] = switchOn("--optimizer-cpu-offload");
     t["offload_params"] = false;
-    const bool bf16 = has("--bf16"), fp16 = has("--fp16");
+    const bool bf16 = switchOn("--bf16"), fp16 = switchOn("--fp16");
     if (bf16 && fp16)
         d.warnings.emplace_back("--bf16 and --fp16 are both given (Megatron refuses that): the "
                                 "plan uses bf16");
     const bool fp8 = !word("--fp8-format").empty();
     has("--fp8-recipe");
-    const bool bf16Grads = has("--grad-reduce-in-bf16");
-    t["recipe"] = fp8 ? "fp8-deepseek"
+    const bool bf16Grads = switchOn("--grad-reduce-in-bf16");
+    t["recipe"] = fp8 ? "fp8-te"
         : bf16        ? (bf16Grads ? "bf16-mixed-16" : "bf16-mixed-18")
         : fp16        ? "fp16-mixed"
                       : "fp32";
     const std::string backend = word("--attention-backend");
-    t["flash_attention"] = has("--use-flash-attn") || (backend != "unfused" && backend != "local");
+    t["flash_attention"]
+        = switchOn("--use-flash-attn") || (backend != "unfused" && backend != "local");
     const std::string optimizer = word("--optimizer");
     if (optimizer == "sgd")
         t["optimizer"] = "sgd-momentum";
@@ -209,6 +342,8 @@ Expected<ImportedPlan> importMegatron(
         d.warnings.push_back(
             fmt::format("--optimizer {}: the plan keeps adamw", shortText(optimizer)));
 
+    if (error)
+        return *error;
     // The shape flags are compared with the model the plan uses.
     std::vector<std::string> shape;
     for (const char* f : kShapeFlags)
@@ -230,8 +365,8 @@ Expected<ImportedPlan> importMegatron(
         if (std::find(used.begin(), used.end(), flag) == used.end())
             ignored.push_back(flag);
     if (!ignored.empty())
-        d.warnings.push_back(fmt::format("not part of an Envelope plan, not read: {}",
-            shortList(ignored, " ")));
+        d.warnings.push_back(
+            fmt::format("not part of an Envelope plan, not read: {}", shortList(ignored, " ")));
     return ImportedPlan { planText(d), std::move(d.warnings) };
 }
 

@@ -1,4 +1,6 @@
 // torchtitan job TOML -> plan (torchtitan/config/job_config.py field names; see torchtitan.cpp).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/checked.h"
@@ -47,6 +49,19 @@ struct TomlReader {
     }
 };
 
+// The keys of `table` (dotted from `prefix`) that are not in `used`, leaves only.
+void listLeaves(const nlohmann::json& table, const std::string& prefix,
+    const std::vector<std::string>& used, std::vector<std::string>& out)
+{
+    for (const auto& [key, value] : table.items()) {
+        const std::string path = prefix.empty() ? key : prefix + "." + key;
+        if (value.is_object())
+            listLeaves(value, path, used, out);
+        else if (std::find(used.begin(), used.end(), path) == used.end())
+            out.push_back(path);
+    }
+}
+
 } // namespace
 
 Expected<ImportedPlan> importTorchTitan(
@@ -71,8 +86,8 @@ Expected<ImportedPlan> importTorchTitan(
         "tensor_parallel_degree", "pipeline_parallel_degree", "context_parallel_degree",
         "expert_parallel_degree" };
     // The data-parallel degrees are bounded by cluster.gpus, the others by the plan's tp/pp/cp/ep.
-    const long long maxDegree[6] = { kMaxGpus, kMaxGpus, kMaxParallel, kMaxParallel, kMaxParallel,
-        kMaxParallel };
+    const long long maxDegree[6]
+        = { kMaxGpus, kMaxGpus, kMaxParallel, kMaxParallel, kMaxParallel, kMaxParallel };
     bool shardRest = false;
     for (int i = 0; i < 6; ++i) {
         const nlohmann::json* v = r.get("parallelism", keys[i]);
@@ -117,9 +132,9 @@ Expected<ImportedPlan> importTorchTitan(
     if (!dpOr)
         return dpOr.error();
     const long long dp = *dpOr;
-    const Expected<long long> gpusOr = checkedProduct({ dp, *modelParallel }, kMaxGpus,
-        "parallelism.data_parallel_shard_degree",
-        "the product of the parallelism degrees (cluster.gpus)");
+    const Expected<long long> gpusOr
+        = checkedProduct({ dp, *modelParallel }, kMaxGpus, "parallelism.data_parallel_shard_degree",
+            "the product of the parallelism degrees (cluster.gpus)");
     if (!gpusOr)
         return gpusOr.error();
     const long long gpus = *gpusOr;
@@ -154,10 +169,27 @@ Expected<ImportedPlan> importTorchTitan(
     for (auto* e : { &layersPerStage, &ppMicro, &local, &global, &seq, &steps })
         if (!*e)
             return e->error();
-    if (degree[3] > 1 && schedule.starts_with("Interleaved") && layersPerStage->has_value()) {
-        if (const std::optional<int> layers = presetLayers(d, presets))
-            if (const std::optional<long long> perPipeline = checkedMul(degree[3], **layersPerStage))
-                t["virtual_stages"] = std::max(1LL, *layers / *perPipeline);
+    // torchtitan builds ceil((layers + first_less + last_less) / layers_per_stage) stages; the
+    // two "less layers" default to 1 each (v0.2.2 JobConfig).
+    auto firstLess
+        = r.count("parallelism", "pipeline_parallel_first_stage_less_layers", 0, kMaxCount);
+    auto lastLess
+        = r.count("parallelism", "pipeline_parallel_last_stage_less_layers", 0, kMaxCount);
+    for (auto* e : { &firstLess, &lastLess })
+        if (!*e)
+            return e->error();
+    if (degree[3] > 1 && layersPerStage->has_value()) {
+        if (const std::optional<int> layers = presetLayers(d, presets)) {
+            const long long units = *layers + firstLess->value_or(1) + lastLess->value_or(1);
+            const long long stages = (units + **layersPerStage - 1) / **layersPerStage;
+            if (stages % degree[3] != 0)
+                return Error { "parallelism.pipeline_parallel_layers_per_stage",
+                    fmt::format("makes ceil(({} layers + {} + {} less) / {}) = {} stages, not a "
+                                "multiple of pipeline_parallel_degree = {} (torchtitan refuses it)",
+                        *layers, firstLess->value_or(1), lastLess->value_or(1), **layersPerStage,
+                        stages, degree[3]) };
+            t["virtual_stages"] = std::max(1LL, stages / degree[3]);
+        }
     }
     if (seq->has_value())
         t["seq_len"] = **seq;
@@ -180,9 +212,9 @@ Expected<ImportedPlan> importTorchTitan(
             fmt::format("must be 1..{} (training.micro_batch), got {}", kMaxBatch, micro) };
     if (accum > kMaxBatch)
         return Error { degree[3] > 1 && ppMicro->has_value() ? "training.local_batch_size"
-                                                              : "training.global_batch_size",
-            fmt::format("gives {} micro-batches per step; training.grad_accum must be 1..{}",
-                accum, kMaxBatch) };
+                                                             : "training.global_batch_size",
+            fmt::format("gives {} micro-batches per step; training.grad_accum must be 1..{}", accum,
+                kMaxBatch) };
     t["micro_batch"] = micro;
     t["grad_accum"] = accum;
     if (steps->has_value())
@@ -212,22 +244,58 @@ Expected<ImportedPlan> importTorchTitan(
             t["recompute"] = "every-k";
             t["recompute_every"] = k;
         }
+    } else if (mode == "memory_budget") {
+        // torch's memory-budget activation checkpointing: 0 recomputes everything, 1 keeps
+        // everything (activation_checkpoint.memory_budget, default 0.5); in between the
+        // compiler picks what to save, which Envelope reads as selective recompute.
+        const nlohmann::json* budget = r.get("activation_checkpoint", "memory_budget");
+        const double b = budget && budget->is_number() ? budget->get<double>() : 0.5;
+        if (!(b >= 0 && b <= 1))
+            return Error { "activation_checkpoint.memory_budget",
+                fmt::format("must be 0..1, got {}", describeJson(*budget)) };
+        t["recompute"] = b <= 0 ? "full" : b >= 1 ? "none" : "selective";
+        if (b > 0 && b < 1)
+            d.warnings.push_back(fmt::format(
+                "activation_checkpoint.mode = \"memory_budget\" ({}): the compiler chooses "
+                "what to recompute within the budget; read as selective recompute",
+                numberText(b)));
     } else if (!mode.empty()) {
         return Error { "activation_checkpoint.mode",
-            fmt::format("must be \"none\", \"selective\" or \"full\", got \"{}\"", mode) };
+            fmt::format("must be \"none\", \"selective\", \"full\" or \"memory_budget\", "
+                        "got \"{}\"",
+                shortText(mode)) };
     }
 
-    bool fp8 = parsed->contains("float8");
+    // FP8 is the Float8 converter: "quantize.linear.float8" since v0.2.0 ("float8" before it,
+    // which v0.2 refuses). A [float8] or [quantize.linear.float8] section alone converts nothing.
+    bool fp8 = false;
     if (const nlohmann::json* conv = r.get("model", "converters"); conv && conv->is_array())
-        for (const nlohmann::json& c : *conv)
-            fp8 = fp8 || (c.is_string() && c.get<std::string>() == "float8");
+        for (const nlohmann::json& c : *conv) {
+            const std::string name = c.is_string() ? c.get<std::string>() : std::string();
+            if (name == "quantize.linear.float8")
+                fp8 = true;
+            else if (name == "float8") {
+                fp8 = true;
+                d.warnings.emplace_back("model.converters = [\"float8\"]: the converter's name "
+                                        "before torchtitan v0.2.0; v0.2 calls it "
+                                        "\"quantize.linear.float8\"");
+            }
+        }
     const std::string param = r.text("training", "mixed_precision_param");
-    t["recipe"] = fp8 ? "fp8-deepseek" : param == "float32" ? "fp32" : "bf16-mixed-16";
+    t["recipe"] = fp8 ? "fp8-te" : param == "float32" ? "fp32" : "bf16-mixed-16";
     const nlohmann::json* offload = r.get("training", "enable_cpu_offload");
     const bool off = offload && offload->is_boolean() && offload->get<bool>();
     t["offload_optimizer"] = off;
     t["offload_params"] = off;
+    r.get("model", "name");
+    r.get("model", "flavor");
     d.warnings.push_back("torchtitan's [model] flavour is not read: --model decides the shape");
+    // Every key the plan did not take, named (never a silent drop).
+    std::vector<std::string> ignored;
+    listLeaves(*parsed, "", r.used, ignored);
+    if (!ignored.empty())
+        d.warnings.push_back(
+            fmt::format("not part of an Envelope plan, not read: {}", shortList(ignored, ", ")));
     return ImportedPlan { planText(d), std::move(d.warnings) };
 }
 

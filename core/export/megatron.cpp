@@ -11,6 +11,34 @@
 
 namespace envelope::exportdetail {
 
+PipelineSplit megatronPipelineSplit(long long layers, long long pp, long long virtualStages)
+{
+    PipelineSplit split;
+    const long long v = std::max(1LL, virtualStages);
+    if (pp <= 1 || layers <= 0)
+        return split;
+    if (layers % pp == 0 && (layers / pp) % v == 0)
+        return split;
+    split.even = false;
+    // Megatron's uneven split (TransformerConfig): the first and last stages take their own
+    // counts, the middle stages share the rest evenly, and with virtual stages every stage's count
+    // is a multiple of them. The middle count is the largest multiple of v up to ceil(L / pp), so
+    // no stage holds more layers than the plan's most-loaded stage.
+    const long long ceilPerStage = (layers + pp - 1) / pp;
+    const long long lowest = pp > 2 ? v : ceilPerStage / v * v; // pp = 2: no middle stage
+    for (long long middle = ceilPerStage / v * v; middle >= lowest && middle > 0; middle -= v) {
+        const long long rest = layers - (pp - 2) * middle;
+        const long long first = rest / 2 / v * v;
+        const long long last = rest - first;
+        if (rest >= 2 * v && rest % v == 0 && first <= ceilPerStage && last <= ceilPerStage) {
+            split.first = first;
+            split.last = last;
+            break;
+        }
+    }
+    return split;
+}
+
 EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
 {
     const TrainingConfig& t = plan.training;
@@ -32,9 +60,25 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     }
     if (a.heads > 0 && a.headDim > 0 && wideProduct(a.headDim, a.heads) != a.hidden)
         arg("--kv-channels", a.headDim);
-    arg("--max-position-embeddings", a.maxPositions > 0 ? a.maxPositions : t.seqLen);
+    // validate_args() asserts max_position_embeddings >= seq_length: a sequence longer than the
+    // model's positions raises the flag to seq_len (and says so: RoPE is then extrapolated).
+    const long long positions = a.maxPositions > 0 ? a.maxPositions : t.seqLen;
+    arg("--max-position-embeddings", std::max<long long>(positions, t.seqLen));
+    if (a.maxPositions > 0 && t.seqLen > a.maxPositions)
+        out.warnings.push_back(fmt::format(
+            "training.seq_len = {} is longer than the model's {} positions: "
+            "--max-position-embeddings is raised to {} (Megatron asserts it is at least "
+            "--seq-length); extend the RoPE range (--rope-scaling-factor) for the model to use "
+            "them",
+            t.seqLen, a.maxPositions, t.seqLen));
     arg("--vocab-size", a.vocab);
     arg("--position-embedding-type", a.learnedPositions ? "learned_absolute" : "rope");
+    // Megatron's --rotary-base defaults to 10000; Llama 3 uses 500000 and Qwen2.5 1e6. Envelope's
+    // model has no RoPE base (it does not change memory or FLOPs), so it cannot write the flag.
+    if (!a.learnedPositions)
+        out.warnings.push_back("model: --rotary-base is not written (Envelope's model has no RoPE "
+                               "base; Megatron defaults to 10000): add the model's rope_theta "
+                               "from its config.json, or the launched model is not the named one");
     arg("--normalization", a.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm");
     if (a.ffn == FfnKind::Gated)
         args.push_back("--swiglu");
@@ -76,8 +120,37 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     // Parallelism and batch.
     arg("--tensor-model-parallel-size", t.tp);
     arg("--pipeline-model-parallel-size", t.pp);
-    if (t.virtualStages > 1)
-        arg("--num-layers-per-virtual-pipeline-stage", a.layers / (t.pp * t.virtualStages));
+    // --num-virtual-stages-per-pipeline-rank (not layers per virtual stage) is the form Megatron
+    // accepts with an uneven split too. When no first/last split works (61 layers in 8 chunks
+    // of an even count each), --pipeline-model-parallel-layout names every chunk's layers:
+    // "E" (embedding) first, "L" (loss) last, one "t" per layer, chunks separated by "|"
+    // (megatron/core/transformer/pipeline_parallel_layer_layout.py); it replaces the virtual
+    // stage flag (validate_args allows one of the two).
+    const PipelineSplit split = megatronPipelineSplit(a.layers, t.pp, t.virtualStages);
+    if (!split.even && split.first == 0 && a.layers > 0) {
+        const long long chunks = wideProduct(t.pp, std::max(1, t.virtualStages));
+        const long long base = a.layers / chunks, extra = a.layers % chunks;
+        std::string layout = "E";
+        for (long long k = 0; k < chunks; ++k) {
+            // The extra layers go to the chunks after the first (which holds the embedding).
+            const long long count = base + ((k >= 1 && k <= extra) || (extra == chunks) ? 1 : 0);
+            layout += (k ? "|" : "") + fmt::format("(t)*{}", count);
+        }
+        layout += "L";
+        if (base == 0)
+            out.warnings.push_back(fmt::format(
+                "training.pp x virtual_stages = {} chunks for {} layers: some chunks hold no "
+                "layer",
+                chunks, a.layers));
+        arg("--pipeline-model-parallel-layout", fmt::format("'{}'", layout));
+    } else {
+        if (t.virtualStages > 1)
+            arg("--num-virtual-stages-per-pipeline-rank", t.virtualStages);
+        if (!split.even) {
+            arg("--decoder-first-pipeline-num-layers", split.first);
+            arg("--decoder-last-pipeline-num-layers", split.last);
+        }
+    }
     arg("--context-parallel-size", t.cp);
     arg("--expert-model-parallel-size", t.ep);
     if (t.sequenceParallel)
@@ -108,8 +181,16 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
             "training.zero_stage = {}: Megatron's distributed optimizer shards the optimizer "
             "state only (ZeRO-1); sharding gradients and parameters needs Megatron-FSDP",
             t.zeroStage));
-    if (t.offloadOptimizer)
+    if (t.offloadOptimizer) {
+        // validate_args(): the CPU offload runs through the precision-aware optimizer's code path
+        // and asserts it is on; that optimizer is Adam only (OptimizerConfig).
         args.push_back("--optimizer-cpu-offload");
+        args.push_back("--use-precision-aware-optimizer");
+        if (t.optimizer == OptimizerKind::Sgd || t.optimizer == OptimizerKind::SgdMomentum)
+            out.warnings.push_back("training.offload_optimizer with SGD: Megatron's optimizer "
+                                   "CPU offload needs --use-precision-aware-optimizer, which "
+                                   "supports Adam only");
+    }
     if (t.offloadParams)
         out.warnings.push_back("training.offload_params: Megatron-LM does not offload parameters");
 
@@ -138,15 +219,15 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
                                "a pure-bf16 recipe cannot be expressed");
     if (p.eightBitOptimizer)
         out.warnings.push_back("training.recipe: Megatron-LM's optimizers have no 8-bit Adam");
-    if (t.flashAttention)
-        args.push_back("--use-flash-attn");
-    else
-        arg("--attention-backend", "unfused");
+    // --use-flash-attn is parsed but read nowhere in Megatron-Core; the backend flag decides.
+    arg("--attention-backend", t.flashAttention ? "flash" : "unfused");
     if (t.optimizer == OptimizerKind::Sgd || t.optimizer == OptimizerKind::SgdMomentum)
         arg("--optimizer", "sgd");
 
     std::string s
-        = commentBlock("Envelope export for Megatron-LM (pretrain_gpt.py arguments)", out.figures);
+        = commentBlock(fmt::format("Envelope export for Megatron-LM {} (pretrain_gpt.py arguments)",
+                           kMegatronVersion),
+            out.figures);
     for (const std::string& a : args)
         s += a + "\n";
     out.text = s;

@@ -71,6 +71,45 @@ public:
                 case '\\':
                     c = '\\';
                     break;
+                case 'r':
+                    c = '\r';
+                    break;
+                case 'b':
+                    c = '\b';
+                    break;
+                case 'f':
+                    c = '\f';
+                    break;
+                case 'u': {
+                    // \uXXXX, as the exporters escape control characters; written as UTF-8.
+                    if (m_i + 4 > m_s.size())
+                        return error("\\u needs four hex digits");
+                    unsigned code = 0;
+                    for (int k = 0; k < 4; ++k) {
+                        const char h = m_s[m_i++];
+                        const int v = h >= '0' && h <= '9' ? h - '0'
+                            : h >= 'a' && h <= 'f'         ? h - 'a' + 10
+                            : h >= 'A' && h <= 'F'         ? h - 'A' + 10
+                                                           : -1;
+                        if (v < 0)
+                            return error("\\u needs four hex digits");
+                        code = code * 16 + static_cast<unsigned>(v);
+                    }
+                    if (code >= 0xD800 && code <= 0xDFFF)
+                        return error("\\u names a surrogate, not a character");
+                    if (code < 0x80) {
+                        c = static_cast<char>(code);
+                        break;
+                    }
+                    if (code < 0x800) {
+                        out += static_cast<char>(0xC0 | (code >> 6));
+                    } else {
+                        out += static_cast<char>(0xE0 | (code >> 12));
+                        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+                    }
+                    c = static_cast<char>(0x80 | (code & 0x3F));
+                    break;
+                }
                 default:
                     return error(fmt::format("unsupported escape \\{} in a string", e));
                 }

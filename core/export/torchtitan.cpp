@@ -14,13 +14,25 @@
 namespace envelope::exportdetail {
 namespace {
 
+// A TOML basic string. Control characters are escaped: a newline in a plan name would end the
+// string and break the file (issue 25, item 7).
 std::string quoted(std::string_view s)
 {
     std::string out = "\"";
     for (char c : s) {
+        const unsigned char u = static_cast<unsigned char>(c);
         if (c == '"' || c == '\\')
-            out += '\\';
-        out += c;
+            out += std::string("\\") + c;
+        else if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\r')
+            out += "\\r";
+        else if (u < 0x20 || u == 0x7F)
+            out += fmt::format("\\u{:04X}", u);
+        else
+            out += c;
     }
     return out + "\"";
 }
@@ -48,7 +60,13 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
     const int dp = dataParallel(plan);
     const Precision p = precisionOf(t.recipe);
 
-    std::string s = commentBlock("Envelope export for torchtitan", out.figures);
+    // torchtitan v0.2.x reads this TOML; its main branch replaced TOML job files with Python
+    // config objects (config system refactor, 2026-02), so the version is part of the header.
+    std::string s = commentBlock(
+        fmt::format("Envelope export for torchtitan {} (job TOML: torchtitan v0.2.x; torchtitan "
+                    "main reads Python configs instead)",
+            kTorchTitanVersion),
+        out.figures);
     s += fmt::format("\n[job]\ndescription = {}\n", quoted(plan.name));
 
     s += "\n[model]\n";
@@ -67,13 +85,15 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
                                            "name/flavor are left for you to fill in",
             plan.model.arch.name));
     }
+    // Since v0.2.0 the Float8 converter is registered as "quantize.linear.float8" with its own
+    // [quantize.linear.float8] section; "float8" raises KeyError (issue 25, item 1).
     if (p.kind == Precision::Kind::Fp8)
-        s += "converters = [\"float8\"]\n";
+        s += "converters = [\"quantize.linear.float8\"]\n";
 
     const bool pipelined = t.pp > 1;
     s += "\n[training]\n";
-    s += fmt::format(
-        "local_batch_size = {}\n", pipelined ? wideProduct(t.microBatch, t.gradAccum) : t.microBatch);
+    s += fmt::format("local_batch_size = {}\n",
+        pipelined ? wideProduct(t.microBatch, t.gradAccum) : t.microBatch);
     s += fmt::format("global_batch_size = {}\n", globalBatch(plan));
     s += fmt::format("seq_len = {}\n", t.seqLen);
     s += fmt::format("steps = {}\n", trainSteps(plan));
@@ -114,9 +134,27 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
         s += fmt::format("pipeline_parallel_schedule = \"{}\"\n",
             t.virtualStages > 1 ? "Interleaved1F1B" : "1F1B");
         s += fmt::format("pipeline_parallel_microbatch_size = {}\n", t.microBatch);
-        if (t.virtualStages > 1)
-            s += fmt::format("pipeline_parallel_layers_per_stage = {}\n",
-                plan.model.arch.layers / (t.pp * t.virtualStages));
+        if (t.virtualStages > 1) {
+            // torchtitan builds ceil((layers + first_less + last_less) / layers_per_stage)
+            // stages and needs a multiple of the PP degree; first/last "less layers" default to 1
+            // each (v0.2.2 JobConfig), which turned 80 layers at 10 per stage into 9 stages. With
+            // both 0 the stage count is ceil(layers / per stage).
+            const long long layers = std::max(1, plan.model.arch.layers);
+            const long long wanted = wideProduct(t.pp, t.virtualStages);
+            const long long perStage = std::max(1LL, (layers + wanted - 1) / wanted);
+            const long long stages = (layers + perStage - 1) / perStage;
+            s += fmt::format("pipeline_parallel_layers_per_stage = {}\n", perStage);
+            s += "pipeline_parallel_first_stage_less_layers = 0\n";
+            s += "pipeline_parallel_last_stage_less_layers = 0\n";
+            if (stages != wanted)
+                out.warnings.push_back(fmt::format(
+                    "training.virtual_stages = {}: {} layers at {} per stage make {} stages, not "
+                    "pp x virtual_stages = {}{}",
+                    t.virtualStages, layers, perStage, stages, wanted,
+                    stages % t.pp != 0 ? "; torchtitan refuses a stage count that is not a "
+                                         "multiple of pipeline_parallel_degree"
+                                       : ""));
+        }
     }
     s += fmt::format("context_parallel_degree = {}\n", t.cp);
     s += fmt::format("expert_parallel_degree = {}\n", t.ep);
@@ -146,9 +184,14 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
                                "to but not the same as Korthikanti's attention-core recompute");
 
     s += "\n[compile]\n# Envelope's activation profile assumes fused kernels\nenable = true\n";
-    if (p.kind == Precision::Kind::Fp8)
-        s += "\n[float8]\nenable_fsdp_float8_all_gather = "
-            + std::string(sharded ? "true" : "false") + "\n";
+    if (p.kind == Precision::Kind::Fp8) {
+        // Float8Linear's settings (v0.2.2 job_config.py); the FSDP all-gather in float8 and
+        // precomputed scales are what torchtitan recommends for tensorwise scaling under FSDP.
+        const char* onOff = sharded ? "true" : "false";
+        s += fmt::format("\n[quantize.linear.float8]\nenable_fsdp_float8_all_gather = {}\n"
+                         "precompute_float8_dynamic_scale_for_fsdp = {}\n",
+            onOff, onOff);
+    }
     out.text = s;
 
     const auto [nodes, perNode] = nodeLayout(plan);

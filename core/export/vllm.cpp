@@ -44,7 +44,15 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
     flag("--max-model-len", sc.context);
     flag("--gpu-memory-utilization", numberText(sc.gpuMemoryUtilization));
     flag("--max-num-seqs", sc.concurrency);
-    flag("--max-num-batched-tokens", sc.maxBatchedTokens);
+    // SchedulerConfig refuses max_num_batched_tokens < max_num_seqs (each running sequence
+    // takes at least one token of a step's budget).
+    const long long batchedTokens = std::max<long long>(sc.maxBatchedTokens, sc.concurrency);
+    if (batchedTokens != sc.maxBatchedTokens)
+        out.warnings.push_back(fmt::format(
+            "serving.max_batched_tokens = {} is below serving.concurrency = {}: vLLM refuses "
+            "--max-num-batched-tokens below --max-num-seqs; written as {}",
+            sc.maxBatchedTokens, sc.concurrency, batchedTokens));
+    flag("--max-num-batched-tokens", batchedTokens);
     flag("--block-size", sc.blockSize);
     if (sc.kvBits == 8)
         flag("--kv-cache-dtype", "fp8");
@@ -63,23 +71,58 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
             "serving.quant_group_size = {}: vLLM takes the quantization group size from the "
             "checkpoint (AWQ/GPTQ) or the method (fp8 per-tensor, bitsandbytes blocks of 64)",
             sc.quantGroupSize));
+    // vLLM refuses a --max-model-len above the model's max_position_embeddings unless
+    // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; the plan asks for that length, so the command sets
+    // it and the warning says what it means.
+    const long long positions = plan.model.arch.maxPositions;
+    std::string env;
+    const long long rolloutLen = static_cast<long long>(plan.rl.promptLen) + plan.rl.responseLen;
+    if (positions > 0 && sc.context > positions) {
+        env = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 ";
+        out.warnings.push_back(fmt::format(
+            "serving.context = {} is longer than the model's {} positions: vLLM refuses "
+            "--max-model-len above them unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (set in the "
+            "command); outputs past {} tokens need RoPE scaling in the model's config",
+            sc.context, positions, positions));
+    }
+    flags.front() = env + flags.front();
     std::string s = commentBlock("Envelope export for vLLM", out.figures);
     s += joinCommand(flags, "");
 
     // The RL rollout engine: all prompts x group completions in flight, prompt + response long.
+    // Only when the rollout pool can hold one engine: a serving plan's TP 4 on the default RL
+    // section's 3 rollout GPUs is no engine anyone can start.
     const RlConfig& rl = plan.rl;
+    if (rl.rolloutGpus < sc.tp) {
+        out.warnings.push_back(fmt::format(
+            "rl.rollout_gpus = {} is fewer than serving.tp = {}: an engine of tensor parallel {} "
+            "does not fit the rollout pool, so no RL rollout engine block is written",
+            rl.rolloutGpus, sc.tp, sc.tp));
+        out.text = s;
+        out.launch = "sh " + out.fileName;
+        return out;
+    }
     const long long replicas = std::max(1, rl.rolloutGpus / std::max(1, sc.tp));
     const long long seqs = wideProduct(rl.prompts, rl.groupSize); // up to 1e7 x 1e6
-    std::vector<std::string> rollout { "vllm serve "
-        + (model.empty() ? std::string("MODEL") : model) };
+    const bool longRollout = positions > 0 && rolloutLen > positions;
+    if (longRollout)
+        out.warnings.push_back(fmt::format(
+            "rl.prompt_len + rl.response_len = {} is longer than the model's {} positions: the "
+            "rollout engine needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (set in its command)",
+            rolloutLen, positions));
+    std::vector<std::string> rollout { std::string(
+                                           longRollout ? "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 " : "")
+        + "vllm serve " + (model.empty() ? std::string("MODEL") : model) };
     const auto rflag = [&](std::string name, auto value) {
         rollout.push_back(fmt::format("{} {}", name, value));
     };
     rflag("--tensor-parallel-size", sc.tp);
     if (rl.placement == RlPlacement::Disjoint && replicas > 1)
         rflag("--data-parallel-size", replicas);
-    rflag("--max-model-len", rl.promptLen + rl.responseLen);
-    rflag("--max-num-seqs", (seqs + replicas - 1) / replicas);
+    rflag("--max-model-len", rolloutLen);
+    const long long rolloutSeqs = (seqs + replicas - 1) / replicas;
+    rflag("--max-num-seqs", rolloutSeqs);
+    rflag("--max-num-batched-tokens", std::max<long long>(sc.maxBatchedTokens, rolloutSeqs));
     rflag("--gpu-memory-utilization", numberText(sc.gpuMemoryUtilization));
     rflag("--block-size", sc.blockSize);
     if (sc.kvBits == 8)

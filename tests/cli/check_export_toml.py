@@ -38,10 +38,14 @@ assert job["activation_checkpoint"] == {"mode": "selective", "selective_ac_optio
 job = export('model="llama-3-8b"', "training.tp=2", "training.sequence_parallel=true",
              "training.pp=2", "training.virtual_stages=2", 'training.recompute="every-k"',
              "training.recompute_every=2", 'training.recipe="fp8-deepseek"')
-assert job["model"] == {"name": "llama3", "flavor": "8B", "converters": ["float8"]}, job["model"]
+assert job["model"] == {"name": "llama3", "flavor": "8B",
+                        "converters": ["quantize.linear.float8"]}, job["model"]
+assert "quantize" in job and "float8" not in job, list(job)
 assert job["training"]["local_batch_size"] == 8  # 1 x 8 micro-batches through the pipeline
 assert job["training"]["global_batch_size"] == 16  # 1 x 8 x dp 2
 assert job["parallelism"]["pipeline_parallel_schedule"] == "Interleaved1F1B"
 assert job["parallelism"]["pipeline_parallel_layers_per_stage"] == 8  # 32 / (2 x 2)
+assert job["parallelism"]["pipeline_parallel_first_stage_less_layers"] == 0
+assert job["parallelism"]["pipeline_parallel_last_stage_less_layers"] == 0
 assert job["activation_checkpoint"]["selective_ac_option"] == "2"
 print("torchtitan exports parse with tomllib")

@@ -189,6 +189,24 @@ TEST_F(ExportCli, ImportMegatronCommandLineOnANewCluster)
     EXPECT_NE(r.err.find("not read: --lr"), std::string::npos) << r.err;
 }
 
+// Issue 25: each export names the release it is written for; --engine-version accepts that one
+// and refuses another with exit 2.
+TEST_F(ExportCli, EngineVersionIsNamedAndChecked)
+{
+    CliResult r = cli("export " + q(kDefaultPlan) + " --to torchtitan --engine-version v0.2.2");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("# Envelope export for torchtitan v0.2.2", 0), 0u) << r.out;
+    r = cli("export " + q(kDefaultPlan) + " --to megatron");
+    EXPECT_EQ(r.out.rfind("# Envelope export for Megatron-LM core_v0.19.0", 0), 0u) << r.out;
+    r = cli("export " + q(kDefaultPlan) + " --to deepspeed");
+    EXPECT_NE(r.err.find("# Envelope export for DeepSpeed v0.19.5"), std::string::npos) << r.err;
+    r = cli("export " + q(kDefaultPlan) + " --to torchtitan --engine-version main");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--engine-version: torchtitan exports are written for v0.2.2"),
+        std::string::npos)
+        << r.err;
+}
+
 TEST_F(ExportCli, ImportBadFilesExit2NamingTheKey)
 {
     write("ds.json", R"({"zero_optimization": {"stage": 4}})");

@@ -126,8 +126,8 @@ TEST(ExportTorchTitan, ThreeDimensionalFp8Llama3)
     const EngineConfig c = exportOf(plan, Engine::TorchTitan);
     const nlohmann::json t = parseToml(c.text).value();
     EXPECT_EQ(t["model"],
-        nlohmann::json(
-            { { "name", "llama3" }, { "flavor", "8B" }, { "converters", { "float8" } } }));
+        nlohmann::json({ { "name", "llama3" }, { "flavor", "8B" },
+            { "converters", { "quantize.linear.float8" } } }));
     EXPECT_EQ(t["training"]["local_batch_size"], 8); // micro 1 x 8 micro-batches per pipeline
     EXPECT_EQ(t["training"]["global_batch_size"], 16); // 1 x 8 x dp 2
     EXPECT_EQ(t["parallelism"]["data_parallel_shard_degree"], 2);
@@ -137,8 +137,11 @@ TEST(ExportTorchTitan, ThreeDimensionalFp8Llama3)
     EXPECT_EQ(t["parallelism"]["pipeline_parallel_schedule"], "Interleaved1F1B");
     EXPECT_EQ(t["parallelism"]["pipeline_parallel_microbatch_size"], 1);
     EXPECT_EQ(t["parallelism"]["pipeline_parallel_layers_per_stage"], 8); // 32 / (2 x 2)
+    EXPECT_EQ(t["parallelism"]["pipeline_parallel_first_stage_less_layers"], 0);
+    EXPECT_EQ(t["parallelism"]["pipeline_parallel_last_stage_less_layers"], 0);
     EXPECT_EQ(t["activation_checkpoint"]["selective_ac_option"], "2");
-    EXPECT_EQ(t["float8"]["enable_fsdp_float8_all_gather"], true);
+    EXPECT_EQ(t["quantize"]["linear"]["float8"]["enable_fsdp_float8_all_gather"], true);
+    EXPECT_FALSE(t.contains("float8"));
 }
 
 TEST(ExportMegatron, DefaultPlanEveryArgument)
@@ -170,7 +173,7 @@ TEST(ExportMegatron, DefaultPlanEveryArgument)
         { "--use-distributed-optimizer", "" },
         { "--bf16", "" },
         { "--grad-reduce-in-bf16", "" },
-        { "--use-flash-attn", "" },
+        { "--attention-backend", "flash" },
     };
     EXPECT_EQ(argumentMap(c.text), expected);
     EXPECT_TRUE(anyWarningMentions(c, "training.zero_stage = 3")); // ZeRO-1 only
@@ -191,13 +194,14 @@ TEST(ExportMegatron, MixtralWithExpertAndVirtualPipeline)
     EXPECT_EQ(args.at("--moe-router-topk"), "2");
     EXPECT_EQ(args.at("--moe-ffn-hidden-size"), "14336");
     EXPECT_EQ(args.at("--expert-model-parallel-size"), "4");
-    EXPECT_EQ(args.at("--num-layers-per-virtual-pipeline-stage"), "4"); // 32 / (2 x 4)
+    EXPECT_EQ(args.at("--num-virtual-stages-per-pipeline-rank"), "4"); // 32 / 2 = 4 x 4 layers
     EXPECT_EQ(args.at("--sequence-parallel"), "");
     EXPECT_EQ(args.at("--global-batch-size"), "32"); // 1 x 8 x dp 4
     EXPECT_EQ(args.at("--recompute-granularity"), "full");
     EXPECT_EQ(args.at("--recompute-method"), "uniform");
     EXPECT_EQ(args.at("--recompute-num-layers"), "1");
     EXPECT_EQ(args.at("--optimizer-cpu-offload"), "");
+    EXPECT_EQ(args.at("--use-precision-aware-optimizer"), "");
     EXPECT_EQ(args.count("--grad-reduce-in-bf16"), 0u); // fp32 gradients: Megatron's default
 }
 
@@ -246,8 +250,8 @@ TEST(ExportHf, LoraPlanCarriesPeftAdapterAndBitsAndBytesConfigs)
     EXPECT_EQ(nlohmann::json::parse(c.companions[1].text),
         nlohmann::json({ { "load_in_4bit", true }, { "bnb_4bit_quant_type", "nf4" },
             { "bnb_4bit_use_double_quant", true }, { "bnb_4bit_compute_dtype", "bfloat16" } }));
-    const EngineConfig int8 = exportOf(
-        defaultPlanWith({ R"(training.lora={"rank": 8, "base_bits": 8})" }), Engine::Hf);
+    const EngineConfig int8
+        = exportOf(defaultPlanWith({ R"(training.lora={"rank": 8, "base_bits": 8})" }), Engine::Hf);
     ASSERT_EQ(int8.companions.size(), 2u);
     EXPECT_EQ(nlohmann::json::parse(int8.companions[0].text)["r"], 8);
     EXPECT_EQ(nlohmann::json::parse(int8.companions[0].text)["target_modules"].size(), 7u);
@@ -287,7 +291,8 @@ TEST(ExportVllm, ServeAndRolloutFlags)
     EXPECT_EQ(rollout,
         (std::vector<std::string> { "vllm", "serve", "meta-llama/Llama-2-7b-hf",
             "--tensor-parallel-size", "2", "--max-model-len", "4096", "--max-num-seqs", "64",
-            "--gpu-memory-utilization", "0.9", "--block-size", "16", "--kv-cache-dtype", "fp8" }));
+            "--max-num-batched-tokens", "8192", "--gpu-memory-utilization", "0.9", "--block-size",
+            "16", "--kv-cache-dtype", "fp8" }));
     EXPECT_TRUE(anyWarningMentions(c, "serving.quant_group_size"));
 }
 

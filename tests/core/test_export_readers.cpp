@@ -79,10 +79,17 @@ TEST(ArgumentReader, CommandLinesAndFiles)
     EXPECT_EQ((*args)[3].flag, "--lr");
     EXPECT_EQ((*args)[3].value, "3e-4");
     EXPECT_EQ((*args)[4].value, "-1");
-    Expected<std::vector<exportdetail::Argument>> stray = parseArguments("--bf16\nstray words");
+    // A flag takes every word up to the next flag (argparse's nargs); what a flag accepts is the
+    // importer's to check (Importers.MessagesNameTheEngineKey).
+    Expected<std::vector<exportdetail::Argument>> nargs
+        = parseArguments("--recompute-modules core_attn mlp --bf16");
+    ASSERT_TRUE(nargs.ok());
+    EXPECT_EQ((*nargs)[0].values, (std::vector<std::string> { "core_attn", "mlp" }));
+    EXPECT_EQ((*nargs)[0].value, "core_attn");
+    Expected<std::vector<exportdetail::Argument>> stray = parseArguments("stray --bf16");
     ASSERT_FALSE(stray.ok());
     EXPECT_EQ(
-        stray.error().toString(), "words: expected an argument starting with --, got \"words\"");
+        stray.error().toString(), "stray: expected an argument starting with --, got \"stray\"");
 }
 
 TEST(ApplySets, PathsValuesAndPresetObjects)
@@ -140,13 +147,17 @@ TEST(Importers, MessagesNameTheEngineKey)
             "parallelism.data_parallel_shard_degree: is -1 (the GPUs left over): pass --gpus to "
             "say how many there are" },
         { importText(Engine::TorchTitan, "[activation_checkpoint]\nmode = \"some\"\n"),
-            "activation_checkpoint.mode: must be \"none\", \"selective\" or \"full\", got "
-            "\"some\"" },
+            "activation_checkpoint.mode: must be \"none\", \"selective\", \"full\" or "
+            "\"memory_budget\", got \"some\"" },
         { importText(Engine::Megatron, "--micro-batch-size 2\n--global-batch-size 15\n", 8),
             "--global-batch-size: must be a multiple of --micro-batch-size x data-parallel size "
             "(2 x 8 = 16) on 8 GPUs, got 15" },
         { importText(Engine::Megatron, "--tensor-model-parallel-size x\n", 8),
             "--tensor-model-parallel-size: must be an integer 1..65536, got \"x\"" },
+        { importText(Engine::Megatron, "--bf16\nstray words\n", 8),
+            "--bf16: takes no value (Megatron's argparse refuses one), got \"stray words\"" },
+        { importText(Engine::Megatron, "--recompute-granularity full selective\n", 8),
+            "--recompute-granularity: takes one value, got \"full selective\"" },
         { importText(Engine::Vllm, "vllm serve x"),
             "importing vllm files is not supported; the importable engines are deepspeed, "
             "torchtitan or megatron" },

@@ -89,8 +89,8 @@ TEST(ImportOverflow, DeepSpeedBatchProducts)
             "train_micro_batch_size_per_gpu: must be an integer 1..1000000, got 4294967296" },
         { importText(Engine::DeepSpeed,
               R"({"train_batch_size": 8, "gradient_accumulation_steps": 8})", 8),
-            "train_batch_size: must be at least gradient_accumulation_steps x --gpus = 8 x 8, "
-            "got 8" },
+            "train_batch_size: must be a multiple of gradient_accumulation_steps x GPUs = 64 "
+            "(DeepSpeed derives the missing value from it), got 8" },
         { importText(Engine::DeepSpeed,
               R"({"train_batch_size": 2000000, "train_micro_batch_size_per_gpu": 1,
                   "gradient_accumulation_steps": 1})"),

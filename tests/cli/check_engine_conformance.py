@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Every export of every preset plan and hard plan, checked against what the pinned engine
+release accepts (issue 25): tests/data/engines/*.json, written by tools/engine_schema.py from the
+engines' sources at a named commit.
+
+For each plan -- presets/default-plan.json with each model preset, and tests/data/plans/hard/* --
+and each engine with a description, `envelope-cli export PLAN --to ENGINE` is parsed as the engine
+parses it (json, tomllib, a shell-split argument list) and checked: every key or flag exists in
+that release, switches take no value, typed values parse, choices hold, and every cross-field
+check of the description passes.
+
+Usage: check_engine_conformance.py ENVELOPE_CLI SOURCE_DIR. Exit 77 (skipped) without tomllib.
+"""
+import glob
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+try:
+    import tomllib
+except ImportError:
+    print("python3 has no tomllib (needs Python 3.11): skipped")
+    sys.exit(77)
+
+cli, source = sys.argv[1], sys.argv[2]
+presets = os.path.join(source, "presets")
+default_plan = json.load(open(os.path.join(presets, "default-plan.json")))
+models = {m["id"]: m["architecture"] for m in json.load(open(os.path.join(presets, "models.json")))["models"]}
+schemas = {}
+for path in sorted(glob.glob(os.path.join(source, "tests/data/engines/*.json"))):
+    s = json.load(open(path))
+    schemas[s["engine"]] = s
+
+failures = []
+
+
+def fail(where, message):
+    failures.append(f"{where}: {message}")
+
+
+def merged(plan):
+    """The plan over the default plan (sections the plan leaves out keep the defaults)."""
+    out = json.loads(json.dumps(default_plan))
+    for key, value in plan.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key].update(value)
+        else:
+            out[key] = value
+    return out
+
+
+def flatten(table, prefix=""):
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield from flatten(value, prefix + key + ".")
+        else:
+            yield prefix + key, value
+
+
+TYPES = {"int": int, "float": (int, float), "str": str, "bool": bool}
+
+
+def typed_ok(kind, value):
+    expected = TYPES.get(kind)
+    if expected is None:
+        return True
+    if kind == "int" and isinstance(value, bool):
+        return False
+    return isinstance(value, expected)
+
+
+def layout_stages(layout):
+    """Megatron's pipeline_parallel_layer_layout.py parse_str_to_list: the chunks' layer kinds."""
+    text = layout.replace(",", "")
+    for pattern in (r"\(([^)]+)\)\*(\d+)", r"(.)\*(\d+)"):
+        text = re.sub(pattern, lambda m: m.group(1) * int(m.group(2)), text)
+    return text.split("|")
+
+
+def megatron_split_ok(layers, pp, virtual, first, last, layout=None):
+    """Megatron-LM's pipeline split rules (arguments.py validate_args, TransformerConfig, the
+    layout's validate_layer_layout)."""
+    if layout is not None:
+        stages = layout_stages(layout)
+        flat = "".join(stages)
+        return (len(stages) % pp == 0 and flat.startswith("E") and flat.endswith("L")
+                and flat.count("E") == 1 and flat.count("L") == 1
+                and set(flat) <= set("ELtm") and flat.count("t") == layers)
+    if layers is None or pp <= 1:
+        return True
+    v = virtual or 1
+    if first is None and last is None:
+        return layers % pp == 0 and (layers // pp) % v == 0
+    middle_layers, middle_stages = layers, pp
+    for count in (first, last):
+        if count is not None:
+            if count <= 0 or count % v:
+                return False
+            middle_layers -= count
+            middle_stages -= 1
+    if bool(middle_layers) != bool(middle_stages):
+        return False
+    return not middle_stages or (middle_layers % middle_stages == 0
+                                 and (middle_layers // middle_stages) % v == 0)
+
+
+def run_checks(where, schema, values, extra):
+    def get(key, default=None):
+        value = values.get(key)
+        return default if value is None else value
+    namespace = {"get": get, "ceil": math.ceil, "megatron_split_ok": megatron_split_ok,
+                 "all": all, **extra}
+    for check in schema["checks"]:
+        try:
+            # The rules come from tests/data/engines (our data); one namespace, so that
+            # comprehensions in a rule see its names.
+            ok = eval(check["rule"], {"__builtins__": {}, **namespace})
+        except Exception as e:  # a rule that cannot be evaluated is a failure, named
+            ok = False
+            check = dict(check, id=f"{check['id']} ({type(e).__name__}: {e})")
+        if not ok:
+            fail(where, f"{check['id']} fails ({check['source']['file']}:{check['source']['line']})")
+
+
+def check_toml(where, schema, text, plan):
+    job = tomllib.loads(text)
+    values = {k: v.get("default") for k, v in schema["keys"].items()}
+    for key, value in flatten(job):
+        spec = schema["keys"].get(key)
+        if spec is None:
+            fail(where, f"{key} is not a torchtitan {schema['engine_version']} key")
+            continue
+        items = value if spec.get("list") and isinstance(value, list) else [value]
+        for item in items:
+            if not typed_ok(spec["type"], item):
+                fail(where, f"{key} = {item!r} is not {spec['type']}")
+            if "choices" in spec and item not in spec["choices"]:
+                fail(where, f"{key} = {item!r} is not one of {spec['choices']}")
+        values[key] = value
+    model = plan["model"] if isinstance(plan["model"], str) else plan["model"].get("preset")
+    run_checks(where, schema, values, {"converters": schema.get("converters", []),
+                                       "model_layers": models[model]["layers"]})
+
+
+def check_json(where, schema, text, plan):
+    config = json.loads(text)
+    values = {}
+    for key, value in flatten(config):
+        values[key] = value
+        if key not in schema["keys"] and key.split(".")[0] not in schema["keys"]:
+            fail(where, f"{key} is not a DeepSpeed {schema['engine_version']} key")
+    for section in ("zero_optimization.offload_optimizer", "zero_optimization.offload_param"):
+        values[section] = {} if any(k.startswith(section + ".") for k in values) else None
+    t = plan["training"]
+    dp = plan["cluster"]["gpus"] // (t.get("tp", 1) * t.get("pp", 1) * t.get("cp", 1))
+    run_checks(where, schema, values, {"data_parallel": dp})
+
+
+def check_args(where, schema, text, plan):
+    words = shlex.split("\n".join(l for l in text.splitlines() if not l.startswith("#")))
+    values, i = {}, 0
+    while i < len(words):
+        flag = words[i]
+        i += 1
+        spec = schema["flags"].get(flag)
+        given = []
+        while i < len(words) and not words[i].startswith("--"):
+            given.append(words[i])
+            i += 1
+        if spec is None:
+            fail(where, f"{flag} is not a Megatron-LM {schema['engine_version']} flag")
+            continue
+        dest = spec.get("dest") or flag[2:].replace("-", "_")
+        if spec.get("switch"):
+            if given:
+                fail(where, f"{flag} is a switch, given {given}")
+            values[dest] = spec.get("action") != "store_false"
+            continue
+        if not given or (len(given) > 1 and spec.get("nargs") not in ("+", "*")):
+            fail(where, f"{flag} takes one value, given {given}")
+            continue
+        parsed = []
+        for g in given:
+            try:
+                parsed.append(int(g) if spec.get("type") == "int" else
+                              float(g) if spec.get("type") == "float" else g)
+            except ValueError:
+                fail(where, f"{flag} {g!r} is not {spec.get('type')}")
+            if "choices" in spec and g not in [str(c) for c in spec["choices"]]:
+                fail(where, f"{flag} {g!r} is not one of {spec['choices']}")
+        values[dest] = parsed if spec.get("nargs") in ("+", "*") else (parsed or [None])[0]
+    run_checks(where, schema, values, {})
+
+
+CHECKERS = {"toml": check_toml, "json": check_json, "args": check_args}
+
+plans = [(f"default plan, model {m}", os.path.join(presets, "default-plan.json"),
+          [f'model="{m}"'], merged({"model": m})) for m in models]
+for path in sorted(glob.glob(os.path.join(source, "tests/data/plans/hard/*.json"))):
+    plans.append((os.path.basename(path), path, [], merged(json.load(open(path)))))
+# The settings issue 25 found refused, on the default plan.
+VARIANTS = [
+    ['model="llama-3-70b"', "cluster.gpus=64", "training.pp=4", "training.virtual_stages=2"],
+    ['model="deepseek-v3"', "cluster.gpus=128", "training.pp=16", "training.ep=8"],
+    ['model="deepseek-v3"', "cluster.gpus=64", "training.pp=4", "training.virtual_stages=2",
+     "training.ep=8"],
+    ['model="llama-3-8b"', 'training.recipe="fp8-deepseek"'],
+    ['model="llama-3-8b"', 'training.recipe="fp8-te"', "training.pp=2", "training.tp=2",
+     "training.virtual_stages=2"],
+    ['model="llama-3-8b"', "training.seq_len=131072"],
+    ["training.zero_stage=0", 'training.recipe="bf16-mixed-18"', "training.offload_optimizer=true"],
+    ["training.zero_stage=1", "training.offload_optimizer=true"],
+    ['name="evil\\n--num-layers 1\\n[job]"'],
+]
+default_path = os.path.join(presets, "default-plan.json")
+for sets in VARIANTS:
+    plan = merged({})
+    for s in sets:
+        key, value = s.split("=", 1)
+        node, parts = plan, key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = json.loads(value)
+    plans.append(("default plan, " + " ".join(sets), default_path, sets, plan))
+
+exports = 0
+for label, path, sets, plan in plans:
+    for engine, schema in schemas.items():
+        args = [cli, "export", path, "--to", engine]
+        for s in sets:
+            args += ["--set", s]
+        r = subprocess.run(args, capture_output=True, text=True)
+        where = f"{label} -> {engine} {schema['engine_version']}"
+        if r.returncode != 0:
+            fail(where, f"export exited {r.returncode}: {r.stderr.strip()[:300]}")
+            continue
+        exports += 1
+        CHECKERS[schema["kind"]](where, schema, r.stdout, plan)
+
+for f in failures:
+    print(f)
+print(f"{exports} exports of {len(plans)} plans checked against "
+      f"{', '.join(s['engine'] + ' ' + s['engine_version'] for s in schemas.values())}: "
+      f"{len(failures)} failures")
+sys.exit(1 if failures or exports == 0 else 0)
