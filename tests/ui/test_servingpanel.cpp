@@ -187,7 +187,7 @@ private slots:
     {
         WorkloadControls* w = m_panel->workloadControls();
         QVERIFY(!m_panel->loadFigures()->isVisibleTo(m_panel.get()));
-        QVERIFY(!w->rateControl()->isEnabled());
+        QVERIFY(!w->rateControl()->isVisibleTo(m_panel.get()));
         w->enabledBox()->click();
         QVERIFY(m_doc->plan().serving.workload.has_value());
         QVERIFY(m_panel->loadFigures()->isVisibleTo(m_panel.get()));

@@ -71,11 +71,11 @@ WorkloadControls::WorkloadControls(PlanDocument* document, QWidget* parent)
         },
         tr("Workload"));
 
-    m_arrival->addItem(tr("Requests per second (Poisson)"), 0);
-    m_arrival->addItem(tr("Users in a closed loop"), 1);
+    m_arrival->addItem(tr("Rate (Poisson)"), 0);
+    m_arrival->addItem(tr("Users (closed loop)"), 1);
     m_arrival->setToolTip(tr("Open loop: requests arrive at random at a rate. Closed loop: each "
                              "user sends the next request when the last one finishes."));
-    addWideRow(tr("&Arrivals:"), m_arrival);
+    form()->addRow(tr("&Arrivals:"), m_arrival);
     connect(m_arrival, &QComboBox::activated, this, [this](int index) {
         const bool users = m_arrival->itemData(index).toInt() == 1;
         edit(users ? tr("Workload: users") : tr("Workload: request rate"), [users](Plan& p) {
@@ -214,18 +214,20 @@ void WorkloadControls::refresh()
         b5(m_outMean), b6(m_outP90), b7(m_ttft), b8(m_tpot);
     const bool on = s.workload.has_value();
     m_enabled->setChecked(on);
+    // Off, only the switch and what it means: no stale values in greyed boxes.
     for (QWidget* w : std::initializer_list<QWidget*> { m_arrival, m_rate, m_users, m_inMean,
              m_inP90, m_outMean, m_outP90, m_ttft, m_tpot })
-        w->setEnabled(on);
+        form()->setRowVisible(w, on);
     if (!on) {
-        m_lengthNote->setText(tr("Off: the Serving figures are one static batch of "
-                                 "`concurrency` sequences of `context` tokens."));
+        m_lengthNote->setText(tr("Off: the Serving figures are one static batch of Concurrency "
+                                 "sequences of Context tokens."));
         return;
     }
+    const bool rate = !s.workload->concurrency.has_value();
+    form()->setRowVisible(m_rate, rate);
+    form()->setRowVisible(m_users, !rate);
     const ServingWorkload& w = *s.workload;
     m_arrival->setCurrentIndex(m_arrival->findData(w.concurrency ? 1 : 0));
-    m_rate->setEnabled(w.requestRate.has_value());
-    m_users->setEnabled(w.concurrency.has_value());
     m_rate->setValue(w.requestRate.value_or(1.0));
     m_users->setValue(w.concurrency.value_or(1));
     QStringList histograms;
