@@ -93,6 +93,23 @@ private slots:
         QVERIFY(m_doc->isValid());
     }
 
+    // Issue 26 item 13: the context and micro-batch boxes showed a clamped 1,048,576 and 512
+    // for a plan of 1e8 tokens and 1e6 sequences while the figures used the plan's values.
+    void theContextAndMicroBatchBoxesShowThePlansValues()
+    {
+        Plan plan = m_doc->plan();
+        plan.training.seqLen = 100'000'000;
+        plan.training.microBatch = 1'000'000;
+        m_doc->edit(plan, QStringLiteral("huge"));
+        ModelControls* model = m_panel->modelControls();
+        QCOMPARE(model->contextControl()->value(), 100'000'000.0);
+        QCOMPARE(model->microBatchControl()->value(), 1'000'000.0);
+        // The sliders rest at their ends; typing beyond them still edits the plan.
+        QCOMPARE(model->contextControl()->slider()->value(), model->contextControl()->slider()->maximum());
+        typeInto(model->microBatchControl()->spinBox(), QStringLiteral("4096"));
+        QCOMPARE(m_doc->plan().training.microBatch, 4096);
+    }
+
     void barsStartAsTheCoreEstimate()
     {
         verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);

@@ -42,6 +42,9 @@ ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
     m_context->setSuffix(tr(" tokens"));
     m_context->setToolTip(tr("Sequence length per sample (slider: powers of two)"));
     m_microBatch->setToolTip(tr("Sequences per GPU per forward/backward pass"));
+    // The boxes take what a plan may hold (docs/plan-format.md); the sliders span the usual.
+    m_context->setSpinRange(1, 100'000'000);
+    m_microBatch->setSpinRange(1, 1'000'000);
     m_gradAccum->setRange(1, 1 << 16);
     m_gradAccum->setKeyboardTracking(false);
     m_gradAccum->setToolTip(tr("Micro-batches accumulated per optimizer step"));

@@ -21,6 +21,9 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
     , m_utilization(new SliderSpin(SliderSpin::Scale::Linear, 10, 100))
 {
     m_context->setSuffix(tr(" tok"));
+    // The boxes take what a plan may hold (docs/plan-format.md); the sliders span the usual.
+    m_context->setSpinRange(1, 100'000'000);
+    m_concurrency->setSpinRange(1, 10'000'000);
     m_context->setToolTip(tr("Tokens per sequence, prompt + generated (max_model_len)"));
     form()->addRow(tr("&Context:"), m_context);
     connect(m_context, &SliderSpin::valueEdited, this, [this](double v) {

@@ -70,6 +70,12 @@ void SliderSpin::setSuffix(const QString& suffix)
     m_spin->setSuffix(suffix);
 }
 
+void SliderSpin::setSpinRange(double minimum, double maximum)
+{
+    const QSignalBlocker block(m_spin);
+    m_spin->setRange(minimum, maximum);
+}
+
 void SliderSpin::setSingleStep(double step)
 {
     m_spin->setSingleStep(step);

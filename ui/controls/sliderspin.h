@@ -26,6 +26,10 @@ public:
     void setValue(double value); // no valueEdited
     void setSuffix(const QString& suffix);
     void setSingleStep(double step);
+    // The values the box accepts and shows, wider than the slider's span: the slider then rests
+    // at its end while the box shows the plan's value (issue 26 item 13: a context of 1e8 read
+    // "1,048,576" while the figures used 1e8).
+    void setSpinRange(double minimum, double maximum);
 
     QSlider* slider() const { return m_slider; }
     QDoubleSpinBox* spinBox() const { return m_spin; }
