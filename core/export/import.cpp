@@ -132,14 +132,6 @@ std::optional<bool> switchOf(const nlohmann::json& j, const char* section, const
     return e.is_boolean() && e.get<bool>();
 }
 
-bool enabled(const nlohmann::json& j, const char* section)
-{
-    if (!j.contains(section) || !j[section].is_object())
-        return false;
-    const nlohmann::json& e = j[section].value("enabled", nlohmann::json(false));
-    return e.is_boolean() && e.get<bool>();
-}
-
 // True when zero_optimization.`key`.device names a device. The plan's offload is to CPU
 // memory; "nvme" (ZeRO-Infinity) is read as CPU with a warning.
 bool offloaded(const nlohmann::json& zero, const char* key, PlanDraft& d)
