@@ -214,18 +214,30 @@ std::vector<std::string> trainingFigures(const Plan& plan, const Estimate& e)
 std::vector<std::string> servingFigures(const Plan& plan, const Estimate& e)
 {
     const ServingEstimate& s = e.serving;
-    return {
+    std::vector<std::string> lines {
         fmt::format("plan: {}", plan.name),
         fmt::format("model: {} ({} params), tensor parallel {} on {}", plan.model.arch.name,
             formatCount(e.params), plan.serving.tp, plan.gpu.gpu.name),
         fmt::format("Envelope: weights {} per GPU, KV budget {} per GPU, {} KV bytes per token",
             formatBytes(s.weightsBytesPerGpu, ByteUnits::GB),
             formatBytes(s.kvBudgetBytes, ByteUnits::GB), formatCount(s.kvBytesPerToken)),
-        fmt::format("Envelope: {} sequences of {} tokens fit; {} requested ({}); decode {} "
-                    "tokens/s",
-            formatCount(std::floor(s.maxSequences)), plan.serving.context, plan.serving.concurrency,
-            s.fits ? "fits" : "does not fit", formatCount(s.decodeTokensPerS)),
     };
+    if (s.load && plan.serving.workload && s.load->requests > 0) {
+        // Under a workload (issue 27): what the simulation says of it, not a static batch.
+        const ServingLoad& l = *s.load;
+        lines.push_back(fmt::format("Envelope: under the plan's workload ({:.3g} requests/s served "
+                                    "of {:.3g} offered, capacity {:.3g}): TTFT p90 {}, TPOT p90 {}{}",
+            l.requestRateRps, l.offeredRateRps, l.capacityRps,
+            l.saturated ? std::string("unbounded") : formatDuration(l.ttftP90S),
+            formatDuration(l.tpotP90S),
+            l.meetsSlo ? (*l.meetsSlo ? "; meets the SLO" : "; misses the SLO: " + l.sloMiss) : ""));
+        return lines;
+    }
+    lines.push_back(fmt::format("Envelope: {} sequences of {} tokens fit; {} requested ({}); "
+                                "decode {} tokens/s",
+        formatCount(std::floor(s.maxSequences)), plan.serving.context, plan.serving.concurrency,
+        s.fits ? "fits" : "does not fit", formatCount(s.decodeTokensPerS)));
+    return lines;
 }
 
 std::string commentBlock(std::string_view header, const std::vector<std::string>& lines)
