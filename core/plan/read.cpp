@@ -10,6 +10,7 @@
 #include "base/json_fields.h"
 #include "plan/planio.h"
 #include "plan/fields.h"
+#include "plan/lengths.h"
 #include "plan/preset_json.h"
 
 namespace envelope {
@@ -409,10 +410,8 @@ void readSection(FieldReader& root, const char* key, Section& section, Visit vis
         root.fail(*e);
 }
 
-// serving.workload.input_tokens / output_tokens: N, {"mean", "p90"} or {"histogram"}.
-// A log-normal's p90 is at most e^(1.2816^2 / 2) = 2.27x its mean (docs/formulas-serving.md,
-// "Serving under load"): a wider spread needs a histogram.
-constexpr double kMaxLogNormalP90OverMean = 2.2735;
+// serving.workload.input_tokens / output_tokens: N, {"mean", "p90"} or {"histogram"}; a
+// log-normal wider than kMaxLogNormalP90OverMean needs a histogram.
 constexpr std::size_t kMaxHistogramBins = 10'000;
 
 std::optional<Error> readLength(const nlohmann::json& v, const std::string& path, LengthDistribution& out)
@@ -476,26 +475,6 @@ std::optional<Error> readLength(const nlohmann::json& v, const std::string& path
         return e;
     out = std::move(d);
     return std::nullopt;
-}
-
-// The longest request a distribution names (a log-normal: its mean; the sampler cuts the rare
-// longer draws at serving.context, docs/formulas-serving.md).
-double longestTokens(const LengthDistribution& d)
-{
-    switch (d.form) {
-    case LengthDistribution::Form::Fixed:
-        return d.fixed;
-    case LengthDistribution::Form::MeanP90:
-        return d.mean;
-    case LengthDistribution::Form::Histogram: {
-        double most = 0;
-        for (const auto& [tokens, weight] : d.histogram)
-            if (weight > 0)
-                most = std::max(most, tokens);
-        return most;
-    }
-    }
-    return 0;
 }
 
 void readWorkload(FieldReader& serving, const ServingConfig& config, std::optional<ServingWorkload>& out)

@@ -5,6 +5,7 @@
 
 #include "plan/planio.h"
 #include "plan/fields.h"
+#include "plan/lengths.h"
 #include "plan/preset_json.h"
 
 namespace envelope {
@@ -89,10 +90,10 @@ std::optional<Error> checkLength(const LengthDistribution& d, const std::string&
     case LengthDistribution::Form::MeanP90:
         if (!tokens(d.mean))
             return Error { path + ".mean", fmt::format("must be 1..{}, got {}", kMaxTokens, d.mean) };
-        if (!tokens(d.p90) || d.p90 < d.mean || d.p90 > 2.2735 * d.mean)
+        if (!tokens(d.p90) || d.p90 < d.mean || d.p90 > kMaxLogNormalP90OverMean * d.mean)
             return Error { path + ".p90",
-                fmt::format("must be between the mean ({}) and 2.2735x it (a log-normal), got {}",
-                    d.mean, d.p90) };
+                fmt::format("must be between the mean ({}) and {}x it (a log-normal), got {}",
+                    d.mean, kMaxLogNormalP90OverMean, d.p90) };
         break;
     case LengthDistribution::Form::Histogram: {
         double total = 0;
@@ -109,19 +110,6 @@ std::optional<Error> checkLength(const LengthDistribution& d, const std::string&
     }
     }
     return std::nullopt;
-}
-
-double longestOf(const LengthDistribution& d)
-{
-    if (d.form == LengthDistribution::Form::Fixed)
-        return d.fixed;
-    if (d.form == LengthDistribution::Form::MeanP90)
-        return d.mean;
-    double most = 0;
-    for (const auto& [t, w] : d.histogram)
-        if (w > 0)
-            most = std::max(most, t);
-    return most;
 }
 
 std::optional<Error> checkWorkload(const ServingWorkload& w, int context)
@@ -143,10 +131,10 @@ std::optional<Error> checkWorkload(const ServingWorkload& w, int context)
     if (!(std::isfinite(w.prefixHitRate) && w.prefixHitRate >= 0 && w.prefixHitRate <= 0.999))
         return Error { "serving.workload.prefix_hit_rate",
             fmt::format("must be 0..0.999, got {}", w.prefixHitRate) };
-    if (longestOf(w.input) + longestOf(w.output) > context)
+    if (longestTokens(w.input) + longestTokens(w.output) > context)
         return Error { "serving.workload",
             fmt::format("the longest request ({} + {} tokens) exceeds serving.context = {}",
-                longestOf(w.input), longestOf(w.output), context) };
+                longestTokens(w.input), longestTokens(w.output), context) };
     return std::nullopt;
 }
 

@@ -188,8 +188,7 @@ std::optional<Table> servingLoad(const Plan& plan, const Estimate& e)
         t.add("served", "no: " + (l.sloNote.empty() ? std::string("nothing simulated") : l.sloNote));
         return t;
     }
-    const auto ttft = [&](double v) { return l.saturated ? std::string("unbounded (above capacity)") : duration(v); };
-    t.add("TTFT mean / p50 / p90 / p99", l.saturated ? ttft(0)
+    t.add("TTFT mean / p50 / p90 / p99", l.saturated ? std::string("unbounded (above capacity)")
             : fmt::format("{} / {} / {} / {} (simulated)", duration(l.ttftMeanS), duration(l.ttftP50S),
                   duration(l.ttftP90S), duration(l.ttftP99S)));
     t.add("TPOT mean / p50 / p90 / p99",

@@ -142,25 +142,6 @@ LogNormal logNormalFromMeanP90(double mean, double p90)
     return r;
 }
 
-double meanTokens(const LengthDistribution& d)
-{
-    switch (d.form) {
-    case LengthDistribution::Form::Fixed:
-        return d.fixed;
-    case LengthDistribution::Form::MeanP90:
-        return d.mean;
-    case LengthDistribution::Form::Histogram: {
-        double w = 0, s = 0;
-        for (const auto& [tokens, weight] : d.histogram) {
-            w += std::max(0.0, weight);
-            s += tokens * std::max(0.0, weight);
-        }
-        return w > 0 ? s / w : 0;
-    }
-    }
-    return 0;
-}
-
 StepTimes tabulatedStepTimes(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     double maxBatch, double maxTokens)
 {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "estimate/estimate.h"
+#include "plan/lengths.h"
 
 namespace envelope {
 
@@ -63,9 +64,6 @@ struct LogNormal {
     double mu = 0, sigma = 0;
 };
 LogNormal logNormalFromMeanP90(double mean, double p90);
-
-// Mean tokens of a length distribution (a log-normal: its mean before the cut at the context).
-double meanTokens(const LengthDistribution& d);
 
 struct EngineRun {
     int requests = 0;               // measured (after the warm-up)

@@ -14,19 +14,17 @@
 #include "controls/choicecombo.h"
 #include "controls/sliderspin.h"
 #include "document/plandocument.h"
+#include "plan/lengths.h"
 
 namespace envelope::ui {
 namespace {
-
-// The widest p90 a log-normal has for its mean (plan-format.md, serving.workload).
-constexpr double kMaxP90OverMean = 2.2735;
 
 LengthDistribution meanP90(double mean, double p90)
 {
     LengthDistribution d;
     d.form = LengthDistribution::Form::MeanP90;
     d.mean = mean;
-    d.p90 = std::clamp(p90, mean, std::floor(kMaxP90OverMean * mean));
+    d.p90 = std::clamp(p90, mean, std::floor(kMaxLogNormalP90OverMean * mean));
     return d;
 }
 
