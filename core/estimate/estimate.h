@@ -144,6 +144,26 @@ struct ServingLoad {
     std::vector<std::string> notes; // assumptions the figures rest on
 };
 
+// serving.speculative's figures at `concurrency` (core/serving/serving.h; docs/formulas-serving.md,
+// "Speculative decoding").
+struct SpeculativeEstimate {
+    std::string kind;               // "mtp" | "eagle" | "draft"
+    std::string draftName;          // the draft's architecture
+    int tokens = 0;                 // k, drafted per sequence and step
+    double acceptance = 0;          // alpha, per drafted token
+    double meanTokensPerStep = 1;   // (1 - alpha^(k+1)) / (1 - alpha): tokens a step advances
+    double draftAcceptanceRate = 0; // (meanTokensPerStep - 1) / k: the rate vLLM logs
+    double verifyStepS = 0;         // the model's forward over k + 1 tokens per sequence
+    double draftStepS = 0;          // k draft passes
+    double stepS = 0;               // verify + draft: one engine step
+    double plainStepS = 0;          // the same batch's decode step without speculation
+    double speedup = 0;             // plainStepS / (stepS / meanTokensPerStep)
+    int draftLayers = 0;            // layers the draft keeps weights and KV for
+    double draftWeightsBytesPerGpu = 0;
+    double draftKvBytesPerTokenPerGpu = 0;
+    double draftPrefillS = 0;       // the draft's pass over a `context`-token prompt
+};
+
 struct ServingEstimate {
     double kvBytesPerToken = 0;      // whole model, one token
     double weightsBytesPerGpu = 0;
@@ -188,6 +208,9 @@ struct ServingEstimate {
     double itlMinS = 0;
     // Under serving.workload (core/serving/load.h): set when the plan has a workload.
     std::optional<ServingLoad> load;
+    // Under serving.speculative: itlS is then stepS / meanTokensPerStep, and the draft's weights
+    // and KV are in weightsBytesPerGpu and kvBytesPerTokenPerGpu.
+    std::optional<SpeculativeEstimate> speculative;
 };
 
 struct RoleEstimate {

@@ -222,6 +222,13 @@ std::vector<std::string> servingFigures(const Plan& plan, const Estimate& e)
             formatBytes(s.weightsBytesPerGpu, ByteUnits::GB),
             formatBytes(s.kvBudgetBytes, ByteUnits::GB), formatCount(s.kvBytesPerToken)),
     };
+    if (s.speculative)
+        lines.push_back(fmt::format("Envelope: speculative decoding ({}, {} draft tokens at "
+                                    "acceptance {:.2f}): {:.2f} tokens per step, draft weights {} "
+                                    "per GPU",
+            s.speculative->kind, s.speculative->tokens, s.speculative->acceptance,
+            s.speculative->meanTokensPerStep,
+            formatBytes(s.speculative->draftWeightsBytesPerGpu, ByteUnits::GB)));
     if (s.load && plan.serving.workload && s.load->requests > 0) {
         // Under a workload (issue 27): what the simulation says of it, not a static batch.
         const ServingLoad& l = *s.load;

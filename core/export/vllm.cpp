@@ -3,7 +3,9 @@
 //
 // Flags as vLLM's EngineArgs declares them (vllm/engine/arg_utils.py): --tensor-parallel-size,
 // --max-model-len, --gpu-memory-utilization, --max-num-seqs, --max-num-batched-tokens,
-// --block-size, --kv-cache-dtype, --quantization.
+// --block-size, --kv-cache-dtype, --quantization, --speculative-config (SpeculativeConfig's
+// "method", "num_speculative_tokens" and "model": "mtp" for a checkpoint's own MTP module,
+// "eagle" and "draft_model" with the draft's repository).
 #include <fmt/format.h>
 
 #include "base/checked.h"
@@ -71,6 +73,30 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
             "serving.quant_group_size = {}: vLLM takes the quantization group size from the "
             "checkpoint (AWQ/GPTQ) or the method (fp8 per-tensor, bitsandbytes blocks of 64)",
             sc.quantGroupSize));
+    // Speculative decoding: vLLM's SpeculativeConfig as one JSON argument. The acceptance rate
+    // is the workload's, not a setting: it is in the comment block's figures.
+    if (sc.speculative) {
+        const ServingSpeculative& spec = *sc.speculative;
+        std::string config;
+        if (spec.kind == SpeculativeKind::Mtp) {
+            config = fmt::format(R"({{"method": "mtp", "num_speculative_tokens": {}}})", spec.tokens);
+        } else {
+            const bool eagle = spec.kind == SpeculativeKind::Eagle;
+            std::string draft = eagle ? std::string("EAGLE_HEAD")
+                                      : (spec.draftModel && !spec.draftModel->presetId.empty()
+                                              ? spec.draftModel->presetId
+                                              : std::string("DRAFT_MODEL"));
+            out.warnings.push_back(eagle
+                    ? std::string("serving.speculative: replace EAGLE_HEAD with the EAGLE head "
+                                  "trained for this model (a Hugging Face repository or path)")
+                    : fmt::format("serving.speculative.draft_model: replace \"{}\" with the draft "
+                                  "model's Hugging Face repository or path",
+                        draft));
+            config = fmt::format(R"({{"method": "{}", "model": "{}", "num_speculative_tokens": {}}})",
+                eagle ? "eagle" : "draft_model", draft, spec.tokens);
+        }
+        flag("--speculative-config", "'" + config + "'");
+    }
     // vLLM refuses a --max-model-len above the model's max_position_embeddings unless
     // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; the plan asks for that length, so the command sets
     // it and the warning says what it means.

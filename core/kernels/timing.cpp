@@ -261,7 +261,15 @@ OpTime attentionTime(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
     OpTime r;
     const KernelTable* table = gpu.kernels.get();
     if (op.attention == AttentionKind::Decode) {
-        // Reading every cached K and V once per step: memory-bound.
+        // Reading every cached K and V once per step: memory-bound, unless the queries per
+        // cached vector outrun the ridge (a speculative verify step of many query tokens, MLA's
+        // 128 heads over one latent): then its FLOPs at the attention efficiency set the time.
+        // MLA's absorbed decode reads one latent as key and value (headDimV 0): QK^T over its
+        // width and AV over nearly the same (DeepSeek-V2 sec. 2.1.2).
+        const double dims = op.headDimV > 0 ? op.headDimQk + op.headDimV : 2.0 * op.headDimQk;
+        const double decodeFlops = 2 * op.sequences * op.seq * op.kvLen * op.heads * dims;
+        const double attentionPeak = peakFlops(gpu, ComputeDtype::Bf16) * defaults.attentionEfficiency;
+        const double computeFloor = attentionPeak > 0 ? decodeFlops / attentionPeak : 0.0;
         const double kvBytes = op.sequences * op.kvLen * op.kvHeads * (op.headDimQk + op.headDimV)
             * op.kvBytesPerElement;
         if (table) {
@@ -281,12 +289,12 @@ OpTime attentionTime(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
                 const double eb = std::min(b, best->batch.back()), el = std::min(len, best->kvLen.back());
                 const double seconds = interpolate2(best->batch, best->kvLen, best->seconds, eb, el)
                     * (b / eb) * (len / el);
-                r.seconds = seconds * bytesPerSeqToken / measuredBytesPerSeqToken;
+                r.seconds = std::max(seconds * bytesPerSeqToken / measuredBytesPerSeqToken, computeFloor);
                 r.measured = true;
                 return r;
             }
         }
-        r.seconds = memoryTime(kvBytes, gpu, defaults).seconds;
+        r.seconds = std::max(memoryTime(kvBytes, gpu, defaults).seconds, computeFloor);
         return r;
     }
     const double forwardFlops = 2 * op.sequences * op.seq * op.kvLen * op.heads * (op.headDimQk + op.headDimV);

@@ -100,7 +100,7 @@ const std::set<std::string> kArchKeys = { "name", "layers", "hidden", "ffn_hidde
     "kv_heads", "head_dim", "vocab", "tied_embeddings", "norm", "qkv_bias", "linear_bias",
     "max_positions", "learned_positions", "dropout", "sliding_window", "moe", "mla",
     "attention_pattern", "attention_chunk", "linear_attention", "qk_norm", "sandwich_norms",
-    "attention_sinks", "attention_output_gate", "vision_params" };
+    "attention_sinks", "attention_output_gate", "vision_params", "mtp_layers" };
 const std::set<std::string> kMoeKeys = { "experts", "top_k", "shared_experts", "expert_ffn_hidden",
     "dense_layers", "router_bias", "layer_step", "shared_expert_ffn_hidden", "shared_expert_gate" };
 const std::set<std::string> kLinearKeys
@@ -278,6 +278,7 @@ std::optional<Error> readArchKeys(ModelArch& a, const json& object, const std::s
             [&](std::int64_t x) { a.slidingWindow = static_cast<int>(x); } },
         { "attention_chunk", 0, 100000000,
             [&](std::int64_t x) { a.attentionChunk = static_cast<int>(x); } },
+        { "mtp_layers", 0, 16, [&](std::int64_t x) { a.mtpLayers = static_cast<int>(x); } },
     };
     if (auto e = readIntKeys(object, path, ints))
         return e;
@@ -549,6 +550,8 @@ json archToJson(const ModelArch& a)
         j["attention_sinks"] = true;
     if (a.attentionOutputGate)
         j["attention_output_gate"] = true;
+    if (a.mtpLayers != 0)
+        j["mtp_layers"] = a.mtpLayers;
     if (a.visionParams != 0)
         j["vision_params"] = static_cast<std::int64_t>(a.visionParams);
     if (a.mla)

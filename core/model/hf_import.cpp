@@ -276,6 +276,10 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         return Error { multimodal ? "text_config.model_type" : "model_type",
             fmt::format("\"{}\" is not supported; supported: {}", textType, kSupported) };
     }
+    // The multi-token-prediction modules shipped beside the main model (DeepSeek-V3, Kimi K2
+    // with 0, GLM-4.5): not in its parameters, a draft for speculative decoding.
+    if (textType == "deepseek_v3" || textType == "kimi_k2" || textType == "glm4_moe")
+        a.mtpLayers = r.small("num_nextn_predict_layers", 0, 16, 0);
     if (auto e = r.error())
         return *e;
     if (multimodal) {

@@ -106,6 +106,10 @@ struct ModelArch {
     // Vision tower and projector of a multimodal checkpoint (Mistral 3, Gemma 3, Llama 4):
     // counted in the total the engines load, never in the per-token active count.
     double visionParams = 0;
+    // Multi-token-prediction modules the checkpoint ships beside the main model (DeepSeek-V3,
+    // GLM-4.5: HF num_nextn_predict_layers = 1). Not counted in the main model's parameters;
+    // a serving engine loads one as the draft of `serving.speculative` kind "mtp".
+    int mtpLayers = 0;
     // A bare parameter count ({"params": 7e9}): the shape above is a standard shape used for
     // activations and FLOPs, while the parameter count is exactly this number.
     std::optional<double> declaredParams;

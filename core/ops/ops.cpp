@@ -389,11 +389,13 @@ void markCustomAllReduce(std::vector<Op>& ops)
 
 } // namespace
 
-std::vector<Op> decodeStepOps(const ModelArch& arch, const InferenceLayout& l, double batch, double kvLen)
+std::vector<Op> decodeStepOps(
+    const ModelArch& arch, const InferenceLayout& l, double batch, double kvLen, double queryTokens)
 {
     // A decode step is a forward of `batch` one-token sequences: the layer ops with m = batch,
     // whose attention is the decode kernel over each sequence's KV cache.
-    const TrainingLayout t = inferenceAsTraining(l, batch, 1);
+    const double q = std::max(queryTokens, 1.0);
+    const TrainingLayout t = inferenceAsTraining(l, batch, q);
     const int moeLayers = arch.moe ? std::max(arch.layers - std::max(arch.moe->denseLayers, 0), 0) : 0;
     const int denseLayers = std::max(arch.layers - moeLayers, 0);
     std::vector<Op> ops;
@@ -403,7 +405,7 @@ std::vector<Op> decodeStepOps(const ModelArch& arch, const InferenceLayout& l, d
         for (Op op : layerForwardOps(arch, t, moe)) {
             if (op.cls == OpClass::Attention) {
                 op.attention = AttentionKind::Decode;
-                op.seq = 1;
+                op.seq = q;
                 op.kvLen = kvLen;
                 op.kvBytesPerElement = l.kvBytesPerElement;
                 if (arch.mla) {
@@ -421,8 +423,17 @@ std::vector<Op> decodeStepOps(const ModelArch& arch, const InferenceLayout& l, d
     addLayers(false, denseLayers);
     addLayers(true, moeLayers);
     const double tp = std::max(l.tp, 1);
-    ops.push_back(gemm("lm head", batch, double(arch.vocab) / tp, double(arch.hidden), GemmDtype::Bf16));
+    ops.push_back(gemm("lm head", batch * q, double(arch.vocab) / tp, double(arch.hidden), GemmDtype::Bf16));
     markCustomAllReduce(ops);
+    return ops;
+}
+
+std::vector<Op> draftPassOps(const ModelArch& draft, const InferenceLayout& l, double batch,
+    double kvLen, bool fuseHidden)
+{
+    std::vector<Op> ops = decodeStepOps(draft, l, batch, kvLen, 1);
+    if (fuseHidden)
+        ops.push_back(gemm("draft fc", batch, double(draft.hidden), 2.0 * double(draft.hidden), l.weightDtype));
     return ops;
 }
 

@@ -109,7 +109,17 @@ struct InferenceLayout {
     double kvBytesPerElement = 2;
     double activationBytes = 2;
 };
-std::vector<Op> decodeStepOps(const ModelArch& arch, const InferenceLayout& layout, double batch, double kvLen);
+// `queryTokens` > 1: the verify step of speculative decoding, each sequence's drafted tokens and
+// the one after them in one forward (GEMMs at m = batch x queryTokens, attention queries of that
+// length over the same cache, logits at every position).
+std::vector<Op> decodeStepOps(const ModelArch& arch, const InferenceLayout& layout, double batch,
+    double kvLen, double queryTokens = 1);
+// One pass of a speculative draft over `batch` sequences: the draft's decode step (its layers,
+// attention over its own cache of `kvLen` tokens, its LM head), and with `fuseHidden` the
+// 2h -> h projection that joins the model's last hidden state to the token embedding (DeepSeek
+// MTP's eh_proj, EAGLE's fc; a plain linear, not split by TP).
+std::vector<Op> draftPassOps(const ModelArch& draft, const InferenceLayout& layout, double batch,
+    double kvLen, bool fuseHidden);
 // A prefill of `sequences` prompts of `tokens` each (flash attention, causal).
 std::vector<Op> prefillOps(const ModelArch& arch, const InferenceLayout& layout, double sequences, double tokens);
 

@@ -42,6 +42,8 @@ inline const EnumIds<Recompute> kRecomputeIds { recomputeId, parseRecompute,
     "\"none\", \"selective\", \"full\" or \"every-k\"" };
 inline const EnumIds<ServingEngine> kEngineIds { servingEngineId, parseServingEngine,
     "\"vllm\" or \"generic\"" };
+inline const EnumIds<SpeculativeKind> kSpeculativeKindIds { speculativeKindId,
+    parseSpeculativeKind, "\"mtp\", \"eagle\" or \"draft\"" };
 inline const EnumIds<RlAlgorithm> kAlgorithmIds { rlAlgorithmId, parseRlAlgorithm,
     "\"ppo\", \"grpo\" or \"dpo\"" };
 inline const EnumIds<RlPlacement> kPlacementIds { rlPlacementId, parseRlPlacement,
@@ -110,6 +112,15 @@ template <class V> void visitServing(ServingConfig& c, V& v)
     v.integer("average_length", c.averageLength, 0, kMaxTokens);
     v.number("runtime_overhead_bytes", c.runtimeOverheadBytes, Range::closed(0, kMaxBytes));
     v.number("decode_efficiency", c.decodeEfficiency, Range::closed(kMinFraction, 1));
+}
+
+// serving.speculative (its draft_model is read and written as a model is).
+inline constexpr int kMaxSpeculativeTokens = 16;
+template <class V> void visitSpeculative(ServingSpeculative& c, V& v)
+{
+    v.enumeration("kind", c.kind, kSpeculativeKindIds);
+    v.integer("tokens", c.tokens, 1, kMaxSpeculativeTokens);
+    v.number("acceptance", c.acceptance, Range::closed(0, 1));
 }
 
 template <class V> void visitRl(RlConfig& c, V& v)

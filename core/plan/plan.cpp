@@ -48,8 +48,19 @@ constexpr std::array<std::pair<ServingEngine, std::string_view>, 2> kEngines{{
     {ServingEngine::Generic, "generic"},
 }};
 
+constexpr std::array<std::pair<SpeculativeKind, std::string_view>, 3> kSpeculativeKinds{{
+    {SpeculativeKind::Mtp, "mtp"},
+    {SpeculativeKind::Eagle, "eagle"},
+    {SpeculativeKind::Draft, "draft"},
+}};
+
 }  // namespace
 
+std::string_view speculativeKindId(SpeculativeKind k) { return idOf(kSpeculativeKinds, k); }
+bool parseSpeculativeKind(std::string_view id, SpeculativeKind& out)
+{
+    return parseId(kSpeculativeKinds, id, out);
+}
 std::string_view servingEngineId(ServingEngine e) { return idOf(kEngines, e); }
 bool parseServingEngine(std::string_view id, ServingEngine& out) { return parseId(kEngines, id, out); }
 std::string_view recomputeId(Recompute r) { return idOf(kRecompute, r); }

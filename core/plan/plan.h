@@ -181,6 +181,27 @@ enum class ServingEngine {
     Generic  // memory x utilization - weights - activation peak - runtime_overhead_bytes
 };
 
+// Speculative decoding (plan key `serving.speculative`, issue 27): a draft proposes `tokens`
+// tokens per sequence each step and the model verifies them in one forward of tokens + 1
+// positions (Leviathan et al. 2023; Chen et al. 2023). docs/formulas-serving.md, "Speculative
+// decoding".
+enum class SpeculativeKind {
+    Mtp,   // the checkpoint's multi-token-prediction module (DeepSeek-V3, GLM-4.5: mtp_layers)
+    Eagle, // an EAGLE head: one decoder layer of the model's width over its hidden states
+    Draft  // a separate, smaller model with the same tokenizer (`draft_model`)
+};
+struct ServingSpeculative {
+    SpeculativeKind kind = SpeculativeKind::Mtp;
+    int tokens = 1;          // k: draft tokens proposed per sequence and step
+    // alpha: the chance that each drafted token is accepted, given the ones before it were
+    // (Leviathan et al.'s acceptance rate). A step then advances (1 - alpha^(k+1)) / (1 - alpha)
+    // tokens; vLLM's logged "draft acceptance rate" is (that - 1) / k.
+    double acceptance = 0.7;
+    std::optional<ModelChoice> draftModel; // kind Draft only
+
+    bool operator==(const ServingSpeculative&) const = default;
+};
+
 struct ServingConfig {
     ServingEngine engine = ServingEngine::Vllm;
     int maxNumSeqs = 1024;        // vLLM max_num_seqs: the sampler warm-up's rows
@@ -203,6 +224,7 @@ struct ServingConfig {
     // Without a workload, `context` and `concurrency` describe one static batch (as before).
     std::optional<ServingWorkload> workload;
     std::optional<ServingSlo> slo;
+    std::optional<ServingSpeculative> speculative;
 
     bool operator==(const ServingConfig&) const = default;
 };
@@ -253,6 +275,8 @@ std::string_view recomputeId(Recompute r);  // "none" "selective" "full" "every-
 bool parseRecompute(std::string_view id, Recompute& out);
 std::string_view servingEngineId(ServingEngine e); // "vllm" "generic"
 bool parseServingEngine(std::string_view id, ServingEngine& out);
+std::string_view speculativeKindId(SpeculativeKind k); // "mtp" "eagle" "draft"
+bool parseSpeculativeKind(std::string_view id, SpeculativeKind& out);
 std::string_view rlAlgorithmId(RlAlgorithm a);  // "ppo" "grpo" "dpo"
 bool parseRlAlgorithm(std::string_view id, RlAlgorithm& out);
 std::string_view rlPlacementId(RlPlacement p);  // "disjoint" "colocated"

@@ -552,6 +552,39 @@ void readSlo(FieldReader& serving, std::optional<ServingSlo>& out)
     out = slo;
 }
 
+// serving.speculative: {"kind", "tokens", "acceptance"} and, for kind "draft", the draft model
+// in any form `model` takes (its errors name serving.speculative.draft_model).
+void readSpeculative(FieldReader& serving, const PresetLibrary& presets, const ReadOptions& options,
+    std::optional<ServingSpeculative>& out)
+{
+    const nlohmann::json* value = serving.get("speculative");
+    if (!value || value->is_null())
+        return;
+    FieldReader f(*value, serving.pathOf("speculative"));
+    ServingSpeculative s;
+    ReadVisitor v { f };
+    if (value->is_object())
+        for (const char* key : { "kind", "tokens", "acceptance" })
+            if (!value->contains(key))
+                f.fail(f.pathOf(key), "missing: serving.speculative needs kind, tokens and acceptance");
+    visitSpeculative(s, v);
+    if (const nlohmann::json* draft = f.get("draft_model")) {
+        Expected<ModelChoice> choice = readModel(*draft, presets, options);
+        if (!choice) {
+            Error e = choice.error();
+            e.path = f.pathOf("draft_model") + e.path.substr(std::min<std::size_t>(e.path.size(), 5));
+            f.fail(e);
+        } else {
+            s.draftModel = std::move(choice).value();
+        }
+    }
+    if (auto e = f.finish()) {
+        serving.fail(*e);
+        return;
+    }
+    out = std::move(s);
+}
+
 } // namespace
 
 Expected<Plan> readPlan(
@@ -608,7 +641,7 @@ Expected<Plan> readPlan(
     });
     if (const nlohmann::json* training = f.get("training"))
         readTraining(*training, presets, plan.training, f);
-    readSection(f, "serving", plan.serving, [](ServingConfig& c, ReadVisitor& v) {
+    readSection(f, "serving", plan.serving, [&](ServingConfig& c, ReadVisitor& v) {
         visitServing(c, v);
         v.enumeration("engine", c.engine, kEngineIds);
         v.integer("max_num_seqs", c.maxNumSeqs, 1, 10'000'000);
@@ -616,6 +649,7 @@ Expected<Plan> readPlan(
         v.optionalNumber("max_itl_s", c.maxItlS, Range::closed(1e-6, 1e6));
         readWorkload(v.f, c, c.workload);
         readSlo(v.f, c.slo);
+        readSpeculative(v.f, presets, options, c.speculative);
     });
     readSection(f, "rl", plan.rl, [](RlConfig& c, ReadVisitor& v) { visitRl(c, v); });
     if (auto e = f.finish())

@@ -67,6 +67,18 @@ std::optional<Error> checkRanges(Plan plan)
     visitServing(plan.serving, serving);
     if (serving.error)
         return serving.error;
+    if (plan.serving.speculative) {
+        ServingSpeculative spec = *plan.serving.speculative;
+        CheckVisitor speculative { "serving.speculative", {} };
+        visitSpeculative(spec, speculative);
+        if (speculative.error)
+            return speculative.error;
+        if (spec.draftModel)
+            if (auto e = validateArch(spec.draftModel->arch))
+                return Error { e->path.empty() ? "serving.speculative.draft_model"
+                                               : "serving.speculative.draft_model." + e->path,
+                    e->message };
+    }
     CheckVisitor rl { "rl", {} };
     visitRl(plan.rl, rl);
     return rl.error;
@@ -135,6 +147,32 @@ std::optional<Error> checkWorkload(const ServingWorkload& w, int context)
         return Error { "serving.workload",
             fmt::format("the longest request ({} + {} tokens) exceeds serving.context = {}",
                 longestTokens(w.input), longestTokens(w.output), context) };
+    return std::nullopt;
+}
+
+// The draft a kind needs: MTP the checkpoint's own module, a draft model its own shape with the
+// target's tokenizer (the verifier compares token ids).
+std::optional<Error> checkSpeculative(const ServingSpeculative& s, const ModelArch& arch)
+{
+    if (s.kind == SpeculativeKind::Mtp && arch.mtpLayers < 1)
+        return Error { "serving.speculative.kind",
+            fmt::format("\"mtp\" drafts with the checkpoint's multi-token-prediction module and "
+                        "{} has none (mtp_layers 0; DeepSeek-V3/R1 and GLM-4.5 have one): use "
+                        "\"eagle\" or \"draft\"",
+                arch.name.empty() ? std::string("this model") : arch.name) };
+    if (s.kind != SpeculativeKind::Draft && s.draftModel)
+        return Error { "serving.speculative.draft_model",
+            fmt::format("is only for kind \"draft\", got kind \"{}\"", speculativeKindId(s.kind)) };
+    if (s.kind == SpeculativeKind::Draft) {
+        if (!s.draftModel)
+            return Error { "serving.speculative.draft_model",
+                "missing: kind \"draft\" needs the draft model (a preset id or a model object)" };
+        if (s.draftModel->arch.vocab != arch.vocab)
+            return Error { "serving.speculative.draft_model",
+                fmt::format("has a vocabulary of {} tokens and the model {}: a draft model must "
+                            "share the model's tokenizer",
+                    s.draftModel->arch.vocab, arch.vocab) };
+    }
     return std::nullopt;
 }
 
@@ -229,6 +267,9 @@ std::optional<Error> checkCrossFields(const Plan& plan)
             return e;
     if (s.slo)
         if (auto e = checkSlo(*s.slo))
+            return e;
+    if (s.speculative)
+        if (auto e = checkSpeculative(*s.speculative, arch))
             return e;
 
     const RlConfig& rl = plan.rl;

@@ -221,6 +221,14 @@ std::string writePlan(const Plan& input)
         serving["workload"] = workloadToJson(*plan.serving.workload);
     if (plan.serving.slo)
         serving["slo"] = sloToJson(*plan.serving.slo);
+    if (plan.serving.speculative) {
+        ordered_json spec = ordered_json::object();
+        WriteVisitor specv { spec };
+        visitSpeculative(*plan.serving.speculative, specv);
+        if (plan.serving.speculative->draftModel)
+            spec["draft_model"] = modelToJson(*plan.serving.speculative->draftModel);
+        serving["speculative"] = spec;
+    }
     j["serving"] = serving;
 
     ordered_json rl = ordered_json::object();

@@ -130,6 +130,14 @@ Table configuration(
                         "GPU memory utilization {}",
                 servingEngineId(s.engine), s.weightBits, s.kvBits, s.tp, s.context, s.concurrency,
                 number(s.gpuMemoryUtilization, 2)));
+        if (s.speculative)
+            t.add("speculative decoding",
+                fmt::format("{}{}, {} draft token{} per step, acceptance {}",
+                    speculativeKindId(s.speculative->kind),
+                    s.speculative->draftModel ? " (" + s.speculative->draftModel->arch.name + ")"
+                                              : std::string(),
+                    s.speculative->tokens, s.speculative->tokens == 1 ? "" : "s",
+                    number(s.speculative->acceptance, 2)));
     }
     if (sections.rl) {
         const RlConfig& r = plan.rl;

@@ -273,6 +273,29 @@ ordered_json serving(const ServingEstimate& s)
     decode["elementwise_s"] = decodeIfFits(s.decodeElementwiseS);
     decode["communication_s"] = decodeIfFits(s.decodeCommS);
     j["decode_breakdown"] = decode;
+    // Speculative decoding (issue 27): the draft, its acceptance, and one engine step's parts.
+    if (s.speculative) {
+        const SpeculativeEstimate& p = *s.speculative;
+        ordered_json spec = ordered_json::object();
+        spec["kind"] = p.kind;
+        spec["draft"] = p.draftName;
+        spec["tokens"] = p.tokens;
+        spec["acceptance"] = real(p.acceptance);
+        spec["mean_tokens_per_step"] = real(p.meanTokensPerStep);
+        spec["draft_acceptance_rate"] = real(p.draftAcceptanceRate);
+        spec["draft_layers"] = p.draftLayers;
+        spec["draft_weights_bytes_per_gpu"] = bytes(p.draftWeightsBytesPerGpu);
+        spec["draft_kv_bytes_per_token_per_gpu"] = bytes(p.draftKvBytesPerTokenPerGpu);
+        const auto specIfFits = withheldUnless(spec, s.fits,
+            "does not fit: the requested concurrency exceeds max_sequences, so no step time");
+        spec["verify_step_s"] = specIfFits(p.verifyStepS);
+        spec["draft_step_s"] = specIfFits(p.draftStepS);
+        spec["step_s"] = specIfFits(p.stepS);
+        spec["plain_step_s"] = specIfFits(p.plainStepS);
+        spec["speedup"] = specIfFits(p.speedup);
+        spec["draft_prefill_s"] = specIfFits(p.draftPrefillS);
+        j["speculative"] = spec;
+    }
     j["compute_bound_concurrency"] = real(s.computeBoundConcurrency);
     j["fits"] = s.fits; // the requested concurrency fits
     j["fits_weights"] = s.fitsWeights;

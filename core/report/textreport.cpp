@@ -142,6 +142,20 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
     t.add("max tokens in cache", formatCount(s.maxTokens));
     t.add(fmt::format("max sequences at {} tokens", plan.serving.context),
         formatCount(s.maxSequences));
+    if (s.speculative) {
+        const SpeculativeEstimate& p = *s.speculative;
+        t.add("speculative decoding",
+            fmt::format("{} ({}), {} draft token{} at acceptance {}: {} tokens per step; draft "
+                        "weights {} per GPU",
+                p.kind, p.draftName, p.tokens, p.tokens == 1 ? "" : "s", number(p.acceptance, 2),
+                number(p.meanTokensPerStep, 2), humanBytes(p.draftWeightsBytesPerGpu, units)));
+        t.add(fmt::format("speculative step at {} sequences", plan.serving.concurrency),
+            s.fits ? fmt::format("verify {} + draft {} = {} for {} tokens, against {} for 1 "
+                                 "without: {}x the tokens/s",
+                         duration(p.verifyStepS), duration(p.draftStepS), duration(p.stepS),
+                         number(p.meanTokensPerStep, 2), duration(p.plainStepS), number(p.speedup, 2))
+                   : kDoesNotFit);
+    }
     if (s.load && plan.serving.workload) {
         // Under a workload: the pool the engine reserves; the rates are the next table's.
         t.add("KV pool reserved", fmt::format("{} per GPU ({} token slots)",

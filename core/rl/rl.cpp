@@ -118,7 +118,7 @@ double waveS(const Plan& plan, double batch)
         = prefillTime(arch, sc, plan.gpu.gpu, batch, positiveOrZero(c.promptLen));
     const double meanContext = positiveOrZero(c.promptLen) + positiveOrZero(c.responseLen) / 2;
     return prefill
-        + positiveOrZero(c.responseLen) * decodeStepTime(arch, sc, plan.gpu.gpu, batch, meanContext);
+        + positiveOrZero(c.responseLen) * decodeTokenTime(arch, sc, plan.gpu.gpu, batch, meanContext);
 }
 
 RoleEstimate role(std::string name, int gpus, const MemoryBreakdown& m)
@@ -303,8 +303,8 @@ double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s,
     const double tail = rlTailSteps(plan, s, gpus);
     const double prompt = positiveOrZero(c.promptLen);
     return S / B * prefillTime(arch, sc, plan.gpu.gpu, B, prompt)
-        + fullSteps * decodeStepTime(arch, sc, plan.gpu.gpu, B, prompt + s.meanResponse / 2)
-        + tail * decodeStepTime(arch, sc, plan.gpu.gpu, 1, prompt + positiveOrZero(c.responseLen));
+        + fullSteps * decodeTokenTime(arch, sc, plan.gpu.gpu, B, prompt + s.meanResponse / 2)
+        + tail * decodeTokenTime(arch, sc, plan.gpu.gpu, 1, prompt + positiveOrZero(c.responseLen));
 }
 
 double rlTailSteps(const Plan& plan, const RlSetup& s, int gpus)

@@ -90,25 +90,36 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
                 arch.slidingWindow, num(kvTokensKept(arch, config.context))),
             kvTokensKept(arch, config.context), "tokens",
             "Mistral 7B (Jiang et al. 2023) sec. 2: rolling buffer cache of W tokens");
+    // A speculative draft's layers keep their KV in the same pool, and its weights load beside.
+    const double draftKv = r.speculative ? r.speculative->draftKvBytesPerTokenPerGpu : 0.0;
+    const double draftWeights = r.speculative ? r.speculative->draftWeightsBytesPerGpu : 0.0;
+    const std::string plusDraftKv = r.speculative
+        ? fmt::format(" + the {} draft's {} = {}", r.speculative->kind, servingBytesText(draftKv),
+              servingBytesText(r.kvBytesPerTokenPerGpu))
+        : std::string();
     ex.add("serving.kv_bytes_per_token_per_gpu",
-        arch.mla ? fmt::format("MLA latent kept whole on every TP rank = {}",
-            servingBytesText(r.kvBytesPerTokenPerGpu))
+        arch.mla ? fmt::format("MLA latent kept whole on every TP rank = {}{}",
+            servingBytesText(r.kvBytesPerTokenPerGpu - draftKv), plusDraftKv)
                  : fmt::format("KV/token x kv_heads_per_gpu / kv_heads, kv_heads_per_gpu = max(1, "
-                               "kv_heads / tp) = {} (tp {}) -> {}",
-                     r.kvHeadsPerGpu, tp, servingBytesText(r.kvBytesPerTokenPerGpu)),
+                               "kv_heads / tp) = {} (tp {}) -> {}{}",
+                     r.kvHeadsPerGpu, tp, servingBytesText(r.kvBytesPerTokenPerGpu - draftKv),
+                     plusDraftKv),
         r.kvBytesPerTokenPerGpu, "bytes",
         "vLLM ModelConfig.get_num_kv_heads (KV heads replicated when tp > kv_heads)");
 
     ex.add("serving.weights_bytes_per_gpu",
         fmt::format("(linear {} x {} B/param [{}-bit{}] + embedding/head {} x 2 B) / tp {} + "
-                    "norms/positions {} x 2 B = {}",
+                    "norms/positions {} x 2 B = {}{}",
             num(w.quantizedParams), num(w.bytesPerQuantized), config.weightBits,
             config.weightBits < 16 && config.quantGroupSize > 0
                 ? fmt::format(", fp16 scale + {}-bit zero per {} weights", config.weightBits,
                     config.quantGroupSize)
                 : std::string(),
             num(w.embeddingParams), tp, num(w.replicatedParams),
-            servingBytesText(r.weightsBytesPerGpu)),
+            servingBytesText(r.weightsBytesPerGpu - draftWeights),
+            r.speculative ? fmt::format(" + the {} draft's {} = {}", r.speculative->kind,
+                                servingBytesText(draftWeights), servingBytesText(r.weightsBytesPerGpu))
+                          : std::string()),
         r.weightsBytesPerGpu, "bytes",
         "GPTQ (Frantar et al. 2023) / AWQ (Lin et al. 2024) checkpoint layout: per-group fp16 "
         "scales and packed zeros, embeddings and LM head left in 16 bit; Megatron TP splits "
@@ -198,6 +209,48 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
     const std::string table = gpu.kernels
         ? "kernel table presets/kernels/" + gpu.kernelsId + ".json"
         : std::string("no kernel table for this GPU: its specs x the documented defaults");
+    if (r.speculative) {
+        const SpeculativeEstimate& s = *r.speculative;
+        const std::string leviathan = "Leviathan et al. 2023 (speculative decoding) eq. 1; "
+                                      "docs/formulas-serving.md, 'Speculative decoding'";
+        ex.add("serving.speculative.mean_tokens_per_step",
+            fmt::format("(1 - alpha^(k+1)) / (1 - alpha) = (1 - {}^{}) / (1 - {}) = {} (k = {} "
+                        "draft tokens, alpha = {} accepted each); vLLM logs the draft acceptance "
+                        "rate (that - 1) / k = {}",
+                num(s.acceptance), s.tokens + 1, num(s.acceptance), num(s.meanTokensPerStep),
+                s.tokens, num(s.acceptance), num(s.draftAcceptanceRate)),
+            s.meanTokensPerStep, "tokens", leviathan);
+        ex.add("serving.speculative.draft_weights_bytes_per_gpu",
+            fmt::format("{}: {} layer{} of {}{} at {} B/param / tp {} = {}", s.kind, s.draftLayers,
+                s.draftLayers == 1 ? "" : "s", s.draftName,
+                s.kind == "draft" ? std::string(" (with its embedding and head)")
+                                  : std::string(" + the 2h x h projection (embedding and LM head "
+                                                "shared with the model)"),
+                num(r.weightBytesPerParam), tp, servingBytesText(s.draftWeightsBytesPerGpu)),
+            s.draftWeightsBytesPerGpu, "bytes",
+            "DeepSeek-V3 sec. 2.2 (MTP modules); EAGLE (Li et al. 2024); vLLM loads the draft "
+            "beside the model");
+        ex.add("serving.speculative.step_s",
+            fmt::format("verify (the model over k + 1 = {} tokens per sequence: GEMMs at m = {}) "
+                        "+ k = {} draft passes = {} + {} = {}",
+                s.tokens + 1, num(double(config.concurrency) * (s.tokens + 1)), s.tokens,
+                formatDuration(s.verifyStepS), formatDuration(s.draftStepS), formatDuration(s.stepS)),
+            s.stepS, "s", "ops of the verify forward and the draft passes, timed as the decode step");
+        ex.add("serving.speculative.speedup",
+            fmt::format("plain step / (step / tokens per step) = {} / ({} / {}) = {}",
+                formatDuration(s.plainStepS), formatDuration(s.stepS), num(s.meanTokensPerStep),
+                num(s.speedup)),
+            s.speedup, "x", leviathan);
+    }
+    if (r.speculative)
+        ex.add("serving.itl_s",
+            fmt::format("speculative engine step / tokens per step = {} / {} = {} (+-{:.0f}%, {}); "
+                        "the plain step at {} sequences would be {}",
+                formatDuration(r.speculative->stepS), num(r.speculative->meanTokensPerStep),
+                formatDuration(r.itlS), 100 * r.uncertainty, r.timingSource, config.concurrency,
+                formatDuration(r.speculative->plainStepS)),
+            r.itlS, "s", "docs/formulas-serving.md, 'Speculative decoding'");
+    else
     ex.add("serving.itl_s",
         fmt::format("one decode step of {} sequences at {} tokens, from its ops: GEMMs + "
                     "attention + elementwise + TP all-reduces = {} + {} + {} + {} = {} (+-{:.0f}%, "

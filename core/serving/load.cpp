@@ -163,6 +163,7 @@ StepTimes tabulatedStepTimes(const ModelArch& arch, const ServingConfig& config,
     for (double p : t->prompt)
         t->prefill.push_back(prefillTime(arch, config, gpu, 1, p));
     StepTimes s;
+    s.tokensPerStep = decodeTokensPerStep(config);
     s.decodeS = [t](double batch, double kv) {
         if (!(batch > 0))
             return 0.0;
@@ -200,10 +201,12 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
     const double block = std::max(1, limits.blockSize);
     const double hit = std::clamp(workload.prefixHitRate, 0.0, 0.999);
     const double budgetTokens = std::max(1, limits.maxBatchedTokens);
+    const double perStep = std::max(1.0, steps.tokensPerStep);
 
     struct Request {
         double arrival = 0, first = -1, finish = -1;
         double input = 0, output = 0, computeLeft = 0, reserve = 0, prefillPerToken = 0;
+        double decodeSteps = 0; // ceil((output - 1) / tokensPerStep)
     };
     std::vector<Request> req;
     req.reserve(n);
@@ -218,6 +221,7 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         r.computeLeft = computed;
         r.prefillPerToken = steps.prefillS(computed) / computed;
         r.reserve = std::ceil((r.input + r.output) / block) * block;
+        r.decodeSteps = std::ceil(std::max(0.0, r.output - 1) / perStep);
         if (r.reserve > limits.kvTokens)
             run.tooLong = true;
         req.push_back(r);
@@ -228,7 +232,7 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         // Users join spread over one request's decode time (at the full batch), so that a
         // closed loop of equal requests starts in its steady state instead of in lockstep.
         const double in = meanTokens(workload.input), out = meanTokens(workload.output);
-        const double spread = std::max(1.0, out) * steps.decodeS(double(users), in + out / 2);
+        const double spread = std::max(1.0, out / perStep) * steps.decodeS(double(users), in + out / 2);
         for (int u = 0; u < std::min(users, n); ++u)
             create(spread * u / users);
     } else {
@@ -334,14 +338,15 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         t += dt;
         ++iter;
 
-        // The running sequences each emit a token; those that reach their length finish.
-        kvSum += double(batch);
-        emitted += double(batch);
+        // The running sequences each emit a token (perStep on average under speculative
+        // decoding); those that reach their length finish.
+        kvSum += double(batch) * perStep;
+        emitted += double(batch) * perStep;
         while (!decoding.empty() && decoding.top().first <= iter) {
             const int i = decoding.top().second;
             decoding.pop();
             --batch;
-            kvSum -= req[i].input + req[i].output;
+            kvSum -= req[i].input + 1 + req[i].decodeSteps * perStep;
             finish(i);
         }
         // Prompts whose last chunk ran emit their first token.
@@ -357,7 +362,7 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
             } else {
                 ++batch;
                 kvSum += r.input + 1;
-                decoding.emplace(iter + (long long)(r.output) - 1, i);
+                decoding.emplace(iter + (long long)(r.decodeSteps), i);
             }
         }
         // The window ends when the last request arrives (open loop) or is created (closed).
@@ -448,10 +453,13 @@ ClosedFormLoad closedFormLoad(double input, double output, double concurrency,
     const double users = std::max(1.0, concurrency);
     const double budget = std::max(1.0, double(limits.maxBatchedTokens) - users);
     const double k = std::ceil(computed / budget);
-    const double cycle = std::max(1.0, output - 1) + k;
-    r.batch = users * std::max(0.0, output - 1) / cycle;
+    // Decode steps per request: output - 1 tokens at tokensPerStep a step.
+    const double perStep = std::max(1.0, steps.tokensPerStep);
+    const double decodeSteps = std::max(0.0, output - 1) / perStep;
+    const double cycle = std::max(1.0 / perStep, decodeSteps) + k;
+    r.batch = users * decodeSteps / cycle;
     r.stepS = steps.decodeS(r.batch, input + output / 2) + users / cycle * steps.prefillS(computed);
-    r.tpotS = r.stepS;
+    r.tpotS = r.stepS / perStep;
     r.ttftS = k * r.stepS;
     r.requestsPerS = users / (cycle * r.stepS);
     r.outputTokensPerS = r.requestsPerS * output;

@@ -36,6 +36,10 @@ struct StepTimes {
     // Optional: decodeS(batch, kv) = first + second x kv for this batch (a table linear in the
     // KV length), so that a simulation step at an unchanged batch costs a multiply-add.
     std::function<std::pair<double, double>(double batch)> decodeLine;
+    // Tokens a decode step advances each running sequence: 1, or under speculative decoding
+    // the mean accepted length (1 - alpha^(k+1)) / (1 - alpha), decodeS then the verify + draft
+    // step. Each sequence takes ceil((output - 1) / tokensPerStep) steps.
+    double tokensPerStep = 1;
 };
 
 // Step times from the plan's op model, on a grid (batch in powers of two up to `maxBatch`, KV

@@ -269,21 +269,28 @@ struct ServingOpsKey {
     int tp = 1, ep = 1;
     GemmDtype dtype = GemmDtype::Bf16;
     double kvBytes = 2, sequences = 0, tokens = 0, hbmEfficiency = 0;
+    double queryTokens = 1; // decode: tokens per sequence (a speculative verify step: k + 1)
+    int draftFc = -1;       // -1: the model's step; 0 / 1: a draft pass without / with its fc
     Gpu gpu;
     const KernelTable* table = nullptr;
     bool operator==(const ServingOpsKey&) const = default;
 };
 
 OpTimes servingOps(bool prefill, const ModelArch& arch, const InferenceLayout& layout,
-    double sequences, double tokens, const Gpu& gpu, const SpecDefaults& defaults)
+    double sequences, double tokens, const Gpu& gpu, const SpecDefaults& defaults,
+    double queryTokens = 1, int draftFc = -1)
 {
     thread_local RecentMemo<ServingOpsKey, OpTimes, 8> memo;
     ServingOpsKey key { prefill, arch, layout.tp, layout.ep, layout.weightDtype,
-        layout.kvBytesPerElement, sequences, tokens, defaults.hbmEfficiency, gpu, gpu.kernels.get() };
+        layout.kvBytesPerElement, sequences, tokens, defaults.hbmEfficiency, queryTokens, draftFc,
+        gpu, gpu.kernels.get() };
     key.gpu.kernels = {}; // compared by identity in `table`
     return memo.get(std::move(key), [&] {
-        return prefill ? timeOps(prefillOps(arch, layout, sequences, tokens), gpu, defaults)
-                       : timeOps(decodeStepOps(arch, layout, sequences, tokens), gpu, defaults);
+        if (prefill)
+            return timeOps(prefillOps(arch, layout, sequences, tokens), gpu, defaults);
+        if (draftFc >= 0)
+            return timeOps(draftPassOps(arch, layout, sequences, tokens, draftFc == 1), gpu, defaults);
+        return timeOps(decodeStepOps(arch, layout, sequences, tokens, queryTokens), gpu, defaults);
     });
 }
 
@@ -297,14 +304,129 @@ SpecDefaults servingDefaults(const ServingConfig& config)
 
 } // namespace
 
+double speculativeTokensPerStep(int tokens, double acceptance)
+{
+    const double k = std::max(tokens, 0);
+    const double a = std::clamp(acceptance, 0.0, 1.0);
+    if (a >= 1.0)
+        return k + 1;
+    return (1.0 - std::pow(a, k + 1)) / (1.0 - a);
+}
+
+double decodeTokensPerStep(const ServingConfig& config)
+{
+    return config.speculative
+        ? speculativeTokensPerStep(config.speculative->tokens, config.speculative->acceptance)
+        : 1.0;
+}
+
+SpeculativeDraft speculativeDraft(const ModelArch& target, const ServingSpeculative& spec)
+{
+    SpeculativeDraft d;
+    if (spec.kind == SpeculativeKind::Draft) {
+        if (spec.draftModel)
+            d.arch = spec.draftModel->arch;
+        d.layers = d.arch.layers;
+        return d;
+    }
+    // One decoder layer of the model's width, with full attention of the model's kind.
+    ModelArch a = target;
+    a.layers = 1;
+    a.attentionPattern.clear();
+    a.linearAttention.reset();
+    a.visionParams = 0;
+    a.declaredParams.reset();
+    a.mtpLayers = 0;
+    if (spec.kind == SpeculativeKind::Mtp) {
+        // DeepSeek-V3 sec. 2.2: each MTP module is a Transformer block of the main model's kind
+        // (MoE for the MoE model) behind a projection of [hidden; embedding].
+        if (a.moe) {
+            a.moe->denseLayers = 0;
+            a.moe->layerStep = 1;
+        }
+        a.name = target.name + " MTP module";
+        d.layers = std::max(target.mtpLayers, 1);
+    } else {
+        // EAGLE (Li et al. 2024): one dense decoder layer over [feature; embedding]; a MoE model's
+        // head takes the dense FFN width (or, without dense layers, 8/3 x hidden).
+        a.moe.reset();
+        if (a.ffnHidden <= 0)
+            a.ffnHidden = (8 * a.hidden / 3 + 255) / 256 * 256;
+        a.name = target.name + " EAGLE head";
+        d.layers = 1;
+    }
+    d.arch = std::move(a);
+    d.fuseHidden = true;
+    d.sharesEmbedding = true;
+    return d;
+}
+
+double speculativeDraftWeightsBytesPerGpu(const SpeculativeDraft& draft, const ServingConfig& config)
+{
+    const int tp = std::max(config.tp, 1);
+    const ParamCounts counts = countParameters(draft.arch);
+    if (!draft.sharesEmbedding)
+        return servingWeights(counts, draft.arch.layers, config.weightBits, config.quantGroupSize, tp)
+            .perGpuBytes;
+    // The layer's weights (all but the shared embedding and LM head) and the 2h x h projection,
+    // linear layers at the serving format, split across the tp group.
+    const double h = double(draft.arch.hidden);
+    const double layer = counts.total - counts.embedding - counts.lmHead - counts.positions - counts.finalNorm;
+    const double perLayer = std::max(0.0, layer) + 2 * h * h;
+    return double(draft.layers) * perLayer * quantizedBytesPerWeight(config.weightBits, config.quantGroupSize)
+        / tp;
+}
+
+double speculativeDraftKvBytesPerTokenPerGpu(const SpeculativeDraft& draft, const ServingConfig& config)
+{
+    ModelArch kept = draft.arch;
+    kept.layers = std::max(draft.layers, 0);
+    return kept.layers > 0 ? kvBytesPerTokenPerGpu(kept, config.kvBits, std::max(config.tp, 1)) : 0.0;
+}
+
+DecodeStepTiming decodeStepTiming(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, double batch, double contextTokens)
+{
+    DecodeStepTiming t;
+    if (!(batch > 0))
+        return t;
+    const InferenceLayout layout = inferenceLayout(config, gpu);
+    const SpecDefaults defaults = servingDefaults(config);
+    const double kept = kvTokensKept(arch, contextTokens);
+    t.plainS = servingOps(false, arch, layout, batch, kept, gpu, defaults).total();
+    if (!config.speculative) {
+        t.stepS = t.plainS;
+        return t;
+    }
+    const ServingSpeculative& spec = *config.speculative;
+    const int k = std::max(spec.tokens, 1);
+    t.verifyS = servingOps(false, arch, layout, batch, kept, gpu, defaults, k + 1.0).total();
+    const SpeculativeDraft draft = speculativeDraft(arch, spec);
+    if (draft.arch.layers > 0) {
+        // The draft runs k passes one after another, each proposing one token per sequence
+        // over its own cache of the same context.
+        const double draftKept = kvTokensKept(draft.arch, contextTokens);
+        t.draftS = k
+            * servingOps(false, draft.arch, layout, batch, draftKept, gpu, defaults, 1,
+                draft.fuseHidden ? 1 : 0)
+                  .total();
+    }
+    t.stepS = t.verifyS + t.draftS;
+    t.tokensPerStep = speculativeTokensPerStep(k, spec.acceptance);
+    return t;
+}
+
 double decodeStepTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     double batch, double contextTokens)
 {
-    if (!(batch > 0))
-        return 0.0;
-    return servingOps(false, arch, inferenceLayout(config, gpu), batch, kvTokensKept(arch, contextTokens),
-        gpu, servingDefaults(config))
-        .total();
+    return decodeStepTiming(arch, config, gpu, batch, contextTokens).stepS;
+}
+
+double decodeTokenTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double batch, double contextTokens)
+{
+    const DecodeStepTiming t = decodeStepTiming(arch, config, gpu, batch, contextTokens);
+    return t.tokensPerStep > 0 ? t.stepS / t.tokensPerStep : t.stepS;
 }
 
 double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
@@ -312,9 +434,16 @@ double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu
 {
     if (!(sequences > 0) || !(tokens > 0))
         return 0.0;
-    return servingOps(true, arch, inferenceLayout(config, gpu), sequences, tokens, gpu,
-        servingDefaults(config))
-        .total();
+    const InferenceLayout layout = inferenceLayout(config, gpu);
+    const SpecDefaults defaults = servingDefaults(config);
+    double s = servingOps(true, arch, layout, sequences, tokens, gpu, defaults).total();
+    // A speculative draft fills its own cache over the prompt too.
+    if (config.speculative) {
+        const SpeculativeDraft draft = speculativeDraft(arch, *config.speculative);
+        if (draft.arch.layers > 0)
+            s += servingOps(true, draft.arch, layout, sequences, tokens, gpu, defaults).total();
+    }
+    return s;
 }
 
 ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,
@@ -334,6 +463,24 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
         = servingWeights(counts, arch.layers, config.weightBits, config.quantGroupSize, tp);
     r.weightsBytesPerGpu = w.perGpuBytes;
     r.weightBytesPerParam = w.bytesPerQuantized;
+    // A speculative draft's weights load with the model's and its layers keep KV in the same
+    // pool (vLLM allocates the draft's KV blocks beside the model's).
+    std::optional<SpeculativeDraft> draft;
+    if (config.speculative) {
+        draft = speculativeDraft(arch, *config.speculative);
+        SpeculativeEstimate& s = r.speculative.emplace();
+        s.kind = std::string(speculativeKindId(config.speculative->kind));
+        s.draftName = draft->arch.name;
+        s.tokens = config.speculative->tokens;
+        s.acceptance = config.speculative->acceptance;
+        s.meanTokensPerStep = speculativeTokensPerStep(s.tokens, s.acceptance);
+        s.draftAcceptanceRate = s.tokens > 0 ? (s.meanTokensPerStep - 1) / s.tokens : 0.0;
+        s.draftLayers = draft->layers;
+        s.draftWeightsBytesPerGpu = speculativeDraftWeightsBytesPerGpu(*draft, config);
+        s.draftKvBytesPerTokenPerGpu = speculativeDraftKvBytesPerTokenPerGpu(*draft, config);
+        r.weightsBytesPerGpu += s.draftWeightsBytesPerGpu;
+        r.kvBytesPerTokenPerGpu += s.draftKvBytesPerTokenPerGpu;
+    }
     if (config.engine == ServingEngine::Vllm) {
         const VllmProfile v = vllmProfile(arch, config, gpu);
         r.activationPeakBytes = v.activationPeakBytes;
@@ -393,11 +540,30 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.decodeElementwiseS = decode.elementwise;
     r.decodeCommS = decode.collective;
     r.itlS = decode.total();
+    // Speculative decoding: one engine step verifies k + 1 tokens per sequence and runs k
+    // draft passes; it advances each sequence meanTokensPerStep tokens.
+    double engineStepS = r.itlS;
+    if (r.speculative && timed && concurrency > 0) {
+        SpeculativeEstimate& s = *r.speculative;
+        const DecodeStepTiming st = decodeStepTiming(arch, config, gpu, concurrency, context);
+        s.verifyStepS = st.verifyS;
+        s.draftStepS = st.draftS;
+        s.stepS = st.stepS;
+        s.plainStepS = st.plainS;
+        engineStepS = st.stepS;
+        r.itlS = st.tokensPerStep > 0 ? st.stepS / st.tokensPerStep : st.stepS;
+        s.speedup = r.itlS > 0 ? st.plainS / r.itlS : 0.0;
+    }
     r.decodeTokensPerS = r.itlS > 0 ? concurrency / r.itlS : 0.0;
     const OpTimes prefill = timed && context > 0
         ? servingOps(true, arch, layout, 1, context, gpu, defaults)
         : OpTimes {};
     r.prefillTimeS = prefill.total();
+    if (r.speculative && draft && draft->arch.layers > 0 && timed && context > 0) {
+        r.speculative->draftPrefillS
+            = servingOps(true, draft->arch, layout, 1, context, gpu, defaults).total();
+        r.prefillTimeS += r.speculative->draftPrefillS;
+    }
     const double opTime = decode.total() + prefill.total();
     r.timingSource = opTime > 0 && (decode.measured + prefill.measured) / opTime >= 0.5
         ? "measured kernels"
@@ -408,13 +574,11 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     // Chunked prefill: the prompt goes max_batched_tokens at a time, each chunk riding an engine
     // step that also decodes the running batch, so a chunk takes at least one decode step.
     const double chunks = std::ceil(context / std::max(config.maxBatchedTokens, 1));
-    r.ttftS = std::max(r.prefillTimeS, chunks * r.itlS);
+    r.ttftS = std::max(r.prefillTimeS, chunks * engineStepS);
     // One request alone (issue 27's ttft_min_s / itl_min_s): its prefill, and a decode step of
     // one sequence at the full context.
     r.ttftMinS = r.prefillTimeS;
-    r.itlMinS = timed && context > 0
-        ? servingOps(false, arch, layout, 1, keptContext, gpu, defaults).total()
-        : 0.0;
+    r.itlMinS = timed && context > 0 ? decodeTokenTime(arch, config, gpu, 1, context) : 0.0;
 
     // Arithmetic intensity of a decode step, B F / (W + B K), reaches the ridge peak / HBM at
     // B = ridge W / (F - ridge K); when F <= ridge K every added sequence brings more bytes than

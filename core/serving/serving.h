@@ -95,15 +95,53 @@ struct DecodeStep {
 DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const ServingConfig& config,
     const Gpu& gpu, double batch, double contextTokens);
 
-// One decode step of `batch` sequences at `contextTokens` from its ops (issue 22;
-// docs/formulas-serving.md, "Step time from ops"), seconds: what `itl_s` is.
+// One engine decode step of `batch` sequences at `contextTokens` from its ops (issue 22;
+// docs/formulas-serving.md, "Step time from ops"), seconds: decodeStepTiming's stepS. Under
+// serving.speculative a step advances decodeTokensPerStep(config) tokens, so the time per
+// generated token (`itl_s`) is decodeTokenTime.
 double decodeStepTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double batch, double contextTokens);
+double decodeTokenTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     double batch, double contextTokens);
 
 // Prefill of `sequences` prompts of `tokens` tokens each on one GPU of the engine's tp group,
 // from its ops (the same ops TTFT is timed from), seconds. The RL rollout's prompt phase.
 double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     double sequences, double tokens);
+
+// Speculative decoding (serving.speculative; docs/formulas-serving.md, "Speculative decoding").
+// Tokens one step advances a sequence when each of k drafted tokens is accepted with chance
+// alpha given the ones before it (Leviathan et al. 2023, eq. 1): (1 - alpha^(k+1)) / (1 - alpha),
+// k + 1 at alpha = 1. 1 without speculation.
+double speculativeTokensPerStep(int tokens, double acceptance);
+double decodeTokensPerStep(const ServingConfig& config);
+
+// The draft's shape for one pass: "mtp" one layer of the model's own kind (a MoE layer for a MoE
+// model, as DeepSeek-V3's MTP module), "eagle" one dense decoder layer of the model's width
+// (Li et al. 2024), "draft" the draft model. `layers` of it keep weights and KV: the model's
+// mtp_layers for MTP (vLLM cycles its passes through them), 1 for EAGLE.
+struct SpeculativeDraft {
+    ModelArch arch;         // one pass's layers (the draft model: all of them)
+    int layers = 0;         // layers with weights and KV
+    bool fuseHidden = false; // the 2h -> h projection of MTP / EAGLE
+    bool sharesEmbedding = false; // MTP and EAGLE use the model's embedding and LM head
+};
+SpeculativeDraft speculativeDraft(const ModelArch& target, const ServingSpeculative& spec);
+
+// The draft's weights on one GPU of the engine's tp group (MTP / EAGLE: its layers and the fc
+// projection at the serving weight format; a draft model: servingWeights of it) and its KV
+// bytes per token per GPU.
+double speculativeDraftWeightsBytesPerGpu(const SpeculativeDraft& draft, const ServingConfig& config);
+double speculativeDraftKvBytesPerTokenPerGpu(const SpeculativeDraft& draft, const ServingConfig& config);
+
+// One engine decode step of `batch` sequences at `contextTokens`, from its ops: without
+// speculation the plain step; with it the verify forward over k + 1 tokens per sequence plus
+// k draft passes. stepS advances every sequence tokensPerStep tokens on average.
+struct DecodeStepTiming {
+    double plainS = 0, verifyS = 0, draftS = 0, stepS = 0, tokensPerStep = 1;
+};
+DecodeStepTiming decodeStepTiming(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, double batch, double contextTokens);
 
 // Pure; `counts` must be countParameters(arch). `timed` false skips the op timing (ITL, TTFT,
 // decode rate stay 0) for callers that need only the memory figures (the RL engine's pool).

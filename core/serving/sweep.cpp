@@ -29,7 +29,7 @@ std::vector<ServingSweepPoint> servingContextSweep(const Plan& plan)
         const double running
             = std::min<double>(std::max(plan.serving.concurrency, 1), e.maxSequences);
         if (running >= 1) {
-            const double step = decodeStepTime(arch, config, plan.gpu.gpu, running, config.context);
+            const double step = decodeTokenTime(arch, config, plan.gpu.gpu, running, config.context);
             p.decodeTokensPerS = step > 0 ? running / step : 0.0;
         }
         points.push_back(p);

@@ -130,6 +130,7 @@ TEST(ModelJson, BadArchitecturesNameThePathAndTheAllowedRange)
             "model: unknown key(s) colour; allowed: attention_chunk attention_output_gate "
             "attention_pattern attention_sinks dropout ffn ffn_hidden head_dim heads hidden "
             "kv_heads layers learned_positions linear_attention linear_bias max_positions mla moe "
+            "mtp_layers "
             "name norm qk_norm qkv_bias sandwich_norms sliding_window tied_embeddings "
             "vision_params vocab" },
         { R"({"hidden": 4096, "heads": 32, "vocab": 32000})", "model.layers: is required" },
