@@ -10,6 +10,7 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "serving/load.h"
+#include "serving/sweep.h"
 #include "training/memory.h"
 
 namespace {
@@ -169,5 +170,48 @@ void BM_EstimateServingUnderLoad(benchmark::State& state)
     }
 }
 BENCHMARK(BM_EstimateServingUnderLoad)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// Speculative decoding (issue 27): DeepSeek-V3 on 8 H200 with its MTP module drafting 2 tokens,
+// 64 sequences of 4,096. A slider step's serving estimate (the verify and draft ops on top of
+// the plain step), and the throughput-interactivity curve the Serving tab draws (every power of
+// two up to the pool, speculative and plain).
+envelope::Plan speculativePlan()
+{
+    auto presets = envelope::builtinPresets();
+    auto plan = envelope::readPlan(R"({"model": "deepseek-v3", "gpu": "h200", "cluster": {"gpus": 8},
+        "serving": {"tp": 8, "weight_bits": 8, "context": 4096, "concurrency": 64,
+        "speculative": {"kind": "mtp", "tokens": 2, "acceptance": 0.8}}})",
+        *presets);
+    if (!plan) {
+        std::cerr << plan.error().toString() << '\n';
+        std::abort();
+    }
+    return *plan;
+}
+
+void BM_EstimateServingSpeculative(benchmark::State& state)
+{
+    envelope::Plan plan = speculativePlan();
+    envelope::EstimateOptions options;
+    options.training = options.compute = options.rl = false;
+    int i = 0;
+    for (auto _ : state) {
+        // A different concurrency each time, as a slider drags: no memo hit.
+        plan.serving.concurrency = 32 + (i++ % 64);
+        benchmark::DoNotOptimize(envelope::estimate(plan, options));
+    }
+}
+BENCHMARK(BM_EstimateServingSpeculative)->Unit(benchmark::kMicrosecond);
+
+void BM_InteractivityCurve(benchmark::State& state)
+{
+    envelope::Plan plan = speculativePlan();
+    int i = 0;
+    for (auto _ : state) {
+        plan.serving.context = 2048 + 16 * (i++ % 64); // a new KV length each time
+        benchmark::DoNotOptimize(envelope::servingInteractivityCurve(plan));
+    }
+}
+BENCHMARK(BM_InteractivityCurve)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

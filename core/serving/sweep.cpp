@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/lengths.h"
 #include "serving/serving.h"
 
 namespace envelope {
@@ -35,6 +36,59 @@ std::vector<ServingSweepPoint> servingContextSweep(const Plan& plan)
         points.push_back(p);
     }
     return points;
+}
+
+InteractivityCurve servingInteractivityCurve(const Plan& plan)
+{
+    InteractivityCurve curve;
+    const ModelArch& arch = plan.model.arch;
+    const ServingConfig& config = plan.serving;
+    const ServingEstimate e
+        = estimateServing(arch, countParameters(arch), config, plan.gpu.gpu, nullptr, false);
+    if (!e.fitsWeights)
+        return curve;
+    const ServingWorkload* w = config.workload ? &*config.workload : nullptr;
+    curve.kvTokens = w ? meanTokens(w->input) + meanTokens(w->output) / 2
+                       : double(std::max(config.context, 1));
+    const double blockSize = std::max(config.blockSize, 1);
+    const double blocksPerSequence
+        = std::max(1.0, std::ceil(kvTokensKept(arch, curve.kvTokens) / blockSize));
+    curve.maxBatch = std::min(double(std::max(config.maxNumSeqs, 1)),
+        std::floor(e.blocks / blocksPerSequence));
+    if (!(curve.maxBatch >= 1))
+        return curve;
+    const double tp = std::max(config.tp, 1);
+    const auto pointAt = [&](const ServingConfig& c, double batch) {
+        const DecodeStepTiming t = decodeStepTiming(arch, c, plan.gpu.gpu, batch, curve.kvTokens);
+        InteractivityPoint p;
+        p.batch = batch;
+        p.stepS = t.stepS;
+        if (t.stepS > 0) {
+            p.tokensPerSPerUser = t.tokensPerStep / t.stepS;
+            p.tokensPerSPerGpu = batch * t.tokensPerStep / t.stepS / tp;
+        }
+        return p;
+    };
+    if (config.concurrency >= 1 && config.concurrency <= curve.maxBatch)
+        curve.current = pointAt(config, config.concurrency);
+    if (config.slo) {
+        const std::optional<double>& tpot = config.slo->tpotP90S ? config.slo->tpotP90S
+            : config.slo->tpotP50S                                 ? config.slo->tpotP50S
+                                                                   : config.slo->tpotP99S;
+        if (tpot && *tpot > 0)
+            curve.sloTokensPerSPerUser = 1.0 / *tpot;
+    }
+    ServingConfig plain = config;
+    plain.speculative.reset();
+    for (int i = 0; i < kInteractivityMaxPoints; ++i) {
+        const double batch = std::min(std::ldexp(1.0, i), curve.maxBatch);
+        curve.points.push_back(pointAt(config, batch));
+        if (config.speculative)
+            curve.plainPoints.push_back(pointAt(plain, batch));
+        if (batch >= curve.maxBatch)
+            break;
+    }
+    return curve;
 }
 
 } // namespace envelope

@@ -24,4 +24,32 @@ inline constexpr int kServingSweepMaxLog2 = 20; // 1,048,576 tokens
 // validation (planio.h).
 std::vector<ServingSweepPoint> servingContextSweep(const Plan& plan);
 
+// The throughput-interactivity curve (issue 27): output tokens/s per GPU against tokens/s per
+// user as the decode batch grows, one point per power of two from 1 sequence to the most the
+// engine runs at once (max_num_seqs, or what its KV pool holds at the KV length). Decode steps
+// only, at a fixed KV length (the workload's mean input + half its mean output, else
+// `serving.context`): an upper bound on both axes, since prompts share the steps under load.
+//   per user = tokens per step / step(B),   per GPU = B x tokens per step / step(B) / tp
+struct InteractivityPoint {
+    double batch = 0;              // sequences decoding together
+    double tokensPerSPerUser = 0;  // one sequence's decode rate
+    double tokensPerSPerGpu = 0;   // the engine's decode rate over its tp GPUs
+    double stepS = 0;              // the engine step at that batch
+};
+struct InteractivityCurve {
+    double kvTokens = 0;           // the KV length every point is timed at
+    double maxBatch = 0;           // the largest batch the engine runs
+    std::vector<InteractivityPoint> points;          // as the plan decodes (speculative if set)
+    std::vector<InteractivityPoint> plainPoints;     // without speculation; empty when off
+    // The plan's static batch (serving.concurrency) when it fits the pool (batch 0 otherwise).
+    InteractivityPoint current;
+    // The per-user rate the SLO's TPOT objective asks for (1 / tpot_p90_s, else p50, else p99);
+    // 0 without one.
+    double sloTokensPerSPerUser = 0;
+};
+inline constexpr int kInteractivityMaxPoints = 24;  // 1 .. 2^23 sequences at most
+
+// Pure; the plan must have passed validation. Empty points when the weights leave no KV pool.
+InteractivityCurve servingInteractivityCurve(const Plan& plan);
+
 } // namespace envelope

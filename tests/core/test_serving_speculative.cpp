@@ -4,12 +4,14 @@
 // the comments or taken from a paper.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "estimate/estimate.h"
+#include "export/export.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "report/textreport.h"
@@ -267,6 +269,41 @@ TEST(Speculative, ADraftModelBringsItsWeightsAndCacheAndRoundTrips)
     EXPECT_NE(written.find("\"draft_model\": \"llama-3-8b\""), std::string::npos) << written;
     const Plan again = readOrDie(written);
     EXPECT_EQ(again, plan);
+}
+
+// vLLM's SpeculativeConfig as --speculative-config: "mtp" with num_speculative_tokens for the
+// checkpoint's module; "eagle" / "draft_model" name the draft, which the export cannot know for
+// an EAGLE head, so it writes a placeholder and says so.
+TEST(Speculative, TheVllmExportWritesTheSpeculativeConfig)
+{
+    const Plan mtp = readOrDie(servingPlan("deepseek-v3", "h200",
+        R"({"tp": 8, "weight_bits": 8, "context": 4096, "concurrency": 16,
+            "speculative": {"kind": "mtp", "tokens": 2, "acceptance": 0.8}})"));
+    const EngineConfig a = exportPlan(mtp, estimate(mtp), Engine::Vllm, "deepseek-ai/DeepSeek-V3");
+    EXPECT_NE(a.text.find(R"(--speculative-config '{"method": "mtp", "num_speculative_tokens": 2}')"),
+        std::string::npos)
+        << a.text;
+    EXPECT_NE(a.text.find("speculative decoding (mtp, 2 draft tokens at acceptance 0.80)"),
+        std::string::npos)
+        << a.text;
+
+    const Plan eagle = readOrDie(servingPlan("llama-3-8b", "h100-sxm",
+        R"({"tp": 1, "context": 4096, "concurrency": 16,
+            "speculative": {"kind": "eagle", "tokens": 3, "acceptance": 0.7}})"));
+    const EngineConfig b = exportPlan(eagle, estimate(eagle), Engine::Vllm, "meta-llama/Meta-Llama-3-8B");
+    EXPECT_NE(b.text.find(R"({"method": "eagle", "model": "EAGLE_HEAD", "num_speculative_tokens": 3})"),
+        std::string::npos)
+        << b.text;
+    EXPECT_TRUE(std::any_of(b.warnings.begin(), b.warnings.end(),
+        [](const std::string& w) { return w.find("EAGLE_HEAD") != std::string::npos; }));
+
+    const Plan draft = readOrDie(servingPlan("llama-3-70b", "h100-sxm",
+        R"({"tp": 4, "context": 4096, "concurrency": 8,
+            "speculative": {"kind": "draft", "tokens": 4, "acceptance": 0.7, "draft_model": "llama-3-8b"}})"));
+    const EngineConfig c = exportPlan(draft, estimate(draft), Engine::Vllm, "meta-llama/Meta-Llama-3-70B");
+    EXPECT_NE(c.text.find(R"({"method": "draft_model", "model": "llama-3-8b", "num_speculative_tokens": 4})"),
+        std::string::npos)
+        << c.text;
 }
 
 } // namespace

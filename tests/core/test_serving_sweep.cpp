@@ -94,5 +94,62 @@ TEST(ServingContextSweep, DecodeRunsNothingWhereNoSequenceFits)
     EXPECT_GT(points.front().decodeTokensPerS, 0.0);
 }
 
+// The throughput-interactivity curve of the same plan at its 2,048-token context. Batch 1 reads
+// the 16.06 GB of weights (2 x 8,030,261,248) for each token, so one user gets at most
+// 3.35e12 / 16.06e9 = 208.6 tokens/s (the H100's HBM roofline) and, at decode_efficiency 0.8,
+// about 0.8 x that = 167. The largest batch is what the 60 GB pool holds at 2,048 tokens:
+// floor(60e9 / (16 x 131,072 B)) = 28,610 blocks, 128 a sequence -> 223 sequences. Points at
+// 1, 2, 4, ..., 128 and 223; per GPU = batch x per user (tp 1).
+TEST(ServingInteractivity, TheCurveRunsFromOneUserToTheFullPool)
+{
+    Plan plan = sixtyGbKvPlan();
+    plan.serving.context = 2048;
+    const InteractivityCurve curve = servingInteractivityCurve(plan);
+    EXPECT_EQ(curve.kvTokens, 2048);
+    EXPECT_EQ(curve.maxBatch, 223);
+    ASSERT_EQ(curve.points.size(), 9u);
+    EXPECT_TRUE(curve.plainPoints.empty());
+    EXPECT_EQ(curve.points.front().batch, 1);
+    EXPECT_EQ(curve.points.back().batch, 223);
+    EXPECT_LE(curve.points.front().tokensPerSPerUser, 208.6);
+    EXPECT_GT(curve.points.front().tokensPerSPerUser, 0.75 * 208.6);
+    for (std::size_t i = 0; i < curve.points.size(); ++i) {
+        const InteractivityPoint& p = curve.points[i];
+        EXPECT_NEAR(p.tokensPerSPerGpu, p.batch * p.tokensPerSPerUser, 1e-9 * p.tokensPerSPerGpu);
+        if (i > 0) {
+            EXPECT_LT(p.tokensPerSPerUser, curve.points[i - 1].tokensPerSPerUser);
+            EXPECT_GT(p.tokensPerSPerGpu, curve.points[i - 1].tokensPerSPerGpu);
+        }
+    }
+}
+
+// With speculative decoding the curve is drawn twice: the plan's (E tokens a step) and the
+// plain one at the same batches. At batch 1 speculation is well ahead (E = (1 - 0.8^4) / 0.2 =
+// 2.95 tokens for a step that reads the same weights); at the full batch its verify GEMMs over
+// 4 tokens a sequence (m ~ 860) are compute-bound while the plain step's are not, so its lead
+// shrinks (the cache read, the same for both, keeps it above 1 at 2,048 tokens).
+TEST(ServingInteractivity, SpeculationLeadsMostAtOneUser)
+{
+    Plan plan = sixtyGbKvPlan();
+    plan.serving.context = 2048;
+    plan.serving.speculative = ServingSpeculative { SpeculativeKind::Eagle, 3, 0.8, std::nullopt };
+    const InteractivityCurve curve = servingInteractivityCurve(plan);
+    ASSERT_FALSE(curve.points.empty());
+    ASSERT_EQ(curve.plainPoints.size(), curve.points.size());
+    const double atOne = curve.points.front().tokensPerSPerUser / curve.plainPoints.front().tokensPerSPerUser;
+    const double atFull = curve.points.back().tokensPerSPerGpu / curve.plainPoints.back().tokensPerSPerGpu;
+    EXPECT_GT(atOne, 2.0);
+    EXPECT_LT(atOne, 2.95);
+    EXPECT_LT(atFull, 0.8 * atOne);
+}
+
+TEST(ServingInteractivity, NoPoolNoCurve)
+{
+    Plan plan = sixtyGbKvPlan();
+    plan.gpu.gpu.memoryBytes = 8e9; // less than the 16 GB of weights
+    const InteractivityCurve curve = servingInteractivityCurve(plan);
+    EXPECT_TRUE(curve.points.empty());
+}
+
 } // namespace
 } // namespace envelope

@@ -9,6 +9,7 @@
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QUndoStack>
 
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "charts/servingcurvechart.h"
 #include "controls/servingcontrols.h"
 #include "controls/sliderspin.h"
+#include "controls/speculativecontrols.h"
 #include "controls/workloadcontrols.h"
 #include "document/plandocument.h"
 #include "document/settings.h"
@@ -224,6 +226,54 @@ private slots:
         QVERIFY(!m_doc->plan().serving.workload.has_value());
         QVERIFY(!m_panel->loadFigures()->isVisibleTo(m_panel.get()));
         QVERIFY(!w->enabledBox()->isChecked());
+    }
+
+    // Speculative decoding (issue 27): the switch drafts with an EAGLE head on Llama-2 (no MTP
+    // module: that choice is greyed), the boxes edit the plan, and the ITL figure and the note
+    // show the core's figures for the speculative step.
+    void speculativeDecodingEditsThePlanAndShowsTheGain()
+    {
+        SpeculativeControls* c = m_panel->speculativeControls();
+        QVERIFY(!c->tokensSpin()->isVisibleTo(m_panel.get()));
+        c->enabledBox()->click();
+        QVERIFY(m_doc->plan().serving.speculative.has_value());
+        QVERIFY(c->tokensSpin()->isVisibleTo(m_panel.get()));
+        QCOMPARE(int(m_doc->plan().serving.speculative->kind), int(SpeculativeKind::Eagle));
+        QCOMPARE(c->kindCombo()->currentText(), QStringLiteral("EAGLE head (one layer)"));
+        auto* kinds = qobject_cast<QStandardItemModel*>(c->kindCombo()->model());
+        QVERIFY(kinds && !kinds->item(0)->isEnabled()); // Llama-2 ships no MTP module
+        typeInto(c->tokensSpin(), QStringLiteral("4"));
+        QCOMPARE(m_doc->plan().serving.speculative->tokens, 4);
+        typeInto(c->acceptanceSpin(), QStringLiteral("0.8"));
+        QCOMPARE(m_doc->plan().serving.speculative->acceptance, 0.8);
+        QVERIFY(m_doc->isValid());
+        // 64 sequences of 8,192 tokens do not fit the pool: no step time, said so.
+        QVERIFY(!estimate(m_doc->plan()).serving.fits);
+        QVERIFY2(c->note()->text().contains(QStringLiteral("does not fit")), qPrintable(c->note()->text()));
+        QCOMPARE(m_panel->figures()->figureText(QStringLiteral("serving.itl_s")), QStringLiteral("does not fit"));
+        typeInto(m_panel->controls()->concurrencyControl()->spinBox(), QStringLiteral("8"));
+
+        const ServingEstimate s = estimate(m_doc->plan()).serving;
+        QVERIFY(s.fits && s.speculative.has_value());
+        // (1 - 0.8^5) / 0.2 = 3.36 tokens a step, as the note says.
+        QVERIFY2(c->note()->text().contains(QStringLiteral("3.36 tokens per step")),
+            qPrintable(c->note()->text()));
+        QVERIFY(c->note()->text().contains(
+            QStringLiteral("%1× the tokens/s").arg(s.speculative->speedup, 0, 'f', 2)));
+        QCOMPARE(m_panel->figures()->figureText(QStringLiteral("serving.itl_s")),
+            QStringLiteral("%1 ± %2% (%3× by EAGLE)")
+                .arg(QString::fromStdString(formatDuration(s.itlS)))
+                .arg(std::lround(100 * s.uncertainty))
+                .arg(s.speculative->speedup, 0, 'f', 2));
+        // The draft's weights are in the weights bar.
+        const double weights = toDisplayUnits(s.perGpu.weights, ByteUnits::GB);
+        QVERIFY(close(m_panel->memoryChart()->barSet(Tenant::Weights)->at(0), weights));
+
+        for (int i = 0; i < 4; ++i)
+            m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().serving.speculative.has_value());
+        QVERIFY(!c->enabledBox()->isChecked());
+        QVERIFY(!c->tokensSpin()->isVisibleTo(m_panel.get()));
     }
 
     void figureTooltipsCarryTheCoreFormula()

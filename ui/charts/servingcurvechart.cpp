@@ -38,7 +38,7 @@ ServingCurveChart::ServingCurveChart(QWidget* parent)
     , m_yAxis(new QLogValueAxis)
 {
     QChart* chart = this->chart();
-    chart->setTitle(tr("Max concurrent sequences vs context"));
+    chart->setTitle(tr("Max sequences vs context"));
     m_curve->setName(tr("max sequences (KV budget)"));
     m_curve->setPen(QPen(tenantColor(Tenant::KvCache).darker(130), 2.5));
     m_points->setColor(tenantColor(Tenant::KvCache).darker(130));
@@ -53,11 +53,10 @@ ServingCurveChart::ServingCurveChart(QWidget* parent)
 
     // x is log2(context): a category axis puts "256", "1K", ... "1M" at each power of two.
     m_xAxis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
-    // Every other power of two is labelled, so "256K" has room at any panel width.
-    for (int k = kServingSweepMinLog2; k <= kServingSweepMaxLog2; k += 2)
-        m_xAxis->append(contextLabel(k), k);
+    // Every other power of two is labelled (every fourth when the plot is narrow: placeOverlays).
+    setContextLabelStep(2);
     m_xAxis->setRange(kServingSweepMinLog2, kServingSweepMaxLog2);
-    m_xAxis->setTitleText(tr("context length (tokens, log2 scale)"));
+    m_xAxis->setTitleText(tr("context (tokens, log2 scale)"));
     // Log y: the curve spans thousands of sequences at 256 tokens and a handful at 1M, and the
     // plan's point must read wherever it lies on it.
     m_yAxis->setBase(10);
@@ -93,6 +92,15 @@ ServingCurveChart::ServingCurveChart(QWidget* parent)
     m_concurrencyLabel->setZValue(101);
 
     finishChart(true);
+}
+
+void ServingCurveChart::setContextLabelStep(int step)
+{
+    m_labelStep = step;
+    for (const QString& label : m_xAxis->categoriesLabels())
+        m_xAxis->remove(label);
+    for (int k = kServingSweepMinLog2; k <= kServingSweepMaxLog2; k += step)
+        m_xAxis->append(contextLabel(k), k);
 }
 
 void ServingCurveChart::setPoints(const std::vector<ServingSweepPoint>& points,
@@ -143,6 +151,12 @@ void ServingCurveChart::placeOverlays()
                 + 4)
                 / perPower)
         : 0.5;
+    // A label needs "256K" and a gap between it and the next: every other power of two where
+    // that fits, else every fourth (a narrow panel).
+    const double labelWidth = QFontMetricsF(m_xAxis->labelsFont()).horizontalAdvance(QStringLiteral("256K")) + 10;
+    const int step = 2 * perPower >= labelWidth * (m_labelStep == 2 ? 1.0 : 1.15) ? 2 : 4;
+    if (step != m_labelStep)
+        setContextLabelStep(step);
     const double left = kServingSweepMinLog2 - pad;
     const double right = kServingSweepMaxLog2 + pad;
     if (std::abs(m_xAxis->min() - left) > 0.02 || std::abs(m_xAxis->max() - right) > 0.02)

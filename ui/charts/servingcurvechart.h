@@ -38,6 +38,8 @@ protected:
     void placeOverlays() override;
 
 private:
+    void setContextLabelStep(int step); // label every `step`-th power of two
+    int m_labelStep = 2;
     QLineSeries* m_curve;
     QScatterSeries* m_points;
     QScatterSeries* m_marker;

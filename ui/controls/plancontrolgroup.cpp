@@ -55,12 +55,13 @@ QString PlanControlGroup::undoName(const QString& label)
     return QString(label).remove(QLatin1Char('&')).remove(QLatin1Char(':'));
 }
 
-void PlanControlGroup::addWideRow(const QString& label, QWidget* field)
+QLabel* PlanControlGroup::addWideRow(const QString& label, QWidget* field)
 {
     auto* caption = new QLabel(label, this);
     caption->setBuddy(field);
     m_form->addRow(caption);
     m_form->addRow(field);
+    return caption;
 }
 
 void PlanControlGroup::edit(

@@ -10,6 +10,7 @@
 #include "plan/plan.h"
 
 class QCheckBox;
+class QLabel;
 class QFormLayout;
 class QSpinBox;
 
@@ -62,7 +63,8 @@ protected:
     QFormLayout* form() const { return m_form; }
     // A row whose field takes the column's whole width under its label: a combo box whose
     // choices ("bf16 mixed, fp32 master (16 B/param)") would be cut beside a label.
-    void addWideRow(const QString& label, QWidget* field);
+    // Returns the caption, for a group that shows and hides the pair.
+    QLabel* addWideRow(const QString& label, QWidget* field);
 
 private:
     PlanDocument* m_document;

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charts/interactivitychart.h"
 #include "charts/memorybarchart.h"
 #include "charts/memoryview.h"
 #include "charts/servingcurvechart.h"
 #include "controls/servingcontrols.h"
+#include "controls/speculativecontrols.h"
 #include "controls/workloadcontrols.h"
 #include "document/plandocument.h"
 #include "panels/panelchrome.h"
@@ -42,17 +44,20 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     , m_toolTips(new FormulaToolTips(this))
     , m_figures(new FigureGrid(m_toolTips, 3))
     , m_workload(new WorkloadControls(document))
+    , m_speculative(new SpeculativeControls(document))
     , m_loadHeader(new QLabel)
     , m_loadFigures(new FigureGrid(m_toolTips, 3))
-    , m_memoryChart(new MemoryBarChart(tr("Memory per GPU (serving)"),
+    , m_memoryChart(new MemoryBarChart(tr("Memory per GPU"),
           { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }))
     , m_curveChart(new ServingCurveChart)
+    , m_interactivityChart(new InteractivityChart)
 {
     auto* groups = new QWidget;
     auto* groupsLayout = new QVBoxLayout(groups);
     groupsLayout->setContentsMargins(0, 0, 0, 0);
     groupsLayout->addWidget(m_controls);
     groupsLayout->addWidget(m_workload);
+    groupsLayout->addWidget(m_speculative);
     QScrollArea* scroll = controlsColumn(groups,
         tr("Model and GPU come from the Training tab; the cluster's GPUs / TP are the engines "
            "that share the workload."));
@@ -89,6 +94,7 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     auto* charts = new QHBoxLayout;
     charts->addWidget(m_memoryChart, 1);
     charts->addWidget(m_curveChart, 1);
+    charts->addWidget(m_interactivityChart, 1);
 
     auto* right = new QVBoxLayout;
     right->addWidget(m_header);
@@ -162,7 +168,8 @@ void ServingPanel::redraw()
         const ServingLoad& l = *s.load;
         const QString rate = c.workload->concurrency
             ? tr("%L1 users").arg(*c.workload->concurrency)
-            : tr("%1 requests/s").arg(*c.workload->requestRate, 0, 'g', 3);
+            : (*c.workload->requestRate == 1.0 ? tr("1 request/s")
+                                               : tr("%1 requests/s").arg(*c.workload->requestRate, 0, 'g', 3));
         const QString engines = l.replicas == 1 ? tr("1 engine") : tr("%1 engines").arg(l.replicas);
         QString verdict;
         if (l.saturated)
@@ -187,7 +194,7 @@ void ServingPanel::redraw()
     const int bars = std::clamp(c.tp, 1, kMaxGpuBars);
     for (int g = 0; g < bars; ++g)
         columns.push_back(
-            { bars == 1 ? tr("GPU 0 (of 1)")
+            { bars == 1 ? tr("1 GPU")
                         : (g + 1 == bars && c.tp > bars ? tr("GPU %1 … %2").arg(g).arg(c.tp - 1)
                                                         : tr("GPU %1").arg(g)),
                 s.perGpu, s.fits });
@@ -196,6 +203,16 @@ void ServingPanel::redraw()
         units);
 
     m_curveChart->setPoints(servingContextSweep(plan), c.context, s.maxSequences, c.concurrency);
+    // The plan on the throughput-interactivity curve: the simulation's point under a workload,
+    // else the static batch's (when it fits the pool).
+    const InteractivityCurve curve = servingInteractivityCurve(plan);
+    const bool simulated = c.workload && s.load && s.load->requests > 0;
+    const QPointF planPoint = simulated
+        ? QPointF(s.load->outputTokensPerSPerUser, s.load->outputTokensPerSPerGpu)
+        : (curve.current.batch > 0 && s.fits
+                  ? QPointF(curve.current.tokensPerSPerUser, curve.current.tokensPerSPerGpu)
+                  : QPointF());
+    m_interactivityChart->setCurve(curve, planPoint, simulated);
 
     auto set = [this](const char* key, const QString& text) {
         m_figures->setFigure(QLatin1String(key), text);
@@ -221,7 +238,13 @@ void ServingPanel::redraw()
         return tr("%1 ± %2%").arg(duration(seconds)).arg(std::lround(100 * s.uncertainty));
     };
     set("serving.ttft_s", s.fits ? timed(s.ttftS) : doesNotFit);
-    set("serving.itl_s", s.fits ? timed(s.itlS) : doesNotFit);
+    set("serving.itl_s",
+        !s.fits ? doesNotFit
+                : (s.speculative ? tr("%1 (%2× by %3)")
+                                       .arg(timed(s.itlS))
+                                       .arg(s.speculative->speedup, 0, 'f', 2)
+                                       .arg(QString::fromStdString(s.speculative->kind).toUpper())
+                                 : timed(s.itlS)));
     for (const char* key : { "serving.decode_tokens_per_s", "serving.ttft_s", "serving.itl_s" })
         m_figures->setFigureColor(
             QLatin1String(key), s.fits ? QColor() : palette().color(QPalette::PlaceholderText));
@@ -256,7 +279,8 @@ void ServingPanel::redrawLoad()
     const ServingWorkload& w = *plan.serving.workload;
     const QString load = w.concurrency
         ? tr("%L1 users in a closed loop").arg(*w.concurrency)
-        : tr("%1 requests/s (Poisson)").arg(*w.requestRate, 0, 'g', 3);
+        : (*w.requestRate == 1.0 ? tr("1 request/s (Poisson)")
+                                 : tr("%1 requests/s (Poisson)").arg(*w.requestRate, 0, 'g', 3));
     auto set = [this](const char* key, const QString& text) {
         m_loadFigures->setFigure(QLatin1String(key), text);
     };

@@ -16,6 +16,8 @@ class PlanDocument;
 class ServingControls;
 class ServingCurveChart;
 class WorkloadControls;
+class InteractivityChart;
+class SpeculativeControls;
 
 class ServingPanel : public QWidget {
     Q_OBJECT
@@ -25,13 +27,15 @@ public:
     ServingControls* controls() const { return m_controls; }
     MemoryBarChart* memoryChart() const { return m_memoryChart; }
     ServingCurveChart* curveChart() const { return m_curveChart; }
+    InteractivityChart* interactivityChart() const { return m_interactivityChart; }
     FigureGrid* figures() const { return m_figures; }
     WorkloadControls* workloadControls() const { return m_workload; }
+    SpeculativeControls* speculativeControls() const { return m_speculative; }
     // Under a workload: its percentiles, rates and SLO (hidden without one).
     FigureGrid* loadFigures() const { return m_loadFigures; }
 
     // The bars show at most this many GPUs of a tensor-parallel group (all are alike).
-    static constexpr int kMaxGpuBars = 8;
+    static constexpr int kMaxGpuBars = 4;
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -48,10 +52,12 @@ private:
     FormulaToolTips* m_toolTips;
     FigureGrid* m_figures;
     WorkloadControls* m_workload;
+    SpeculativeControls* m_speculative;
     QLabel* m_loadHeader;
     FigureGrid* m_loadFigures;
     MemoryBarChart* m_memoryChart;
     ServingCurveChart* m_curveChart;
+    InteractivityChart* m_interactivityChart;
     bool m_stale = true; // results changed while hidden
 };
 
