@@ -10,6 +10,7 @@
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QUndoStack>
+#include <QValueAxis>
 
 #include "charts/paretochart.h"
 #include "document/plandocument.h"
@@ -233,6 +234,29 @@ private slots:
         // The first batch is posted as soon as the top list changes (no wait for the first).
         QVERIFY(m_panel->batchesShown() > before);
         QVERIFY(m_panel->table()->rowCount() > 0);
+    }
+
+    // A cost axis in the tens of millions reads in millions of USD (issue 23: it printed
+    // "2e+07"): the points are plotted in that unit and the title says so.
+    void aCostAxisOfMillionsReadsInMillions()
+    {
+        ParetoChart chart;
+        SearchResult result;
+        result.paretoX = "cost";
+        for (const double cost : { 8.5e6, 2.0e7 }) {
+            Candidate c;
+            c.cost = cost;
+            c.tokensPerS = cost / 1e3;
+            result.pareto.push_back(c);
+        }
+        chart.setResult(result, ByteUnits::GB);
+        QCOMPARE(chart.xAxis()->titleText(), QStringLiteral("cost of the run (million USD)"));
+        QCOMPARE(chart.frontSeries()->at(1).x(), 20.0);
+        QVERIFY(chart.xAxis()->max() < 100);
+        result.pareto.resize(1);
+        result.pareto[0].cost = 9000;
+        chart.setResult(result, ByteUnits::GB);
+        QCOMPARE(chart.xAxis()->titleText(), QStringLiteral("cost of the run (USD)"));
     }
 };
 

@@ -9,6 +9,7 @@
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
+#include <QStandardItemModel>
 #include <QDoubleSpinBox>
 #include <QGraphicsEllipseItem>
 #include <QHelpEvent>
@@ -193,6 +194,75 @@ private slots:
                      QStringLiteral("standard Llama-like shape"), Qt::CaseInsensitive),
             qPrintable(m_panel->modelControls()->shapeNote()->text()));
         verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);
+    }
+
+    // An MLA model caches a latent, not KV heads (issue 23: it read "128 heads (128 KV)").
+    void anMlaModelShowsItsLatentAndExperts()
+    {
+        Expected<Plan> plan = readPlan(
+            R"({"model": "deepseek-v3", "gpu": "h200", "cluster": {"gpus": 64, "gpus_per_node": 8},
+                "training": {"tp": 8, "ep": 8, "pp": 1, "zero_stage": 1, "seq_len": 4096}})",
+            uitest::presets());
+        QVERIFY2(plan.ok(), plan ? "" : plan.error().toString().c_str());
+        m_doc->reset(*plan);
+        const QString note = m_panel->modelControls()->shapeNote()->text();
+        QVERIFY2(note.contains(QStringLiteral("128 heads, MLA latent 512 + 64")), qPrintable(note));
+        QVERIFY2(note.contains(QStringLiteral("256 experts top-8")), qPrintable(note));
+        QVERIFY2(!note.contains(QStringLiteral("KV)")), qPrintable(note));
+        // Its 163,840 positions are marked on the memory-vs-context chart.
+        SweepChart* sweep = m_panel->sweepChart();
+        sweep->setAxis(SweepChart::Axis::Context);
+        QVERIFY(sweep->positionsLine()->isVisible());
+        QCOMPARE(sweep->positionsLine()->at(0).x(), std::log2(163840.0));
+        QVERIFY(sweep->positionsLine()->name().contains(QStringLiteral("160K")));
+        sweep->setAxis(SweepChart::Axis::MicroBatch);
+        QVERIFY(!sweep->positionsLine()->isVisible());
+    }
+
+    // The model and GPU boxes list the presets under family / vendor headings that cannot be
+    // picked; picking a GPU still edits the plan; a plan's own GPU shows by its name (issue 23).
+    void presetBoxesAreGroupedAndACustomGpuShowsItsName()
+    {
+        QComboBox* gpus = m_panel->hardwareControls()->gpuCombo();
+        auto* items = qobject_cast<QStandardItemModel*>(gpus->model());
+        QVERIFY(items);
+        const int nvidia = gpus->findText(QStringLiteral("NVIDIA"));
+        const int amd = gpus->findText(QStringLiteral("AMD"));
+        QVERIFY(nvidia > 0 && amd > nvidia);
+        QVERIFY(!(items->item(nvidia)->flags() & Qt::ItemIsSelectable));
+        QVERIFY(!gpus->itemData(nvidia).isValid());
+        const int h200 = gpus->findData(QStringLiteral("h200"));
+        QVERIFY(h200 > nvidia && h200 < amd);
+        QCOMPARE(gpus->itemText(h200), QStringLiteral("H200 SXM 141GB"));
+        const int mi300x = gpus->findData(QStringLiteral("mi300x"));
+        QVERIFY(mi300x > amd);
+        gpus->setCurrentIndex(h200);
+        emit gpus->activated(h200);
+        QCOMPARE(m_doc->plan().gpu.presetId, std::string("h200"));
+
+        QComboBox* models = m_panel->modelControls()->presetCombo();
+        const int llama = models->findText(QStringLiteral("Llama"));
+        const int mistral = models->findText(QStringLiteral("Mistral"));
+        QVERIFY(llama > 0 && mistral > 0);
+        // Mixtral sits under Mistral, Llama-3.1 70B under Llama (whatever the presets' order).
+        const int mixtral = models->findData(QStringLiteral("mixtral-8x7b"));
+        QVERIFY(mixtral > mistral);
+        const auto groupEnd = [&](int heading) {
+            int i = heading + 1;
+            while (i < models->count() && models->itemData(i).isValid())
+                ++i;
+            return i;
+        };
+        const int llama31 = models->findData(QStringLiteral("llama-3.1-70b"));
+        QVERIFY(llama31 > llama && llama31 < groupEnd(llama));
+        QVERIFY(mixtral < groupEnd(mistral));
+
+        Plan custom = m_doc->plan();
+        custom.gpu.presetId.clear();
+        custom.gpu.gpu.name = "Lab GPU 96GB";
+        m_doc->reset(custom);
+        QCOMPARE(gpus->currentIndex(), 0);
+        QCOMPARE(gpus->currentText(), QStringLiteral("Custom: Lab GPU 96GB"));
     }
 
     void invalidParallelismShowsTheMessageAndKeepsTheBars()

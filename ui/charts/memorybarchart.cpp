@@ -207,22 +207,24 @@ void MemoryBarChart::setColumns(const std::vector<MemoryBarColumn>& columns, dou
 
 namespace {
 // "ZeRO-3" -> {"ZeRO-", "3"}, "GPU 0" -> {"GPU", "0"}: where a category label breaks in two.
+// At the space nearest the middle; a label without one ("ZeRO-0", "GPU 3 … 7" aside) stays
+// whole: broken at its hyphen it read "ZeRO-" over "0" (issue 23), so it stands upright instead.
 QStringList breakInTwo(const QString& label)
 {
-    const qsizetype space = label.indexOf(QLatin1Char(' '));
-    if (space > 0)
-        return { label.left(space), label.mid(space + 1) };
-    const qsizetype dash = label.indexOf(QLatin1Char('-'));
-    if (dash > 0)
-        return { label.left(dash + 1), label.mid(dash + 1) };
+    qsizetype best = -1;
+    for (qsizetype i = label.indexOf(QLatin1Char(' ')); i > 0; i = label.indexOf(QLatin1Char(' '), i + 1))
+        if (best < 0 || std::abs(2 * i - label.size()) < std::abs(2 * best - label.size()))
+            best = i;
+    if (best > 0)
+        return { label.left(best), label.mid(best + 1) };
     return { label };
 }
 } // namespace
 
 void MemoryBarChart::placeCategoryLabels(const QRectF& plot)
 {
-    // Category labels Qt would elide ("ZeR...") break onto two lines instead ("ZeRO-" / "3"),
-    // and stand upright when even that is too wide. A mode more compact than the current one is
+    // Category labels Qt would elide ("ZeR...") break onto two lines at a space instead
+    // ("ZeRO-3" / "offload"), and stand upright when even that is too wide. A mode more compact than the current one is
     // taken with less room to spare than it takes to go back, so that the small change of plot
     // size a change of mode brings cannot flip it.
     // The labels' widths are measured once per set of labels (text shaping dominates).

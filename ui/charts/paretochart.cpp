@@ -73,7 +73,7 @@ ParetoChart::ParetoChart(QWidget* parent)
 double ParetoChart::xOf(const Candidate& c) const
 {
     if (m_paretoX == "cost")
-        return c.cost;
+        return c.cost / m_costScale;
     return toDisplayUnits(c.perGpuBytes, m_units);
 }
 
@@ -83,8 +83,16 @@ void ParetoChart::setResult(const SearchResult& result, ByteUnits units)
     m_paretoX = result.paretoX;
     m_frontItems = result.pareto;
     m_candidateItems = result.candidates;
+    // Costs in thousands or millions of USD past 10^4 / 10^6: "%.4g" would print "2e+07".
+    double maxCost = 0;
+    for (const auto* list : { &m_frontItems, &m_candidateItems })
+        for (const Candidate& c : *list)
+            maxCost = std::max(maxCost, c.cost);
+    m_costScale = maxCost >= 1e6 ? 1e6 : (maxCost >= 1e4 ? 1e3 : 1.0);
     m_xAxis->setTitleText(m_paretoX == "cost"
-            ? tr("cost of the run (USD)")
+            ? (m_costScale == 1e6 ? tr("cost of the run (million USD)")
+                    : m_costScale == 1e3 ? tr("cost of the run (thousand USD)")
+                                         : tr("cost of the run (USD)"))
             : tr("per-GPU memory (%1)").arg(QString::fromUtf8(unitLabel(units).data())));
     QList<QPointF> front, candidates;
     double maxX = 0, maxY = 0;

@@ -28,6 +28,7 @@ public:
     void clear();
 
     QChartView* chartView() const { return m_view; }
+    QValueAxis* xAxis() const { return m_xAxis; }
     QScatterSeries* frontSeries() const { return m_front; }
     QScatterSeries* candidateSeries() const { return m_candidates; }
     // The candidate shown at a chart point of the front, or nullptr.
@@ -53,6 +54,7 @@ private:
     std::vector<Candidate> m_frontItems;
     std::vector<Candidate> m_candidateItems;
     std::string m_paretoX;
+    double m_costScale = 1; // the cost axis in USD, thousands or millions of USD
     ByteUnits m_units = ByteUnits::GB;
 };
 

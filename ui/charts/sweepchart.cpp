@@ -27,6 +27,7 @@ SweepChart::SweepChart(QWidget* parent)
     , m_total(new QLineSeries)
     , m_hbmLine(new QLineSeries)
     , m_usableLine(new QLineSeries)
+    , m_positionsLine(new QLineSeries)
     , m_xAxis(new QCategoryAxis)
     , m_yAxis(new QValueAxis)
 {
@@ -51,7 +52,7 @@ SweepChart::SweepChart(QWidget* parent)
     chart->addAxis(m_xAxis, Qt::AlignBottom);
     chart->addAxis(m_yAxis, Qt::AlignLeft);
     for (QXYSeries* series :
-        std::initializer_list<QXYSeries*> { m_hbmLine, m_usableLine, m_total }) {
+        std::initializer_list<QXYSeries*> { m_hbmLine, m_usableLine, m_positionsLine, m_total }) {
         chart->addSeries(series);
         series->attachAxis(m_xAxis);
         series->attachAxis(m_yAxis);
@@ -61,6 +62,7 @@ SweepChart::SweepChart(QWidget* parent)
     m_total->setPointsVisible(true);
     m_hbmLine->setPen(QPen(capacityLineColor(), 2.0, Qt::DashLine));
     m_usableLine->setPen(QPen(usableLineColor(), 1.6, Qt::DotLine));
+    m_positionsLine->setPen(QPen(overflowColor(), 1.4, Qt::DashDotLine));
     constexpr double kMarker = 13;
     m_current = new QGraphicsEllipseItem(-kMarker / 2, -kMarker / 2, kMarker, kMarker, chart);
     m_current->setBrush(tenantColor(Tenant::Gradients));
@@ -92,8 +94,8 @@ void SweepChart::setAxis(Axis axis)
     emit axisChanged(axis);
 }
 
-void SweepChart::setResults(
-    const TrainingResults& results, int seqLen, int microBatch, ByteUnits units)
+void SweepChart::setResults(const TrainingResults& results, int seqLen, int microBatch,
+    ByteUnits units, double maxPositions)
 {
     const bool context = m_axis == Axis::Context;
     const auto& points = context ? results.seqLenSweep : results.microBatchSweep;
@@ -143,6 +145,17 @@ void SweepChart::setResults(
     m_yAxis->setTitleText(
         tr("per-GPU memory (%1)").arg(QString::fromLatin1(unitLabel(units).data())));
 
+    // The model's positions on the context axis (issue 23: the curve ran past them unmarked):
+    // contexts beyond it need RoPE scaling the model may not have been trained for.
+    const bool marked = context && maxPositions > 0 && !line.isEmpty()
+        && std::log2(maxPositions) <= right && std::log2(maxPositions) >= left;
+    if (marked) {
+        const double x = std::log2(maxPositions);
+        replaceIfChanged(m_positionsLine, QList<QPointF> { { x, 0 }, { x, m_yAxis->max() * 2 } });
+        m_positionsLine->setName(tr("model's %1 positions").arg(shortCount(maxPositions)));
+    }
+    m_positionsLine->setVisible(marked);
+
     placeCurrentMarker();
 
     const QString title = context ? tr("Memory vs context") : tr("Memory vs micro-batch");
@@ -162,6 +175,9 @@ void SweepChart::setResults(
         { tr("HBM"), capacityLineColor(), ChartLegend::Marker::DashLine },
         { m_usableLine->name(), usableLineColor(), ChartLegend::Marker::DotLine },
     });
+    if (marked)
+        legend()->setEntries(legend()->entries()
+            + QList<ChartLegend::Entry> { { m_positionsLine->name(), overflowColor(), ChartLegend::Marker::DashLine } });
 }
 
 std::pair<double, double> SweepChart::xRange() const

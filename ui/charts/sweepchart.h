@@ -29,12 +29,15 @@ public:
 
     explicit SweepChart(QWidget* parent = nullptr);
 
-    void setResults(const TrainingResults& results, int seqLen, int microBatch, ByteUnits units);
+    // `maxPositions`: the model's positions (0 unknown), marked on the context axis.
+    void setResults(const TrainingResults& results, int seqLen, int microBatch, ByteUnits units,
+        double maxPositions = 0);
     void setAxis(Axis axis);
     Axis axis() const { return m_axis; }
 
     QComboBox* axisCombo() const { return m_axisCombo; }
     QLineSeries* totalSeries() const { return m_total; }
+    QLineSeries* positionsLine() const { return m_positionsLine; } // hidden when not marked
     // The plan's own point in chart coordinates (x = log2 of the swept value, y = memory).
     QPointF currentPoint() const { return m_currentValue; }
     QGraphicsEllipseItem* currentMarker() const { return m_current; }
@@ -61,6 +64,7 @@ private:
     QLineSeries* m_total;
     QLineSeries* m_hbmLine;
     QLineSeries* m_usableLine;
+    QLineSeries* m_positionsLine;
     // A marker item over the plot rather than a scatter series: a series spans the whole plot, so
     // moving its one point repainted every grid line and the curve on each slider step.
     QGraphicsEllipseItem* m_current;

@@ -20,10 +20,16 @@ HardwareControls::HardwareControls(PlanDocument* document, QWidget* parent)
     , m_gpus(new QSpinBox(this))
 {
     m_gpu->addItem(tr("Custom GPU"), QString());
-    for (const GpuPreset& preset : document->presets().gpus)
-        m_gpu->addItem(
-            QString::fromStdString(preset.gpu.name.empty() ? preset.id : preset.gpu.name),
-            QString::fromStdString(preset.id));
+    // Grouped by vendor, the name's first word ("NVIDIA H100 SXM5 80GB" -> NVIDIA, listed as
+    // "H100 SXM5 80GB" so that typing "H1" in the open list finds it).
+    QList<ChoiceCombo::GroupedChoice> choices;
+    for (const GpuPreset& preset : document->presets().gpus) {
+        const QString name = QString::fromStdString(preset.gpu.name.empty() ? preset.id : preset.gpu.name);
+        const qsizetype space = name.indexOf(QLatin1Char(' '));
+        const QString vendor = space > 0 ? name.left(space) : tr("Other");
+        choices.push_back({ vendor, space > 0 ? name.mid(space + 1) : name, QString::fromStdString(preset.id) });
+    }
+    m_gpu->addGrouped(choices);
     m_gpuNote->setForegroundRole(QPalette::PlaceholderText);
     m_gpuNote->setWordWrap(true);
     m_gpus->setRange(1, planfields::kMaxGpus); // the plan's cluster.gpus range (issue 26)
@@ -63,6 +69,11 @@ void HardwareControls::refresh()
         const QSignalBlocker block(m_gpu);
         const int index = m_gpu->findData(QString::fromStdString(plan.gpu.presetId));
         m_gpu->setCurrentIndex(plan.gpu.presetId.empty() ? 0 : std::max(index, 0));
+        // A plan's own GPU shows by its name, as the Serving tab's header does (issue 23).
+        const std::string& name = plan.gpu.gpu.name;
+        m_gpu->setItemText(0,
+            plan.gpu.presetId.empty() && !name.empty() ? tr("Custom: %1").arg(QString::fromStdString(name))
+                                                        : tr("Custom GPU"));
     }
     const Gpu& gpu = plan.gpu.gpu;
     m_gpuNote->setText(

@@ -1,6 +1,7 @@
 // Hardware group: GPU preset and GPU count.
 #pragma once
 
+#include "controls/choicecombo.h"
 #include "controls/plancontrolgroup.h"
 
 class QComboBox;
@@ -21,7 +22,7 @@ protected:
     void refresh() override;
 
 private:
-    QComboBox* m_gpu;
+    ChoiceCombo* m_gpu;
     QLabel* m_gpuNote;
     QSpinBox* m_gpus;
 };

@@ -29,10 +29,23 @@ ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
     , m_gradAccum(new QSpinBox(this))
 {
     m_preset->addItem(tr("Custom model"), QString());
-    for (const ModelPreset& preset : document->presets().models)
-        m_preset->addItem(
-            QString::fromStdString(preset.arch.name.empty() ? preset.id : preset.arch.name),
-            QString::fromStdString(preset.id));
+    // Grouped by family, the name's leading word ("Llama-3 8B" -> Llama; Mixtral is Mistral's).
+    QList<ChoiceCombo::GroupedChoice> choices;
+    for (const ModelPreset& preset : document->presets().models) {
+        const QString name = QString::fromStdString(preset.arch.name.empty() ? preset.id : preset.arch.name);
+        QString family;
+        for (const QChar c : name) {
+            if (!c.isLetter())
+                break;
+            family += c;
+        }
+        if (family.compare(QStringLiteral("Mixtral"), Qt::CaseInsensitive) == 0)
+            family = QStringLiteral("Mistral");
+        else if (family.compare(QStringLiteral("gpt"), Qt::CaseInsensitive) == 0)
+            family = QStringLiteral("GPT");
+        choices.push_back({ family.isEmpty() ? tr("Other") : family, name, QString::fromStdString(preset.id) });
+    }
+    m_preset->addGrouped(choices);
     m_import->setToolTip(tr("Import a model's Hugging Face config.json"));
     m_preset->setToolTip(tr("Architecture presets; each follows its model card / config.json"));
     m_size->setSuffix(tr(" B params"));
@@ -122,11 +135,17 @@ void ModelControls::refresh()
     // Size shows the core's exact count (declared for a bare count, counted otherwise).
     m_size->setValue(this->document()->results().estimate.params / kBillion);
 
-    const QString shape = tr("%1 layers, hidden %2, %3 heads (%4 KV)")
+    // MLA caches one latent per token, not KV heads (issue 23: "128 heads (128 KV)").
+    const QString attention = arch.mla
+        ? tr("%1 heads, MLA latent %2 + %3").arg(arch.heads).arg(arch.mla->kvLoraRank).arg(arch.mla->qkRopeHeadDim)
+        : tr("%1 heads (%2 KV)").arg(arch.heads).arg(arch.kvHeadsOrDefault());
+    const QString moe = arch.moe
+        ? tr(", %1 experts top-%2").arg(arch.moe->experts).arg(arch.moe->topK)
+        : QString();
+    const QString shape = tr("%1 layers, hidden %2, %3%4")
                               .arg(arch.layers)
                               .arg(arch.hidden)
-                              .arg(arch.heads)
-                              .arg(arch.kvHeads);
+                              .arg(attention, moe);
     switch (plan.model.form) {
     case ModelChoice::Form::Params:
         m_shapeNote->setText(

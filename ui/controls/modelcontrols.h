@@ -1,6 +1,7 @@
 // Model group: preset, Hugging Face import, size (log slider), context, micro-batch, grad accum.
 #pragma once
 
+#include "controls/choicecombo.h"
 #include "controls/plancontrolgroup.h"
 
 class QComboBox;
@@ -34,7 +35,7 @@ private:
     void onPresetPicked(int index);
     void onSizeEdited(double billions);
 
-    QComboBox* m_preset;
+    ChoiceCombo* m_preset;
     QPushButton* m_import;
     SliderSpin* m_size;
     QLabel* m_shapeNote;

@@ -197,7 +197,8 @@ void TrainingPanel::draw()
     m_summary->setResults(results, plan.cluster.gpus, units);
     drawMemoryChart();
     showPinComparison(units);
-    m_sweepChart->setResults(results, plan.training.seqLen, plan.training.microBatch, units);
+    m_sweepChart->setResults(results, plan.training.seqLen, plan.training.microBatch, units,
+        double(plan.model.arch.maxPositions));
     m_detailsStale = true;
     if (m_details->isVisible() && m_details->height() > 0)
         refreshDetails();
