@@ -28,7 +28,7 @@ CLI::App* registerCalibrate(CLI::App& app, CalibrateOptions& o)
         = cmd->add_option("--tokens-per-s", o.tokensPerS, "measured throughput, whole job");
     CLI::Option* step = cmd->add_option("--step-time-s", o.stepTimeS, "measured step time, s");
     tokens->excludes(step);
-    cmd->add_option("-o,--output", o.outputPath, "write the calibrated plan here (default stdout)");
+    cmd->add_option("-o,--output", o.outputPath, "write the calibrated plan here (- or none: standard output)");
     return cmd;
 }
 
@@ -39,14 +39,14 @@ int runCalibrate(const CalibrateOptions& o)
         std::cerr << "envelope-cli: " << presets.error().toString() << "\n";
         return 1;
     }
-    Expected<std::string> text = io::readTextFile(o.planPath);
+    Expected<std::string> text = io::readTextInput(o.planPath);
     if (!text) {
         std::cerr << "envelope-cli: " << text.error().toString() << "\n";
         return 1;
     }
     ReadOptions options;
     options.readFile = io::readTextFile;
-    options.baseDir = std::filesystem::path(o.planPath).parent_path().string();
+    options.baseDir = o.planPath == "-" ? std::string() : std::filesystem::path(o.planPath).parent_path().string();
     Expected<Plan> plan = readPlan(*text, *presets, options);
     if (!plan) {
         std::cerr << o.planPath << ": " << plan.error().toString() << "\n";
@@ -79,7 +79,7 @@ int runCalibrate(const CalibrateOptions& o)
             c.measured / scale, unit);
     }
     const std::string written = writePlan(fitted->plan);
-    if (o.outputPath.empty()) {
+    if (o.outputPath.empty() || o.outputPath == "-") {
         std::cout << written;
         return 0;
     }

@@ -22,7 +22,7 @@ void registerExport(CLI::App& app, ExportCommand& c)
     c.command->add_option("--to", c.engine, "deepspeed, torchtitan, megatron, hf or vllm")
         ->required()
         ->check(CLI::IsMember({ "deepspeed", "torchtitan", "megatron", "hf", "vllm" }));
-    c.command->add_option("-o,--output", c.output, "write the configuration to FILE");
+    c.command->add_option("-o,--output", c.output, "write the configuration to FILE (- or none: standard output)");
     c.command->add_option("--engine-version", c.engineVersion,
         "the engine release to write for (default and only one: the pinned current release, "
         "deepspeed v0.19.5, torchtitan v0.2.2, megatron core_v0.19.0)");
@@ -48,20 +48,22 @@ int runExport(const ExportCommand& c)
                   << ", the release they are checked against; got \"" << c.engineVersion << "\"\n";
         return kExitBadPlan;
     }
+    // "-o -" is standard output, as no -o is.
+    const std::string output = c.output == "-" ? std::string() : c.output;
     const Estimate e = estimatePlan(loaded->plan, false);
     const EngineConfig config
         = exportPlan(loaded->plan, e, engine, modelRepository(loaded->plan, loaded->presets));
     // Companion files (PEFT adapter config, bitsandbytes config) go beside FILE, or to stderr.
     // FILE and its companions are one set: all are written or none is.
-    std::vector<io::OutputFile> files { { c.output, config.text } };
+    std::vector<io::OutputFile> files { { output, config.text } };
     for (const EngineConfig::Companion& companion : config.companions) {
-        if (c.output.empty())
+        if (output.empty())
             continue;
         files.push_back(
-            { (std::filesystem::path(c.output).parent_path() / companion.fileName).string(),
+            { (std::filesystem::path(output).parent_path() / companion.fileName).string(),
                 companion.text });
     }
-    if (c.output.empty()) {
+    if (output.empty()) {
         std::cout << config.text;
         for (const EngineConfig::Companion& companion : config.companions)
             std::cerr << "# " << companion.fileName << ":\n" << companion.text;

@@ -74,7 +74,7 @@ int runImport(const ImportCommand& c)
         std::cerr << "envelope-cli: " << presets.error().toString() << "\n";
         return kExitFailure;
     }
-    Expected<std::string> text = io::readTextFile(c.file);
+    Expected<std::string> text = io::readTextInput(c.file);
     if (!text) {
         std::cerr << "envelope-cli: " << text.error().toString() << "\n";
         return kExitFailure;

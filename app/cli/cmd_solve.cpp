@@ -47,7 +47,7 @@ namespace {
 
 constexpr int kOk = 0;
 constexpr int kBadPlan = 2;
-constexpr int kNoSolution = 3;
+constexpr int kNoSolution = kExitNoSolution;
 
 // CLI::Range lets NaN through (every comparison with it is false), and NaN read as "no limit".
 const CLI::Validator kFinite(

@@ -10,7 +10,8 @@
 //   envelope-cli help [COMMAND]   envelope-cli --version
 // estimate, explain, export and compare take --set PATH=VALUE (repeatable).
 //
-// Exit status: 0 success, 2 a bad plan (stderr names the JSON path), 1 anything else.
+// Exit status: kExitStatusHelp (planload.h): 0 success, 1 error, 2 bad input, 3 no feasible plan.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -143,7 +144,7 @@ int runExplain(const std::string& path, ByteUnits units, const std::vector<std::
 
 int runImportHf(const std::string& path, bool modelOnly)
 {
-    Expected<std::string> text = readTextFile(path);
+    Expected<std::string> text = io::readTextInput(path);
     if (!text)
         return fail(text.error().toString());
     Expected<ModelArch> arch = importHfConfig(*text);
@@ -235,10 +236,45 @@ int runPresets(const std::string& kind)
     return kOk;
 }
 
+// Levenshtein distance, for "did you mean": names are short, so the O(n m) table is nothing.
+std::size_t editDistance(const std::string& a, const std::string& b)
+{
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({ row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1) });
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// The name nearest `word`, when it is near enough to be a typo (at most a third of its letters,
+// and at least 2, differ) or `word` is its prefix; empty otherwise.
+std::string nearestName(const std::string& word, const std::vector<std::string>& names)
+{
+    std::string best;
+    std::size_t bestDistance = std::string::npos;
+    for (const std::string& name : names) {
+        const std::size_t d = name.starts_with(word) && word.size() >= 2 ? 0 : editDistance(word, name);
+        if (d < bestDistance) {
+            bestDistance = d;
+            best = name;
+        }
+    }
+    return bestDistance <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string();
+}
+
 int run(int argc, char** argv)
 {
-    CLI::App app { "Envelope: memory, throughput and cost of large-model training, RL and "
-                   "serving jobs.\nExit status: 0 success, 2 bad plan, 1 anything else." };
+    CLI::App app { std::string("Envelope: memory, throughput and cost of large-model training, RL "
+                               "and serving jobs.\n")
+        + kExitStatusHelp };
     app.name("envelope-cli");
     app.set_version_flag("--version", "envelope-cli " ENVELOPE_VERSION);
     app.require_subcommand(1);
@@ -291,6 +327,21 @@ int run(int argc, char** argv)
     CompareCommand compareCommand;
     registerCompare(app, compareCommand);
 
+    // An unknown command says so and names the nearest one (CLI11 would only say that the
+    // argument was not expected).
+    if (argc >= 2 && argv[1][0] != '-') {
+        const std::string word = argv[1];
+        std::vector<std::string> names;
+        for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+            names.push_back(command->get_name());
+        if (std::find(names.begin(), names.end(), word) == names.end()) {
+            const std::string nearest = nearestName(word, names);
+            std::cerr << "envelope-cli: unknown command \"" << word << "\""
+                      << (nearest.empty() ? std::string() : "; did you mean \"" + nearest + "\"?")
+                      << " (envelope-cli --help lists the commands)\n";
+            return kFailure;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -23,7 +23,7 @@ std::optional<PlanFile> readPlanFile(
         status = kExitFailure;
         return std::nullopt;
     }
-    Expected<std::string> text = io::readTextFile(path);
+    Expected<std::string> text = io::readTextInput(path);
     if (!text) {
         std::cerr << "envelope-cli: " << text.error().toString() << "\n";
         status = kExitFailure;
@@ -41,7 +41,8 @@ std::optional<PlanFile> readPlanFile(
     }
     ReadOptions options;
     options.readFile = io::readTextFile;
-    options.baseDir = std::filesystem::path(path).parent_path().string();
+    // A plan on standard input finds its hf_config relative to the working directory.
+    options.baseDir = path == "-" ? std::string() : std::filesystem::path(path).parent_path().string();
     Expected<Plan> plan = readPlan(planText, *presets, options);
     if (!plan) {
         std::cerr << path << (sets.empty() ? "" : " (with --set)") << ": "

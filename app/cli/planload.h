@@ -14,9 +14,15 @@
 
 namespace envelope::cli {
 
+// One exit-status table for every command, as --help, docs/cli.md and envelope-cli(1) give it.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitBadPlan = 2;
+inline constexpr int kExitFailure = 1;    // error: a file not read or written, a bad command line
+inline constexpr int kExitBadPlan = 2;    // bad input: a plan, --set or engine file not valid
+inline constexpr int kExitNoSolution = 3; // solve: no layout is feasible
+inline constexpr const char* kExitStatusHelp
+    = "Exit status: 0 success; 1 error (a file that cannot be read or written, a bad command "
+      "line); 2 bad input (a plan, --set value or engine file that is not valid: the message "
+      "names its path); 3 no feasible plan (solve).";
 
 struct PlanFile {
     PresetLibrary presets;

@@ -19,6 +19,30 @@ constexpr std::uintmax_t kMaxFileBytes = 64ull * 1024 * 1024;
 
 } // namespace
 
+Expected<std::string> readTextInput(const std::string& path)
+{
+    if (path != "-")
+        return readTextFile(path);
+    if (::isatty(STDIN_FILENO))
+        return Error { "", "-: standard input is a terminal: pipe or redirect a file into it" };
+    std::string text;
+    char buffer[65536];
+    for (;;) {
+        const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return Error { "", std::string("-: read error on standard input: ") + std::strerror(errno) };
+        if (n == 0)
+            return text;
+        if (text.size() + static_cast<std::size_t>(n) > kMaxFileBytes)
+            return Error { "",
+                "-: standard input is too large to be a plan or config (more than "
+                    + std::to_string(kMaxFileBytes) + " bytes)" };
+        text.append(buffer, static_cast<std::size_t>(n));
+    }
+}
+
 Expected<std::string> readTextFile(const std::string& path)
 {
     namespace fs = std::filesystem;

@@ -16,6 +16,10 @@ namespace envelope::io {
 // the file and the reason (missing, a folder, not a regular file, too large).
 Expected<std::string> readTextFile(const std::string& path);
 
+// `path`, or standard input when it is "-" (the CLI convention: `envelope-cli estimate -`),
+// read to its end with the same 64 MB cap; a terminal on stdin is refused rather than waited on.
+Expected<std::string> readTextInput(const std::string& path);
+
 // $XDG_CONFIG_HOME/envelope/presets, or ~/.config/envelope/presets; empty when neither
 // XDG_CONFIG_HOME nor HOME is set.
 std::string userPresetDir();

@@ -64,12 +64,13 @@ protected:
 
     // Runs envelope-cli with `args` (already quoted where needed). User presets come from an
     // empty XDG_CONFIG_HOME unless a test puts files there.
-    CliRun cli(const std::string& args) const
+    // `input`: the file on its standard input (default /dev/null).
+    CliRun cli(const std::string& args, const std::string& input = "/dev/null") const
     {
         const fs::path out = m_dir / "stdout", err = m_dir / "stderr";
         const std::string command = "XDG_CONFIG_HOME=" + quote((m_dir / "config").string()) + " "
             + quote(ENVELOPE_CLI_PATH) + " " + args + " >" + quote(out.string()) + " 2>"
-            + quote(err.string()) + " </dev/null";
+            + quote(err.string()) + " <" + quote(input);
         const int raw = std::system(command.c_str());
         CliRun r;
         r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
@@ -143,6 +144,62 @@ TEST_F(CliTest, UnknownCommandAndBadOptionsExit1)
     EXPECT_EQ(units.status, 1);
     EXPECT_NE(units.err.find("--units: must be gb or gib"), std::string::npos) << units.err;
     EXPECT_EQ(cli("presets planets").status, 1);
+}
+
+// An unknown command says so and names the nearest (issue 25), with the usage status.
+TEST_F(CliTest, AnUnknownCommandNamesTheNearest)
+{
+    const CliRun typo = cli("estmate " + quote(kDefaultPlan));
+    EXPECT_EQ(typo.status, 1);
+    EXPECT_NE(typo.err.find("unknown command \"estmate\"; did you mean \"estimate\"?"), std::string::npos)
+        << typo.err;
+    const CliRun prefix = cli("calib " + quote(kDefaultPlan));
+    EXPECT_NE(prefix.err.find("did you mean \"calibrate\"?"), std::string::npos) << prefix.err;
+    const CliRun far = cli("frobnicate");
+    EXPECT_EQ(far.status, 1);
+    EXPECT_NE(far.err.find("unknown command \"frobnicate\""), std::string::npos) << far.err;
+    EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+}
+
+// "-" is standard input for a plan (and any file read), "-o -" standard output (issue 25).
+TEST_F(CliTest, DashIsStandardInputAndOutput)
+{
+    const CliRun file = cli("estimate " + quote(kDefaultPlan));
+    const CliRun piped = cli("estimate -", kDefaultPlan);
+    ASSERT_EQ(piped.status, 0) << piped.err;
+    EXPECT_EQ(piped.out, file.out);
+    const CliRun set = cli("estimate - --format text --set training.tp=2", kDefaultPlan);
+    ASSERT_EQ(set.status, 0) << set.err;
+    EXPECT_NE(set.out.find("TP 2"), std::string::npos) << set.out;
+    const CliRun exported = cli("export - --to vllm -o -", kDefaultPlan);
+    ASSERT_EQ(exported.status, 0) << exported.err;
+    EXPECT_NE(exported.out.find("vllm serve"), std::string::npos) << exported.out;
+    EXPECT_FALSE(fs::exists(m_dir / "-"));
+    // An empty standard input is an empty plan: bad input, named.
+    const CliRun empty = cli("estimate -");
+    EXPECT_EQ(empty.status, 2) << empty.err;
+    EXPECT_NE(empty.err.find("-:"), std::string::npos) << empty.err;
+    const CliRun hf = cli("import-hf - --model-only", std::string(ENVELOPE_TEST_DATA_DIR) + "/hf/llama-2-7b.json");
+    ASSERT_EQ(hf.status, 0) << hf.err;
+    EXPECT_NE(hf.out.find("\"layers\": 32"), std::string::npos) << hf.out;
+}
+
+// One exit-status table: --help, docs/cli.md and the man page give the same four statuses with
+// the same meanings (issue 25).
+TEST_F(CliTest, TheExitStatusTableIsTheSameEverywhere)
+{
+    const std::string help = cli("--help").out;
+    const std::string doc = readFile(fs::path(ENVELOPE_SOURCE_DIR) / "docs/cli.md");
+    const std::string man = readFile(fs::path(ENVELOPE_SOURCE_DIR) / "packaging/envelope-cli.1");
+    const std::pair<const char*, const char*> statuses[]
+        = { { "0", "success" }, { "1", "error" }, { "2", "bad input" }, { "3", "no feasible plan" } };
+    for (const auto& [code, meaning] : statuses) {
+        EXPECT_NE(help.find(std::string(code) + " " + meaning), std::string::npos) << code << "\n" << help;
+        EXPECT_NE(doc.find(std::string("| ") + code + " | " + meaning), std::string::npos) << code;
+        std::string capital = meaning;
+        capital[0] = char(std::toupper(static_cast<unsigned char>(capital[0])));
+        EXPECT_NE(man.find(std::string(".B ") + code + "\n" + capital), std::string::npos) << code;
+    }
 }
 
 TEST_F(CliTest, MissingOrUnreadablePlanFileExits1AndNamesIt)
