@@ -283,7 +283,7 @@ TEST(NotUtf8, IsAnErrorOrReplacedNeverAnException)
     ASSERT_FALSE(set.ok());
     EXPECT_EQ(set.error().toString(), "--set: is not valid UTF-8: \"tr\\xe2-ining.zero_stage=1\"");
 
-    const Expected<nlohmann::json> toml = exportdetail::parseToml("[job]\ndescription = \"a\xFFb\"\n");
+    const Expected<nlohmann::json> toml = exportdetail::parseToml("[job]\ndescription = \"a\xFF" "b\"\n");
     ASSERT_FALSE(toml.ok());
     EXPECT_EQ(toml.error().toString(), "line 2: is not valid UTF-8 (a TOML file is UTF-8 text)");
 
