@@ -36,6 +36,7 @@
 #include "whatif/whatif.h"
 
 #include "cmd_compare.h"
+#include "cmd_completion.h"
 #include "cmd_export.h"
 #include "cmd_import.h"
 #include "planload.h"
@@ -326,6 +327,8 @@ int run(int argc, char** argv)
     registerImport(app, importCommand);
     CompareCommand compareCommand;
     registerCompare(app, compareCommand);
+    CompletionCommand completionCommand;
+    registerCompletion(app, completionCommand);
 
     // An unknown command says so and names the nearest one (CLI11 would only say that the
     // argument was not expected).
@@ -363,6 +366,8 @@ int run(int argc, char** argv)
         return runImport(importCommand);
     if (*compareCommand.command)
         return runCompare(compareCommand);
+    if (*completionCommand.command)
+        return runCompletion(app, completionCommand);
     if (*calibrateCmd)
         return runCalibrate(calibrateOptions);
     if (*estimateCmd)

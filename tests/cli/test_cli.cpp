@@ -202,6 +202,72 @@ TEST_F(CliTest, TheExitStatusTableIsTheSameEverywhere)
     }
 }
 
+// The completion scripts are written from the command line's own definition: every command of
+// --help, every option of each command's --help and every choice it lists are in the bash
+// script, and bash itself completes with it (issue 25).
+TEST_F(CliTest, ShellCompletionsCoverWhatHelpLists)
+{
+    const CliRun bash = cli("completion bash");
+    ASSERT_EQ(bash.status, 0) << bash.err;
+    const std::string script = bash.out;
+    std::vector<std::string> commands;
+    {
+        std::istringstream lines(cli("--help").out);
+        bool inCommands = false;
+        for (std::string line; std::getline(lines, line);) {
+            if (line.starts_with("Subcommands:")) {
+                inCommands = true;
+                continue;
+            }
+            if (inCommands && line.size() > 2 && line[2] != ' ')
+                commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+        }
+    }
+    ASSERT_GE(commands.size(), 10u);
+    for (const std::string& command : commands) {
+        EXPECT_NE(script.find("    " + command + ")\n"), std::string::npos) << command;
+        const std::string help = cli(command + " --help").out;
+        std::istringstream words(help);
+        for (std::string word; words >> word;) {
+            // "-o,--output" and "--format" name options; "TEXT:{json,text}" lists choices.
+            const std::size_t brace = word.find(":{");
+            if (brace != std::string::npos) {
+                std::string choice;
+                for (char c : word.substr(brace + 2)) {
+                    if (c == ',' || c == '}') {
+                        EXPECT_NE(script.find(choice), std::string::npos) << command << " " << choice;
+                        choice.clear();
+                    } else {
+                        choice += c;
+                    }
+                }
+                continue;
+            }
+            if (!word.starts_with("--"))
+                continue;
+            std::string name = word.substr(0, word.find_first_of(",=[ "));
+            if (name == "--help")
+                continue;
+            EXPECT_NE(script.find(" " + name), std::string::npos) << command << " " << name;
+        }
+    }
+    // Bash completes a command, a goal and an engine with it.
+    const fs::path file = m_dir / "completion.bash";
+    writeFile(file, script);
+    const fs::path out = m_dir / "replies";
+    const std::string probe = "source " + quote(file.string()) + "; "
+        + "COMP_WORDS=(envelope-cli est); COMP_CWORD=1; _envelope_cli; echo \"${COMPREPLY[*]}\"; "
+        + "COMP_WORDS=(envelope-cli solve p.json --goal serving-m); COMP_CWORD=4; _envelope_cli; echo \"${COMPREPLY[*]}\"; "
+        + "COMP_WORDS=(envelope-cli import meg); COMP_CWORD=2; _envelope_cli; echo \"${COMPREPLY[*]}\"";
+    ASSERT_EQ(std::system(("bash -c " + quote(probe) + " >" + quote(out.string())).c_str()), 0);
+    EXPECT_EQ(readFile(out), "estimate\nserving-max-throughput serving-min-gpus\nmegatron\n");
+    // zsh takes the same function through bashcompinit; fish gets its own lines.
+    EXPECT_NE(cli("completion zsh").out.find("bashcompinit"), std::string::npos);
+    const std::string fish = cli("completion fish").out;
+    EXPECT_NE(fish.find("__fish_seen_subcommand_from solve' -l goal -x -a"), std::string::npos) << fish;
+    EXPECT_EQ(cli("completion tcsh").status, 1);
+}
+
 TEST_F(CliTest, MissingOrUnreadablePlanFileExits1AndNamesIt)
 {
     const CliRun missing = cli("estimate /nonexistent/plan.json");

@@ -22,6 +22,7 @@ for f in models gpus recipes default-plan; do
 done
 
 for f in man/man1/envelope-cli.1.gz bash-completion/completions/envelope-cli \
+         zsh/vendor-completions/_envelope-cli fish/vendor_completions.d/envelope-cli.fish \
          doc/envelope/copyright doc/envelope/changelog.gz; do
   [ -f "$root/install/usr/share/$f" ] || { echo "missing /usr/share/$f"; exit 1; }
 done
