@@ -13,9 +13,11 @@ cd "$(dirname "$(readlink -f "$0")")"
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 
+# lintian and mandoc check the package and its man pages (packaging_lintian,
+# packaging_manpages_lint): installed here so that CI runs them instead of skipping them.
 packages=(cmake ninja-build g++ pkg-config ccache dpkg-dev file
           nlohmann-json3-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-          appstream)
+          appstream lintian mandoc)
 # For ./dev.sh sanitize and fuzz: clang-14 with its ASan/UBSan and libFuzzer runtimes.
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 gui_packages=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
@@ -60,13 +62,14 @@ sanitize() {
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="$SANITIZE_FLAGS" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
   cmake --build "$dir" -j "$JOBS"
-  # packaging_deb_installs repackages the normal build; it has nothing to sanitize. The Qt tests
+  # packaging_deb_installs and packaging_lintian repackage the normal build; they have nothing to
+  # sanitize. The Qt tests
   # run offscreen with LeakSanitizer on and no suppressions: Qt 6.4 and fontconfig on Debian 12
   # report nothing (docs/reliability.md), so any leak report is Envelope's.
   QT_QPA_PLATFORM=offscreen \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$dir" --output-on-failure -j "$JOBS" -E packaging_deb_installs
+    ctest --test-dir "$dir" --output-on-failure -j "$JOBS" -E 'packaging_deb_installs|packaging_lintian'
 }
 
 fuzz_harnesses=(fuzz_plan fuzz_hf fuzz_presets fuzz_mutate fuzz_engines)
