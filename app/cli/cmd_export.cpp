@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "export/export.h"
 #include "io/savefile.h"
 #include "planload.h"
@@ -26,6 +28,10 @@ void registerExport(CLI::App& app, ExportCommand& c)
     c.command->add_option("--engine-version", c.engineVersion,
         "the engine release to write for (default and only one: the pinned current release, "
         "deepspeed v0.19.5, torchtitan v0.2.2, megatron core_v0.19.0)");
+    c.command->add_option("--report", c.report,
+        "the report on stderr (launch line, figures, warnings): text lines or one JSON document "
+        "(format envelope.export-report, version 1)")
+        ->check(CLI::IsMember({ "text", "json" }));
     addSetOption(c.command, c.sets);
 }
 
@@ -63,16 +69,42 @@ int runExport(const ExportCommand& c)
             { (std::filesystem::path(output).parent_path() / companion.fileName).string(),
                 companion.text });
     }
+    const bool jsonReport = c.report == "json";
+    std::vector<std::string> written;
     if (output.empty()) {
         std::cout << config.text;
-        for (const EngineConfig::Companion& companion : config.companions)
-            std::cerr << "# " << companion.fileName << ":\n" << companion.text;
+        if (!jsonReport)
+            for (const EngineConfig::Companion& companion : config.companions)
+                std::cerr << "# " << companion.fileName << ":\n" << companion.text;
     } else if (std::optional<Error> error = io::saveFiles(files)) {
         std::cerr << "envelope-cli: " << error->toString() << "\n";
         return kExitFailure;
     } else {
-        for (std::size_t i = 1; i < files.size(); ++i)
-            std::cerr << "wrote " << files[i].path << "\n";
+        for (std::size_t i = 0; i < files.size(); ++i)
+            written.push_back(files[i].path);
+        if (!jsonReport)
+            for (std::size_t i = 1; i < files.size(); ++i)
+                std::cerr << "wrote " << files[i].path << "\n";
+    }
+    if (jsonReport) {
+        // One document a script can read: what was written, how to launch it, what it says.
+        nlohmann::ordered_json report;
+        report["format"] = "envelope.export-report";
+        report["version"] = 1;
+        report["engine"] = engineId(engine);
+        report["engine_version"] = std::string(engineVersion(engine));
+        report["output"] = output.empty() ? std::string("-") : output;
+        report["files"] = written;
+        nlohmann::ordered_json companions = nlohmann::ordered_json::array();
+        if (output.empty())
+            for (const EngineConfig::Companion& companion : config.companions)
+                companions.push_back({ { "file_name", companion.fileName }, { "text", companion.text } });
+        report["companions"] = companions;
+        report["launch"] = config.launch;
+        report["figures"] = config.figures;
+        report["warnings"] = config.warnings;
+        std::cerr << report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+        return kExitOk;
     }
     const bool commented = config.text.find("# Envelope export") != std::string::npos;
     if (!commented)

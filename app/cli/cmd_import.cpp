@@ -111,6 +111,8 @@ int runImport(const ImportCommand& c)
     const Estimate e = estimatePlan(*plan, c.format == "json");
     if (c.format == "json") {
         nlohmann::ordered_json out;
+        out["format"] = "envelope.import";
+        out["version"] = 1;
         out["source"] = { { "file", c.file }, { "engine", engineId(engine) },
             { "format", formatName(engine) } };
         out["plan"] = nlohmann::ordered_json::parse(writePlan(*plan));

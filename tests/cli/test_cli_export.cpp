@@ -159,8 +159,37 @@ TEST_F(ExportCli, ImportRoundTripsAnExportAndEstimatesIt)
     r = cli("import torchtitan " + q(path("job.toml")) + " --model llama-2-7b --format json");
     ASSERT_EQ(r.status, 0) << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["format"], "envelope.import");
+    EXPECT_EQ(j["version"], 1);
     EXPECT_EQ(j["source"]["engine"], "torchtitan");
     EXPECT_EQ(j["result"]["format"], "envelope.result");
+}
+
+// --report json: the launch line, figures and warnings as one tagged JSON document on stderr,
+// the configuration still alone on stdout (issue 25).
+TEST_F(ExportCli, TheExportReportCanBeJson)
+{
+    CliResult r = cli("export " + q(kDefaultPlan) + " --to deepspeed --report json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json config = nlohmann::json::parse(r.out); // stdout: ds_config.json
+    EXPECT_TRUE(config.contains("zero_optimization"));
+    const nlohmann::json report = nlohmann::json::parse(r.err);
+    EXPECT_EQ(report["format"], "envelope.export-report");
+    EXPECT_EQ(report["version"], 1);
+    EXPECT_EQ(report["engine"], "deepspeed");
+    EXPECT_EQ(report["engine_version"], "v0.19.5");
+    EXPECT_EQ(report["output"], "-");
+    EXPECT_NE(report["launch"].get<std::string>().find("--deepspeed ds_config.json"), std::string::npos);
+    // The default plan's selective recompute is one DeepSpeed cannot express.
+    bool recompute = false;
+    for (const auto& w : report["warnings"])
+        recompute = recompute || w.get<std::string>().find("training.recompute") != std::string::npos;
+    EXPECT_TRUE(recompute) << report.dump(2);
+    r = cli("export " + q(kDefaultPlan) + " --to torchtitan -o " + q(path("job.toml")) + " --report json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json toFile = nlohmann::json::parse(r.err);
+    EXPECT_EQ(toFile["files"][0], path("job.toml"));
+    EXPECT_EQ(cli("export " + q(kDefaultPlan) + " --to deepspeed --report yaml").status, 1);
 }
 
 TEST_F(ExportCli, ImportMegatronCommandLineOnANewCluster)
