@@ -70,6 +70,27 @@ TEST(OpTiming, GemmAtAGridPointIsTheMeasuredEntry)
     EXPECT_LT(between.seconds, big.seconds * 6144.0 / 4096.0);
 }
 
+// A format without a measured table (int4 weight-only on an H100, whose table has bf16, fp8 and
+// fp8-block) takes the bf16 table's time scaled by the roofline of the format over bf16's. The
+// decode GEMM m = 1, n = k = 8192 is memory-bound: bf16 reads 2 x 8192 + 2 x 8192^2 + 2 x 8192 =
+// 134.25 MB, int4 at 0.5625 B a weight 2 x 8192 + 0.5625 x 8192^2 + 2 x 8192 = 37.78 MB, so
+// 51.64 us x 37.78 / 134.25 = 14.53 us (it was timed as bf16, 51.64 us: a 4-bit decode step
+// slower than an 8-bit one). A large GEMM is compute-bound on the bf16 peak either way: the
+// same time. Neither is a measurement of the format, and says so.
+TEST(OpTiming, AFormatWithoutATableScalesTheBf16TableByItsRoofline)
+{
+    const Gpu& h100 = presetGpu("h100-sxm");
+    ASSERT_NE(h100.kernels, nullptr);
+    ASSERT_EQ(h100.kernels->findGemm(GemmDtype::Int4WeightOnly), nullptr);
+    const OpTime decode = gemmTime(1, 8192, 8192, 1, GemmDtype::Int4WeightOnly, h100);
+    EXPECT_NEAR(decode.seconds * 1e6, 51.64 * 37.781248 / 134.250496, 0.05);
+    EXPECT_FALSE(decode.measured);
+    const OpTime big = gemmTime(4096, 4096, 4096, 1, GemmDtype::Int4WeightOnly, h100);
+    EXPECT_NEAR(big.seconds * 1e6, 166.0, 0.2);
+    EXPECT_FALSE(big.measured);
+    EXPECT_TRUE(gemmTime(1, 8192, 8192, 1, GemmDtype::Bf16, h100).measured);
+}
+
 // MI300X has no kernel table: a 4096^3 bf16 GEMM at 70% of its 1,307.4 TFLOP/s peak is
 // 2 x 4096^3 / (0.70 x 1307.4e12) = 150.2 us (compute-bound: its 3 x 33.6 MB at 80% of
 // 5.3 TB/s take 23.7 us), and a plan on it says "spec estimate".
