@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "estimate/estimate.h"
+#include "serving/load.h"
 #include "search/search.h"
 #include "whatif/whatif.h"
 
@@ -62,14 +63,18 @@ void finite(double v, const char* figure)
 
 // Every number in the result JSON: null is written only for a non-finite figure, or for a
 // rate, time or cost a section withholds because its plan does not fit (the section then says
-// "throughput_valid": false; docs/plan-format.md, "Numbers in the result").
+// "throughput_valid": false), or a TTFT withheld above capacity ("latency_valid": false;
+// docs/plan-format.md, "Numbers in the result").
 void noNulls(const nlohmann::json& j, const std::string& path)
 {
     if (j.is_null())
         fail("result JSON has null (a non-finite figure) at " + path);
     if (j.is_object()) {
-        const auto valid = j.find("throughput_valid");
-        const bool withheld = valid != j.end() && valid->is_boolean() && !valid->get<bool>();
+        const auto said = [&](const char* marker) {
+            const auto valid = j.find(marker);
+            return valid != j.end() && valid->is_boolean() && !valid->get<bool>();
+        };
+        const bool withheld = said("throughput_valid") || said("latency_valid");
         for (const auto& [key, value] : j.items())
             if (!(withheld && value.is_null()))
                 noNulls(value, path + "." + key);
@@ -127,7 +132,8 @@ void checkAccepted(const Plan& plan, const PresetLibrary& library)
 {
     EstimateOptions options;
     options.explain = true;
-    const Estimate e = estimate(plan, options);
+    Estimate e = estimate(plan, options);
+    attachServingGoodput(plan, e); // as `envelope-cli estimate` does: goodput_rps searched
     finite(e.training.perGpu.total(), "training.per_gpu_bytes.total");
     finite(e.compute.stepTimeS, "training.step_time_s");
     finite(e.compute.tokensPerS, "training.tokens_per_s");

@@ -224,14 +224,30 @@ ordered_json serving(const ServingEstimate& s)
     j["ttft_min_s"] = s.fitsWeights ? real(s.ttftMinS) : ordered_json(nullptr);
     j["itl_min_s"] = s.fitsWeights ? real(s.itlMinS) : ordered_json(nullptr);
     j["latency_kind"] = underLoad ? s.load->latencyKind : std::string("closed form");
+    // Above capacity the queue grows without bound: every TTFT figure is withheld (null), and
+    // the objects that hold them say so, as throughput_valid does for a plan that does not fit.
+    const auto markLatency = [&](ordered_json& object) {
+        if (!loadValid || !s.load->saturated)
+            return;
+        object["latency_valid"] = false;
+        object["latency_note"] = "above capacity: the queue grows without bound, so no TTFT";
+    };
     if (underLoad) {
         const ServingLoad& l = *s.load;
+        markLatency(j);
         j["ttft_p90_s"] = ttftIfServes(l.ttftP90S);
         j["tpot_p90_s"] = ifServes(l.tpotP90S);
-        j["goodput_rps"] = l.goodputRps && loadValid ? real(*l.goodputRps) : ordered_json(nullptr);
+        // Searched by `envelope-cli estimate` (attachServingGoodput); absent where it was not
+        // (a slider step's estimate), never a null that could read as "no rate meets it".
+        if (l.goodputRps && loadValid)
+            j["goodput_rps"] = real(*l.goodputRps);
         j["output_tokens_per_s_per_gpu"] = ifServes(l.outputTokensPerSPerGpu);
         j["output_tokens_per_s_per_user"] = ifServes(l.outputTokensPerSPerUser);
         ordered_json d = ordered_json::object();
+        d["throughput_valid"] = loadValid;
+        if (!loadValid)
+            d["throughput_note"] = "no request was served: no rate, latency or percentile";
+        markLatency(d);
         d["replicas"] = l.replicas;
         d["requests_simulated"] = l.requests;
         d["offered_rate_rps"] = ifServes(l.offeredRateRps);

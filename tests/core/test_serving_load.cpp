@@ -268,6 +268,8 @@ TEST(ServingLoad, TheResultCarriesTheContractKeys)
     // A slider step's estimate checks the SLO; the goodput search runs when asked for.
     EXPECT_TRUE(e.serving.load->meetsSlo.has_value());
     EXPECT_FALSE(e.serving.load->goodputRps.has_value());
+    // Not searched: absent from the result, not a null that could read as "no rate meets it".
+    EXPECT_FALSE(nlohmann::json::parse(writeResult(plan, e))["serving"].contains("goodput_rps"));
     attachServingGoodput(plan, e);
     const ServingLoad& l = *e.serving.load;
     EXPECT_EQ(l.replicas, 2);
@@ -328,6 +330,12 @@ TEST(ServingLoad, AboveCapacityTtftIsWithheld)
     const nlohmann::json j = nlohmann::json::parse(writeResult(plan, e));
     EXPECT_TRUE(j["serving"]["ttft_p90_s"].is_null());
     EXPECT_TRUE(j["serving"]["ttft_s"].is_null());
+    // The nulls are said to be withheld, as throughput_valid says it of a plan that does not fit.
+    EXPECT_EQ(j["serving"]["latency_valid"], false);
+    EXPECT_NE(j["serving"]["latency_note"].get<std::string>().find("above capacity"), std::string::npos);
+    EXPECT_EQ(j["serving"]["load"]["latency_valid"], false);
+    EXPECT_TRUE(j["serving"]["load"]["ttft_p99_s"].is_null());
+    EXPECT_EQ(j["serving"]["load"]["throughput_valid"], true);
     EXPECT_NE(report::formatReport(plan, e, ByteUnits::GB, report::ReportFormat::Text).find("unbounded (above capacity)"),
         std::string::npos);
 }
