@@ -81,11 +81,17 @@ std::string join(const std::vector<std::string>& words, const char* sep = " ")
     return s;
 }
 
-std::string bashScript(const std::vector<CommandInfo>& commands)
+std::vector<std::string> commandNames(const std::vector<CommandInfo>& commands)
 {
     std::vector<std::string> names;
     for (const CommandInfo& c : commands)
         names.push_back(c.name);
+    return names;
+}
+
+std::string bashScript(const std::vector<CommandInfo>& commands)
+{
+    const std::vector<std::string> names = commandNames(commands);
     // Preset ids come from `envelope-cli presets KIND`, so user presets complete too; --set
     // offers the plan's top-level keys and completes model=, gpu= and training.recipe= ids.
     std::string s = "# bash completion for envelope-cli (envelope-cli completion bash)\n"
@@ -144,9 +150,7 @@ std::string bashScript(const std::vector<CommandInfo>& commands)
 
 std::string fishScript(const std::vector<CommandInfo>& commands)
 {
-    std::vector<std::string> names;
-    for (const CommandInfo& c : commands)
-        names.push_back(c.name);
+    const std::vector<std::string> names = commandNames(commands);
     std::string s = "# fish completion for envelope-cli (envelope-cli completion fish)\n"
                     "complete -c envelope-cli -f -n __fish_use_subcommand -a '" + join(names) + "'\n";
     for (const CommandInfo& c : commands) {

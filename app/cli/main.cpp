@@ -26,6 +26,7 @@
 
 #include "cmd_solve.h"
 #include "cmd_calibrate.h"
+#include "base/text.h"
 #include "estimate/estimate.h"
 #include "io/files.h"
 #include "model/attention.h"
@@ -237,38 +238,15 @@ int runPresets(const std::string& kind)
     return kOk;
 }
 
-// Levenshtein distance, for "did you mean": names are short, so the O(n m) table is nothing.
-std::size_t editDistance(const std::string& a, const std::string& b)
+// The command `word` most likely meant: one it begins (at least 2 letters), else the nearest
+// typo (base/text.h); empty when none is near.
+std::string nearestCommand(const std::string& word, const std::vector<std::string>& names)
 {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j)
-        row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t above = row[j];
-            row[j] = std::min({ row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1) });
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
-// The name nearest `word`, when it is near enough to be a typo (at most a third of its letters,
-// and at least 2, differ) or `word` is its prefix; empty otherwise.
-std::string nearestName(const std::string& word, const std::vector<std::string>& names)
-{
-    std::string best;
-    std::size_t bestDistance = std::string::npos;
-    for (const std::string& name : names) {
-        const std::size_t d = name.starts_with(word) && word.size() >= 2 ? 0 : editDistance(word, name);
-        if (d < bestDistance) {
-            bestDistance = d;
-            best = name;
-        }
-    }
-    return bestDistance <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string();
+    if (word.size() >= 2)
+        for (const std::string& name : names)
+            if (name.starts_with(word))
+                return name;
+    return nearestName(word, names);
 }
 
 int run(int argc, char** argv)
@@ -338,7 +316,7 @@ int run(int argc, char** argv)
         for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
             names.push_back(command->get_name());
         if (std::find(names.begin(), names.end(), word) == names.end()) {
-            const std::string nearest = nearestName(word, names);
+            const std::string nearest = nearestCommand(word, names);
             std::cerr << "envelope-cli: unknown command \"" << word << "\""
                       << (nearest.empty() ? std::string() : "; did you mean \"" + nearest + "\"?")
                       << " (envelope-cli --help lists the commands)\n";

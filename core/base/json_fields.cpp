@@ -13,24 +13,6 @@
 namespace envelope {
 namespace {
 
-// Edit distance, for "did you mean" on unknown keys (typos are the usual cause).
-std::size_t editDistance(const std::string& a, const std::string& b)
-{
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j)
-        row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t above = row[j];
-            row[j] = std::min({ row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1]) });
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
 std::string typeName(const nlohmann::json& v)
 {
     switch (v.type()) {
@@ -393,16 +375,9 @@ std::optional<Error> FieldReader::finish()
         if (std::find(m_known.begin(), m_known.end(), key) != m_known.end())
             continue;
         std::string message = "unknown key";
-        std::string best;
-        std::size_t bestDistance = std::numeric_limits<std::size_t>::max();
-        for (const std::string& known : m_known) {
-            const std::size_t d = editDistance(key, known);
-            if (d < bestDistance) {
-                bestDistance = d;
-                best = known;
-            }
-        }
-        if (!best.empty() && bestDistance <= std::max<std::size_t>(2, key.size() / 3))
+        // Unknown keys are usually typos.
+        const std::string best = nearestName(key, m_known);
+        if (!best.empty())
             message += " (did you mean \"" + best + "\"?)";
         else {
             std::vector<std::string> known = m_known;

@@ -1,6 +1,9 @@
 #include "base/text.h"
 #include "base/utf8.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace envelope {
@@ -96,6 +99,42 @@ std::string printable(std::string_view text, std::size_t maxBytes)
         i += length;
     }
     return out;
+}
+
+namespace {
+
+std::size_t editDistance(std::string_view a, std::string_view b)
+{
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({ row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1]) });
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+} // namespace
+
+std::string nearestName(std::string_view word, const std::vector<std::string>& names)
+{
+    std::string best;
+    std::size_t bestDistance = std::string::npos;
+    for (const std::string& name : names) {
+        const std::size_t d = editDistance(word, name);
+        if (d < bestDistance) {
+            bestDistance = d;
+            best = name;
+        }
+    }
+    return !best.empty() && bestDistance <= std::max<std::size_t>(2, word.size() / 3) ? best
+                                                                                       : std::string();
 }
 
 } // namespace envelope

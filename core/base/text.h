@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace envelope {
 
@@ -16,5 +17,9 @@ std::string printable(std::string_view text, std::size_t maxBytes = 4000);
 
 // The longest prefix of `text` of at most `maxBytes` bytes that does not split a UTF-8 character.
 std::string_view utf8Prefix(std::string_view text, std::size_t maxBytes);
+
+// For "did you mean": the name in `names` nearest `word` by edit distance (Levenshtein) when it
+// is near enough to be a typo (at most max(2, a third of `word`'s length) edits), else "".
+std::string nearestName(std::string_view word, const std::vector<std::string>& names);
 
 } // namespace envelope

@@ -4,6 +4,7 @@
 #include <QChart>
 #include <QLegend>
 #include <QPalette>
+#include <QRectF>
 #include <QValueAxis>
 #include <QXYSeries>
 
@@ -72,6 +73,23 @@ void replaceIfChanged(QXYSeries* series, const QList<QPointF>& points)
 {
     if (series->points() != points)
         series->replace(points);
+}
+
+std::optional<QPointF> freeCornerBeside(
+    const QPointF& at, const QSizeF& size, const QRectF& plot, const QRectF& taken, double gapY)
+{
+    const QPointF corners[] = {
+        { at.x() + 10, at.y() - size.height() - gapY },
+        { at.x() - 10 - size.width(), at.y() - size.height() - gapY },
+        { at.x() + 10, at.y() + gapY },
+        { at.x() - 10 - size.width(), at.y() + gapY },
+    };
+    for (const QPointF& corner : corners) {
+        const QRectF r(corner, size);
+        if (plot.contains(r) && !r.intersects(taken))
+            return corner;
+    }
+    return std::nullopt;
 }
 
 } // namespace envelope::ui

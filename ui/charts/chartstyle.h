@@ -4,6 +4,8 @@
 
 #include <QtGlobal>
 
+#include <optional>
+
 class QPalette;
 class QFont;
 class QString;
@@ -14,6 +16,8 @@ class QAbstractAxis;
 class QValueAxis;
 class QXYSeries;
 class QPointF;
+class QRectF;
+class QSizeF;
 template <typename T> class QList;
 QT_END_NAMESPACE
 
@@ -28,5 +32,11 @@ void setNiceRange(QValueAxis* axis, double top);
 
 // Replaces the series' points only when they differ (a replace repaints the whole series).
 void replaceIfChanged(QXYSeries* series, const QList<QPointF>& points);
+
+// Where a label of `size` goes beside a marker at `at`: the first corner (above right, above
+// left, below right, below left; 10 px aside, `gapY` above or below) that stays inside `plot`
+// and clear of `taken`, or nothing when none is free (the caller then picks its own place).
+std::optional<QPointF> freeCornerBeside(
+    const QPointF& at, const QSizeF& size, const QRectF& plot, const QRectF& taken, double gapY);
 
 } // namespace envelope::ui

@@ -178,20 +178,9 @@ void InteractivityChart::placeOverlays()
     const QRectF box = m_markerLabel->boundingRect();
     const QRectF taken = m_sloLabel->isVisible() ? m_sloLabel->mapRectToParent(m_sloLabel->boundingRect())
                                                  : QRectF();
-    const QPointF corners[] = {
-        { at.x() + 10, at.y() - box.height() - 6 },
-        { at.x() - 10 - box.width(), at.y() - box.height() - 6 },
-        { at.x() + 10, at.y() + 6 },
-        { at.x() - 10 - box.width(), at.y() + 6 },
-    };
-    QPointF chosen = corners[0];
-    for (const QPointF& corner : corners) {
-        const QRectF r(corner, box.size());
-        if (plot.contains(r) && !r.intersects(taken)) {
-            chosen = corner;
-            break;
-        }
-    }
+    // No corner free: above right, pulled back inside the plot.
+    QPointF chosen = freeCornerBeside(at, box.size(), plot, taken, 6)
+                         .value_or(QPointF(at.x() + 10, at.y() - box.height() - 6));
     chosen.setX(std::clamp(chosen.x(), plot.left(), std::max(plot.left(), plot.right() - box.width())));
     chosen.setY(std::clamp(chosen.y(), plot.top(), std::max(plot.top(), plot.bottom() - box.height())));
     m_markerLabel->setPos(chosen);

@@ -176,30 +176,16 @@ void ServingCurveChart::placeOverlays()
     // below left) that stays in the plot and clears the concurrency label.
     const QPointF at = chart()->mapToPosition(m_marker->at(0), m_marker);
     const QRectF box = m_markerLabel->boundingRect();
-    const QPointF corners[] = {
-        { at.x() + 10, at.y() - box.height() - 8 },
-        { at.x() - 10 - box.width(), at.y() - box.height() - 8 },
-        { at.x() + 10, at.y() + 8 },
-        { at.x() - 10 - box.width(), at.y() + 8 },
-    };
-    QPointF chosen = corners[0];
-    for (const QPointF& corner : corners) {
-        const QRectF r(corner, box.size());
-        if (plot.contains(r) && !r.intersects(taken)) {
-            chosen = corner;
-            break;
-        }
-    }
-    if (!plot.contains(QRectF(chosen, box.size()))
-        || QRectF(chosen, box.size()).intersects(taken)) {
+    std::optional<QPointF> chosen = freeCornerBeside(at, box.size(), plot, taken, 8);
+    if (!chosen) {
         // No corner is free: the label goes to the plot's top, clear of the concurrency label.
         chosen
             = QPointF(std::clamp(at.x() - box.width() / 2, plot.left(), plot.right() - box.width()),
                 plot.top() + 2);
-        if (QRectF(chosen, box.size()).intersects(taken))
-            chosen.setY(taken.bottom() + 2);
+        if (QRectF(*chosen, box.size()).intersects(taken))
+            chosen->setY(taken.bottom() + 2);
     }
-    m_markerLabel->setPos(chosen);
+    m_markerLabel->setPos(*chosen);
 }
 
 } // namespace envelope::ui
