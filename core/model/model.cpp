@@ -209,10 +209,17 @@ LayerAttention layerAttention(const ModelArch& arch, int layer)
 
 int countLayers(const ModelArch& arch, LayerAttention kind)
 {
-    int n = 0;
-    for (int i = 0; i < arch.layers; ++i)
-        n += layerAttention(arch, i) == kind ? 1 : 0;
-    return n;
+    const int layers = std::max(arch.layers, 0);
+    if (arch.attentionPattern.empty())
+        return layerAttention(arch, 0) == kind ? layers : 0;
+    // The pattern repeats: its whole cycles, then the first `rest` entries of one more (a count
+    // per pattern entry, not per layer: the estimate asks for it on every step shape).
+    const int period = static_cast<int>(arch.attentionPattern.size());
+    const auto inFirst = [&](int n) {
+        return static_cast<int>(std::count(arch.attentionPattern.begin(),
+            arch.attentionPattern.begin() + n, kind));
+    };
+    return layers / period * inFirst(period) + inFirst(layers % period);
 }
 
 bool isMoeLayer(const ModelArch& arch, int layer)

@@ -263,27 +263,35 @@ namespace {
 // edit the training side re-estimate the same serving shapes, and the serving search and the
 // capacity sweep repeat a few: the last ones are kept per thread (issue 22, "cache op times per
 // shape"; a memo of a pure function, the same results with or without it).
+// The members compare in declaration order, so the ones that tell two shapes of one plan apart
+// (the batch and its lengths) come first and the model and GPU, equal across them, last.
 struct ServingOpsKey {
+    double sequences = 0, tokens = 0;
+    double queryTokens = 1; // decode: tokens per sequence (a speculative verify step: k + 1)
     bool prefill = false;
-    ModelArch arch;
+    int draftFc = -1;       // -1: the model's step; 0 / 1: a draft pass without / with its fc
     int tp = 1, ep = 1;
     GemmDtype dtype = GemmDtype::Bf16;
-    double kvBytes = 2, sequences = 0, tokens = 0, hbmEfficiency = 0;
-    double queryTokens = 1; // decode: tokens per sequence (a speculative verify step: k + 1)
-    int draftFc = -1;       // -1: the model's step; 0 / 1: a draft pass without / with its fc
-    Gpu gpu;
+    double kvBytes = 2, hbmEfficiency = 0;
     const KernelTable* table = nullptr;
+    ModelArch arch;
+    Gpu gpu;
     bool operator==(const ServingOpsKey&) const = default;
 };
+
+// An RL estimate times its rollout's prefill and decode waves at about 24 shapes (the default
+// GRPO plan), the serving tab a decode and a prefill and the interactivity curve ~16: keep enough
+// that a slider drag on the training side finds every one of them again.
+constexpr std::size_t kServingShapesKept = 48;
 
 OpTimes servingOps(bool prefill, const ModelArch& arch, const InferenceLayout& layout,
     double sequences, double tokens, const Gpu& gpu, const SpecDefaults& defaults,
     double queryTokens = 1, int draftFc = -1)
 {
-    thread_local RecentMemo<ServingOpsKey, OpTimes, 8> memo;
-    ServingOpsKey key { prefill, arch, layout.tp, layout.ep, layout.weightDtype,
-        layout.kvBytesPerElement, sequences, tokens, defaults.hbmEfficiency, queryTokens, draftFc,
-        gpu, gpu.kernels.get() };
+    thread_local RecentMemo<ServingOpsKey, OpTimes, kServingShapesKept> memo;
+    ServingOpsKey key { sequences, tokens, queryTokens, prefill, draftFc, layout.tp, layout.ep,
+        layout.weightDtype, layout.kvBytesPerElement, defaults.hbmEfficiency, gpu.kernels.get(),
+        arch, gpu };
     key.gpu.kernels = {}; // compared by identity in `table`
     return memo.get(std::move(key), [&] {
         if (prefill)
