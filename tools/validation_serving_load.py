@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import os
 import statistics
 import subprocess
@@ -104,6 +105,11 @@ def plan_for(point: dict[str, Any]) -> dict[str, Any]:
         "workload": workload,
     }
     serving.update(point.get("serving_extra", {}))
+    # The engine's release, when the point states one Envelope can read ("0.3.0"; not
+    # "0.6.x (not stated)"): its accounting row in presets/engines.json.
+    version = str(point.get("engine_version", ""))
+    if re.fullmatch(r"v?\d+(\.\d+)*", version) and serving.get("engine") in ("vllm", "sglang", "trtllm"):
+        serving["engine_version"] = version
     return {
         "format": "envelope.plan",
         "version": 1,

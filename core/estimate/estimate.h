@@ -184,8 +184,16 @@ struct ServingEstimate {
     // Details behind the figures above (docs/formulas-serving.md).
     double kvBytesPerTokenPerGpu = 0;   // after TP splits (or replicates) the KV heads
     int kvHeadsPerGpu = 0;
-    double usableBytes = 0;             // torchTotalBytes x gpu_memory_utilization
+    double usableBytes = 0;             // what the engine may fill: the budget's left side
     double torchTotalBytes = 0;         // the total the engine sizes from (vLLM: CUDA's)
+    // The engine whose accounting sized the pool, its modelled version ("" for generic) and the
+    // fraction it applied: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM
+    // free_gpu_memory_fraction (presets/engines.json).
+    std::string engine;
+    std::string engineVersion;
+    std::string engineVersionNote;      // the plan's version when another row stands in for it
+    double memoryFraction = 0;
+    double startupBytes = 0;            // SGLang: held before the weights load
     double forwardPeakBytes = 0;        // vLLM: the profiled forward's peak
     double samplerPeakBytes = 0;        // vLLM: the sampler warm-up's peak
     double weightBytesPerParam = 0;     // quantized linear layers, scales included

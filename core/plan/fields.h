@@ -41,7 +41,7 @@ inline const EnumIds<OptimizerKind> kOptimizerIds { optimizerId, parseOptimizer,
 inline const EnumIds<Recompute> kRecomputeIds { recomputeId, parseRecompute,
     "\"none\", \"selective\", \"full\" or \"every-k\"" };
 inline const EnumIds<ServingEngine> kEngineIds { servingEngineId, parseServingEngine,
-    "\"vllm\" or \"generic\"" };
+    "\"vllm\", \"sglang\", \"trtllm\" or \"generic\"" };
 inline const EnumIds<SpeculativeKind> kSpeculativeKindIds { speculativeKindId,
     parseSpeculativeKind, "\"mtp\", \"eagle\" or \"draft\"" };
 inline const EnumIds<RlAlgorithm> kAlgorithmIds { rlAlgorithmId, parseRlAlgorithm,

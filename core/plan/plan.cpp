@@ -43,8 +43,10 @@ constexpr std::array<std::pair<RlPlacement, std::string_view>, 2> kPlacements{{
     {RlPlacement::Colocated, "colocated"},
 }};
 
-constexpr std::array<std::pair<ServingEngine, std::string_view>, 2> kEngines{{
+constexpr std::array<std::pair<ServingEngine, std::string_view>, 4> kEngines{{
     {ServingEngine::Vllm, "vllm"},
+    {ServingEngine::Sglang, "sglang"},
+    {ServingEngine::Trtllm, "trtllm"},
     {ServingEngine::Generic, "generic"},
 }};
 

@@ -10,6 +10,7 @@
 
 #include "hardware/hardware.h"
 #include "model/model.h"
+#include "plan/engine.h"
 #include "plan/framework.h"
 #include "plan/recipe.h"
 #include "plan/workload.h"
@@ -175,9 +176,12 @@ struct TrainingConfig {
     bool operator==(const TrainingConfig&) const = default;
 };
 
-// How the serving KV pool is sized (plan key `serving.engine`).
+// How the serving KV pool is sized (plan key `serving.engine`; each engine's figures per version
+// in presets/engines.json): docs/formulas-serving.md, "Engines' accounting".
 enum class ServingEngine {
-    Vllm,    // as vLLM 0.19 (V1) accounts it: docs/formulas-serving.md, "vLLM's accounting"
+    Vllm,    // torch total x gpu_memory_utilization - weights - profiled peak - non-torch
+    Sglang,  // (torch total - startup) x mem_fraction_static - weights
+    Trtllm,  // free_gpu_memory_fraction x (torch total - weights - activation peak - non-torch)
     Generic  // memory x utilization - weights - activation peak - runtime_overhead_bytes
 };
 
@@ -204,6 +208,13 @@ struct ServingSpeculative {
 
 struct ServingConfig {
     ServingEngine engine = ServingEngine::Vllm;
+    // `serving.engine_version` as the plan gives it, and the engine's profile at the nearest
+    // modelled version (resolved from the presets when the plan is read; empty for a config
+    // built in code, which then takes vLLM 0.19's figures).
+    std::string engineVersion;
+    EngineProfile engineProfile;
+    std::optional<double> memFractionStatic;     // SGLang `--mem-fraction-static`
+    std::optional<double> freeGpuMemoryFraction; // TensorRT-LLM `free_gpu_memory_fraction`
     int maxNumSeqs = 1024;        // vLLM max_num_seqs: the sampler warm-up's rows
     int weightBits = 16;          // 16, 8 or 4
     int kvBits = 16;              // 16, 8 or 4
@@ -273,7 +284,7 @@ struct Plan {
 
 std::string_view recomputeId(Recompute r);  // "none" "selective" "full" "every-k"
 bool parseRecompute(std::string_view id, Recompute& out);
-std::string_view servingEngineId(ServingEngine e); // "vllm" "generic"
+std::string_view servingEngineId(ServingEngine e); // "vllm" "sglang" "trtllm" "generic"
 bool parseServingEngine(std::string_view id, ServingEngine& out);
 std::string_view speculativeKindId(SpeculativeKind k); // "mtp" "eagle" "draft"
 bool parseSpeculativeKind(std::string_view id, SpeculativeKind& out);

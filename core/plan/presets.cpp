@@ -9,6 +9,7 @@
 
 #include "model/arch_json.h"
 #include "base/json_fields.h"
+#include "plan/plan.h"
 #include "plan/preset_json.h"
 #include "plan/presets_data.h"
 
@@ -190,6 +191,91 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
     return p;
 }
 
+// A serving engine's memory accounting (presets/engines.json): a base profile and version rows,
+// each row the base with its keys replaced, like the frameworks' rows.
+Expected<EngineProfile> engineFromJson(const nlohmann::json& object, const std::string& path)
+{
+    EngineProfile p;
+    FieldReader f(object, path);
+    f.string("id", p.id, false);
+    f.string("name", p.name);
+    f.string("source", p.source, false);
+    f.string("default_version", p.defaultVersion);
+    f.number("startup_bytes", p.startupBytes, Range::closed(0, kMaxMemoryBytes));
+    f.number("non_torch_bytes", p.nonTorchBytes, Range::closed(0, kMaxMemoryBytes));
+    f.number("non_torch_tp_bytes", p.nonTorchTpBytes, Range::closed(0, kMaxMemoryBytes));
+    f.number("reserved_speculative_bytes", p.reservedSpeculativeBytes,
+        Range::closed(0, kMaxMemoryBytes));
+    f.number("free_memory_fraction", p.freeMemoryFraction, Range::closed(0, 1));
+    // [[min tp, fraction], ...] and [[below GiB, base GiB, GiB per tp x pp], ...]
+    const auto rows = [&](const char* key, std::size_t width, auto&& take) {
+        const nlohmann::json* v = f.get(key);
+        if (!v)
+            return;
+        const auto bad = [&] {
+            f.fail(f.pathOf(key),
+                fmt::format("must be an array of [{}] rows of non-negative numbers, got {}",
+                    width == 2 ? "min tp, fraction" : "below GiB, base GiB, GiB per parallel rank",
+                    describeJson(*v)));
+        };
+        if (!v->is_array() || v->empty() || v->size() > 64)
+            return bad();
+        for (const nlohmann::json& row : *v) {
+            if (!row.is_array() || row.size() != width)
+                return bad();
+            std::vector<double> x;
+            for (const nlohmann::json& n : row) {
+                if (!n.is_number() || !std::isfinite(n.get<double>()) || n.get<double>() < 0)
+                    return bad();
+                x.push_back(n.get<double>());
+            }
+            if (!take(x))
+                return bad();
+        }
+    };
+    rows("mem_fraction_by_tp", 2, [&](const std::vector<double>& x) {
+        if (x[0] < 1 || x[0] > 1'000'000 || x[1] <= 0 || x[1] > 1)
+            return false;
+        p.memFractionByTp.emplace_back(static_cast<int>(x[0]), x[1]);
+        return true;
+    });
+    rows("reserved_by_memory", 3, [&](const std::vector<double>& x) {
+        if (x[0] > 1e7 || x[1] > 1e7 || x[2] > 1e4)
+            return false;
+        p.reservedByMemory.push_back({ x[0], x[1], x[2] });
+        return true;
+    });
+    const nlohmann::json* versions = f.get("versions");
+    if (auto e = f.finish())
+        return *e;
+    if (!versions)
+        return p;
+    if (!versions->is_array())
+        return Error { path + ".versions", "must be an array of {version, changes, source, ...}" };
+    for (std::size_t i = 0; i < versions->size(); ++i) {
+        const std::string at = fmt::format("{}.versions[{}]", path, i);
+        const nlohmann::json& row = (*versions)[i];
+        if (!row.is_object() || !row.contains("version") || !row["version"].is_string()
+            || !row.contains("changes") || !row["changes"].is_string() || !row.contains("source")
+            || !row["source"].is_string())
+            return Error { at,
+                "must be an object with \"version\", \"changes\" and \"source\" strings" };
+        nlohmann::json merged = object;
+        merged.erase("versions");
+        for (const auto& [key, value] : row.items())
+            if (key != "version" && key != "changes")
+                merged[key] = value;
+        Expected<EngineProfile> version = engineFromJson(merged, at);
+        if (!version)
+            return version.error();
+        EngineProfile v = std::move(version).value();
+        v.version = row["version"].get<std::string>();
+        v.changes = row["changes"].get<std::string>();
+        p.versions.push_back(std::move(v));
+    }
+    return p;
+}
+
 Expected<RecipePreset> recipePresetFromJson(const nlohmann::json& object, const std::string& path)
 {
     RecipePreset preset;
@@ -276,6 +362,7 @@ std::optional<Error> mergeParsed(PresetLibrary& library, const nlohmann::json& r
     const nlohmann::json* gpus = f.get("gpus");
     const nlohmann::json* recipes = f.get("recipes");
     const nlohmann::json* frameworks = f.get("frameworks");
+    const nlohmann::json* engines = f.get("engines");
     const nlohmann::json* kernels = f.get("kernels");
     if (auto e = f.finish())
         return e;
@@ -316,6 +403,16 @@ std::optional<Error> mergeParsed(PresetLibrary& library, const nlohmann::json& r
         upsert(library.recipes, std::move(r));
     for (FrameworkProfile& p : newFrameworks)
         upsert(library.frameworks, std::move(p));
+    std::vector<EngineProfile> newEngines;
+    if (auto e = readArray(engines, "engines", engineFromJson, newEngines))
+        return e;
+    for (EngineProfile& p : newEngines) {
+        ServingEngine known {};
+        if (!parseServingEngine(p.id, known))
+            return Error { "engines", fmt::format("an engine id must be \"vllm\", \"sglang\", "
+                                                  "\"trtllm\" or \"generic\", got \"{}\"", p.id) };
+        upsert(library.engines, std::move(p));
+    }
     return attachKernels(library);
 }
 
@@ -505,6 +602,11 @@ const FrameworkProfile* PresetLibrary::findFramework(std::string_view id) const
     return findById(frameworks, id);
 }
 
+const EngineProfile* PresetLibrary::findEngine(std::string_view id) const
+{
+    return findById(engines, id);
+}
+
 std::shared_ptr<const KernelTable> PresetLibrary::findKernels(std::string_view id) const
 {
     for (const auto& table : kernels)
@@ -529,6 +631,7 @@ Expected<PresetLibrary> builtinPresets()
         { "presets/gpus.json", presets_data::gpus },
         { "presets/recipes.json", presets_data::recipes },
         { "presets/frameworks.json", presets_data::frameworks },
+        { "presets/engines.json", presets_data::engines },
     };
     for (std::size_t i = 0; presets_data::kernel_files[i]; ++i) {
         Expected<KernelTable> table

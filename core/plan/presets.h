@@ -12,6 +12,7 @@
 #include "hardware/hardware.h"
 #include "kernels/kerneltable.h"
 #include "model/model.h"
+#include "plan/engine.h"
 #include "plan/framework.h"
 #include "plan/recipe.h"
 
@@ -41,6 +42,7 @@ struct PresetLibrary {
     std::vector<GpuPreset> gpus;
     std::vector<RecipePreset> recipes;
     std::vector<FrameworkProfile> frameworks;  // presets/frameworks.json
+    std::vector<EngineProfile> engines;        // presets/engines.json
     std::string defaultPlanJson;  // presets/default-plan.json
     // Measured kernel tables by GPU id (presets/kernels/*.json); GPU presets point at theirs.
     std::vector<std::shared_ptr<const KernelTable>> kernels;
@@ -49,6 +51,7 @@ struct PresetLibrary {
     const GpuPreset* findGpu(std::string_view id) const;
     const RecipePreset* findRecipe(std::string_view id) const;
     const FrameworkProfile* findFramework(std::string_view id) const;
+    const EngineProfile* findEngine(std::string_view id) const;
     std::shared_ptr<const KernelTable> findKernels(std::string_view id) const;
     std::string kernelIds() const; // "a100-80gb, h100-sxm, ..." for messages
 };

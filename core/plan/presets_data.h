@@ -6,6 +6,7 @@ extern const char* const models;
 extern const char* const gpus;
 extern const char* const recipes;
 extern const char* const frameworks;
+extern const char* const engines;
 extern const char* const default_plan;
 // presets/kernels/*.json, null-terminated, with their paths.
 extern const char* const kernel_files[];

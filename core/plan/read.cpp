@@ -1,6 +1,8 @@
 // readPlan: plan JSON text -> a resolved, validated Plan (design.md, "Plan JSON"). Every error
 // names the JSON path of the field and what is allowed; docs/plan-format.md lists every key.
 #include <initializer_list>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include <fmt/format.h>
@@ -552,6 +554,77 @@ void readSlo(FieldReader& serving, std::optional<ServingSlo>& out)
     out = slo;
 }
 
+// A version string's numeric parts ("0.4.6" -> 0, 4, 6); empty when it is not one.
+std::vector<long> versionParts(const std::string& text)
+{
+    std::vector<long> parts;
+    std::size_t i = 0;
+    const std::string t = !text.empty() && (text[0] == 'v' || text[0] == 'V') ? text.substr(1) : text;
+    while (i < t.size() && parts.size() < 8) {
+        std::size_t j = i;
+        while (j < t.size() && t[j] >= '0' && t[j] <= '9' && j - i < 9)
+            ++j;
+        if (j == i)
+            return {};
+        parts.push_back(std::stol(t.substr(i, j - i)));
+        if (j == t.size())
+            return parts;
+        if (t[j] != '.')
+            return {}; // "0.10.1rc1", "main": not a release number
+        i = j + 1;
+    }
+    return {};
+}
+
+// serving.engine_version and the engine's own memory keys. The profile is resolved by
+// resolveEngine: the highest version row not above the plan's version, the lowest when it is
+// older than every row, from presets/engines.json.
+void readEngine(FieldReader& serving, ServingConfig& c)
+{
+    serving.optionalNumber("mem_fraction_static", c.memFractionStatic, Range::closed(0.01, 1));
+    serving.optionalNumber(
+        "free_gpu_memory_fraction", c.freeGpuMemoryFraction, Range::closed(0.01, 1));
+    if (const nlohmann::json* v = serving.get("engine_version")) {
+        if (!v->is_string() || versionParts(v->get<std::string>()).empty())
+            serving.fail(serving.pathOf("engine_version"),
+                fmt::format("must be a release number such as \"0.5\" or \"0.4.6\", got {}",
+                    describeJson(*v)));
+        else
+            c.engineVersion = v->get<std::string>();
+    }
+}
+
+// The engine's profile at the nearest modelled version: run for every plan, with or without a
+// `serving` section, so a plan reads back equal to itself after writePlan.
+void resolveEngine(const PresetLibrary& presets, ServingConfig& c)
+{
+    const EngineProfile* engine = presets.findEngine(servingEngineId(c.engine));
+    if (!engine) {
+        c.engineProfile = {};
+        return;
+    }
+    c.engineProfile = *engine;
+    c.engineProfile.versions.clear();
+    if (engine->versions.empty())
+        return;
+    const std::string wanted = c.engineVersion.empty() ? engine->defaultVersion : c.engineVersion;
+    const std::vector<long> want = versionParts(wanted);
+    const EngineProfile* pick = &engine->versions.front();
+    for (const EngineProfile& row : engine->versions) {
+        const std::vector<long> have = versionParts(row.version);
+        if (versionParts(pick->version) > have)
+            pick = &row; // the lowest row, for a version older than every row
+    }
+    const EngineProfile* best = nullptr;
+    for (const EngineProfile& row : engine->versions) {
+        const std::vector<long> have = versionParts(row.version);
+        if (have <= want && (!best || versionParts(best->version) < have))
+            best = &row;
+    }
+    c.engineProfile = best ? *best : *pick;
+    c.engineProfile.versions.clear();
+}
+
 // serving.speculative: {"kind", "tokens", "acceptance"} and, for kind "draft", the draft model
 // in any form `model` takes (its errors name serving.speculative.draft_model).
 void readSpeculative(FieldReader& serving, const PresetLibrary& presets, const ReadOptions& options,
@@ -644,6 +717,7 @@ Expected<Plan> readPlan(
     readSection(f, "serving", plan.serving, [&](ServingConfig& c, ReadVisitor& v) {
         visitServing(c, v);
         v.enumeration("engine", c.engine, kEngineIds);
+        readEngine(v.f, c);
         v.integer("max_num_seqs", c.maxNumSeqs, 1, 10'000'000);
         v.optionalNumber("max_ttft_s", c.maxTtftS, Range::closed(1e-6, 1e6));
         v.optionalNumber("max_itl_s", c.maxItlS, Range::closed(1e-6, 1e6));
@@ -651,6 +725,7 @@ Expected<Plan> readPlan(
         readSlo(v.f, c.slo);
         readSpeculative(v.f, presets, options, c.speculative);
     });
+    resolveEngine(presets, plan.serving);
     readSection(f, "rl", plan.rl, [](RlConfig& c, ReadVisitor& v) { visitRl(c, v); });
     if (auto e = f.finish())
         return *e;

@@ -210,6 +210,12 @@ std::string writePlan(const Plan& input)
     // Written only when not the default, so existing plans keep their canonical form.
     if (plan.serving.engine != ServingEngine::Vllm)
         serving["engine"] = std::string(servingEngineId(plan.serving.engine));
+    if (!plan.serving.engineVersion.empty())
+        serving["engine_version"] = plan.serving.engineVersion;
+    if (plan.serving.memFractionStatic)
+        serving["mem_fraction_static"] = *plan.serving.memFractionStatic;
+    if (plan.serving.freeGpuMemoryFraction)
+        serving["free_gpu_memory_fraction"] = *plan.serving.freeGpuMemoryFraction;
     if (plan.serving.maxNumSeqs != ServingConfig {}.maxNumSeqs)
         serving["max_num_seqs"] = plan.serving.maxNumSeqs;
     // The planner's latency limits, only when given.

@@ -126,10 +126,24 @@ Table configuration(
     if (sections.serving) {
         const ServingConfig& s = plan.serving;
         t.add("serving",
-            fmt::format("{} engine, {}-bit weights, {}-bit KV, TP {}, context {}, concurrency {}, "
-                        "GPU memory utilization {}",
-                servingEngineId(s.engine), s.weightBits, s.kvBits, s.tp, s.context, s.concurrency,
-                number(s.gpuMemoryUtilization, 2)));
+            fmt::format("{} engine{}, {}-bit weights, {}-bit KV, TP {}, context {}, concurrency {}, "
+                        "{}",
+                servingEngineId(s.engine),
+                s.engineProfile.version.empty() ? std::string()
+                                                : " " + s.engineProfile.version,
+                s.weightBits, s.kvBits, s.tp, s.context, s.concurrency,
+                s.engine == ServingEngine::Sglang
+                    ? (s.memFractionStatic
+                              ? "mem_fraction_static " + number(*s.memFractionStatic, 3)
+                              : std::string("mem_fraction_static: the engine's default"))
+                    : s.engine == ServingEngine::Trtllm
+                    ? "free_gpu_memory_fraction "
+                        + number(s.freeGpuMemoryFraction.value_or(
+                                     s.engineProfile.freeMemoryFraction > 0
+                                         ? s.engineProfile.freeMemoryFraction
+                                         : 0.9),
+                            2)
+                    : "GPU memory utilization " + number(s.gpuMemoryUtilization, 2)));
         if (s.speculative)
             t.add("speculative decoding",
                 fmt::format("{}{}, {} draft token{} per step, acceptance {}",

@@ -190,6 +190,14 @@ ordered_json training(const Plan& plan, const Estimate& e)
 ordered_json serving(const ServingEstimate& s)
 {
     ordered_json j = ordered_json::object();
+    // The engine whose accounting sized the KV pool, at its modelled version (issue 27).
+    if (!s.engine.empty())
+        j["engine"] = s.engine;
+    if (!s.engineVersion.empty())
+        j["engine_version"] = s.engineVersion;
+    if (!s.engineVersionNote.empty())
+        j["engine_version_note"] = s.engineVersionNote;
+    j["memory_fraction"] = s.memoryFraction;
     j["kv_bytes_per_token"] = bytes(s.kvBytesPerToken);
     j["weights_bytes_per_gpu"] = bytes(s.weightsBytesPerGpu);
     j["activation_peak_bytes"] = bytes(s.activationPeakBytes);

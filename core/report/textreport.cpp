@@ -139,6 +139,19 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
     t.add("weights per GPU", humanBytes(s.weightsBytesPerGpu, units));
     t.add("KV cache per token", humanBytes(s.kvBytesPerToken, units));
     t.add("KV budget per GPU", humanBytes(s.kvBudgetBytes, units));
+    if (plan.serving.engine != ServingEngine::Generic) {
+        // Whose accounting sized the pool, at which modelled version (presets/engines.json).
+        const char* fraction = plan.serving.engine == ServingEngine::Sglang ? "mem_fraction_static"
+            : plan.serving.engine == ServingEngine::Trtllm ? "free_gpu_memory_fraction"
+                                                            : "gpu_memory_utilization";
+        std::string row = fmt::format("{}{} ({} {})",
+            plan.serving.engineProfile.name.empty() ? s.engine : plan.serving.engineProfile.name,
+            s.engineVersion.empty() ? std::string() : " " + s.engineVersion, fraction,
+            fmt::format("{:g}", s.memoryFraction));
+        if (!s.engineVersionNote.empty())
+            row += "; " + s.engineVersionNote;
+        t.add("KV pool sized as", row);
+    }
     t.add("max tokens in cache", formatCount(s.maxTokens));
     t.add(fmt::format("max sequences at {} tokens", plan.serving.context),
         formatCount(s.maxSequences));

@@ -67,12 +67,14 @@ std::string roleFormula(
         return fmt::format("{} B x {} params / {} GPUs (on the trainer's GPUs) = {}",
             num(plan.rl.oldPolicyBytesPerParam), num(P), e.gpus, bytes(e.perGpu.weights));
     const ServingEstimate& engine = s.engine;
+    const std::string name = plan.serving.engineProfile.name.empty()
+        ? std::string(servingEngineId(plan.serving.engine))
+        : plan.serving.engineProfile.name;
     return fmt::format("what the {} engine allocates per GPU (tp {}): {}-bit weights + the KV pool "
-                       "sized from torch total {} x gpu_memory_utilization {} + the profiled "
-                       "activation peak + non-torch memory: {} = {}",
-        plan.serving.engine == ServingEngine::Vllm ? "vLLM" : "generic",
-        std::max(plan.serving.tp, 1), plan.serving.weightBits, bytes(engine.torchTotalBytes),
-        num(plan.serving.gpuMemoryUtilization), parts, bytes(e.perGpu.total()));
+                       "sized from torch total {} at the engine's memory fraction {} + its "
+                       "activation reserve + non-torch memory: {} = {}",
+        name, std::max(plan.serving.tp, 1), plan.serving.weightBits, bytes(engine.torchTotalBytes),
+        num(engine.memoryFraction), parts, bytes(e.perGpu.total()));
 }
 
 std::string fitsFormula(

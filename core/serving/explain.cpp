@@ -124,7 +124,59 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         "GPTQ (Frantar et al. 2023) / AWQ (Lin et al. 2024) checkpoint layout: per-group fp16 "
         "scales and packed zeros, embeddings and LM head left in 16 bit; Megatron TP splits "
         "matrices");
-    if (config.engine == ServingEngine::Vllm) {
+    const EngineProfile& engine = config.engineProfile;
+    const std::string engineSource = engine.source.empty()
+        ? std::string("presets/engines.json")
+        : fmt::format("{} {} (presets/engines.json): {}", engine.name, engine.version, engine.source);
+    if (config.engine == ServingEngine::Sglang) {
+        const double m0 = r.torchTotalBytes - r.startupBytes;
+        ex.add("serving.memory_fraction",
+            config.memFractionStatic
+                ? fmt::format("mem_fraction_static = {} (plan)", num(r.memoryFraction))
+                : (engine.memFractionByTp.empty()
+                        ? fmt::format("mem_fraction_static = round((memory - reserved) / memory, 3) "
+                                      "= {} ({} {}: reserved by device class and tp = {}{})",
+                              num(r.memoryFraction), engine.name, engine.version, config.tp,
+                              config.speculative ? ", + the speculative reserve" : "")
+                        : fmt::format("mem_fraction_static = {} ({} {}: by tp = {})",
+                              num(r.memoryFraction), engine.name, engine.version, config.tp)),
+            r.memoryFraction, "fraction", engineSource);
+        ex.add("serving.activation_peak_bytes",
+            fmt::format("reserved for activations and CUDA graphs: (torch total - startup) x (1 - "
+                        "mem_fraction_static) = ({} - {}) x (1 - {}) = {}",
+                servingBytesText(r.torchTotalBytes), servingBytesText(r.startupBytes),
+                num(r.memoryFraction), servingBytesText(r.activationPeakBytes)),
+            r.activationPeakBytes, "bytes", engineSource);
+        ex.add("serving.overhead_bytes",
+            fmt::format("held before the weights load (CUDA context, distributed init): {}",
+                servingBytesText(r.overheadBytes)),
+            r.overheadBytes, "bytes", engineSource);
+        ex.add("serving.kv_budget_bytes",
+            fmt::format("(torch total - startup) x mem_fraction_static - weights = {} x {} - {} = "
+                        "{}{}",
+                servingBytesText(m0), num(r.memoryFraction), servingBytesText(r.weightsBytesPerGpu),
+                servingBytesText(r.kvBudgetBytes),
+                r.fitsWeights ? "" : " (nothing left: does not fit)"),
+            r.kvBudgetBytes, "bytes",
+            "SGLang ModelRunner.profile_max_num_token: rest_memory = available after the weights - "
+            "total x (1 - mem_fraction_static)");
+    } else if (config.engine == ServingEngine::Trtllm) {
+        ex.add("serving.activation_peak_bytes",
+            fmt::format("profiling forward of max_batched_tokens {}: {}", config.maxBatchedTokens,
+                servingBytesText(r.activationPeakBytes)),
+            r.activationPeakBytes, "bytes", "one layer's intermediates at a time (docs/formulas-serving.md)");
+        ex.add("serving.overhead_bytes",
+            fmt::format("runtime_overhead_bytes = {}", servingBytesText(r.overheadBytes)),
+            r.overheadBytes, "bytes", "plan: the runtime's non-torch memory (no engine figure yet)");
+        ex.add("serving.kv_budget_bytes",
+            fmt::format("free_gpu_memory_fraction x (torch total - weights - activations - "
+                        "overhead) = {} x ({} - {} - {} - {}) = {}{}",
+                num(r.memoryFraction), servingBytesText(r.torchTotalBytes),
+                servingBytesText(r.weightsBytesPerGpu), servingBytesText(r.activationPeakBytes),
+                servingBytesText(r.overheadBytes), servingBytesText(r.kvBudgetBytes),
+                r.fitsWeights ? "" : " (nothing left: does not fit)"),
+            r.kvBudgetBytes, "bytes", engineSource);
+    } else if (config.engine == ServingEngine::Vllm) {
         ex.add("serving.activation_peak_bytes",
             fmt::format("max(forward of max_num_batched_tokens {} x (2 h + MLP working set / tp) "
                         "x 2 B = {}, sampler warm-up max_num_seqs {} x vocab {} x (2 + 4 + 4 + 4) "

@@ -216,6 +216,34 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
     return s;
 }
 
+double sglangMemFractionStatic(const ServingConfig& config, const Gpu& gpu)
+{
+    const EngineProfile& e = config.engineProfile;
+    const int tp = std::max(config.tp, 1);
+    if (!e.memFractionByTp.empty()) {
+        double f = e.memFractionByTp.front().second;
+        int at = 0;
+        for (const auto& [minTp, fraction] : e.memFractionByTp)
+            if (minTp <= tp && minTp >= at) {
+                at = minTp;
+                f = fraction;
+            }
+        return f;
+    }
+    // server_args.py: gpu_mem in MiB as nvidia-smi reports the device, reserved_mem in MiB.
+    const double mib = positiveOrZero(gpu.memoryBytes) / 1048576.0;
+    for (const EngineReserveRule& rule : e.reservedByMemory)
+        if (mib < rule.belowGib * 1024) {
+            double reserved = (rule.baseGib + rule.perParallelGib * tp) * 1024;
+            if (config.speculative)
+                reserved += positiveOrZero(e.reservedSpeculativeBytes) / 1048576.0;
+            if (mib <= reserved)
+                return 0.01;
+            return std::round((mib - reserved) / mib * 1000) / 1000; // round(..., 3)
+        }
+    return 0.88; // SGLang's default when the device's memory is unknown
+}
+
 VllmProfile vllmProfile(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu)
 {
     VllmProfile v;
@@ -253,7 +281,12 @@ VllmProfile vllmProfile(const ModelArch& arch, const ServingConfig& config, cons
     v.activationPeakBytes = std::max(v.forwardPeakBytes, v.samplerPeakBytes);
     // Non-torch memory during the profile (CUDA context growth, NCCL and custom all-reduce
     // buffers) as vLLM 0.19 logs it on H100: 0.24-0.25 GiB at TP 1, 2.07-2.10 GiB at TP >= 2.
-    v.nonTorchBytes = (config.tp >= 2 ? kVllmNonTorchTpBytes : kVllmNonTorchBytes);
+    // presets/engines.json; a config built in code (no profile) takes vLLM 0.19's figures.
+    const EngineProfile& e = config.engineProfile;
+    if (e.nonTorchBytes > 0 || e.nonTorchTpBytes > 0)
+        v.nonTorchBytes = config.tp >= 2 ? e.nonTorchTpBytes : e.nonTorchBytes;
+    else
+        v.nonTorchBytes = (config.tp >= 2 ? kVllmNonTorchTpBytes : kVllmNonTorchBytes);
     return v;
 }
 
@@ -489,23 +522,71 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
         r.weightsBytesPerGpu += s.draftWeightsBytesPerGpu;
         r.kvBytesPerTokenPerGpu += s.draftKvBytesPerTokenPerGpu;
     }
-    if (config.engine == ServingEngine::Vllm) {
+    const EngineProfile& engine = config.engineProfile;
+    r.engine = std::string(servingEngineId(config.engine));
+    r.engineVersion = engine.version;
+    if (!config.engineVersion.empty() && config.engineVersion != engine.version
+        && !engine.version.empty())
+        r.engineVersionNote = fmt::format("{} {} is modelled as {} (presets/engines.json: the "
+                                          "nearest version row not newer than it)",
+            engine.name.empty() ? r.engine : engine.name, config.engineVersion, engine.version);
+    const double torchTotal
+        = gpu.torchTotalBytes > 0 ? gpu.torchTotalBytes : positiveOrZero(gpu.memoryBytes);
+    double left = 0;
+    switch (config.engine) {
+    case ServingEngine::Vllm: {
         const VllmProfile v = vllmProfile(arch, config, gpu);
         r.activationPeakBytes = v.activationPeakBytes;
         r.forwardPeakBytes = v.forwardPeakBytes;
         r.samplerPeakBytes = v.samplerPeakBytes;
         r.overheadBytes = v.nonTorchBytes;
         r.torchTotalBytes = v.torchTotalBytes;
-    } else {
+        r.memoryFraction = positiveOrZero(config.gpuMemoryUtilization);
+        r.usableBytes = r.torchTotalBytes * r.memoryFraction;
+        left = r.usableBytes - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
+        break;
+    }
+    case ServingEngine::Sglang: {
+        // profile_max_num_token: rest = (M0 - weights) - M0 (1 - f), M0 the free memory after
+        // distributed init. The reserve M0 (1 - f) holds the activations and CUDA graphs: it is
+        // drawn as the activation tenant, so the bar adds up to the device.
+        r.startupBytes = std::min(positiveOrZero(engine.startupBytes), torchTotal);
+        r.torchTotalBytes = torchTotal;
+        const double m0 = torchTotal - r.startupBytes;
+        r.memoryFraction = config.memFractionStatic ? *config.memFractionStatic
+                                                    : sglangMemFractionStatic(config, gpu);
+        r.activationPeakBytes = m0 * (1 - r.memoryFraction);
+        r.overheadBytes = r.startupBytes;
+        r.usableBytes = torchTotal;
+        left = m0 * r.memoryFraction - r.weightsBytesPerGpu;
+        break;
+    }
+    case ServingEngine::Trtllm: {
+        // estimate_max_kv_cache_tokens: the fraction of the memory free after the weights and
+        // a profiling forward (its activations and the runtime's non-torch memory).
+        r.activationPeakBytes = inferenceActivationPeakBytes(
+            arch, positiveOrZero(config.maxBatchedTokens), concurrency, tp);
+        r.overheadBytes = positiveOrZero(config.runtimeOverheadBytes);
+        r.torchTotalBytes = torchTotal;
+        r.memoryFraction = config.freeGpuMemoryFraction
+            ? *config.freeGpuMemoryFraction
+            : (engine.freeMemoryFraction > 0 ? engine.freeMemoryFraction : 0.9);
+        const double free
+            = torchTotal - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
+        r.usableBytes = torchTotal - (1 - r.memoryFraction) * std::max(free, 0.0);
+        left = free > 0 ? r.memoryFraction * free : free;
+        break;
+    }
+    case ServingEngine::Generic:
         r.activationPeakBytes = inferenceActivationPeakBytes(
             arch, positiveOrZero(config.maxBatchedTokens), concurrency, tp);
         r.overheadBytes = positiveOrZero(config.runtimeOverheadBytes);
         r.torchTotalBytes = positiveOrZero(gpu.memoryBytes);
+        r.memoryFraction = positiveOrZero(config.gpuMemoryUtilization);
+        r.usableBytes = r.torchTotalBytes * r.memoryFraction;
+        left = r.usableBytes - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
+        break;
     }
-
-    r.usableBytes = r.torchTotalBytes * positiveOrZero(config.gpuMemoryUtilization);
-    const double left
-        = r.usableBytes - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
     r.fitsWeights = left > 0;
     r.kvBudgetBytes = std::max(0.0, left);
 

@@ -60,8 +60,15 @@ ServingWeights servingWeights(
 //        - non-torch memory
 // docs/formulas-serving.md, "vLLM's accounting".
 inline constexpr double kVllmModelDtypeBytes = 2.0; // bf16/fp16 activations and logits
+// vLLM 0.19's non-torch memory for a config built in code; a plan's come from
+// presets/engines.json (the same figures).
 inline constexpr double kVllmNonTorchBytes = 0.25 * 1073741824.0;   // TP 1 (startup logs)
 inline constexpr double kVllmNonTorchTpBytes = 2.07 * 1073741824.0; // TP >= 2: NCCL buffers
+
+// SGLang's default mem_fraction_static for this config's TP size, device and engine version
+// (presets/engines.json: by TP size in 0.4, from the memory reserved by device class in 0.5).
+double sglangMemFractionStatic(const ServingConfig& config, const Gpu& gpu);
+
 struct VllmProfile {
     double torchTotalBytes = 0;
     double forwardPeakBytes = 0;  // profile_run forward at max_num_batched_tokens

@@ -1,0 +1,50 @@
+// A serving engine's own memory accounting, per engine and version (plan keys `serving.engine`
+// and `serving.engine_version`; presets/engines.json, issue 27). The estimate sizes the KV pool
+// the way the named engine does at startup: docs/formulas-serving.md, "Engines' accounting".
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace envelope {
+
+// SGLang's default mem_fraction_static by device class (server_args.py, the rule newer versions
+// follow): on a device of less than `belowGib` GiB, reserve base + per_parallel x (tp x pp) GiB
+// for activations and CUDA graphs, and the fraction is (memory - reserved) / memory.
+struct EngineReserveRule {
+    double belowGib = 0;
+    double baseGib = 0;
+    double perParallelGib = 0;
+    bool operator==(const EngineReserveRule&) const = default;
+};
+
+struct EngineProfile {
+    std::string id;      // "vllm", "sglang", "trtllm", "generic"
+    std::string name;    // "SGLang"
+    std::string version; // the modelled version this profile describes ("0.4")
+    std::string changes; // a version row: what changed against the engine's base
+    std::string source;
+    // Memory the process holds before the weights load (CUDA context, distributed init): SGLang
+    // sizes from the free memory it sees after it ("Load weight begin. avail mem").
+    double startupBytes = 0;
+    // Memory outside torch's allocator during vLLM's profile (CUDA context growth, NCCL and custom
+    // all-reduce buffers), at TP 1 and at TP >= 2.
+    double nonTorchBytes = 0;
+    double nonTorchTpBytes = 0;
+    // SGLang's default mem_fraction_static: by TP size ({min tp, fraction}, the largest min tp
+    // not above the plan's tp applies) or by device class (`reservedByMemory`, first rule whose
+    // belowGib the device is under); `reservedSpeculativeBytes` more with speculative decoding.
+    std::vector<std::pair<int, double>> memFractionByTp;
+    std::vector<EngineReserveRule> reservedByMemory;
+    double reservedSpeculativeBytes = 0;
+    // TensorRT-LLM's KvCacheConfig.free_gpu_memory_fraction default: the KV pool's share of the
+    // memory free after the weights and the profiling forward.
+    double freeMemoryFraction = 0;
+    std::string defaultVersion; // the version row used when the plan names none
+    std::vector<EngineProfile> versions;
+
+    bool operator==(const EngineProfile&) const = default;
+};
+
+} // namespace envelope
