@@ -121,8 +121,7 @@ void exportEveryEngine(const Plan& plan)
 {
     const Estimate e = estimate(plan);
     const std::string repo = modelRepository(plan, fuzz::presets());
-    for (Engine engine :
-        { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm }) {
+    for (Engine engine : kAllEngines) {
         const EngineConfig config = exportPlan(plan, e, engine, repo);
         if (config.text.empty() || config.fileName.empty())
             fuzz::fail(std::string("an empty export to ") + std::string(engineId(engine)));

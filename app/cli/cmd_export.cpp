@@ -19,11 +19,13 @@ void registerExport(CLI::App& app, ExportCommand& c)
 {
     c.command = app.add_subcommand("export",
         "Write the plan as an engine's configuration (DeepSpeed JSON, torchtitan TOML, "
-        "Megatron arguments, HF TrainingArguments, vllm serve flags)");
+        "Megatron arguments, HF TrainingArguments, vllm serve, sglang.launch_server or "
+        "trtllm-serve flags)");
     c.command->add_option("PLAN", c.planPath, "plan JSON file")->required();
-    c.command->add_option("--to", c.engine, "deepspeed, torchtitan, megatron, hf or vllm")
-        ->required()
-        ->check(CLI::IsMember({ "deepspeed", "torchtitan", "megatron", "hf", "vllm" }));
+    std::vector<std::string> engines;
+    for (Engine e : kAllEngines)
+        engines.emplace_back(engineId(e));
+    c.command->add_option("--to", c.engine, kEngineIdList)->required()->check(CLI::IsMember(engines));
     c.command->add_option("-o,--output", c.output, "write the configuration to FILE (- or none: standard output)");
     c.command->add_option("--engine-version", c.engineVersion,
         "the engine release to write for (default and only one: the pinned current release, "

@@ -29,6 +29,10 @@ const char* formatName(Engine engine)
         return "Hugging Face TrainingArguments";
     case Engine::Vllm:
         return "vllm serve flags";
+    case Engine::Sglang:
+        return "sglang.launch_server flags";
+    case Engine::Trtllm:
+        return "trtllm-serve flags";
     }
     return "";
 }

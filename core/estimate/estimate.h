@@ -184,7 +184,10 @@ struct ServingEstimate {
     // Details behind the figures above (docs/formulas-serving.md).
     double kvBytesPerTokenPerGpu = 0;   // after TP splits (or replicates) the KV heads
     int kvHeadsPerGpu = 0;
-    double usableBytes = 0;             // what the engine may fill: the budget's left side
+    // The engine's own line: vLLM / generic torch total x gpu_memory_utilization, SGLang startup
+    // + (torch total - startup) x mem_fraction_static (its static share), TensorRT-LLM torch
+    // total less the (1 - free_gpu_memory_fraction) share of the free memory it leaves.
+    double usableBytes = 0;
     double torchTotalBytes = 0;         // the total the engine sizes from (vLLM: CUDA's)
     // The engine whose accounting sized the pool, its modelled version ("" for generic) and the
     // fraction it applied: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM

@@ -41,6 +41,17 @@ std::vector<std::string> servingFigures(const Plan& plan, const Estimate& estima
 // `lines` as "# line\n" comments.
 std::string commentBlock(std::string_view header, const std::vector<std::string>& lines);
 
+// A shell command of `words` (the program, then one flag and its value per word) with a
+// backslash continuation after each but the last; every line starts with `prefix` ("# " for a
+// commented-out command).
+std::string joinCommand(const std::vector<std::string>& words, std::string_view prefix);
+
+// The serving exporters' shared checks (vLLM, SGLang, TensorRT-LLM): the plan's engine
+// accounting against the exported engine's, so the file says when Envelope sized the KV pool
+// another way.
+void warnServingEngine(const Plan& plan, ServingEngine exported, std::string_view engineName,
+    std::vector<std::string>& warnings);
+
 // Shortest round-trippable text of a number (0.9, 8, 2e+12 -> "2000000000000").
 std::string numberText(double v);
 
@@ -75,5 +86,7 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate);
 EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate);
 EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
+EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
+EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 
 } // namespace envelope::exportdetail

@@ -28,14 +28,22 @@ std::string_view engineId(Engine engine)
         return "hf";
     case Engine::Vllm:
         return "vllm";
+    case Engine::Sglang:
+        return "sglang";
+    case Engine::Trtllm:
+        return "trtllm";
     }
     return "deepspeed";
 }
 
+bool engineServes(Engine engine)
+{
+    return engine == Engine::Vllm || engine == Engine::Sglang || engine == Engine::Trtllm;
+}
+
 bool parseEngine(std::string_view id, Engine& out)
 {
-    for (Engine e :
-        { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm })
+    for (Engine e : kAllEngines)
         if (engineId(e) == id) {
             out = e;
             return true;
@@ -54,6 +62,8 @@ std::string_view engineVersion(Engine engine)
         return kMegatronVersion;
     case Engine::Hf:
     case Engine::Vllm:
+    case Engine::Sglang:
+    case Engine::Trtllm:
         break;
     }
     return {};
@@ -81,6 +91,10 @@ EngineConfig dispatch(
         return exportHf(plan, estimate, modelRepo);
     case Engine::Vllm:
         return exportVllm(plan, estimate, modelRepo);
+    case Engine::Sglang:
+        return exportSglang(plan, estimate, modelRepo);
+    case Engine::Trtllm:
+        return exportTrtllm(plan, estimate, modelRepo);
     }
     return exportDeepSpeed(plan, estimate);
 }
@@ -92,12 +106,12 @@ EngineConfig exportPlan(
 {
     EngineConfig config = dispatch(plan, estimate, engine, modelRepo);
     // An export is not a verdict: a plan that does not fit still exports, but says so first.
-    if (engine == Engine::Vllm && !estimate.serving.fits)
+    if (engineServes(engine) && !estimate.serving.fits)
         config.warnings.insert(config.warnings.begin(),
             fmt::format("the plan does not fit: {} sequences of {} tokens requested, {} fit",
                 plan.serving.concurrency, plan.serving.context,
                 formatCount(std::floor(estimate.serving.maxSequences))));
-    else if (engine != Engine::Vllm && !estimate.training.fits)
+    else if (!engineServes(engine) && !estimate.training.fits)
         config.warnings.insert(config.warnings.begin(),
             fmt::format("the plan does not fit: {} per GPU of {}",
                 formatBytes(estimate.training.perGpu.total(), ByteUnits::GB),
@@ -255,6 +269,27 @@ std::string commentBlock(std::string_view header, const std::vector<std::string>
     for (const std::string& line : lines)
         out += "# " + printable(line) + "\n";
     return out;
+}
+
+std::string joinCommand(const std::vector<std::string>& words, std::string_view prefix)
+{
+    std::string s;
+    for (std::size_t i = 0; i < words.size(); ++i)
+        s += std::string(prefix) + (i == 0 ? "" : "  ") + words[i]
+            + (i + 1 < words.size() ? " \\\n" : "\n");
+    return s;
+}
+
+void warnServingEngine(const Plan& plan, ServingEngine exported, std::string_view engineName,
+    std::vector<std::string>& warnings)
+{
+    if (plan.serving.engine == exported)
+        return;
+    warnings.push_back(fmt::format(
+        "serving.engine = \"{}\": Envelope sized the KV pool as {} accounts memory, not as {} "
+        "does; set serving.engine = \"{}\" to see {}'s own pool",
+        servingEngineId(plan.serving.engine), servingEngineId(plan.serving.engine), engineName,
+        servingEngineId(exported), engineName));
 }
 
 std::string numberText(double v)

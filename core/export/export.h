@@ -23,11 +23,17 @@
 
 namespace envelope {
 
-enum class Engine { DeepSpeed, TorchTitan, Megatron, Hf, Vllm };
+enum class Engine { DeepSpeed, TorchTitan, Megatron, Hf, Vllm, Sglang, Trtllm };
+inline constexpr Engine kAllEngines[] = { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron,
+    Engine::Hf, Engine::Vllm, Engine::Sglang, Engine::Trtllm };
 
-std::string_view engineId(Engine engine); // "deepspeed" "torchtitan" "megatron" "hf" "vllm"
+// "deepspeed" "torchtitan" "megatron" "hf" "vllm" "sglang" "trtllm"
+std::string_view engineId(Engine engine);
 bool parseEngine(std::string_view id, Engine& out);
-inline constexpr const char* kEngineIdList = "deepspeed, torchtitan, megatron, hf or vllm";
+inline constexpr const char* kEngineIdList
+    = "deepspeed, torchtitan, megatron, hf, vllm, sglang or trtllm";
+// The serving engines' exports (a launch command), the others' are training jobs.
+bool engineServes(Engine engine);
 // The engines whose files can be read back into a plan.
 bool engineImports(Engine engine);
 inline constexpr const char* kImportEngineIdList = "deepspeed, torchtitan or megatron";

@@ -33,6 +33,8 @@ Expected<ImportedPlan> importEngineConfig(Engine engine, std::string_view text,
         return importMegatron(text, presets, options);
     case Engine::Hf:
     case Engine::Vllm:
+    case Engine::Sglang:
+    case Engine::Trtllm:
         break;
     }
     return Error { "",

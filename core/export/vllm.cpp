@@ -12,19 +12,6 @@
 #include "export/common.h"
 
 namespace envelope::exportdetail {
-namespace {
-
-std::string joinCommand(const std::vector<std::string>& words, std::string_view prefix)
-{
-    std::string s;
-    for (std::size_t i = 0; i < words.size(); ++i)
-        s += std::string(prefix) + (i == 0 ? "" : "  ") + words[i]
-            + (i + 1 < words.size() ? " \\\n" : "\n");
-    return s;
-}
-
-} // namespace
-
 EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
     const ServingConfig& sc = plan.serving;
@@ -37,6 +24,8 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
         out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
                                            "replace \"{}\" with the model's path",
             plan.model.arch.name, model.empty() ? "MODEL" : model));
+
+    warnServingEngine(plan, ServingEngine::Vllm, "vLLM", out.warnings);
 
     std::vector<std::string> flags { "vllm serve "
         + (model.empty() ? std::string("MODEL") : model) };

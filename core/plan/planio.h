@@ -50,6 +50,12 @@ std::string writePlan(const Plan& plan);
 // The model object as `envelope-cli import-hf` prints it: a full architecture object.
 std::string writeArchitecture(const ModelArch& arch);
 
+// Sets serving.engineProfile from the presets: the engine's version row nearest to
+// serving.engineVersion (the highest not above it, the lowest when it is older than every row,
+// the engine's default_version when it is empty). readPlan does this; an edit of the engine or
+// its version calls it again.
+void resolveServingEngine(const PresetLibrary& presets, ServingConfig& serving);
+
 // Result JSON ("envelope.result" v1): every key in design.md, bytes as integers.
 std::string writeResult(const Plan& plan, const Estimate& estimate);
 

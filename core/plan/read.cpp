@@ -594,37 +594,6 @@ void readEngine(FieldReader& serving, ServingConfig& c)
     }
 }
 
-// The engine's profile at the nearest modelled version: run for every plan, with or without a
-// `serving` section, so a plan reads back equal to itself after writePlan.
-void resolveEngine(const PresetLibrary& presets, ServingConfig& c)
-{
-    const EngineProfile* engine = presets.findEngine(servingEngineId(c.engine));
-    if (!engine) {
-        c.engineProfile = {};
-        return;
-    }
-    c.engineProfile = *engine;
-    c.engineProfile.versions.clear();
-    if (engine->versions.empty())
-        return;
-    const std::string wanted = c.engineVersion.empty() ? engine->defaultVersion : c.engineVersion;
-    const std::vector<long> want = versionParts(wanted);
-    const EngineProfile* pick = &engine->versions.front();
-    for (const EngineProfile& row : engine->versions) {
-        const std::vector<long> have = versionParts(row.version);
-        if (versionParts(pick->version) > have)
-            pick = &row; // the lowest row, for a version older than every row
-    }
-    const EngineProfile* best = nullptr;
-    for (const EngineProfile& row : engine->versions) {
-        const std::vector<long> have = versionParts(row.version);
-        if (have <= want && (!best || versionParts(best->version) < have))
-            best = &row;
-    }
-    c.engineProfile = best ? *best : *pick;
-    c.engineProfile.versions.clear();
-}
-
 // serving.speculative: {"kind", "tokens", "acceptance"} and, for kind "draft", the draft model
 // in any form `model` takes (its errors name serving.speculative.draft_model).
 void readSpeculative(FieldReader& serving, const PresetLibrary& presets, const ReadOptions& options,
@@ -659,6 +628,38 @@ void readSpeculative(FieldReader& serving, const PresetLibrary& presets, const R
 }
 
 } // namespace
+
+// The engine's profile at the nearest modelled version: run for every plan, with or without a
+// `serving` section, so a plan reads back equal to itself after writePlan.
+void resolveServingEngine(const PresetLibrary& presets, ServingConfig& c)
+{
+    const EngineProfile* engine = presets.findEngine(servingEngineId(c.engine));
+    if (!engine) {
+        c.engineProfile = {};
+        return;
+    }
+    c.engineProfile = *engine;
+    c.engineProfile.versions.clear();
+    if (engine->versions.empty())
+        return;
+    const std::string wanted = c.engineVersion.empty() ? engine->defaultVersion : c.engineVersion;
+    const std::vector<long> want = versionParts(wanted);
+    const EngineProfile* pick = &engine->versions.front();
+    for (const EngineProfile& row : engine->versions) {
+        const std::vector<long> have = versionParts(row.version);
+        if (versionParts(pick->version) > have)
+            pick = &row; // the lowest row, for a version older than every row
+    }
+    const EngineProfile* best = nullptr;
+    for (const EngineProfile& row : engine->versions) {
+        const std::vector<long> have = versionParts(row.version);
+        if (have <= want && (!best || versionParts(best->version) < have))
+            best = &row;
+    }
+    c.engineProfile = best ? *best : *pick;
+    c.engineProfile.versions.clear();
+}
+
 
 Expected<Plan> readPlan(
     std::string_view jsonText, const PresetLibrary& presets, const ReadOptions& options)
@@ -725,7 +726,7 @@ Expected<Plan> readPlan(
         readSlo(v.f, c.slo);
         readSpeculative(v.f, presets, options, c.speculative);
     });
-    resolveEngine(presets, plan.serving);
+    resolveServingEngine(presets, plan.serving);
     readSection(f, "rl", plan.rl, [](RlConfig& c, ReadVisitor& v) { visitRl(c, v); });
     if (auto e = f.finish())
         return *e;

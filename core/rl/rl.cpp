@@ -510,11 +510,15 @@ RlEstimate estimateRl(
     r.suggestedTrainerGpus = s.trainerGpus;
     // A split counts when the trainer is laid out on its pool and fits under the usable line
     // (the training tab's `fits`, not merely within HBM).
+    // The trainer's configuration is the same on every split: built once, not per split (it
+    // copies the framework profile).
+    const TrainingConfig laidOutTrainer = trainerConfig(plan.training, true);
     auto trainerFits = [&](int trainerGpus) {
         trainerGpus = std::max(trainerGpus, 1);
         if (!trainerLayoutProblem(plan.training, "rl.trainer_gpus", trainerGpus).empty())
             return false;
-        const TrainingMemory t = trainerMemory(plan, counts, trainerGpus, true);
+        const TrainingMemory t = estimateTrainingMemory(plan.model.arch, counts, laidOutTrainer,
+            Cluster { trainerGpus, plan.cluster.gpusPerNode }, plan.gpu.gpu, nullptr);
         const double snapshot = oldPolicyParamBytes * positiveOrZero(counts.total) / trainerGpus;
         return memoryVerdict(t.perGpu.total() + snapshot, memory, usable) == Verdict::Fits;
     };

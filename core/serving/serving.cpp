@@ -557,7 +557,9 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
                                                     : sglangMemFractionStatic(config, gpu);
         r.activationPeakBytes = m0 * (1 - r.memoryFraction);
         r.overheadBytes = r.startupBytes;
-        r.usableBytes = torchTotal;
+        // The static share (weights and the KV pool) above what was held at startup: the line
+        // the bars' weights + KV + startup reach when the pool is full.
+        r.usableBytes = r.startupBytes + m0 * r.memoryFraction;
         left = m0 * r.memoryFraction - r.weightsBytesPerGpu;
         break;
     }

@@ -312,8 +312,7 @@ TEST(ExportAll, APlanThatDoesNotFitSaysSoFirst)
     // Llama-2 70B with no sharding on one 80 GB GPU: 70e9 x 16 B is far over.
     const Plan plan = defaultPlanWith(
         { "model=\"llama-2-70b\"", "training.zero_stage=0", "serving.concurrency=100000" });
-    for (Engine e :
-        { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm }) {
+    for (Engine e : kAllEngines) {
         const EngineConfig c = exportOf(plan, e);
         ASSERT_FALSE(c.warnings.empty());
         EXPECT_TRUE(c.warnings.front().starts_with("the plan does not fit")) << engineId(e);
@@ -322,8 +321,7 @@ TEST(ExportAll, APlanThatDoesNotFitSaysSoFirst)
 
 TEST(ExportAll, EngineIds)
 {
-    for (Engine e :
-        { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm }) {
+    for (Engine e : kAllEngines) {
         Engine parsed = Engine::Vllm;
         ASSERT_TRUE(parseEngine(engineId(e), parsed));
         EXPECT_EQ(parsed, e);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -660,6 +662,116 @@ TEST(RealFiles, TransformersZero3Auto)
     EXPECT_EQ(p["training"]["offload_params"], true);
     EXPECT_EQ(p["cluster"]["gpus"], 16);
     EXPECT_TRUE(readPlan(r->planJson, exportPresets()).ok());
+}
+
+} // namespace
+} // namespace envelope::testing
+
+namespace envelope::testing {
+namespace {
+
+// The flags of the first command in an export (after any VAR=value prefix and the program).
+std::map<std::string, std::string> commandFlags(const std::string& text)
+{
+    std::string command;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.starts_with("#"))
+            continue;
+        if (line.empty())
+            break;
+        command += line + "\n";
+    }
+    std::map<std::string, std::string> out;
+    const std::vector<std::string> words = exportdetail::splitWords(command);
+    for (auto it = words.begin(); it != words.end(); ++it)
+        if (it->starts_with("--"))
+            out[*it] = (it + 1 != words.end() && !(it + 1)->starts_with("--")) ? *(it + 1) : "";
+    return out;
+}
+
+// Issue 27: `--to sglang`. Every flag is one SGLang's ServerArgs declares
+// (python/sglang/srt/server_args.py); the fraction is the one Envelope sized the pool with
+// (SGLang 0.5 on an H100 at TP 1: 0.874, tests/core/test_serving_engines.cpp).
+TEST(ConformanceSglang, FlagsAreServerArgsAndTheFractionIsEnvelopes)
+{
+    const std::set<std::string> known { "--model-path", "--tp-size", "--context-length",
+        "--mem-fraction-static", "--max-running-requests", "--chunked-prefill-size",
+        "--kv-cache-dtype", "--quantization", "--speculative-algorithm",
+        "--speculative-draft-model-path", "--speculative-num-steps", "--speculative-eagle-topk",
+        "--speculative-num-draft-tokens" };
+    const Plan plan = defaultPlanWith({ "gpu=\"h100-sxm\"", "serving.engine=\"sglang\"",
+        "serving.kv_bits=8", "serving.weight_bits=8", "serving.context=4096" });
+    const EngineConfig c = exportOf(plan, Engine::Sglang);
+    const auto f = commandFlags(c.text);
+    for (const auto& [name, value] : f)
+        EXPECT_TRUE(known.contains(name)) << name << " is not an SGLang server argument";
+    EXPECT_EQ(f.at("--tp-size"), "1");
+    EXPECT_EQ(f.at("--context-length"), "4096");
+    EXPECT_EQ(f.at("--mem-fraction-static"), "0.874");
+    EXPECT_EQ(f.at("--kv-cache-dtype"), "fp8_e5m2");
+    EXPECT_EQ(f.at("--quantization"), "fp8");
+    EXPECT_EQ(f.at("--max-running-requests"), std::to_string(plan.serving.concurrency));
+    EXPECT_NE(c.text.find("python3 -m sglang.launch_server"), std::string::npos) << c.text;
+    EXPECT_FALSE(anyWarningMentions(c, "serving.engine"));
+
+    // The plan's engine is vLLM: no fraction flag, and a warning that the pool is vLLM's.
+    const EngineConfig v = exportOf(defaultPlanWith({}), Engine::Sglang);
+    EXPECT_FALSE(commandFlags(v.text).contains("--mem-fraction-static"));
+    EXPECT_TRUE(anyWarningMentions(v, "serving.engine = \"vllm\""));
+}
+
+// SGLang's chain drafting at top-k 1: num_draft_tokens = num_steps + 1 (server_args.py adjusts
+// it to that when topk is 1); DeepSeek's MTP module runs as SGLang's EAGLE draft.
+TEST(ConformanceSglang, SpeculativeDecodingAsAChain)
+{
+    const EngineConfig c = exportOf(defaultPlanWith({ "model=\"deepseek-v3\"", "gpu=\"h200\"",
+                                        "cluster.gpus=8", "serving.tp=8", "serving.engine=\"sglang\"",
+                                        R"(serving.speculative={"kind": "mtp", "tokens": 2, "acceptance": 0.8})" }),
+        Engine::Sglang);
+    const auto f = commandFlags(c.text);
+    EXPECT_EQ(f.at("--speculative-algorithm"), "EAGLE");
+    EXPECT_EQ(f.at("--speculative-num-steps"), "2");
+    EXPECT_EQ(f.at("--speculative-eagle-topk"), "1");
+    EXPECT_EQ(f.at("--speculative-num-draft-tokens"), "3");
+    EXPECT_FALSE(f.contains("--speculative-draft-model-path"));
+    const EngineConfig eagle = exportOf(defaultPlanWith({ "serving.engine=\"sglang\"",
+        R"(serving.speculative={"kind": "eagle", "tokens": 3, "acceptance": 0.7})" }),
+        Engine::Sglang);
+    EXPECT_EQ(commandFlags(eagle.text).at("--speculative-draft-model-path"), "EAGLE_HEAD");
+    EXPECT_TRUE(anyWarningMentions(eagle, "EAGLE_HEAD"));
+}
+
+// `--to trtllm`: trtllm-serve's flags; what has no flag goes to extra_llm_api_options.yaml.
+TEST(ConformanceTrtllm, FlagsAndTheExtraOptionsFile)
+{
+    const std::set<std::string> known { "--backend", "--tp_size", "--max_batch_size",
+        "--max_num_tokens", "--max_seq_len", "--kv_cache_free_gpu_memory_fraction",
+        "--extra_llm_api_options" };
+    const EngineConfig plain
+        = exportOf(defaultPlanWith({ "serving.engine=\"trtllm\"" }), Engine::Trtllm);
+    const auto f = commandFlags(plain.text);
+    for (const auto& [name, value] : f)
+        EXPECT_TRUE(known.contains(name)) << name << " is not a trtllm-serve option";
+    EXPECT_EQ(f.at("--backend"), "pytorch");
+    EXPECT_EQ(f.at("--kv_cache_free_gpu_memory_fraction"), "0.9");
+    EXPECT_GE(std::stoll(f.at("--max_num_tokens")), std::stoll(f.at("--max_batch_size")));
+    EXPECT_TRUE(plain.companions.empty());
+    EXPECT_FALSE(f.contains("--extra_llm_api_options"));
+
+    const EngineConfig mtp = exportOf(defaultPlanWith({ "model=\"deepseek-v3\"", "gpu=\"h200\"",
+                                          "cluster.gpus=8", "serving.tp=8", "serving.kv_bits=8",
+                                          "serving.engine=\"trtllm\"",
+                                          R"(serving.speculative={"kind": "mtp", "tokens": 3, "acceptance": 0.8})" }),
+        Engine::Trtllm);
+    EXPECT_EQ(commandFlags(mtp.text).at("--extra_llm_api_options"), "extra_llm_api_options.yaml");
+    ASSERT_EQ(mtp.companions.size(), 1u);
+    EXPECT_EQ(mtp.companions[0].fileName, "extra_llm_api_options.yaml");
+    const std::string& yaml = mtp.companions[0].text;
+    EXPECT_NE(yaml.find("kv_cache_config:\n  dtype: fp8\n"), std::string::npos) << yaml;
+    EXPECT_NE(yaml.find("speculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: 3\n"),
+        std::string::npos)
+        << yaml;
 }
 
 } // namespace

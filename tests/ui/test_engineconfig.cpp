@@ -36,8 +36,7 @@ private slots:
         dialog.show();
         QVERIFY(QTest::qWaitForWindowExposed(&dialog));
         const Plan& plan = m_window->document()->plan();
-        for (Engine e :
-            { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron, Engine::Hf, Engine::Vllm }) {
+        for (Engine e : kAllEngines) {
             dialog.setEngine(e);
             QCOMPARE(dialog.engine(), e);
             const EngineConfig expected = exportPlan(plan, estimate(plan), e, std::string());

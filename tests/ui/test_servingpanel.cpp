@@ -13,6 +13,7 @@
 #include <QUndoStack>
 
 #include <cmath>
+#include <optional>
 
 #include "charts/memorybarchart.h"
 #include "charts/memoryview.h"
@@ -162,6 +163,40 @@ private slots:
         const double total = gpu.torchTotalBytes > 0 ? gpu.torchTotalBytes : gpu.memoryBytes;
         QVERIFY(close(m_panel->memoryChart()->limitLineValue(),
             0.8 * toDisplayUnits(total, ByteUnits::GB)));
+    }
+
+    // Picking SGLang sizes the pool as SGLang does (presets/engines.json, its default row); the
+    // fraction box then edits mem_fraction_static, and undo brings vLLM back.
+    void pickingAnEngineResizesThePoolAsThatEngineDoes()
+    {
+        const double vllmKv = estimate(m_doc->plan()).serving.kvBudgetBytes;
+        QComboBox* engine = m_panel->controls()->engineCombo();
+        QCOMPARE(engine->currentText(), QStringLiteral("vLLM"));
+        engine->setFocus();
+        QTest::keyClick(engine, Qt::Key_Down); // vLLM -> SGLang
+        QCOMPARE(m_doc->plan().serving.engine, ServingEngine::Sglang);
+        QCOMPARE(QString::fromStdString(m_doc->plan().serving.engineProfile.version),
+            QStringLiteral("0.5"));
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        const ServingEstimate s = estimate(m_doc->plan()).serving;
+        QVERIFY(s.kvBudgetBytes != vllmKv);
+        // The box shows SGLang's default fraction for this GPU and TP, in percent.
+        QCOMPARE(m_panel->controls()->utilizationControl()->value(),
+            std::round(100 * s.memoryFraction));
+        QVERIFY(m_panel->controls()->utilizationControl()->toolTip().contains(
+            QStringLiteral("mem_fraction_static")));
+
+        typeInto(m_panel->controls()->utilizationControl()->spinBox(), QStringLiteral("80"));
+        QCOMPARE(m_doc->plan().serving.memFractionStatic, std::optional<double>(0.8));
+        QCOMPARE(m_doc->plan().serving.gpuMemoryUtilization, 0.9); // vLLM's key untouched
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QCOMPARE(estimate(m_doc->plan()).serving.memoryFraction, 0.8);
+
+        m_doc->undoStack()->undo();
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().serving.engine, ServingEngine::Vllm);
+        QCOMPARE(engine->currentText(), QStringLiteral("vLLM"));
+        verifyMatchesCore(*m_panel, m_doc->plan());
     }
 
     void undoRestoresThePlanAndItsFigures()

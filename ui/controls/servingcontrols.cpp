@@ -10,16 +10,37 @@
 #include "controls/choicecombo.h"
 #include "document/plandocument.h"
 #include "controls/sliderspin.h"
+#include "plan/planio.h"
+#include "serving/serving.h"
 
 namespace envelope::ui {
 
 ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("Serving"), document, parent)
+    , m_engine(new ChoiceCombo(this))
     , m_context(new SliderSpin(SliderSpin::Scale::PowersOfTwo, 256, 1 << 20))
     , m_concurrency(new SliderSpin(SliderSpin::Scale::Log, 1, 4096))
     , m_tp(new QSpinBox(this))
     , m_utilization(new SliderSpin(SliderSpin::Scale::Linear, 10, 100))
 {
+    // The engine sizes the KV pool its own way (presets/engines.json); the version row is the
+    // plan's serving.engine_version, or the engine's default.
+    m_engine->addItem(tr("vLLM"), static_cast<int>(ServingEngine::Vllm));
+    m_engine->addItem(tr("SGLang"), static_cast<int>(ServingEngine::Sglang));
+    m_engine->addItem(tr("TensorRT-LLM"), static_cast<int>(ServingEngine::Trtllm));
+    m_engine->addItem(tr("Generic (seeds' formula)"), static_cast<int>(ServingEngine::Generic));
+    m_engine->setToolTip(tr("The engine whose memory accounting sizes the KV pool"));
+    form()->addRow(tr("E&ngine:"), m_engine);
+    connect(m_engine, &QComboBox::activated, this, [this](int index) {
+        const auto engine = static_cast<ServingEngine>(m_engine->itemData(index).toInt());
+        const PresetLibrary& presets = this->document()->presets();
+        edit(tr("Serving engine %1").arg(m_engine->itemText(index)),
+            [engine, &presets](Plan& p) {
+                p.serving.engine = engine;
+                resolveServingEngine(presets, p.serving);
+            });
+    });
+
     m_context->setSuffix(tr(" tok"));
     // The boxes take what a plan may hold (docs/plan-format.md); the sliders span the usual.
     m_context->setSpinRange(1, 100'000'000);
@@ -60,14 +81,20 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
     });
 
     m_utilization->setSuffix(tr(" %"));
-    m_utilization->setToolTip(
-        tr("vLLM gpu_memory_utilization: the share of HBM the engine may use"));
-    form()->addRow(tr("GPU memory &util.:"), m_utilization);
+    form()->addRow(tr("&Memory fraction:"), m_utilization);
     connect(m_utilization, &SliderSpin::valueEdited, this, [this](double v) {
         const double fraction = std::round(v) / 100.0;
+        // The engine's own fraction: SGLang's and TensorRT-LLM's are separate plan keys.
         edit(
-            tr("GPU memory utilization %1").arg(fraction, 0, 'f', 2),
-            [fraction](Plan& p) { p.serving.gpuMemoryUtilization = fraction; },
+            tr("GPU memory fraction %1").arg(fraction, 0, 'f', 2),
+            [fraction](Plan& p) {
+                if (p.serving.engine == ServingEngine::Sglang)
+                    p.serving.memFractionStatic = fraction;
+                else if (p.serving.engine == ServingEngine::Trtllm)
+                    p.serving.freeGpuMemoryFraction = fraction;
+                else
+                    p.serving.gpuMemoryUtilization = fraction;
+            },
             kServingUtilizationControl);
     });
     refresh();
@@ -92,14 +119,35 @@ QComboBox* ServingControls::addBitsCombo(
 
 void ServingControls::refresh()
 {
-    const ServingConfig& s = document()->plan().serving;
-    const QSignalBlocker b0(m_kvBits), b1(m_weightBits), b2(m_tp);
+    const Plan& plan = document()->plan();
+    const ServingConfig& s = plan.serving;
+    const QSignalBlocker b0(m_kvBits), b1(m_weightBits), b2(m_tp), b3(m_engine);
+    m_engine->setCurrentIndex(m_engine->findData(static_cast<int>(s.engine)));
+    const QString version = s.engineProfile.version.empty()
+        ? QString()
+        : tr(" (modelled version %1)").arg(QString::fromStdString(s.engineProfile.version));
+    m_engine->setToolTip(tr("The engine whose memory accounting sizes the KV pool%1").arg(version));
+    double fraction = s.gpuMemoryUtilization;
+    if (s.engine == ServingEngine::Sglang) {
+        fraction = s.memFractionStatic ? *s.memFractionStatic : sglangMemFractionStatic(s, plan.gpu.gpu);
+        m_utilization->setToolTip(tr("SGLang mem_fraction_static: the share of the free memory "
+                                     "for weights and the KV pool%1")
+                                      .arg(s.memFractionStatic ? QString() : tr(" (the engine's default)")));
+    } else if (s.engine == ServingEngine::Trtllm) {
+        fraction = s.freeGpuMemoryFraction.value_or(
+            s.engineProfile.freeMemoryFraction > 0 ? s.engineProfile.freeMemoryFraction : 0.9);
+        m_utilization->setToolTip(tr("TensorRT-LLM free_gpu_memory_fraction: the KV pool's share of "
+                                     "the memory free after the weights and activations"));
+    } else {
+        m_utilization->setToolTip(
+            tr("vLLM gpu_memory_utilization: the share of HBM the engine may use"));
+    }
     m_context->setValue(s.context);
     m_concurrency->setValue(s.concurrency);
     m_kvBits->setCurrentIndex(m_kvBits->findData(s.kvBits));
     m_weightBits->setCurrentIndex(m_weightBits->findData(s.weightBits));
     m_tp->setValue(s.tp);
-    m_utilization->setValue(std::round(s.gpuMemoryUtilization * 100));
+    m_utilization->setValue(std::round(fraction * 100));
 }
 
 } // namespace envelope::ui

@@ -1,5 +1,7 @@
-// Serving group: context, concurrency, KV and weight precision, tensor parallelism and vLLM's
-// gpu_memory_utilization. Every change is one undoable PlanDocument edit.
+// Serving group: the engine whose memory accounting sizes the KV pool, context, concurrency, KV
+// and weight precision, tensor parallelism and the engine's memory fraction (vLLM
+// gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction).
+// Every change is one undoable PlanDocument edit.
 #pragma once
 
 #include "controls/plancontrolgroup.h"
@@ -30,6 +32,7 @@ public:
     QComboBox* weightBitsCombo() const { return m_weightBits; }
     QSpinBox* tpControl() const { return m_tp; }
     SliderSpin* utilizationControl() const { return m_utilization; } // percent
+    QComboBox* engineCombo() const { return m_engine; }
 
 protected:
     void refresh() override;
@@ -38,6 +41,7 @@ private:
     QComboBox* addBitsCombo(
         const QString& label, const QString& tip, int ServingConfig::*field, const QString& what);
 
+    QComboBox* m_engine;
     SliderSpin* m_context;
     SliderSpin* m_concurrency;
     QComboBox* m_kvBits;

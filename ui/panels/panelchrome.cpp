@@ -1,11 +1,14 @@
 #include "panels/panelchrome.h"
 
 #include <QLabel>
+#include <QObject>
 #include <QScrollArea>
+#include <QString>
 #include <QStringList>
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 #include "charts/tenantpalette.h"
 #include "document/plandocument.h"
@@ -85,6 +88,21 @@ QLabel* warningsLine(PlanDocument* document, const QString& section, QWidget* pa
     line->setVisible(false);
     update();
     return line;
+}
+
+QString engineLineLabel(ServingEngine engine, double fraction)
+{
+    const QString f = QString::number(fraction, 'f', fraction * 100 == std::round(fraction * 100) ? 2 : 3);
+    switch (engine) {
+    case ServingEngine::Sglang:
+        return QObject::tr("static %1").arg(f);
+    case ServingEngine::Trtllm:
+        return QObject::tr("KV %1 of free").arg(f);
+    case ServingEngine::Vllm:
+    case ServingEngine::Generic:
+        break;
+    }
+    return QObject::tr("util. %1").arg(f);
 }
 
 } // namespace envelope::ui

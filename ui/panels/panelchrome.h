@@ -3,6 +3,8 @@
 // validatePlan's message while the last valid estimate stays drawn.
 #pragma once
 
+#include "plan/plan.h"
+
 class QLabel;
 class QScrollArea;
 class QString;
@@ -28,5 +30,9 @@ void bindValidationStatus(QLabel* status, PlanDocument* document);
 // e.g. "serving.context = ...") and those about no section (the model, the cluster).
 // Created as a child of `parent` so that showing it never makes a top-level window.
 QLabel* warningsLine(PlanDocument* document, const QString& section, QWidget* parent);
+
+// The memory chart's engine line: "util. 0.90" (vLLM, generic: gpu_memory_utilization), "static
+// 0.85" (SGLang: mem_fraction_static), "KV 0.90 of free" (TensorRT-LLM: free_gpu_memory_fraction).
+QString engineLineLabel(ServingEngine engine, double fraction);
 
 } // namespace envelope::ui

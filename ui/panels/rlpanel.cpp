@@ -198,10 +198,10 @@ void RlPanel::redraw()
             role.perGpu, role.fits });
     const MemoryLimitLine limit = colocated
         ? MemoryLimitLine { tr("colocated peak"), rl.colocatedPeakBytes }
-        : MemoryLimitLine {
-              tr("rollout util. %1").arg(plan.serving.gpuMemoryUtilization, 0, 'f', 2),
-              memory * plan.serving.gpuMemoryUtilization
-          };
+        : MemoryLimitLine { tr("rollout %1")
+                                .arg(engineLineLabel(plan.serving.engine,
+                                    m_document->results().estimate.serving.memoryFraction)),
+              m_document->results().estimate.serving.usableBytes };
     m_roleChart->setColumns(columns, memory, limit, units);
 
     const bool overlapped = c.offPolicyPipeline && !colocated && rl.rolloutS > 0;

@@ -199,7 +199,7 @@ void ServingPanel::redraw()
                                                         : tr("GPU %1").arg(g)),
                 s.perGpu, s.fits });
     m_memoryChart->setColumns(columns, memory,
-        MemoryLimitLine { tr("util. %1").arg(c.gpuMemoryUtilization, 0, 'f', 2), s.usableBytes },
+        MemoryLimitLine { engineLineLabel(c.engine, s.memoryFraction), s.usableBytes },
         units);
 
     m_curveChart->setPoints(servingContextSweep(plan), c.context, s.maxSequences, c.concurrency);

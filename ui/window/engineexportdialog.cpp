@@ -37,6 +37,8 @@ EngineExportDialog::EngineExportDialog(PlanDocument* document, QWidget* parent)
     m_engine->addItem(
         tr("Hugging Face Trainer (TrainingArguments JSON)"), static_cast<int>(Engine::Hf));
     m_engine->addItem(tr("vLLM (vllm serve)"), static_cast<int>(Engine::Vllm));
+    m_engine->addItem(tr("SGLang (sglang.launch_server)"), static_cast<int>(Engine::Sglang));
+    m_engine->addItem(tr("TensorRT-LLM (trtllm-serve)"), static_cast<int>(Engine::Trtllm));
     m_text->setReadOnly(true);
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));

@@ -1,0 +1,100 @@
+// SGLang: a `python3 -m sglang.launch_server` command line.
+//
+// Flags as SGLang's ServerArgs declares them (python/sglang/srt/server_args.py): --model-path,
+// --tp-size, --context-length, --mem-fraction-static, --max-running-requests,
+// --chunked-prefill-size, --kv-cache-dtype (auto, fp8_e5m2, fp8_e4m3), --quantization,
+// --speculative-algorithm (EAGLE for EAGLE heads and for a checkpoint's own MTP module, which
+// SGLang loads as its draft; STANDALONE for a separate draft model), --speculative-draft-model-path,
+// --speculative-num-steps, --speculative-eagle-topk, --speculative-num-draft-tokens.
+#include <fmt/format.h>
+
+#include "export/common.h"
+
+namespace envelope::exportdetail {
+
+EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
+{
+    const ServingConfig& sc = plan.serving;
+    EngineConfig out;
+    out.engine = Engine::Sglang;
+    out.fileName = "sglang_serve.sh";
+    out.figures = servingFigures(plan, estimate);
+    const std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
+    if (modelRepo.empty())
+        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
+                                           "replace \"{}\" with the model's path",
+            plan.model.arch.name, model.empty() ? "MODEL" : model));
+    warnServingEngine(plan, ServingEngine::Sglang, "SGLang", out.warnings);
+
+    std::vector<std::string> flags { "python3 -m sglang.launch_server" };
+    const auto flag
+        = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
+    flag("--model-path", model.empty() ? std::string("MODEL") : model);
+    flag("--tp-size", sc.tp);
+    flag("--context-length", sc.context);
+    // The fraction Envelope sized the pool with (the plan's, else the version's default), written
+    // out so a newer SGLang's different default does not change the pool under the plan.
+    if (sc.engine == ServingEngine::Sglang)
+        flag("--mem-fraction-static", numberText(estimate.serving.memoryFraction));
+    flag("--max-running-requests", sc.concurrency);
+    flag("--chunked-prefill-size", sc.maxBatchedTokens);
+    if (sc.kvBits == 8)
+        flag("--kv-cache-dtype", "fp8_e5m2");
+    else if (sc.kvBits < 8)
+        out.warnings.push_back(fmt::format("serving.kv_bits = {}: SGLang's KV cache is 16-bit or "
+                                           "fp8; a {}-bit cache cannot be expressed",
+            sc.kvBits, sc.kvBits));
+    if (sc.weightBits == 8)
+        flag("--quantization", "fp8");
+    else if (sc.weightBits == 4)
+        out.warnings.push_back("serving.weight_bits = 4: SGLang reads 4-bit weights from the "
+                               "checkpoint's quantization config (AWQ, GPTQ, NVFP4): serve a "
+                               "4-bit checkpoint; no flag is written");
+    if (sc.speculative) {
+        const ServingSpeculative& spec = *sc.speculative;
+        // One draft token per step and sequence at top-k 1: a chain of `tokens` drafts, verified
+        // with the model's next token (num_draft_tokens = steps + 1, as SGLang requires at topk 1).
+        if (spec.kind == SpeculativeKind::Mtp) {
+            flag("--speculative-algorithm", "EAGLE");
+        } else {
+            const bool eagle = spec.kind == SpeculativeKind::Eagle;
+            const std::string draft = eagle ? std::string("EAGLE_HEAD")
+                                            : (spec.draftModel && !spec.draftModel->presetId.empty()
+                                                    ? spec.draftModel->presetId
+                                                    : std::string("DRAFT_MODEL"));
+            out.warnings.push_back(eagle
+                    ? std::string("serving.speculative: replace EAGLE_HEAD with the EAGLE head "
+                                  "trained for this model (a Hugging Face repository or path)")
+                    : fmt::format("serving.speculative.draft_model: replace \"{}\" with the draft "
+                                  "model's Hugging Face repository or path",
+                        draft));
+            flag("--speculative-algorithm", eagle ? "EAGLE" : "STANDALONE");
+            flag("--speculative-draft-model-path", draft);
+        }
+        flag("--speculative-num-steps", spec.tokens);
+        flag("--speculative-eagle-topk", 1);
+        flag("--speculative-num-draft-tokens", spec.tokens + 1);
+    }
+    // SGLang refuses a --context-length above the model's max_position_embeddings unless
+    // SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set.
+    const long long positions = plan.model.arch.maxPositions;
+    if (positions > 0 && sc.context > positions) {
+        flags.front() = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 " + flags.front();
+        out.warnings.push_back(fmt::format(
+            "serving.context = {} is longer than the model's {} positions: SGLang refuses "
+            "--context-length above them unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (set "
+            "in the command); outputs past {} tokens need RoPE scaling in the model's config",
+            sc.context, positions, positions));
+    }
+    if (plan.cluster.gpus > sc.tp)
+        out.warnings.push_back(fmt::format(
+            "cluster.gpus = {} holds {} engines of serving.tp = {}: start one command per engine "
+            "(or SGLang's --dp-size {} with a router) and balance the requests across them",
+            plan.cluster.gpus, plan.cluster.gpus / std::max(sc.tp, 1), sc.tp,
+            plan.cluster.gpus / std::max(sc.tp, 1)));
+    out.text = commentBlock("Envelope export for SGLang", out.figures) + joinCommand(flags, "");
+    out.launch = "sh " + out.fileName;
+    return out;
+}
+
+} // namespace envelope::exportdetail

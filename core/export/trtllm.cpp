@@ -1,0 +1,94 @@
+// TensorRT-LLM: a `trtllm-serve` command line (PyTorch backend) and, when the plan needs
+// settings without a flag, the YAML file its --extra_llm_api_options reads.
+//
+// Flags as trtllm-serve declares them (tensorrt_llm/commands/serve.py): --backend, --tp_size,
+// --max_batch_size, --max_num_tokens, --max_seq_len, --kv_cache_free_gpu_memory_fraction,
+// --extra_llm_api_options. In the YAML (LlmArgs): kv_cache_config.dtype "fp8";
+// speculative_config with decoding_type MTP (num_nextn_predict_layers), Eagle or DraftTarget
+// (max_draft_len, speculative_model_dir).
+#include <fmt/format.h>
+
+#include "export/common.h"
+
+namespace envelope::exportdetail {
+
+EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
+{
+    const ServingConfig& sc = plan.serving;
+    EngineConfig out;
+    out.engine = Engine::Trtllm;
+    out.fileName = "trtllm_serve.sh";
+    out.figures = servingFigures(plan, estimate);
+    const std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
+    if (modelRepo.empty())
+        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
+                                           "replace \"{}\" with the model's path",
+            plan.model.arch.name, model.empty() ? "MODEL" : model));
+    warnServingEngine(plan, ServingEngine::Trtllm, "TensorRT-LLM", out.warnings);
+
+    std::vector<std::string> flags { "trtllm-serve "
+        + (model.empty() ? std::string("MODEL") : model) };
+    const auto flag
+        = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
+    flag("--backend", "pytorch");
+    flag("--tp_size", sc.tp);
+    flag("--max_batch_size", sc.concurrency);
+    // Each running sequence takes a token of a step's budget, as in vLLM.
+    flag("--max_num_tokens", std::max<long long>(sc.maxBatchedTokens, sc.concurrency));
+    flag("--max_seq_len", sc.context);
+    if (sc.engine == ServingEngine::Trtllm)
+        flag("--kv_cache_free_gpu_memory_fraction", numberText(estimate.serving.memoryFraction));
+
+    std::string yaml;
+    if (sc.kvBits == 8)
+        yaml += "kv_cache_config:\n  dtype: fp8\n";
+    else if (sc.kvBits < 8)
+        out.warnings.push_back(fmt::format("serving.kv_bits = {}: TensorRT-LLM's KV cache is "
+                                           "16-bit, fp8 or nvfp4 by checkpoint; a {}-bit cache is "
+                                           "not written",
+            sc.kvBits, sc.kvBits));
+    if (sc.weightBits < 16)
+        out.warnings.push_back(fmt::format(
+            "serving.weight_bits = {}: TensorRT-LLM reads quantized weights from the checkpoint "
+            "(a ModelOpt FP8, NVFP4 or INT4-AWQ export): serve such a checkpoint; no flag is "
+            "written",
+            sc.weightBits));
+    if (sc.speculative) {
+        const ServingSpeculative& spec = *sc.speculative;
+        if (spec.kind == SpeculativeKind::Mtp) {
+            yaml += fmt::format(
+                "speculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: {}\n",
+                spec.tokens);
+        } else {
+            const bool eagle = spec.kind == SpeculativeKind::Eagle;
+            const std::string draft = eagle ? std::string("EAGLE_HEAD")
+                                            : (spec.draftModel && !spec.draftModel->presetId.empty()
+                                                    ? spec.draftModel->presetId
+                                                    : std::string("DRAFT_MODEL"));
+            out.warnings.push_back(fmt::format(
+                "serving.speculative: replace {} in {} with the {} (a Hugging Face repository or "
+                "path)",
+                draft, "extra_llm_api_options.yaml",
+                eagle ? "EAGLE head trained for this model" : "draft model"));
+            yaml += fmt::format("speculative_config:\n  decoding_type: {}\n  max_draft_len: {}\n"
+                                "  speculative_model_dir: \"{}\"\n",
+                eagle ? "Eagle" : "DraftTarget", spec.tokens, draft);
+        }
+    }
+    if (!yaml.empty()) {
+        out.companions.push_back({ "extra_llm_api_options.yaml",
+            "# Envelope export for TensorRT-LLM: the settings trtllm-serve takes from a file\n"
+                + yaml });
+        flag("--extra_llm_api_options", "extra_llm_api_options.yaml");
+    }
+    if (plan.cluster.gpus > sc.tp)
+        out.warnings.push_back(fmt::format(
+            "cluster.gpus = {} holds {} engines of serving.tp = {}: start one command per engine "
+            "and balance the requests across them",
+            plan.cluster.gpus, plan.cluster.gpus / std::max(sc.tp, 1), sc.tp));
+    out.text = commentBlock("Envelope export for TensorRT-LLM", out.figures) + joinCommand(flags, "");
+    out.launch = "sh " + out.fileName;
+    return out;
+}
+
+} // namespace envelope::exportdetail
