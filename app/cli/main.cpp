@@ -4,7 +4,7 @@
 //                [--sections training,compute,serving,rl]
 //   envelope-cli explain PLAN.json [--units gb|gib] [--filter PREFIX]
 //   envelope-cli import-hf CONFIG.json [--model-only]
-//   envelope-cli presets [models|gpus|recipes|frameworks]
+//   envelope-cli presets [models|gpus|recipes|frameworks|engines]
 //   envelope-cli calibrate PLAN.json --peak-gib X ...   (cmd_calibrate.cpp)
 //   envelope-cli export|import|compare ...   (cmd_export.cpp, cmd_import.cpp, cmd_compare.cpp)
 //   envelope-cli help [COMMAND]   envelope-cli --version
@@ -235,6 +235,18 @@ int runPresets(const std::string& kind)
             std::cout << fmt::format("{:<20} {} (loss {}, selective {})\n", f.id, f.name,
                 lossKindId(f.loss), selectivePolicyId(f.selective));
     }
+    if (all || kind == "engines") {
+        section("engines");
+        for (const EngineProfile& e : presets->engines) {
+            std::string versions;
+            for (const EngineProfile& v : e.versions)
+                versions += (versions.empty() ? "" : ", ") + v.version;
+            std::cout << fmt::format("{:<20} {}{}\n", e.id, e.name,
+                versions.empty() ? std::string()
+                                 : fmt::format(" (versions {}; default {})", versions,
+                                       e.defaultVersion));
+        }
+    }
     return kOk;
 }
 
@@ -288,8 +300,8 @@ int run(int argc, char** argv)
 
     CLI::App* presetsCmd
         = app.add_subcommand("presets", "List preset ids with one-line descriptions");
-    presetsCmd->add_option("KIND", kind, "models, gpus, recipes or frameworks")
-        ->check(CLI::IsMember({ "models", "gpus", "recipes", "frameworks" }));
+    presetsCmd->add_option("KIND", kind, "models, gpus, recipes, frameworks or engines")
+        ->check(CLI::IsMember({ "models", "gpus", "recipes", "frameworks", "engines" }));
 
     std::string helpCommand;
     CLI::App* helpCmd = app.add_subcommand("help", "Print this help, or a command's help");

@@ -521,8 +521,15 @@ TEST_F(CliTest, PresetsListsIdsWithDescriptions)
     EXPECT_NE(recipes.out.find("bf16-mixed-16"), std::string::npos);
     const CliRun all = cli("presets");
     ASSERT_EQ(all.status, 0);
-    for (const char* header : { "models:", "gpus:", "recipes:" })
+    for (const char* header : { "models:", "gpus:", "recipes:", "frameworks:", "engines:" })
         EXPECT_NE(all.out.find(header), std::string::npos) << header;
+    // The serving engines' accounting rows (presets/engines.json): SGLang's two versions.
+    const CliRun engines = cli("presets engines");
+    ASSERT_EQ(engines.status, 0) << engines.err;
+    EXPECT_NE(engines.out.find("sglang               SGLang (versions 0.4, 0.5; default 0.5)"),
+        std::string::npos)
+        << engines.out;
+    EXPECT_NE(engines.out.find("trtllm"), std::string::npos) << engines.out;
 }
 
 TEST_F(CliTest, UserPresetsAreMergedOverTheBuiltinsById)

@@ -15,6 +15,7 @@
 #include <QHelpEvent>
 #include <QLabel>
 #include <QLineSeries>
+#include <QListView>
 #include <QSlider>
 #include <QSpinBox>
 #include <QToolButton>
@@ -26,6 +27,7 @@
 #include "charts/memoryview.h"
 #include "charts/plotgrid.h"
 #include "charts/sweepchart.h"
+#include "controls/choicecombo.h"
 #include "controls/memorysavercontrols.h"
 #include "controls/modelcontrols.h"
 #include "controls/parallelismcontrols.h"
@@ -263,6 +265,43 @@ private slots:
         m_doc->reset(custom);
         QCOMPARE(gpus->currentIndex(), 0);
         QCOMPARE(gpus->currentText(), QStringLiteral("Custom: Lab GPU 96GB"));
+    }
+
+    // Typing in the open model list keeps the choices that contain the text anywhere (not only
+    // at the start), hides the headings left empty, and Enter picks the first (issue 23).
+    void typingInAnOpenBoxFiltersByContainedText()
+    {
+        auto* models = qobject_cast<ChoiceCombo*>(m_panel->modelControls()->presetCombo());
+        QVERIFY(models);
+        models->showPopup();
+        auto* list = qobject_cast<QListView*>(models->view());
+        QVERIFY(list);
+        QTest::keyClicks(list, QStringLiteral("32b"));
+        QCOMPARE(models->filterText(), QStringLiteral("32b"));
+        int shown = 0;
+        for (int row = 0; row < models->count(); ++row) {
+            if (list->isRowHidden(row) || !models->itemData(row).isValid())
+                continue;
+            ++shown;
+            QVERIFY2(models->itemText(row).contains(QStringLiteral("32B"), Qt::CaseInsensitive),
+                qPrintable(models->itemText(row)));
+        }
+        QVERIFY(shown >= 2); // Qwen2.5 32B and Qwen3 32B
+        QVERIFY(list->isRowHidden(models->findText(QStringLiteral("Llama"))));
+        QVERIFY(list->isRowHidden(models->findData(QStringLiteral("llama-3-8b"))));
+        // Backspace widens the filter again: "32" also keeps nothing else here, "3" keeps Llama 3.
+        QTest::keyClick(list, Qt::Key_Backspace);
+        QTest::keyClick(list, Qt::Key_Backspace);
+        QCOMPARE(models->filterText(), QStringLiteral("3"));
+        QVERIFY(!list->isRowHidden(models->findData(QStringLiteral("llama-3-8b"))));
+        QTest::keyClicks(list, QStringLiteral("2b"));
+        QTest::keyClick(list, Qt::Key_Return);
+        QVERIFY(!models->view()->isVisible());
+        const std::string picked = m_doc->plan().model.presetId;
+        QVERIFY2(picked.find("32b") != std::string::npos, picked.c_str());
+        // Closed again: every row shows.
+        QVERIFY(models->filterText().isEmpty());
+        QVERIFY(!list->isRowHidden(models->findData(QStringLiteral("llama-3-8b"))));
     }
 
     void invalidParallelismShowsTheMessageAndKeepsTheBars()

@@ -2,6 +2,8 @@
 
 #include <QAbstractItemView>
 #include <QHelpEvent>
+#include <QKeyEvent>
+#include <QListView>
 #include <QScrollBar>
 #include <QStandardItemModel>
 #include <QStyle>
@@ -17,7 +19,70 @@ void ChoiceCombo::showPopup()
     const int widest = list->sizeHintForColumn(0) + 2 * list->frameWidth()
         + style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, list);
     list->setMinimumWidth(std::max(width(), widest));
+    m_filter.clear();
+    applyFilter();
+    list->installEventFilter(this);
     QComboBox::showPopup();
+}
+
+void ChoiceCombo::hidePopup()
+{
+    view()->removeEventFilter(this);
+    QComboBox::hidePopup();
+    m_filter.clear();
+    applyFilter();
+}
+
+bool ChoiceCombo::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == view() && event->type() == QEvent::KeyPress) {
+        const auto* key = static_cast<QKeyEvent*>(event);
+        const QString text = key->text();
+        if (key->key() == Qt::Key_Backspace && !m_filter.isEmpty()) {
+            m_filter.chop(1);
+            applyFilter();
+            return true;
+        }
+        if (!text.isEmpty() && text.at(0).isPrint() && !(key->modifiers() & Qt::ControlModifier)) {
+            m_filter += text;
+            applyFilter();
+            return true;
+        }
+    }
+    return QComboBox::eventFilter(watched, event);
+}
+
+// Rows that do not contain the filter hide; a heading hides when none of its choices shows;
+// the first choice that shows becomes the list's current row (what Enter picks).
+void ChoiceCombo::applyFilter()
+{
+    auto* list = qobject_cast<QListView*>(view());
+    if (!list)
+        return;
+    const auto isHeading = [&](int row) {
+        return !(model()->flags(model()->index(row, 0)) & Qt::ItemIsSelectable);
+    };
+    int heading = -1;
+    bool headingHasMatch = false;
+    int first = -1;
+    for (int row = 0; row < count(); ++row) {
+        if (isHeading(row)) {
+            if (heading >= 0)
+                list->setRowHidden(heading, !headingHasMatch);
+            heading = row;
+            headingHasMatch = false;
+            continue;
+        }
+        const bool match = m_filter.isEmpty() || itemText(row).contains(m_filter, Qt::CaseInsensitive);
+        list->setRowHidden(row, !match);
+        headingHasMatch = headingHasMatch || match;
+        if (match && first < 0)
+            first = row;
+    }
+    if (heading >= 0)
+        list->setRowHidden(heading, !headingHasMatch);
+    if (!m_filter.isEmpty() && first >= 0)
+        list->setCurrentIndex(model()->index(first, 0));
 }
 
 void ChoiceCombo::addHeading(const QString& text)
