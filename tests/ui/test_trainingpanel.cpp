@@ -267,6 +267,30 @@ private slots:
         QCOMPARE(gpus->currentText(), QStringLiteral("Custom: Lab GPU 96GB"));
     }
 
+    // The context slider steps by powers of two and 1.5 x between (issue 23: a short drag no
+    // longer leaps from 8K to 1M): 8,192 -> 12,288 -> 16,384 one step at a time, an octave a page.
+    void theContextSliderStepsByHalfOctaves()
+    {
+        typeInto(m_panel->modelControls()->contextControl()->spinBox(), QStringLiteral("8192"));
+        QCOMPARE(m_doc->plan().training.seqLen, 8192);
+        QSlider* slider = m_panel->modelControls()->contextControl()->slider();
+        QCOMPARE(slider->maximum() - slider->minimum(), 2 * (20 - 8)); // 256 .. 1,048,576
+        slider->triggerAction(QAbstractSlider::SliderSingleStepAdd);
+        QCOMPARE(m_doc->plan().training.seqLen, 12288);
+        slider->triggerAction(QAbstractSlider::SliderSingleStepAdd);
+        QCOMPARE(m_doc->plan().training.seqLen, 16384);
+        slider->triggerAction(QAbstractSlider::SliderPageStepSub);
+        QCOMPARE(m_doc->plan().training.seqLen, 8192);
+        slider->triggerAction(QAbstractSlider::SliderSingleStepSub);
+        QCOMPARE(m_doc->plan().training.seqLen, 6144);
+        // A typed length between the steps rests the slider on the nearest one.
+        typeInto(m_panel->modelControls()->contextControl()->spinBox(), QStringLiteral("11000"));
+        QCOMPARE(m_doc->plan().training.seqLen, 11000);
+        QCOMPARE(slider->value(), 2 * 13 + 1); // 12,288: log2 11,000 = 13.43, nearer 13.58 than 13
+        typeInto(m_panel->modelControls()->contextControl()->spinBox(), QStringLiteral("10000"));
+        QCOMPARE(slider->value(), 2 * 13); // 8,192: log2 10,000 = 13.29, nearer 13 than 13.58
+    }
+
     // Typing in the open model list keeps the choices that contain the text anywhere (not only
     // at the start), hides the headings left empty, and Enter picks the first (issue 23).
     void typingInAnOpenBoxFiltersByContainedText()

@@ -24,7 +24,7 @@ ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
     , m_import(new QPushButton(tr("&Import config.json…"), this))
     , m_size(new SliderSpin(SliderSpin::Scale::Log, 0.1, 2000, 1, this))
     , m_shapeNote(new QLabel(this))
-    , m_context(new SliderSpin(SliderSpin::Scale::PowersOfTwo, 256, 1 << 20, 0, this))
+    , m_context(new SliderSpin(SliderSpin::Scale::TokenLengths, 256, 1 << 20, 0, this))
     , m_microBatch(new SliderSpin(SliderSpin::Scale::PowersOfTwo, 1, 512, 0, this))
     , m_gradAccum(new QSpinBox(this))
 {

@@ -99,7 +99,7 @@ QSpinBox* RlControls::addGpus(
 SliderSpin* RlControls::addLength(
     const QString& label, const QString& tip, int mergeId, int RlConfig::*field)
 {
-    auto* control = new SliderSpin(SliderSpin::Scale::PowersOfTwo, 16, 1 << 17);
+    auto* control = new SliderSpin(SliderSpin::Scale::TokenLengths, 16, 1 << 17);
     control->setSuffix(tr(" tok"));
     control->setToolTip(tip);
     form()->addRow(label, control);

@@ -18,7 +18,7 @@ namespace envelope::ui {
 ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("Serving"), document, parent)
     , m_engine(new ChoiceCombo(this))
-    , m_context(new SliderSpin(SliderSpin::Scale::PowersOfTwo, 256, 1 << 20))
+    , m_context(new SliderSpin(SliderSpin::Scale::TokenLengths, 256, 1 << 20))
     , m_concurrency(new SliderSpin(SliderSpin::Scale::Log, 1, 4096))
     , m_tp(new QSpinBox(this))
     , m_utilization(new SliderSpin(SliderSpin::Scale::Linear, 10, 100))

@@ -36,6 +36,11 @@ SliderSpin::SliderSpin(Scale scale, double minimum, double maximum, int decimals
             static_cast<int>(std::round(std::log2(maximum))));
         m_slider->setPageStep(1);
         break;
+    case Scale::TokenLengths:
+        m_slider->setRange(toSlider(minimum), toSlider(maximum));
+        m_slider->setSingleStep(1);
+        m_slider->setPageStep(2); // an octave
+        break;
     case Scale::Log:
         m_slider->setRange(0, kLogSteps);
         m_slider->setSingleStep(5);
@@ -88,6 +93,18 @@ int SliderSpin::toSlider(double value) const
         return static_cast<int>(std::lround(value));
     case Scale::PowersOfTwo:
         return static_cast<int>(std::lround(std::log2(std::max(value, 1.0))));
+    case Scale::TokenLengths: {
+        // Position 2k is 2^k and 2k + 1 is 1.5 x 2^k: the nearest of the two around the value,
+        // in log space.
+        const double l = std::log2(std::max(value, 1.0));
+        const double octave = std::floor(l);
+        const double steps[] = { 0.0, std::log2(1.5), 1.0 };
+        int best = 0;
+        for (int i = 1; i < 3; ++i)
+            if (std::fabs(l - octave - steps[i]) < std::fabs(l - octave - steps[best]))
+                best = i;
+        return static_cast<int>(2 * octave) + best;
+    }
     case Scale::Log: {
         const double lo = std::log10(m_minimum);
         const double hi = std::log10(m_maximum);
@@ -105,6 +122,8 @@ double SliderSpin::fromSlider(int position) const
         return position;
     case Scale::PowersOfTwo:
         return std::ldexp(1.0, position);
+    case Scale::TokenLengths:
+        return std::ldexp(position % 2 == 0 ? 1.0 : 1.5, position / 2);
     case Scale::Log: {
         const double lo = std::log10(m_minimum);
         const double hi = std::log10(m_maximum);

@@ -1,5 +1,6 @@
 // A slider paired with a spin box for the exact value. The slider may run on a log scale
-// (model size 0.1B..2T) or on powers of two (context 256..1M); the spin box always holds the
+// (model size 0.1B..2T), on powers of two (micro-batch 1..512) or on token lengths (context
+// 256, 384, 512, ... 1M); the spin box always holds the
 // exact value. `valueEdited` fires only for the user's changes, never for setValue().
 #pragma once
 
@@ -16,6 +17,9 @@ public:
     enum class Scale {
         Linear, // slider position == value
         PowersOfTwo, // slider position == log2(value)
+        // Powers of two with 1.5 x each between (4K, 6K, 8K, 12K, 16K, ...): token lengths,
+        // two slider steps an octave so a drag does not leap from 8K to 1M (issue 23).
+        TokenLengths,
         Log // continuous log10 scale, 1000 steps
     };
 
