@@ -28,6 +28,22 @@ public:
         return value;
     }
 
+    // The same, found by `matches(key)` without building a key first (a key that copies a model
+    // or a GPU costs more than the comparison): `makeKey()` runs only on a miss.
+    template <class Matches, class MakeKey, class Compute>
+    Value getIf(Matches&& matches, MakeKey&& makeKey, Compute&& compute)
+    {
+        for (const auto& [k, v] : m_entries)
+            if (matches(k))
+                return v;
+        Value value = compute();
+        if (m_entries.size() < N)
+            m_entries.emplace_back(makeKey(), value);
+        else
+            m_entries[m_next++ % N] = { makeKey(), value };
+        return value;
+    }
+
 private:
     std::vector<std::pair<Key, Value>> m_entries;
     std::size_t m_next = 0;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -510,17 +511,20 @@ RlEstimate estimateRl(
     r.suggestedTrainerGpus = s.trainerGpus;
     // A split counts when the trainer is laid out on its pool and fits under the usable line
     // (the training tab's `fits`, not merely within HBM).
-    // The trainer's configuration is the same on every split: built once, not per split (it
-    // copies the framework profile).
+    // The trainer's configuration and setup are the same on every split: built once, and each
+    // split only sizes its stages at its data-parallel width (TrainingPeakProbe).
     const TrainingConfig laidOutTrainer = trainerConfig(plan.training, true);
+    std::optional<TrainingPeakProbe> probe;
     auto trainerFits = [&](int trainerGpus) {
         trainerGpus = std::max(trainerGpus, 1);
         if (!trainerLayoutProblem(plan.training, "rl.trainer_gpus", trainerGpus).empty())
             return false;
-        const TrainingMemory t = estimateTrainingMemory(plan.model.arch, counts, laidOutTrainer,
-            Cluster { trainerGpus, plan.cluster.gpusPerNode }, plan.gpu.gpu, nullptr);
+        if (!probe)
+            probe.emplace(plan.model.arch, counts, laidOutTrainer, plan.gpu.gpu);
+        const double total
+            = probe->perGpuTotal(Cluster { trainerGpus, plan.cluster.gpusPerNode });
         const double snapshot = oldPolicyParamBytes * positiveOrZero(counts.total) / trainerGpus;
-        return memoryVerdict(t.perGpu.total() + snapshot, memory, usable) == Verdict::Fits;
+        return memoryVerdict(total + snapshot, memory, usable) == Verdict::Fits;
     };
     if (s.colocated) {
         // Every role runs on every GPU in turn: there is no split to balance.

@@ -322,11 +322,19 @@ OpTimes servingOps(bool prefill, const ModelArch& arch, const InferenceLayout& l
     double queryTokens = 1, int draftFc = -1)
 {
     thread_local RecentMemo<ServingOpsKey, OpTimes, kServingShapesKept> memo;
-    ServingOpsKey key { sequences, tokens, queryTokens, prefill, draftFc, layout.tp, layout.ep,
-        layout.weightDtype, layout.kvBytesPerElement, defaults.hbmEfficiency, gpu.kernels.get(),
-        arch, gpu };
-    key.gpu.kernels = {}; // compared by identity in `table`
-    return memo.get(std::move(key), [&] {
+    const auto matches = [&](const ServingOpsKey& k) {
+        return k.sequences == sequences && k.tokens == tokens && k.queryTokens == queryTokens
+            && k.prefill == prefill && k.draftFc == draftFc && k.tp == layout.tp
+            && k.ep == layout.ep && k.dtype == layout.weightDtype
+            && k.kvBytes == layout.kvBytesPerElement && k.hbmEfficiency == defaults.hbmEfficiency
+            && k.table == gpu.kernels.get() && k.arch == arch && k.gpu == gpu;
+    };
+    const auto makeKey = [&] {
+        return ServingOpsKey { sequences, tokens, queryTokens, prefill, draftFc, layout.tp,
+            layout.ep, layout.weightDtype, layout.kvBytesPerElement, defaults.hbmEfficiency,
+            gpu.kernels.get(), arch, gpu };
+    };
+    return memo.getIf(matches, makeKey, [&] {
         if (prefill)
             return timeOps(prefillOps(arch, layout, sequences, tokens), gpu, defaults);
         if (draftFc >= 0)

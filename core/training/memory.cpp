@@ -325,6 +325,28 @@ StageMemory stageMemory(
     return m;
 }
 
+TrainingPeakProbe::TrainingPeakProbe(const ModelArch& arch, const ParamCounts& counts,
+    const TrainingConfig& config, const Gpu& gpu)
+    : m_setup(std::make_unique<const TrainingSetup>(trainingSetup(arch, counts, config, gpu)))
+    , m_config(config)
+{
+}
+
+TrainingPeakProbe::~TrainingPeakProbe() = default;
+
+double TrainingPeakProbe::perGpuTotal(const Cluster& cluster) const
+{
+    // As estimateTrainingMemory: dp from the cluster, the worst stage's total.
+    const TrainingSetup& setup = *m_setup;
+    const double modelParallel = double(setup.tp) * setup.pp * setup.cp;
+    const int dataParallel
+        = std::max(1, static_cast<int>(std::max(cluster.gpus, 0) / modelParallel));
+    double worst = -1;
+    for (int stage = 0; stage < setup.pp; ++stage)
+        worst = std::max(worst, stageMemory(setup, m_config, stage, dataParallel).perGpu.total());
+    return worst;
+}
+
 TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& counts,
     const TrainingConfig& config, const Cluster& cluster, const Gpu& gpu, Explainer* ex)
 {

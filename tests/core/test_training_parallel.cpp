@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "fixtures.h"
+#include "training/memory.h"
 
 namespace envelope {
 namespace {
@@ -282,6 +283,31 @@ TEST(TrainingParallel, OddButValidInputGivesFiniteFigures)
     EXPECT_FALSE(r.fits);
     EXPECT_EQ(r.minGpus, 0);
     EXPECT_EQ(r.dataParallel, 1);
+}
+
+// TrainingPeakProbe (the RL split search's shortcut) is estimateTrainingMemory's per-GPU total
+// at each cluster size, bit for bit: ZeRO stages, pipelines with uneven stages, offload.
+TEST(TrainingPeakProbe, EqualsTheFullEstimateAtEveryClusterSize)
+{
+    const ModelArch arch = llama3_70b();
+    const ParamCounts counts = countParameters(arch);
+    const Gpu gpu = h100();
+    for (int zero : { 0, 1, 2, 3 })
+        for (int pp : { 1, 3 })
+            for (bool offload : { false, true }) {
+                TrainingConfig config = computeConfig();
+                config.zeroStage = zero;
+                config.pp = pp;
+                config.offloadOptimizer = offload && zero >= 1;
+                const TrainingPeakProbe probe(arch, counts, config, gpu);
+                for (int gpus : { 1, 3, 6, 24, 96, 1024 }) {
+                    const Cluster cluster { gpus, 8 };
+                    EXPECT_EQ(probe.perGpuTotal(cluster),
+                        estimateTrainingMemory(arch, counts, config, cluster, gpu).perGpu.total())
+                        << "zero " << zero << " pp " << pp << " offload " << offload << " gpus "
+                        << gpus;
+                }
+            }
 }
 
 } // namespace
