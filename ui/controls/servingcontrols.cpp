@@ -36,6 +36,10 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
         const PresetLibrary& presets = this->document()->presets();
         edit(tr("Serving engine %1").arg(m_engine->itemText(index)),
             [engine, &presets](Plan& p) {
+                // A version names a release of the engine it was written for: another engine
+                // starts from its own default row.
+                if (p.serving.engine != engine)
+                    p.serving.engineVersion.clear();
                 p.serving.engine = engine;
                 resolveServingEngine(presets, p.serving);
             });
