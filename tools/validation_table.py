@@ -132,8 +132,10 @@ def main():
         "Each figure is compared in the metric the publication reports: `reserved` is "
         "`training.allocator_reserved_bytes` (torch.cuda max_memory_reserved, torchtitan's logged "
         "memory), `allocated` is `training.allocated_bytes` (max_memory_allocated / peak active "
-        "bytes), `kv` is vLLM's \"Available KV cache memory\" (`serving.kv_budget_bytes`), "
-        "`kv-tokens` its \"GPU KV cache size\" (`serving.max_tokens`).",
+        "bytes), `kv` is the engine's KV pool as its startup log reports it "
+        "(`serving.kv_budget_bytes`: vLLM's \"Available KV cache memory\", SGLang's K + V "
+        "size), `kv-tokens` its token count (`serving.max_tokens`: vLLM's \"GPU KV cache "
+        "size\", SGLang's max_total_num_tokens).",
         "",
         "## Summary (|estimate / measured - 1|)",
         "",
