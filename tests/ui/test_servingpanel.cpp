@@ -12,6 +12,7 @@
 #include <QStandardItemModel>
 #include <QUndoStack>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -197,6 +198,24 @@ private slots:
         QCOMPARE(m_doc->plan().serving.engine, ServingEngine::Vllm);
         QCOMPARE(engine->currentText(), QStringLiteral("vLLM"));
         verifyMatchesCore(*m_panel, m_doc->plan());
+    }
+
+    // The Serving tab shows the warnings a serving report shows (report::warningShown): the RL
+    // pools outgrowing a 4-GPU cluster belong to the RL tab, not here (issue 27: one tab's
+    // warnings on another).
+    void showsOnlyTheWarningsAboutServingAndTheCluster()
+    {
+        Plan plan = m_doc->plan();
+        plan.cluster.gpus = 4; // the default RL pools use 4 + 1 + 3 = 8
+        plan.serving.tp = 8;   // serving.tp = 8 is more than cluster.gpus = 4
+        m_doc->edit(plan, QStringLiteral("small cluster"));
+        const auto& warnings = m_doc->results().estimate.warnings;
+        QVERIFY(std::any_of(warnings.begin(), warnings.end(),
+            [](const std::string& w) { return w.starts_with("the RL pools"); }));
+        auto* line = m_panel->findChild<QLabel*>(QStringLiteral("warnings"));
+        QVERIFY(line);
+        QVERIFY2(line->text().contains(QStringLiteral("serving.tp = 8")), qPrintable(line->text()));
+        QVERIFY2(!line->text().contains(QStringLiteral("RL pools")), qPrintable(line->text()));
     }
 
     void undoRestoresThePlanAndItsFigures()

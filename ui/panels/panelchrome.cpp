@@ -12,6 +12,7 @@
 
 #include "charts/tenantpalette.h"
 #include "document/plandocument.h"
+#include "report/textreport.h"
 #include "widgets/appresources.h"
 
 namespace envelope::ui {
@@ -65,16 +66,16 @@ QLabel* warningsLine(PlanDocument* document, const QString& section, QWidget* pa
     line->setWordWrap(true);
     line->setTextFormat(Qt::PlainText);
     line->setStyleSheet(QStringLiteral("QLabel { color: #B26A00; }"));
-    const auto update = [line, document, section] {
+    // The tab's warnings as the reports pick them (report::warningShown): the RL pools' warning
+    // on the RL tab, the model's pipeline split on the Training tab, the cluster's on every tab.
+    const bool training = section == QLatin1String("training");
+    const report::ReportSections tab { training, training, section == QLatin1String("serving"),
+        section == QLatin1String("rl") };
+    const auto update = [line, document, tab] {
         QStringList warnings;
-        for (const std::string& w : document->results().estimate.warnings) {
-            const QString text = QString::fromStdString(w);
-            const QString about = text.section(QLatin1Char('.'), 0, 0);
-            const bool sectioned = about == QLatin1String("training")
-                || about == QLatin1String("serving") || about == QLatin1String("rl");
-            if (!sectioned || about == section)
-                warnings << text;
-        }
+        for (const std::string& w : document->results().estimate.warnings)
+            if (report::warningShown(w, tab))
+                warnings << QString::fromStdString(w);
         const QString text = warnings.isEmpty()
             ? QString()
             : QStringLiteral("⚠ ") + warnings.join(QStringLiteral("; "));

@@ -26,8 +26,8 @@ void bindValidationStatus(QLabel* status, PlanDocument* document);
 
 // A line (object name "warnings") showing the core's warnings for the document's last estimate
 // ("⚠ seq_len 32768 exceeds the model's 8192 positions; ..."), hidden when there are none.
-// Shows the warnings about `section` ("training", "serving", "rl": those naming a field of it,
-// e.g. "serving.context = ...") and those about no section (the model, the cluster).
+// Shows the warnings a report of `section` ("training", "serving", "rl") shows
+// (report::warningShown: those naming a field of it, and those about the cluster).
 // Created as a child of `parent` so that showing it never makes a top-level window.
 QLabel* warningsLine(PlanDocument* document, const QString& section, QWidget* parent);
 
