@@ -142,11 +142,15 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
                               num(r.memoryFraction), engine.name, engine.version, config.tp)),
             r.memoryFraction, "fraction", engineSource);
         ex.add("serving.activation_peak_bytes",
-            fmt::format("reserved for activations and CUDA graphs: (torch total - startup) x (1 - "
+            fmt::format("forward of max_batched_tokens {}: {}, within SGLang's reserve for "
+                        "activations and CUDA graphs (torch total - startup) x (1 - "
                         "mem_fraction_static) = ({} - {}) x (1 - {}) = {}",
+                config.maxBatchedTokens, servingBytesText(r.activationPeakBytes),
                 servingBytesText(r.torchTotalBytes), servingBytesText(r.startupBytes),
-                num(r.memoryFraction), servingBytesText(r.activationPeakBytes)),
-            r.activationPeakBytes, "bytes", engineSource);
+                num(r.memoryFraction), servingBytesText(m0 * (1 - r.memoryFraction))),
+            r.activationPeakBytes, "bytes",
+            "one layer's intermediates at a time (docs/formulas-serving.md); the reserve is "
+            "SGLang's, left unallocated at startup");
         ex.add("serving.overhead_bytes",
             fmt::format("held before the weights load (CUDA context, distributed init): {}",
                 servingBytesText(r.overheadBytes)),

@@ -556,17 +556,19 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     }
     case ServingEngine::Sglang: {
         // profile_max_num_token: rest = (M0 - weights) - M0 (1 - f), M0 the free memory after
-        // distributed init. The reserve M0 (1 - f) holds the activations and CUDA graphs: it is
-        // drawn as the activation tenant, so the bar adds up to the device.
+        // distributed init. SGLang allocates the weights and the pool (its static share) and
+        // leaves M0 (1 - f) unallocated for the forward's activations and the CUDA graphs: the
+        // activation tenant is the forward's estimate (as for the generic engine), drawn above
+        // the static line, and the rest of the reserve stays free.
         r.startupBytes = std::min(positiveOrZero(engine.startupBytes), torchTotal);
         r.torchTotalBytes = torchTotal;
         const double m0 = torchTotal - r.startupBytes;
         r.memoryFraction = config.memFractionStatic ? *config.memFractionStatic
                                                     : sglangMemFractionStatic(config, gpu);
-        r.activationPeakBytes = m0 * (1 - r.memoryFraction);
+        r.activationPeakBytes = inferenceActivationPeakBytes(
+            arch, positiveOrZero(config.maxBatchedTokens), concurrency, tp);
         r.overheadBytes = r.startupBytes;
-        // The static share (weights and the KV pool) above what was held at startup: the line
-        // the bars' weights + KV + startup reach when the pool is full.
+        // The static share above what was held at startup: weights + a full pool + startup.
         r.usableBytes = r.startupBytes + m0 * r.memoryFraction;
         left = m0 * r.memoryFraction - r.weightsBytesPerGpu;
         break;
