@@ -334,6 +334,20 @@ std::vector<std::string> planWarnings(const Plan& plan)
     if (arch.maxPositions > 0 && plan.serving.context > arch.maxPositions)
         warnings.push_back(fmt::format("serving.context = {} exceeds the model's {} positions",
             plan.serving.context, arch.maxPositions));
+    // Keys of another engine than the plan's are read but not used: say so.
+    const ServingConfig& sc = plan.serving;
+    if (sc.memFractionStatic && sc.engine != ServingEngine::Sglang)
+        warnings.push_back(fmt::format("serving.mem_fraction_static is SGLang's; serving.engine "
+                                       "= \"{}\" does not use it",
+            servingEngineId(sc.engine)));
+    if (sc.freeGpuMemoryFraction && sc.engine != ServingEngine::Trtllm)
+        warnings.push_back(fmt::format("serving.free_gpu_memory_fraction is TensorRT-LLM's; "
+                                       "serving.engine = \"{}\" does not use it",
+            servingEngineId(sc.engine)));
+    if (!sc.engineVersion.empty() && sc.engineProfile.version.empty())
+        warnings.push_back(fmt::format("serving.engine_version = \"{}\": the {} engine has no "
+                                       "modelled versions; it is not used",
+            sc.engineVersion, servingEngineId(sc.engine)));
     if (plan.serving.tp > plan.cluster.gpus)
         warnings.push_back(fmt::format("serving.tp = {} is more than cluster.gpus = {}: one "
                                        "engine does not fit on the cluster",

@@ -4,10 +4,12 @@
 // picks a modelled row. Every expected figure is worked out in the comments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -174,6 +176,29 @@ TEST(ServingEngines, BadEngineKeysNameTheFieldAndTheAllowedValues)
     EXPECT_NE(e.find("serving.mem_fraction_static"), std::string::npos) << e;
     e = errorOf(R"({"engine": "trtllm", "free_gpu_memory_fraction": 0})");
     EXPECT_NE(e.find("serving.free_gpu_memory_fraction"), std::string::npos) << e;
+}
+
+// An engine's own key on a plan of another engine is read but not used, and the plan says so
+// (each warning names its field, so the serving report and the Serving tab show it).
+TEST(ServingEngines, AnotherEnginesKeysAreNamedAsUnused)
+{
+    const auto warningsOf = [](const std::string& serving) {
+        return planWarnings(readOrDie(servingPlan("h100-sxm", serving)));
+    };
+    const auto has = [](const std::vector<std::string>& all, const std::string& text) {
+        return std::any_of(all.begin(), all.end(),
+            [&](const std::string& w) { return w.find(text) != std::string::npos; });
+    };
+    EXPECT_TRUE(has(warningsOf(R"({"engine": "vllm", "mem_fraction_static": 0.8})"),
+        "serving.mem_fraction_static is SGLang's; serving.engine = \"vllm\" does not use it"));
+    EXPECT_TRUE(has(warningsOf(R"({"engine": "sglang", "free_gpu_memory_fraction": 0.8})"),
+        "serving.free_gpu_memory_fraction is TensorRT-LLM's"));
+    EXPECT_TRUE(has(warningsOf(R"({"engine": "generic", "engine_version": "1.2"})"),
+        "serving.engine_version = \"1.2\": the generic engine has no modelled versions"));
+    const std::vector<std::string> own
+        = warningsOf(R"({"engine": "sglang", "engine_version": "0.4", "mem_fraction_static": 0.8})");
+    EXPECT_FALSE(has(own, "mem_fraction_static")) << (own.empty() ? "" : own.front());
+    EXPECT_FALSE(has(own, "engine_version"));
 }
 
 TEST(ServingEngines, EngineKeysSurviveWriteAndRead)
