@@ -120,6 +120,37 @@ Expected<GpuPreset> gpuPresetFromJson(const nlohmann::json& object, const std::s
     return preset;
 }
 
+// The version rows of a profile (frameworks, engines): each row names what changed and its
+// source, and overrides the base profile's fields: the row is the base object with its keys
+// replaced, read by `parse` like any profile, and handed to `keep(profile, version, changes)`.
+template <class Parse, class Keep>
+std::optional<Error> readVersionRows(const nlohmann::json& object, const nlohmann::json& versions,
+    const std::string& path, Parse parse, Keep&& keep)
+{
+    if (!versions.is_array())
+        return Error { path + ".versions", "must be an array of {version, changes, source, ...}" };
+    for (std::size_t i = 0; i < versions.size(); ++i) {
+        const std::string at = fmt::format("{}.versions[{}]", path, i);
+        const nlohmann::json& row = versions[i];
+        if (!row.is_object() || !row.contains("version") || !row["version"].is_string()
+            || !row.contains("changes") || !row["changes"].is_string() || !row.contains("source")
+            || !row["source"].is_string())
+            return Error { at,
+                "must be an object with \"version\", \"changes\" and \"source\" strings" };
+        nlohmann::json merged = object;
+        merged.erase("versions");
+        for (const auto& [key, value] : row.items())
+            if (key != "version" && key != "changes")
+                merged[key] = value;
+        auto version = parse(merged, at);
+        if (!version)
+            return version.error();
+        keep(std::move(version).value(), row["version"].get<std::string>(),
+            row["changes"].get<std::string>());
+    }
+    return std::nullopt;
+}
+
 Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const std::string& path)
 {
     FrameworkProfile p;
@@ -162,32 +193,13 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
             "must be \"eager\", \"chunked\", \"fused\" or \"compiled\"" };
     if (!versions)
         return p;
-    // Each version row names what changed and its source, and overrides the base profile's
-    // fields: the row is the base object with its keys replaced, read like any profile.
-    if (!versions->is_array())
-        return Error { path + ".versions", "must be an array of {version, changes, source, ...}" };
-    for (std::size_t i = 0; i < versions->size(); ++i) {
-        const std::string at = fmt::format("{}.versions[{}]", path, i);
-        const nlohmann::json& row = (*versions)[i];
-        if (!row.is_object() || !row.contains("version") || !row["version"].is_string()
-            || !row.contains("changes") || !row["changes"].is_string() || !row.contains("source")
-            || !row["source"].is_string())
-            return Error { at,
-                "must be an object with \"version\", \"changes\" and \"source\" "
-                "strings" };
-        nlohmann::json merged = object;
-        merged.erase("versions");
-        for (const auto& [key, value] : row.items())
-            if (key != "version" && key != "changes")
-                merged[key] = value;
-        Expected<FrameworkProfile> version = frameworkFromJson(merged, at);
-        if (!version)
-            return version.error();
-        FrameworkProfile v = std::move(version).value();
-        v.version = row["version"].get<std::string>();
-        v.versionChanges = row["changes"].get<std::string>();
-        p.versions.push_back(std::move(v));
-    }
+    if (auto e = readVersionRows(object, *versions, path, frameworkFromJson,
+            [&](FrameworkProfile v, std::string version, std::string changes) {
+                v.version = std::move(version);
+                v.versionChanges = std::move(changes);
+                p.versions.push_back(std::move(v));
+            }))
+        return *e;
     return p;
 }
 
@@ -250,29 +262,13 @@ Expected<EngineProfile> engineFromJson(const nlohmann::json& object, const std::
         return *e;
     if (!versions)
         return p;
-    if (!versions->is_array())
-        return Error { path + ".versions", "must be an array of {version, changes, source, ...}" };
-    for (std::size_t i = 0; i < versions->size(); ++i) {
-        const std::string at = fmt::format("{}.versions[{}]", path, i);
-        const nlohmann::json& row = (*versions)[i];
-        if (!row.is_object() || !row.contains("version") || !row["version"].is_string()
-            || !row.contains("changes") || !row["changes"].is_string() || !row.contains("source")
-            || !row["source"].is_string())
-            return Error { at,
-                "must be an object with \"version\", \"changes\" and \"source\" strings" };
-        nlohmann::json merged = object;
-        merged.erase("versions");
-        for (const auto& [key, value] : row.items())
-            if (key != "version" && key != "changes")
-                merged[key] = value;
-        Expected<EngineProfile> version = engineFromJson(merged, at);
-        if (!version)
-            return version.error();
-        EngineProfile v = std::move(version).value();
-        v.version = row["version"].get<std::string>();
-        v.changes = row["changes"].get<std::string>();
-        p.versions.push_back(std::move(v));
-    }
+    if (auto e = readVersionRows(object, *versions, path, engineFromJson,
+            [&](EngineProfile v, std::string version, std::string changes) {
+                v.version = std::move(version);
+                v.changes = std::move(changes);
+                p.versions.push_back(std::move(v));
+            }))
+        return *e;
     return p;
 }
 

@@ -638,25 +638,27 @@ void resolveServingEngine(const PresetLibrary& presets, ServingConfig& c)
         c.engineProfile = {};
         return;
     }
-    c.engineProfile = *engine;
-    c.engineProfile.versions.clear();
-    if (engine->versions.empty())
-        return;
-    const std::string wanted = c.engineVersion.empty() ? engine->defaultVersion : c.engineVersion;
-    const std::vector<long> want = versionParts(wanted);
-    const EngineProfile* pick = &engine->versions.front();
-    for (const EngineProfile& row : engine->versions) {
-        const std::vector<long> have = versionParts(row.version);
-        if (versionParts(pick->version) > have)
-            pick = &row; // the lowest row, for a version older than every row
+    const EngineProfile* chosen = engine;
+    if (!engine->versions.empty()) {
+        const std::vector<long> want
+            = versionParts(c.engineVersion.empty() ? engine->defaultVersion : c.engineVersion);
+        const EngineProfile* lowest = nullptr; // for a version older than every row
+        const EngineProfile* best = nullptr;
+        std::vector<long> lowestParts, bestParts;
+        for (const EngineProfile& row : engine->versions) {
+            const std::vector<long> have = versionParts(row.version);
+            if (!lowest || have < lowestParts) {
+                lowest = &row;
+                lowestParts = have;
+            }
+            if (have <= want && (!best || bestParts < have)) {
+                best = &row;
+                bestParts = have;
+            }
+        }
+        chosen = best ? best : lowest;
     }
-    const EngineProfile* best = nullptr;
-    for (const EngineProfile& row : engine->versions) {
-        const std::vector<long> have = versionParts(row.version);
-        if (have <= want && (!best || versionParts(best->version) < have))
-            best = &row;
-    }
-    c.engineProfile = best ? *best : *pick;
+    c.engineProfile = *chosen;
     c.engineProfile.versions.clear();
 }
 
