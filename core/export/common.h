@@ -46,6 +46,19 @@ std::string commentBlock(std::string_view header, const std::vector<std::string>
 // commented-out command).
 std::string joinCommand(const std::vector<std::string>& words, std::string_view prefix);
 
+// A serving export's opening (vLLM, SGLang, TensorRT-LLM): engine, file name, the figures
+// block, the model to serve in `model` (`modelRepo`, else the preset id with a warning, "MODEL"
+// when there is neither) and warnServingEngine's warning.
+EngineConfig startServingExport(const Plan& plan, const Estimate& estimate, Engine engine,
+    std::string fileName, ServingEngine accounting, std::string_view engineName,
+    const std::string& modelRepo, std::string& model);
+
+// The draft a speculative plan of kind eagle or draft names: "EAGLE_HEAD" for an EAGLE head,
+// the draft model's preset id, else "DRAFT_MODEL"; a placeholder the user replaces.
+std::string speculativeDraftName(const ServingSpeculative& spec);
+// The warning that says which placeholder to replace (vLLM's and SGLang's command lines).
+std::string speculativeDraftWarning(const ServingSpeculative& spec, const std::string& draft);
+
 // The serving exporters' shared checks (vLLM, SGLang, TensorRT-LLM): the plan's engine
 // accounting against the exported engine's, so the file says when Envelope sized the KV pool
 // another way.

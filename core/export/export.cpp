@@ -280,6 +280,43 @@ std::string joinCommand(const std::vector<std::string>& words, std::string_view 
     return s;
 }
 
+EngineConfig startServingExport(const Plan& plan, const Estimate& estimate, Engine engine,
+    std::string fileName, ServingEngine accounting, std::string_view engineName,
+    const std::string& modelRepo, std::string& model)
+{
+    EngineConfig out;
+    out.engine = engine;
+    out.fileName = std::move(fileName);
+    out.figures = servingFigures(plan, estimate);
+    model = modelRepo.empty() ? plan.model.presetId : modelRepo;
+    if (model.empty())
+        model = "MODEL";
+    if (modelRepo.empty())
+        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
+                                           "replace \"{}\" with the model's path",
+            plan.model.arch.name, model));
+    warnServingEngine(plan, accounting, engineName, out.warnings);
+    return out;
+}
+
+std::string speculativeDraftName(const ServingSpeculative& spec)
+{
+    if (spec.kind == SpeculativeKind::Eagle)
+        return "EAGLE_HEAD";
+    return spec.draftModel && !spec.draftModel->presetId.empty() ? spec.draftModel->presetId
+                                                                  : std::string("DRAFT_MODEL");
+}
+
+std::string speculativeDraftWarning(const ServingSpeculative& spec, const std::string& draft)
+{
+    return spec.kind == SpeculativeKind::Eagle
+        ? std::string("serving.speculative: replace EAGLE_HEAD with the EAGLE head trained for "
+                      "this model (a Hugging Face repository or path)")
+        : fmt::format("serving.speculative.draft_model: replace \"{}\" with the draft model's "
+                      "Hugging Face repository or path",
+            draft);
+}
+
 void warnServingEngine(const Plan& plan, ServingEngine exported, std::string_view engineName,
     std::vector<std::string>& warnings)
 {

@@ -15,21 +15,14 @@ namespace envelope::exportdetail {
 EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
     const ServingConfig& sc = plan.serving;
-    EngineConfig out;
-    out.engine = Engine::Sglang;
-    out.fileName = "sglang_serve.sh";
-    out.figures = servingFigures(plan, estimate);
-    const std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
-    if (modelRepo.empty())
-        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
-                                           "replace \"{}\" with the model's path",
-            plan.model.arch.name, model.empty() ? "MODEL" : model));
-    warnServingEngine(plan, ServingEngine::Sglang, "SGLang", out.warnings);
+    std::string model;
+    EngineConfig out = startServingExport(plan, estimate, Engine::Sglang, "sglang_serve.sh",
+        ServingEngine::Sglang, "SGLang", modelRepo, model);
 
     std::vector<std::string> flags { "python3 -m sglang.launch_server" };
     const auto flag
         = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
-    flag("--model-path", model.empty() ? std::string("MODEL") : model);
+    flag("--model-path", model);
     flag("--tp-size", sc.tp);
     flag("--context-length", sc.context);
     // The fraction Envelope sized the pool with (the plan's, else the version's default), written
@@ -58,16 +51,8 @@ EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std:
             flag("--speculative-algorithm", "EAGLE");
         } else {
             const bool eagle = spec.kind == SpeculativeKind::Eagle;
-            const std::string draft = eagle ? std::string("EAGLE_HEAD")
-                                            : (spec.draftModel && !spec.draftModel->presetId.empty()
-                                                    ? spec.draftModel->presetId
-                                                    : std::string("DRAFT_MODEL"));
-            out.warnings.push_back(eagle
-                    ? std::string("serving.speculative: replace EAGLE_HEAD with the EAGLE head "
-                                  "trained for this model (a Hugging Face repository or path)")
-                    : fmt::format("serving.speculative.draft_model: replace \"{}\" with the draft "
-                                  "model's Hugging Face repository or path",
-                        draft));
+            const std::string draft = speculativeDraftName(spec);
+            out.warnings.push_back(speculativeDraftWarning(spec, draft));
             flag("--speculative-algorithm", eagle ? "EAGLE" : "STANDALONE");
             flag("--speculative-draft-model-path", draft);
         }

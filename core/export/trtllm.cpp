@@ -15,19 +15,11 @@ namespace envelope::exportdetail {
 EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
     const ServingConfig& sc = plan.serving;
-    EngineConfig out;
-    out.engine = Engine::Trtllm;
-    out.fileName = "trtllm_serve.sh";
-    out.figures = servingFigures(plan, estimate);
-    const std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
-    if (modelRepo.empty())
-        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
-                                           "replace \"{}\" with the model's path",
-            plan.model.arch.name, model.empty() ? "MODEL" : model));
-    warnServingEngine(plan, ServingEngine::Trtllm, "TensorRT-LLM", out.warnings);
+    std::string model;
+    EngineConfig out = startServingExport(plan, estimate, Engine::Trtllm, "trtllm_serve.sh",
+        ServingEngine::Trtllm, "TensorRT-LLM", modelRepo, model);
 
-    std::vector<std::string> flags { "trtllm-serve "
-        + (model.empty() ? std::string("MODEL") : model) };
+    std::vector<std::string> flags { "trtllm-serve " + model };
     const auto flag
         = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
     flag("--backend", "pytorch");
@@ -61,10 +53,7 @@ EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std:
                 spec.tokens);
         } else {
             const bool eagle = spec.kind == SpeculativeKind::Eagle;
-            const std::string draft = eagle ? std::string("EAGLE_HEAD")
-                                            : (spec.draftModel && !spec.draftModel->presetId.empty()
-                                                    ? spec.draftModel->presetId
-                                                    : std::string("DRAFT_MODEL"));
+            const std::string draft = speculativeDraftName(spec);
             out.warnings.push_back(fmt::format(
                 "serving.speculative: replace {} in {} with the {} (a Hugging Face repository or "
                 "path)",

@@ -15,20 +15,11 @@ namespace envelope::exportdetail {
 EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
     const ServingConfig& sc = plan.serving;
-    EngineConfig out;
-    out.engine = Engine::Vllm;
-    out.fileName = "serve.sh";
-    out.figures = servingFigures(plan, estimate);
-    const std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
-    if (modelRepo.empty())
-        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
-                                           "replace \"{}\" with the model's path",
-            plan.model.arch.name, model.empty() ? "MODEL" : model));
+    std::string model;
+    EngineConfig out = startServingExport(
+        plan, estimate, Engine::Vllm, "serve.sh", ServingEngine::Vllm, "vLLM", modelRepo, model);
 
-    warnServingEngine(plan, ServingEngine::Vllm, "vLLM", out.warnings);
-
-    std::vector<std::string> flags { "vllm serve "
-        + (model.empty() ? std::string("MODEL") : model) };
+    std::vector<std::string> flags { "vllm serve " + model };
     const auto flag
         = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
     flag("--tensor-parallel-size", sc.tp);
@@ -71,16 +62,8 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
             config = fmt::format(R"({{"method": "mtp", "num_speculative_tokens": {}}})", spec.tokens);
         } else {
             const bool eagle = spec.kind == SpeculativeKind::Eagle;
-            std::string draft = eagle ? std::string("EAGLE_HEAD")
-                                      : (spec.draftModel && !spec.draftModel->presetId.empty()
-                                              ? spec.draftModel->presetId
-                                              : std::string("DRAFT_MODEL"));
-            out.warnings.push_back(eagle
-                    ? std::string("serving.speculative: replace EAGLE_HEAD with the EAGLE head "
-                                  "trained for this model (a Hugging Face repository or path)")
-                    : fmt::format("serving.speculative.draft_model: replace \"{}\" with the draft "
-                                  "model's Hugging Face repository or path",
-                        draft));
+            const std::string draft = speculativeDraftName(spec);
+            out.warnings.push_back(speculativeDraftWarning(spec, draft));
             config = fmt::format(R"({{"method": "{}", "model": "{}", "num_speculative_tokens": {}}})",
                 eagle ? "eagle" : "draft_model", draft, spec.tokens);
         }
@@ -127,7 +110,7 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
             rolloutLen, positions));
     std::vector<std::string> rollout { std::string(
                                            longRollout ? "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 " : "")
-        + "vllm serve " + (model.empty() ? std::string("MODEL") : model) };
+        + "vllm serve " + model };
     const auto rflag = [&](std::string name, auto value) {
         rollout.push_back(fmt::format("{} {}", name, value));
     };
