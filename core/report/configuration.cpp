@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/detail.h"
+#include "serving/serving.h"
 
 namespace envelope::report::detail {
 namespace {
@@ -138,11 +139,7 @@ Table configuration(
                               : std::string("mem_fraction_static: the engine's default"))
                     : s.engine == ServingEngine::Trtllm
                     ? "free_gpu_memory_fraction "
-                        + number(s.freeGpuMemoryFraction.value_or(
-                                     s.engineProfile.freeMemoryFraction > 0
-                                         ? s.engineProfile.freeMemoryFraction
-                                         : 0.9),
-                            2)
+                        + number(servingMemoryFraction(s, plan.gpu.gpu), 2)
                     : "GPU memory utilization " + number(s.gpuMemoryUtilization, 2)));
         if (s.speculative)
             t.add("speculative decoding",

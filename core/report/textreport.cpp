@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "report/detail.h"
+#include "serving/serving.h"
 
 namespace envelope::report {
 namespace {
@@ -141,9 +142,7 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
     t.add("KV budget per GPU", humanBytes(s.kvBudgetBytes, units));
     if (plan.serving.engine != ServingEngine::Generic) {
         // Whose accounting sized the pool, at which modelled version (presets/engines.json).
-        const char* fraction = plan.serving.engine == ServingEngine::Sglang ? "mem_fraction_static"
-            : plan.serving.engine == ServingEngine::Trtllm ? "free_gpu_memory_fraction"
-                                                            : "gpu_memory_utilization";
+        const std::string_view fraction = servingMemoryFractionKey(plan.serving.engine);
         std::string row = fmt::format("{}{} ({} {})",
             plan.serving.engineProfile.name.empty() ? s.engine : plan.serving.engineProfile.name,
             s.engineVersion.empty() ? std::string() : " " + s.engineVersion, fraction,

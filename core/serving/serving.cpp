@@ -244,6 +244,39 @@ double sglangMemFractionStatic(const ServingConfig& config, const Gpu& gpu)
     return 0.88; // SGLang's default when the device's memory is unknown
 }
 
+double servingMemoryFraction(const ServingConfig& config, const Gpu& gpu)
+{
+    switch (config.engine) {
+    case ServingEngine::Sglang:
+        return config.memFractionStatic ? *config.memFractionStatic
+                                        : sglangMemFractionStatic(config, gpu);
+    case ServingEngine::Trtllm: {
+        const double fallback = config.engineProfile.freeMemoryFraction > 0
+            ? config.engineProfile.freeMemoryFraction
+            : 0.9;
+        return config.freeGpuMemoryFraction.value_or(fallback);
+    }
+    case ServingEngine::Vllm:
+    case ServingEngine::Generic:
+        break;
+    }
+    return positiveOrZero(config.gpuMemoryUtilization);
+}
+
+std::string_view servingMemoryFractionKey(ServingEngine engine)
+{
+    switch (engine) {
+    case ServingEngine::Sglang:
+        return "mem_fraction_static";
+    case ServingEngine::Trtllm:
+        return "free_gpu_memory_fraction";
+    case ServingEngine::Vllm:
+    case ServingEngine::Generic:
+        break;
+    }
+    return "gpu_memory_utilization";
+}
+
 VllmProfile vllmProfile(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu)
 {
     VllmProfile v;
@@ -540,6 +573,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
             engine.name.empty() ? r.engine : engine.name, config.engineVersion, engine.version);
     const double torchTotal
         = gpu.torchTotalBytes > 0 ? gpu.torchTotalBytes : positiveOrZero(gpu.memoryBytes);
+    r.memoryFraction = servingMemoryFraction(config, gpu);
     double left = 0;
     switch (config.engine) {
     case ServingEngine::Vllm: {
@@ -549,7 +583,6 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
         r.samplerPeakBytes = v.samplerPeakBytes;
         r.overheadBytes = v.nonTorchBytes;
         r.torchTotalBytes = v.torchTotalBytes;
-        r.memoryFraction = positiveOrZero(config.gpuMemoryUtilization);
         r.usableBytes = r.torchTotalBytes * r.memoryFraction;
         left = r.usableBytes - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
         break;
@@ -563,8 +596,6 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
         r.startupBytes = std::min(positiveOrZero(engine.startupBytes), torchTotal);
         r.torchTotalBytes = torchTotal;
         const double m0 = torchTotal - r.startupBytes;
-        r.memoryFraction = config.memFractionStatic ? *config.memFractionStatic
-                                                    : sglangMemFractionStatic(config, gpu);
         r.activationPeakBytes = inferenceActivationPeakBytes(
             arch, positiveOrZero(config.maxBatchedTokens), concurrency, tp);
         r.overheadBytes = r.startupBytes;
@@ -580,9 +611,6 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
             arch, positiveOrZero(config.maxBatchedTokens), concurrency, tp);
         r.overheadBytes = positiveOrZero(config.runtimeOverheadBytes);
         r.torchTotalBytes = torchTotal;
-        r.memoryFraction = config.freeGpuMemoryFraction
-            ? *config.freeGpuMemoryFraction
-            : (engine.freeMemoryFraction > 0 ? engine.freeMemoryFraction : 0.9);
         const double free
             = torchTotal - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
         r.usableBytes = torchTotal - (1 - r.memoryFraction) * std::max(free, 0.0);
@@ -594,7 +622,6 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
             arch, positiveOrZero(config.maxBatchedTokens), concurrency, tp);
         r.overheadBytes = positiveOrZero(config.runtimeOverheadBytes);
         r.torchTotalBytes = positiveOrZero(gpu.memoryBytes);
-        r.memoryFraction = positiveOrZero(config.gpuMemoryUtilization);
         r.usableBytes = r.torchTotalBytes * r.memoryFraction;
         left = r.usableBytes - r.weightsBytesPerGpu - r.activationPeakBytes - r.overheadBytes;
         break;

@@ -69,6 +69,13 @@ inline constexpr double kVllmNonTorchTpBytes = 2.07 * 1073741824.0; // TP >= 2: 
 // (presets/engines.json: by TP size in 0.4, from the memory reserved by device class in 0.5).
 double sglangMemFractionStatic(const ServingConfig& config, const Gpu& gpu);
 
+// The memory fraction the plan's engine applies: vLLM and generic gpu_memory_utilization, SGLang
+// mem_fraction_static (the plan's, else sglangMemFractionStatic), TensorRT-LLM
+// free_gpu_memory_fraction (the plan's, else the version's default, else 0.9).
+double servingMemoryFraction(const ServingConfig& config, const Gpu& gpu);
+// Its plan key: "gpu_memory_utilization", "mem_fraction_static" or "free_gpu_memory_fraction".
+std::string_view servingMemoryFractionKey(ServingEngine engine);
+
 struct VllmProfile {
     double torchTotalBytes = 0;
     double forwardPeakBytes = 0;  // profile_run forward at max_num_batched_tokens

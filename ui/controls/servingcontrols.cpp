@@ -131,15 +131,11 @@ void ServingControls::refresh()
         ? QString()
         : tr(" (modelled version %1)").arg(QString::fromStdString(s.engineProfile.version));
     m_engine->setToolTip(tr("The engine whose memory accounting sizes the KV pool%1").arg(version));
-    double fraction = s.gpuMemoryUtilization;
     if (s.engine == ServingEngine::Sglang) {
-        fraction = s.memFractionStatic ? *s.memFractionStatic : sglangMemFractionStatic(s, plan.gpu.gpu);
         m_utilization->setToolTip(tr("SGLang mem_fraction_static: the share of the free memory "
                                      "for weights and the KV pool%1")
                                       .arg(s.memFractionStatic ? QString() : tr(" (the engine's default)")));
     } else if (s.engine == ServingEngine::Trtllm) {
-        fraction = s.freeGpuMemoryFraction.value_or(
-            s.engineProfile.freeMemoryFraction > 0 ? s.engineProfile.freeMemoryFraction : 0.9);
         m_utilization->setToolTip(tr("TensorRT-LLM free_gpu_memory_fraction: the KV pool's share of "
                                      "the memory free after the weights and activations"));
     } else {
@@ -151,7 +147,7 @@ void ServingControls::refresh()
     m_kvBits->setCurrentIndex(m_kvBits->findData(s.kvBits));
     m_weightBits->setCurrentIndex(m_weightBits->findData(s.weightBits));
     m_tp->setValue(s.tp);
-    m_utilization->setValue(std::round(fraction * 100));
+    m_utilization->setValue(std::round(servingMemoryFraction(s, plan.gpu.gpu) * 100));
 }
 
 } // namespace envelope::ui
