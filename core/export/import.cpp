@@ -15,6 +15,7 @@
 #include "base/json_fields.h"
 #include "export/common.h"
 #include "export/importing.h"
+#include "model/arch_json.h"
 #include "plan/fields.h"
 
 namespace envelope {
@@ -69,21 +70,30 @@ Expected<PlanDraft> startDraft(
     return d;
 }
 
-std::optional<int> presetLayers(const PlanDraft& draft, const PresetLibrary& presets)
+std::optional<ModelArch> draftArch(const PlanDraft& draft, const PresetLibrary& presets)
 {
     const nlohmann::json& m = draft.plan["model"];
-    std::string id;
-    if (m.is_string())
-        id = m.get<std::string>();
-    else if (m.is_object() && m.contains("preset") && m["preset"].is_string()) {
-        if (m.contains("layers") && m["layers"].is_number_integer())
-            return m["layers"].get<int>();
-        id = m["preset"].get<std::string>();
-    } else if (m.is_object() && m.contains("layers") && m["layers"].is_number_integer())
-        return m["layers"].get<int>();
-    if (const ModelPreset* p = presets.findModel(id))
-        return p->arch.layers;
-    return std::nullopt;
+    if (m.is_string()) {
+        if (const ModelPreset* p = presets.findModel(m.get<std::string>()))
+            return p->arch;
+        return std::nullopt;
+    }
+    if (!m.is_object())
+        return std::nullopt;
+    const auto resolved = [](const Expected<ModelArch>& arch) {
+        return arch ? std::optional<ModelArch>(*arch) : std::nullopt;
+    };
+    if (m.contains("preset") && m["preset"].is_string()) {
+        const ModelPreset* p = presets.findModel(m["preset"].get<std::string>());
+        return p ? resolved(applyArchOverrides(p->arch, m, "model")) : std::nullopt;
+    }
+    return m.contains("layers") ? resolved(archFromJson(m, "model")) : std::nullopt;
+}
+
+std::optional<int> presetLayers(const PlanDraft& draft, const PresetLibrary& presets)
+{
+    const std::optional<ModelArch> arch = draftArch(draft, presets);
+    return arch ? std::optional<int>(arch->layers) : std::nullopt;
 }
 
 std::optional<long long> asCount(const nlohmann::json& v)

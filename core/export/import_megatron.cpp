@@ -1,5 +1,6 @@
 // Megatron-LM arguments -> plan (megatron/training/arguments.py flag names; see megatron.cpp).
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <map>
 
@@ -28,7 +29,10 @@ constexpr const char* kShapeFlags[] = { "--num-layers", "--hidden-size", "--ffn-
     "--attention-dropout", "--hidden-dropout", "--num-experts", "--moe-router-topk",
     "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size", "--moe-layer-freq",
     "--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
-    "--qk-pos-emb-head-dim", "--v-head-dim", "--rotary-base", "--rotary-percent" };
+    "--qk-pos-emb-head-dim", "--v-head-dim", "--rotary-base", "--rotary-percent", "--use-rope-scaling",
+    "--rope-scaling-factor", "--rope-type", "--rotary-scaling-factor", "--mscale",
+    "--mscale-all-dim", "--yarn-original-max-position-embeddings", "--yarn-beta-fast",
+    "--yarn-beta-slow", "--rotary-seq-len-interpolation-factor" };
 
 } // namespace
 
@@ -342,8 +346,19 @@ Expected<ImportedPlan> importMegatron(
         d.warnings.push_back(
             fmt::format("--optimizer {}: the plan keeps adamw", shortText(optimizer)));
 
+    // The RoPE base (an int, as argparse reads it) is compared with the model's: a mismatch
+    // trains another model than the one the plan sizes.
+    const std::optional<long long> rotaryBase = count("--rotary-base");
     if (error)
         return *error;
+    if (rotaryBase) {
+        const std::optional<ModelArch> arch = draftArch(d, presets);
+        const double theta = arch && !arch->learnedPositions ? arch->ropeTheta : 0;
+        if (theta > 0 && static_cast<double>(*rotaryBase) != std::round(theta))
+            d.warnings.push_back(fmt::format("--rotary-base {} differs from the model's rope_theta "
+                                             "{}: the arguments train another model than {}",
+                *rotaryBase, numberText(theta), shortText(arch->name)));
+    }
     // The shape flags are compared with the model the plan uses.
     std::vector<std::string> shape;
     for (const char* f : kShapeFlags)

@@ -47,7 +47,9 @@ inline std::string planText(const PlanDraft& draft)
     return draft.plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-// The layer count of the draft's model when it is a preset id (for per-stage layer counts).
+// The draft's model when it resolves (a preset id, a preset with overrides, a full
+// architecture), and its layer count (for per-stage layer counts).
+std::optional<ModelArch> draftArch(const PlanDraft& draft, const PresetLibrary& presets);
 std::optional<int> presetLayers(const PlanDraft& draft, const PresetLibrary& presets);
 
 // A positive integer from a JSON value (an integer, or a float with no fraction).

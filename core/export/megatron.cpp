@@ -4,6 +4,8 @@
 // (--use-distributed-optimizer) shards the optimizer state over data-parallel ranks: ZeRO-1.
 // Its recompute "uniform" method with --recompute-num-layers k checkpoints the input of every
 // group of k layers: Envelope's full (k = 1) and every-k recompute.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "base/checked.h"
@@ -39,6 +41,100 @@ PipelineSplit megatronPipelineSplit(long long layers, long long pp, long long vi
     return split;
 }
 
+namespace {
+
+// Rotary positions as the checkpoint defines them (issue 25): Megatron's --rotary-base defaults
+// to 10000 where Llama 3 uses 500000 and Qwen2.5 1e6, and a long-context checkpoint's scaling
+// must be restated, or the launched model is not the named one. Flags per Megatron-LM's
+// arguments.py and argument_utils.py (megatron-core v0.19): Llama 3.1 scaling is
+// --use-rope-scaling with its factor (low/high frequency factors 1 and 4 and 8,192 original
+// positions fixed in rotary_pos_embedding.py); YaRN is --position-embedding-type yarn with
+// --rotary-scaling-factor and the --yarn-* flags, or for MLA --rope-type yarn with
+// --rotary-scaling-factor, --mscale and --mscale-all-dim (MLATransformerConfig keeps 4,096
+// original positions and betas 32 and 1); linear is --rotary-seq-len-interpolation-factor (an
+// integer).
+void ropeArguments(const ModelArch& a, std::vector<std::string>& args,
+    std::vector<std::string>& warnings)
+{
+    const auto arg
+        = [&](std::string flag, auto value) { args.push_back(fmt::format("{} {}", flag, value)); };
+    const bool yarn = a.ropeScaling && a.ropeScaling->kind == RopeScalingKind::Yarn;
+    arg("--position-embedding-type", yarn && !a.mla ? "yarn" : "rope");
+    if (a.ropeTheta <= 0) {
+        warnings.push_back("model: --rotary-base is not written (the model states no rope_theta; "
+                           "Megatron's default is 10000): add the model's rope_theta from its "
+                           "config.json, or the launched model may not be the named one");
+    } else {
+        // arguments.py reads --rotary-base as an int; every published base is a whole number.
+        const double base = std::round(a.ropeTheta);
+        arg("--rotary-base", numberText(base));
+        if (base != a.ropeTheta)
+            warnings.push_back(fmt::format("model.rope_theta = {} is written as --rotary-base {} "
+                                           "(Megatron reads an integer)",
+                numberText(a.ropeTheta), numberText(base)));
+    }
+    if (a.ropeFraction != 1)
+        arg("--rotary-percent", numberText(a.ropeFraction));
+    if (!a.ropeScaling)
+        return;
+    const RopeScaling& r = *a.ropeScaling;
+    const auto notExpressed = [&](const char* key, double value, double fixed) {
+        warnings.push_back(fmt::format("model.rope_scaling.{} = {} has no Megatron flag (it uses "
+                                       "{}): the launched model's long-context positions differ",
+            key, numberText(value), numberText(fixed)));
+    };
+    switch (r.kind) {
+    case RopeScalingKind::Llama3:
+        args.push_back("--use-rope-scaling");
+        arg("--rope-scaling-factor", numberText(r.factor));
+        if (r.originalPositions != 0 && r.originalPositions != 8192)
+            notExpressed("original_max_position_embeddings",
+                static_cast<double>(r.originalPositions), 8192);
+        if (r.lowFreqFactor && *r.lowFreqFactor != 1)
+            notExpressed("low_freq_factor", *r.lowFreqFactor, 1);
+        if (r.highFreqFactor && *r.highFreqFactor != 4)
+            notExpressed("high_freq_factor", *r.highFreqFactor, 4);
+        break;
+    case RopeScalingKind::Yarn:
+        if (a.mla)
+            arg("--rope-type", "yarn");
+        arg("--rotary-scaling-factor", numberText(r.factor));
+        if (r.mscale)
+            arg("--mscale", numberText(*r.mscale));
+        if (r.mscaleAllDim)
+            arg("--mscale-all-dim", numberText(*r.mscaleAllDim));
+        if (!a.mla) {
+            if (r.originalPositions != 0)
+                arg("--yarn-original-max-position-embeddings", r.originalPositions);
+            if (r.betaFast)
+                arg("--yarn-beta-fast", numberText(*r.betaFast));
+            if (r.betaSlow)
+                arg("--yarn-beta-slow", numberText(*r.betaSlow));
+            break;
+        }
+        if (r.originalPositions != 0 && r.originalPositions != 4096)
+            notExpressed("original_max_position_embeddings",
+                static_cast<double>(r.originalPositions), 4096);
+        if (r.betaFast && *r.betaFast != 32)
+            notExpressed("beta_fast", *r.betaFast, 32);
+        if (r.betaSlow && *r.betaSlow != 1)
+            notExpressed("beta_slow", *r.betaSlow, 1);
+        break;
+    case RopeScalingKind::Linear: {
+        const double factor = std::round(r.factor);
+        arg("--rotary-seq-len-interpolation-factor", numberText(factor));
+        if (factor != r.factor)
+            warnings.push_back(fmt::format("model.rope_scaling.factor = {} is written as "
+                                           "--rotary-seq-len-interpolation-factor {} (Megatron "
+                                           "reads an integer)",
+                numberText(r.factor), numberText(factor)));
+        break;
+    }
+    }
+}
+
+} // namespace
+
 EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
 {
     const TrainingConfig& t = plan.training;
@@ -72,13 +168,10 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
             "them",
             t.seqLen, a.maxPositions, t.seqLen));
     arg("--vocab-size", a.vocab);
-    arg("--position-embedding-type", a.learnedPositions ? "learned_absolute" : "rope");
-    // Megatron's --rotary-base defaults to 10000; Llama 3 uses 500000 and Qwen2.5 1e6. Envelope's
-    // model has no RoPE base (it does not change memory or FLOPs), so it cannot write the flag.
-    if (!a.learnedPositions)
-        out.warnings.push_back("model: --rotary-base is not written (Envelope's model has no RoPE "
-                               "base; Megatron defaults to 10000): add the model's rope_theta "
-                               "from its config.json, or the launched model is not the named one");
+    if (a.learnedPositions)
+        arg("--position-embedding-type", "learned_absolute");
+    else
+        ropeArguments(a, args, out.warnings);
     arg("--normalization", a.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm");
     if (a.ffn == FfnKind::Gated)
         args.push_back("--swiglu");

@@ -81,6 +81,15 @@ Expected<bool> readBool(const json& v, const std::string& path)
     return v.get<bool>();
 }
 
+// A real number in [min, max] (finite).
+Expected<double> readNumber(const json& v, const std::string& path, double min, double max)
+{
+    const double x = v.is_number() ? v.get<double>() : NAN;
+    if (!(x >= min && x <= max))
+        return Error { path, fmt::format("must be a number in {}..{}, got {}", min, max, shown(v)) };
+    return x;
+}
+
 std::optional<Error> unknownKeys(
     const json& object, const std::string& path, const std::set<std::string>& allowed)
 {
@@ -100,7 +109,13 @@ const std::set<std::string> kArchKeys = { "name", "layers", "hidden", "ffn_hidde
     "kv_heads", "head_dim", "vocab", "tied_embeddings", "norm", "qkv_bias", "linear_bias",
     "max_positions", "learned_positions", "dropout", "sliding_window", "moe", "mla",
     "attention_pattern", "attention_chunk", "linear_attention", "qk_norm", "sandwich_norms",
-    "attention_sinks", "attention_output_gate", "vision_params", "mtp_layers" };
+    "attention_sinks", "attention_output_gate", "vision_params", "mtp_layers", "rope_theta",
+    "partial_rotary_factor", "rope_scaling" };
+const std::set<std::string> kRopeScalingKeys = { "type", "factor",
+    "original_max_position_embeddings", "low_freq_factor", "high_freq_factor", "beta_fast",
+    "beta_slow", "mscale", "mscale_all_dim" };
+const std::pair<RopeScalingKind, const char*> kRopeKinds[] = { { RopeScalingKind::Llama3, "llama3" },
+    { RopeScalingKind::Yarn, "yarn" }, { RopeScalingKind::Linear, "linear" } };
 const std::set<std::string> kMoeKeys = { "experts", "top_k", "shared_experts", "expert_ffn_hidden",
     "dense_layers", "router_bias", "layer_step", "shared_expert_ffn_hidden", "shared_expert_gate" };
 const std::set<std::string> kLinearKeys
@@ -234,6 +249,53 @@ std::optional<Error> readLinear(
     return std::nullopt;
 }
 
+// "rope_scaling": {"type": "llama3" | "yarn" | "linear", "factor", ...}; every key is read
+// afresh (an override replaces the whole object).
+std::optional<Error> readRopeScaling(RopeScaling& r, const json& object, const std::string& path)
+{
+    if (!object.is_object())
+        return Error { path, fmt::format("must be an object or null, got {}", shown(object)) };
+    if (auto e = unknownKeys(object, path, kRopeScalingKeys))
+        return e;
+    for (const char* key : { "type", "factor" })
+        if (!object.contains(key))
+            return Error { join(path, key), "is required" };
+    const json& type = object.at("type");
+    const std::string text = type.is_string() ? type.get<std::string>() : std::string();
+    const auto* kind = std::find_if(std::begin(kRopeKinds), std::end(kRopeKinds),
+        [&](const auto& k) { return text == k.second; });
+    if (kind == std::end(kRopeKinds))
+        return Error { join(path, "type"),
+            fmt::format("must be \"llama3\", \"yarn\" or \"linear\", got {}", shown(type)) };
+    RopeScaling out;
+    out.kind = kind->first;
+    auto factor = readNumber(object.at("factor"), join(path, "factor"), 1, 1e6);
+    if (!factor)
+        return factor.error();
+    out.factor = *factor;
+    if (object.contains("original_max_position_embeddings")) {
+        auto n = readInt(object.at("original_max_position_embeddings"),
+            join(path, "original_max_position_embeddings"), 1, 100000000);
+        if (!n)
+            return n.error();
+        out.originalPositions = *n;
+    }
+    const std::pair<const char*, std::optional<double>*> optional[] = {
+        { "low_freq_factor", &out.lowFreqFactor }, { "high_freq_factor", &out.highFreqFactor },
+        { "beta_fast", &out.betaFast }, { "beta_slow", &out.betaSlow }, { "mscale", &out.mscale },
+        { "mscale_all_dim", &out.mscaleAllDim } };
+    for (const auto& [key, field] : optional) {
+        if (!object.contains(key))
+            continue;
+        auto x = readNumber(object.at(key), join(path, key), 0, 1e6);
+        if (!x)
+            return x.error();
+        *field = *x;
+    }
+    r = out;
+    return std::nullopt;
+}
+
 // "attention_pattern": a list of "full" / "sliding" / "chunked" / "linear", repeated over the
 // layers; [] is every layer by sliding_window.
 std::optional<Error> readPattern(std::vector<LayerAttention>& out, const json& v, const std::string& path)
@@ -339,6 +401,32 @@ std::optional<Error> readArchKeys(ModelArch& a, const json& object, const std::s
             return Error { join(path, "vision_params"),
                 fmt::format("must be a whole parameter count in 0..1e15, got {}", shown(v)) };
         a.visionParams = x;
+    }
+    if (object.contains("rope_theta")) {
+        // 0: not stated (the engine's default base applies).
+        auto x = readNumber(object.at("rope_theta"), join(path, "rope_theta"), 0, 1e12);
+        if (!x)
+            return x.error();
+        a.ropeTheta = *x;
+    }
+    if (object.contains("partial_rotary_factor")) {
+        const json& v = object.at("partial_rotary_factor");
+        const double x = v.is_number() ? v.get<double>() : NAN;
+        if (!(x > 0 && x <= 1))
+            return Error { join(path, "partial_rotary_factor"),
+                fmt::format("must be a fraction in (0, 1], got {}", shown(v)) };
+        a.ropeFraction = x;
+    }
+    if (object.contains("rope_scaling")) {
+        const json& v = object.at("rope_scaling");
+        if (v.is_null()) {
+            a.ropeScaling.reset();
+        } else {
+            RopeScaling r;
+            if (auto e = readRopeScaling(r, v, join(path, "rope_scaling")))
+                return e;
+            a.ropeScaling = r;
+        }
     }
     if (object.contains("dropout")) {
         const json& v = object.at("dropout");
@@ -554,6 +642,28 @@ json archToJson(const ModelArch& a)
         j["mtp_layers"] = a.mtpLayers;
     if (a.visionParams != 0)
         j["vision_params"] = static_cast<std::int64_t>(a.visionParams);
+    if (a.ropeTheta != 0)
+        j["rope_theta"] = a.ropeTheta;
+    if (a.ropeFraction != 1)
+        j["partial_rotary_factor"] = a.ropeFraction;
+    if (a.ropeScaling) {
+        const RopeScaling& r = *a.ropeScaling;
+        json& o = j["rope_scaling"];
+        for (const auto& [k, name] : kRopeKinds)
+            if (k == r.kind)
+                o["type"] = name;
+        o["factor"] = r.factor;
+        if (r.originalPositions != 0)
+            o["original_max_position_embeddings"] = r.originalPositions;
+        const std::pair<const char*, const std::optional<double>*> optional[] = {
+            { "low_freq_factor", &r.lowFreqFactor }, { "high_freq_factor", &r.highFreqFactor },
+            { "beta_fast", &r.betaFast }, { "beta_slow", &r.betaSlow }, { "mscale", &r.mscale },
+            { "mscale_all_dim", &r.mscaleAllDim } };
+        for (const auto& [key, field] : optional)
+            if (*field)
+                o[key] = **field;
+    }
+
     if (a.mla)
         j["mla"] = { { "q_lora_rank", a.mla->qLoraRank }, { "kv_lora_rank", a.mla->kvLoraRank },
             { "qk_rope_head_dim", a.mla->qkRopeHeadDim },

@@ -5,11 +5,15 @@
 // Keys: name layers hidden ffn_hidden ffn heads kv_heads head_dim vocab tied_embeddings norm
 // qkv_bias linear_bias max_positions learned_positions dropout sliding_window moe mla
 // attention_pattern attention_chunk linear_attention qk_norm sandwich_norms attention_sinks
-// attention_output_gate vision_params
+// attention_output_gate vision_params mtp_layers rope_theta partial_rotary_factor rope_scaling
 // (moe: experts top_k shared_experts expert_ffn_hidden dense_layers router_bias layer_step
 //  shared_expert_ffn_hidden shared_expert_gate;
 //  mla: q_lora_rank kv_lora_rank qk_rope_head_dim qk_nope_head_dim v_head_dim;
-//  linear_attention: key_heads value_heads key_head_dim value_head_dim conv_kernel).
+//  linear_attention: key_heads value_heads key_head_dim value_head_dim conv_kernel;
+//  rope_scaling: type factor original_max_position_embeddings low_freq_factor high_freq_factor
+//  beta_fast beta_slow mscale mscale_all_dim, HF's names; "type" is "llama3", "yarn" or
+//  "linear"). rope_theta 0 and partial_rotary_factor 1 mean not stated; the rope keys are
+//  written only when stated and no estimate reads them (the engine exports do).
 // The issue-23 keys (attention_pattern onwards, and moe's last three) are written only when they
 // differ from their defaults. "attention_pattern" lists "full", "sliding", "chunked" or
 // "linear", repeated over the layers; "qk_norm" is "none", "per_head" or "per_layer".

@@ -3,6 +3,7 @@
 // hf_vision.cpp: vision towers of multimodal checkpoints). Include only from core/model .cpp.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,6 +40,7 @@ public:
     { }
 
     const json& raw() const { return m_config; }
+    const std::string& prefix() const { return m_prefix; }
 
     // An optional string field; `fallback` when absent or null.
     std::string text(const char* key, const std::string& fallback)
@@ -94,6 +96,20 @@ public:
             return fallback;
         }
         return v.get<bool>();
+    }
+
+    // An optional real field in [min, max]; `fallback` when absent or null.
+    double number(const char* key, double min, double max, double fallback)
+    {
+        if (!has(key))
+            return fallback;
+        const json& v = m_config.at(key);
+        const double x = v.is_number() ? v.get<double>() : NAN;
+        if (!(x >= min && x <= max)) {
+            fail(key, fmt::format("must be a number in {}..{}, got {}", min, max, shortJson(v)));
+            return fallback;
+        }
+        return x;
     }
 
     bool failed() const { return m_error.has_value(); }

@@ -148,6 +148,95 @@ ModelArch fromGptNeox(ConfigReader& r)
     return a;
 }
 
+// The RoPE base a config class uses when the config leaves rope_theta out (transformers'
+// configuration_*.py defaults). 0: learned positions (GPT-2), nothing to launch.
+double defaultRopeTheta(const std::string& type)
+{
+    static const std::pair<const char*, double> defaults[] = { { "gpt2", 0 },
+        { "gemma3_text", 1000000 }, { "gpt_oss", 150000 }, { "llama4_text", 500000 },
+        { "minimax_m2", 5000000 } };
+    for (const auto& [name, theta] : defaults)
+        if (type == name)
+            return theta;
+    return 10000;  // LlamaConfig and every class here derived from its defaults
+}
+
+// One rope_scaling object (transformers 4.x "type"/"rope_type"; 5.x rope_parameters). Types
+// other than llama3, yarn and linear (dynamic NTK, Phi-3's longrope) leave the scaling unstated:
+// they change no size, and no engine export here can pass them on.
+std::optional<RopeScaling> ropeScalingFrom(const json& object, const std::string& path, ConfigReader& r)
+{
+    ConfigReader s(object, path);
+    std::string type = s.text("rope_type", s.text("type", "default"));
+    static const std::pair<const char*, RopeScalingKind> kinds[] = { { "llama3",
+                                                                         RopeScalingKind::Llama3 },
+        { "yarn", RopeScalingKind::Yarn }, { "linear", RopeScalingKind::Linear } };
+    std::optional<RopeScaling> out;
+    for (const auto& [name, kind] : kinds) {
+        if (type != name)
+            continue;
+        RopeScaling scaling;
+        scaling.kind = kind;
+        scaling.factor = s.number("factor", 1, 1e6, 1);
+        scaling.originalPositions = s.integer("original_max_position_embeddings", 1, kPositions, 0);
+        const std::pair<const char*, std::optional<double>*> optional[] = {
+            { "low_freq_factor", &scaling.lowFreqFactor },
+            { "high_freq_factor", &scaling.highFreqFactor }, { "beta_fast", &scaling.betaFast },
+            { "beta_slow", &scaling.betaSlow }, { "mscale", &scaling.mscale },
+            { "mscale_all_dim", &scaling.mscaleAllDim } };
+        for (const auto& [key, field] : optional)
+            if (s.has(key))
+                *field = s.number(key, 0, 1e6, 0);
+        out = scaling;
+    }
+    if (auto e = s.error())
+        r.fail(e->path.c_str() + r.prefix().size(), e->message);
+    return out;
+}
+
+// Rotary positions as the checkpoint defines them (issue 25: Megatron launched without
+// --rotary-base runs another model). transformers 4.x: rope_theta and rope_scaling; 5.x:
+// rope_parameters holding both, per layer type for Gemma 3 (the full-attention layers' is read).
+// GPT-NeoX: rotary_emb_base and rotary_pct; MiniMax-M2: rotary_dim of head_dim.
+void readRope(ConfigReader& r, ModelArch& a, const std::string& type)
+{
+    if (a.learnedPositions || r.failed())
+        return;
+    const json* parameters = nullptr;
+    std::string parametersPath;
+    if (r.has("rope_parameters") && r.raw().at("rope_parameters").is_object()) {
+        parameters = &r.raw().at("rope_parameters");
+        parametersPath = r.prefix() + "rope_parameters.";
+        if (parameters->contains("full_attention") && parameters->at("full_attention").is_object()) {
+            parameters = &parameters->at("full_attention");
+            parametersPath += "full_attention.";
+        }
+    }
+    const double fallback = defaultRopeTheta(type);
+    if (type == "gpt_neox") {
+        a.ropeTheta = r.number("rotary_emb_base", 1, 1e12, fallback);
+        a.ropeFraction = r.number("rotary_pct", 1e-6, 1, 0.25);
+    } else if (parameters) {
+        ConfigReader p(*parameters, parametersPath);
+        a.ropeTheta = p.number("rope_theta", 1, 1e12, fallback);
+        if (auto e = p.error())
+            r.fail(e->path.c_str() + r.prefix().size(), e->message);
+    } else {
+        a.ropeTheta = r.number("rope_theta", 1, 1e12, fallback);
+    }
+    if (r.has("partial_rotary_factor"))
+        a.ropeFraction = r.number("partial_rotary_factor", 1e-6, 1, 1);
+    else if (type == "glm4_moe")
+        a.ropeFraction = 0.5;  // Glm4MoeConfig's default
+    if (type == "minimax_m2" && r.has("rotary_dim") && a.headDimOrDefault() > 0)
+        a.ropeFraction = static_cast<double>(r.small("rotary_dim", 1, a.headDimOrDefault()))
+            / a.headDimOrDefault();
+    if (parameters)
+        a.ropeScaling = ropeScalingFrom(*parameters, parametersPath, r);
+    else if (r.has("rope_scaling") && r.raw().at("rope_scaling").is_object())
+        a.ropeScaling = ropeScalingFrom(r.raw().at("rope_scaling"), r.prefix() + "rope_scaling.", r);
+}
+
 // validateArch names Envelope's fields; a config's user knows its own keys (issue 26: "kv_heads:
 // must divide heads" for a num_key_value_heads mistake). The key each field is read from.
 std::string configKey(const std::string& type, const std::string& field)
@@ -280,6 +369,7 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
     // with 0, GLM-4.5): not in its parameters, a draft for speculative decoding.
     if (textType == "deepseek_v3" || textType == "kimi_k2" || textType == "glm4_moe")
         a.mtpLayers = r.small("num_nextn_predict_layers", 0, 16, 0);
+    readRope(r, a, textType);
     if (auto e = r.error())
         return *e;
     if (multimodal) {

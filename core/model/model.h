@@ -72,6 +72,24 @@ struct LinearAttentionConfig {
     bool operator==(const LinearAttentionConfig&) const = default;
 };
 
+// Rotary position embedding's frequency scaling for contexts beyond the trained one (HF
+// rope_scaling). Llama3: Llama 3.1's smooth interpolation (factor, low/high frequency factors
+// around original_max_position_embeddings). Yarn: YaRN (DeepSeek-V3, Kimi K2, gpt-oss).
+// Linear: positions divided by the factor (Gemma 3's global layers).
+enum class RopeScalingKind { Llama3, Yarn, Linear };
+
+struct RopeScaling {
+    RopeScalingKind kind = RopeScalingKind::Llama3;
+    double factor = 1;
+    std::int64_t originalPositions = 0;  // original_max_position_embeddings; 0 = not stated
+    // As stated in the config; absent means the engine's default (llama3: 1 and 4; YaRN: beta
+    // 32 and 1, mscale from the factor).
+    std::optional<double> lowFreqFactor, highFreqFactor;
+    std::optional<double> betaFast, betaSlow, mscale, mscaleAllDim;
+
+    bool operator==(const RopeScaling&) const = default;
+};
+
 // A decoder-only transformer, as named in design.md. All widths in elements.
 struct ModelArch {
     std::string name;             // human name ("Llama-2 7B")
@@ -110,6 +128,13 @@ struct ModelArch {
     // GLM-4.5: HF num_nextn_predict_layers = 1). Not counted in the main model's parameters;
     // a serving engine loads one as the draft of `serving.speculative` kind "mtp".
     int mtpLayers = 0;
+    // Rotary positions as the checkpoint defines them: what an engine needs to launch the named
+    // model (Megatron's --rotary-base defaults to 10000; Llama 3 uses 500000). Not used by any
+    // estimate. ropeTheta 0: not stated. ropeFraction: the share of each head's dimensions that
+    // rotates (HF partial_rotary_factor; GLM-4.5 0.5), 1 = all.
+    double ropeTheta = 0;
+    double ropeFraction = 1;
+    std::optional<RopeScaling> ropeScaling;
     // A bare parameter count ({"params": 7e9}): the shape above is a standard shape used for
     // activations and FLOPs, while the parameter count is exactly this number.
     std::optional<double> declaredParams;

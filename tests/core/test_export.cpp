@@ -155,6 +155,7 @@ TEST(ExportMegatron, DefaultPlanEveryArgument)
         { "--max-position-embeddings", "4096" },
         { "--vocab-size", "32000" },
         { "--position-embedding-type", "rope" },
+        { "--rotary-base", "10000" },  // Llama 2's base (LlamaConfig's default)
         { "--normalization", "RMSNorm" },
         { "--swiglu", "" },
         { "--disable-bias-linear", "" },

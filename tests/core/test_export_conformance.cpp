@@ -184,8 +184,97 @@ TEST(ConformanceMegatron, OffloadAndAttentionBackend)
     EXPECT_EQ(a.count("--use-precision-aware-optimizer"), 1u);
     EXPECT_EQ(a.count("--use-flash-attn"), 0u);
     EXPECT_EQ(a.at("--attention-backend"), "flash");
-    // The RoPE base is not in Envelope's model: said, not silently left at Megatron's 10000.
-    EXPECT_TRUE(anyWarningMentions(c, "--rotary-base"));
+    // Llama 2's RoPE base is Megatron's default too, but it is written (item 4).
+    EXPECT_EQ(a.at("--rotary-base"), "10000");
+    EXPECT_FALSE(anyWarningMentions(c, "--rotary-base"));
+}
+
+// Item 4, --rotary-base: Megatron-LM arguments.py (megatron-core v0.19) defaults it to 10000
+// (type int), so a Llama 3 job launched without it trains another model. Each preset's base and
+// long-context scaling as its config.json states them (presets/models.json sources), in the
+// flags arguments.py, argument_utils.py and rotary_pos_embedding.py read.
+TEST(ConformanceMegatron, TheRopeOfTheNamedModel)
+{
+    struct Case {
+        const char* model;
+        std::map<std::string, std::string> flags;
+        std::vector<std::string> absent;
+        const char* warning;  // a rope_scaling key Megatron cannot state, or nullptr
+    };
+    const Case cases[] = {
+        { "llama-3-8b", { { "--position-embedding-type", "rope" }, { "--rotary-base", "500000" } },
+            { "--use-rope-scaling", "--rotary-percent" }, nullptr },
+        // Llama 3.1: factor 8 with Megatron's fixed 1 / 4 / 8192 (the config's own values).
+        { "llama-3.1-70b",
+            { { "--rotary-base", "500000" }, { "--use-rope-scaling", "" },
+                { "--rope-scaling-factor", "8" } },
+            {}, nullptr },
+        // Llama 4 Scout states high_freq_factor 1, which Megatron fixes at 4: said.
+        { "llama-4-scout", { { "--rotary-base", "500000" }, { "--rope-scaling-factor", "16" } }, {},
+            "rope_scaling.high_freq_factor = 1" },
+        { "qwen2.5-7b", { { "--rotary-base", "1000000" } }, { "--use-rope-scaling" }, nullptr },
+        // MLA takes YaRN through --rope-type with MLATransformerConfig's 4096 positions, betas
+        // 32 and 1: DeepSeek-V3's own.
+        { "deepseek-v3",
+            { { "--position-embedding-type", "rope" }, { "--rope-type", "yarn" },
+                { "--rotary-base", "10000" }, { "--rotary-scaling-factor", "40" },
+                { "--mscale", "1" }, { "--mscale-all-dim", "1" } },
+            { "--yarn-beta-fast", "--yarn-original-max-position-embeddings" }, nullptr },
+        // Kimi K2's betas are 1 and 1: no MLA flag sets them.
+        { "kimi-k2", { { "--rotary-base", "50000" }, { "--rotary-scaling-factor", "32" } }, {},
+            "rope_scaling.beta_fast = 1" },
+        // YaRN without MLA: --position-embedding-type yarn and the --yarn-* flags.
+        { "gpt-oss-20b",
+            { { "--position-embedding-type", "yarn" }, { "--rotary-base", "150000" },
+                { "--rotary-scaling-factor", "32" },
+                { "--yarn-original-max-position-embeddings", "4096" },
+                { "--yarn-beta-fast", "32" }, { "--yarn-beta-slow", "1" } },
+            { "--rope-type" }, nullptr },
+        { "glm-4.5-air", { { "--rotary-base", "1000000" }, { "--rotary-percent", "0.5" } }, {},
+            nullptr },
+        { "gemma-3-27b", { { "--rotary-seq-len-interpolation-factor", "8" } }, {}, nullptr },
+        { "gpt2", { { "--position-embedding-type", "learned_absolute" } },
+            { "--rotary-base", "--rope-type" }, nullptr },
+    };
+    for (const Case& k : cases) {
+        SCOPED_TRACE(k.model);
+        const EngineConfig c = exportOf(
+            defaultPlanWith({ std::string("model=\"") + k.model + "\"", "training.seq_len=1024",
+                "cluster.gpus=512", "training.tp=4", "training.zero_stage=1" }),
+            Engine::Megatron);
+        const auto a = argsOf(c.text);
+        for (const auto& [flag, value] : k.flags) {
+            ASSERT_EQ(a.count(flag), 1u) << flag;
+            EXPECT_EQ(a.at(flag), value) << flag;
+        }
+        for (const std::string& flag : k.absent)
+            EXPECT_EQ(a.count(flag), 0u) << flag;
+        EXPECT_FALSE(anyWarningMentions(c, "--rotary-base is not written"));
+        if (k.warning)
+            EXPECT_TRUE(anyWarningMentions(c, k.warning));
+        else
+            EXPECT_FALSE(anyWarningMentions(c, "has no Megatron flag"));
+    }
+    // A model that states no base: said, not silently left at 10000.
+    const EngineConfig bare = exportOf(defaultPlanWith({ R"(model={"layers": 4, "hidden": 512,
+        "heads": 8, "vocab": 1000})" }),
+        Engine::Megatron);
+    EXPECT_EQ(argsOf(bare.text).count("--rotary-base"), 0u);
+    EXPECT_TRUE(anyWarningMentions(bare, "--rotary-base is not written"));
+}
+
+// Item 4 on import: a --rotary-base other than the model's trains another model; said.
+TEST(ConformanceMegatron, ImportComparesTheRotaryBaseWithTheModel)
+{
+    const std::string args = "--tensor-model-parallel-size 1 --micro-batch-size 1 "
+                             "--global-batch-size 8 --seq-length 4096 --bf16 --rotary-base ";
+    const auto wrong = importWith(Engine::Megatron, args + "10000", 8, "\"llama-3-8b\"");
+    EXPECT_NE(warningsOf(wrong).find("--rotary-base 10000 differs from the model's rope_theta "
+                                     "500000"),
+        std::string::npos)
+        << warningsOf(wrong);
+    const auto right = importWith(Engine::Megatron, args + "500000", 8, "\"llama-3-8b\"");
+    EXPECT_EQ(warningsOf(right).find("--rotary-base"), std::string::npos) << warningsOf(right);
 }
 
 // Item 5. DeepSpeed v0.19.5 engine.py _do_optimizer_sanity_check: with ZeRO off, a bf16 model

@@ -164,5 +164,66 @@ TEST(HfImport, MissingOrBadFieldsAreNamed)
         "num_key_value_heads: must divide num_attention_heads (32), got 5 (from config.json)");
 }
 
+// Issue 25: the rotary positions as each config states them, for the engine exports (Megatron
+// defaults --rotary-base to 10000). The values are the files' own (tests/data/hf); where a config
+// leaves rope_theta out, transformers' class default applies (LlamaConfig 10000).
+TEST(HfImport, RotaryPositionsAsTheConfigStatesThem)
+{
+    const auto deepseek = importHfConfig(readConfig("deepseek-v3.json"));
+    ASSERT_TRUE(deepseek.ok()) << deepseek.error().toString();
+    EXPECT_EQ(deepseek->ropeTheta, 10000.0);
+    ASSERT_TRUE(deepseek->ropeScaling.has_value());
+    EXPECT_EQ(deepseek->ropeScaling->kind, RopeScalingKind::Yarn);
+    EXPECT_EQ(deepseek->ropeScaling->factor, 40.0);
+    EXPECT_EQ(deepseek->ropeScaling->originalPositions, 4096);
+    EXPECT_EQ(deepseek->ropeScaling->betaFast, 32.0);
+    EXPECT_EQ(deepseek->ropeScaling->betaSlow, 1.0);
+    EXPECT_EQ(deepseek->ropeScaling->mscale, 1.0);
+    EXPECT_EQ(deepseek->ropeScaling->mscaleAllDim, 1.0);
+
+    EXPECT_EQ(importHfConfig(readConfig("qwen2.5-7b.json"))->ropeTheta, 1'000'000.0);
+    EXPECT_EQ(importHfConfig(readConfig("mixtral-8x7b.json"))->ropeTheta, 1'000'000.0);
+    EXPECT_FALSE(importHfConfig(readConfig("qwen2.5-7b.json"))->ropeScaling.has_value());
+    EXPECT_EQ(importHfConfig(readConfig("llama-2-7b.json"))->ropeTheta, 10000.0);  // not stated
+    // GPT-NeoX rotates a quarter of each head (rotary_pct 0.25) at rotary_emb_base 10000.
+    const auto pythia = importHfConfig(readConfig("pythia-160m.json"));
+    EXPECT_EQ(pythia->ropeTheta, 10000.0);
+    EXPECT_EQ(pythia->ropeFraction, 0.25);
+    // Learned positions: no rotary at all.
+    EXPECT_EQ(importHfConfig(readConfig("gpt2.json"))->ropeTheta, 0.0);
+
+    // Llama 3.1 8B's published rope block (meta-llama/Llama-3.1-8B config.json), and the same
+    // in transformers 5's rope_parameters form.
+    const std::string shape = R"("model_type": "llama", "hidden_size": 4096,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072)";
+    const std::string rope = R"("factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192, "rope_type": "llama3")";
+    const auto v4 = importHfConfig("{" + shape + R"(, "rope_theta": 500000.0, "rope_scaling": {)"
+        + rope + "}}");
+    const auto v5 = importHfConfig(
+        "{" + shape + R"(, "rope_parameters": {"rope_theta": 500000.0, )" + rope + "}}");
+    ASSERT_TRUE(v4.ok()) << v4.error().toString();
+    ASSERT_TRUE(v5.ok()) << v5.error().toString();
+    EXPECT_EQ(v4->ropeTheta, 500000.0);
+    EXPECT_EQ(v4->ropeScaling->kind, RopeScalingKind::Llama3);
+    EXPECT_EQ(v4->ropeScaling->factor, 8.0);
+    EXPECT_EQ(v4->ropeScaling->lowFreqFactor, 1.0);
+    EXPECT_EQ(v4->ropeScaling->highFreqFactor, 4.0);
+    EXPECT_EQ(v4->ropeScaling->originalPositions, 8192);
+    EXPECT_EQ(*v4, *v5);
+    // A scaling no engine export passes on (Phi-3's longrope) is left unstated, not refused; a
+    // bad value names its key.
+    EXPECT_FALSE(importHfConfig("{" + shape + R"(, "rope_scaling": {"type": "longrope",
+        "short_factor": [1.0], "long_factor": [4.0]}})")->ropeScaling.has_value());
+    const auto bad = importHfConfig("{" + shape + R"(, "rope_scaling": {"rope_type": "yarn",
+        "factor": -4}})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().path, "rope_scaling.factor");
+    const auto badTheta = importHfConfig("{" + shape + R"(, "rope_theta": "1e6"})");
+    ASSERT_FALSE(badTheta.ok());
+    EXPECT_EQ(badTheta.error().path, "rope_theta");
+}
+
 } // namespace
 } // namespace envelope

@@ -130,8 +130,8 @@ TEST(ModelJson, BadArchitecturesNameThePathAndTheAllowedRange)
             "model: unknown key(s) colour; allowed: attention_chunk attention_output_gate "
             "attention_pattern attention_sinks dropout ffn ffn_hidden head_dim heads hidden "
             "kv_heads layers learned_positions linear_attention linear_bias max_positions mla moe "
-            "mtp_layers "
-            "name norm qk_norm qkv_bias sandwich_norms sliding_window tied_embeddings "
+            "mtp_layers name norm partial_rotary_factor qk_norm qkv_bias rope_scaling rope_theta "
+            "sandwich_norms sliding_window tied_embeddings "
             "vision_params vocab" },
         { R"({"hidden": 4096, "heads": 32, "vocab": 32000})", "model.layers: is required" },
         { R"({"layers": "32", "hidden": 4096, "heads": 32, "vocab": 32000})",
@@ -194,6 +194,66 @@ TEST(ModelJson, BadBareCountsAndOverridesNameThePath)
     const auto unknown = applyArchOverrides(base, json::parse(R"({"layer": 3})"), "model");
     ASSERT_FALSE(unknown.ok());
     EXPECT_EQ(unknown.error().path, "model");
+}
+
+// Issue 25: the rotary positions an engine export needs, in HF's names. Values as in
+// deepseek-ai/DeepSeek-V3's config.json (rope_theta 10000; YaRN factor 40 over 4096 positions,
+// mscale and mscale_all_dim 1, betas 32 and 1).
+TEST(ModelJson, RotaryPositionsReadWriteAndRefuseWhatNoEngineMeans)
+{
+    json object = kLlama2_7b;
+    object["rope_theta"] = 10000;
+    object["partial_rotary_factor"] = 0.5;
+    object["rope_scaling"] = json::parse(R"({"type": "yarn", "factor": 40,
+        "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1,
+        "mscale": 1.0, "mscale_all_dim": 1.0})");
+    const auto a = archFromJson(object, "model");
+    ASSERT_TRUE(a.ok()) << a.error().toString();
+    EXPECT_EQ(a->ropeTheta, 10000.0);
+    EXPECT_EQ(a->ropeFraction, 0.5);
+    ASSERT_TRUE(a->ropeScaling.has_value());
+    EXPECT_EQ(a->ropeScaling->kind, RopeScalingKind::Yarn);
+    EXPECT_EQ(a->ropeScaling->factor, 40.0);
+    EXPECT_EQ(a->ropeScaling->originalPositions, 4096);
+    EXPECT_EQ(a->ropeScaling->mscaleAllDim, 1.0);
+    EXPECT_FALSE(a->ropeScaling->lowFreqFactor.has_value());
+    // Written back as read; a round trip is the identity.
+    const json written = archToJson(*a);
+    EXPECT_EQ(written["rope_scaling"], object["rope_scaling"]);
+    EXPECT_EQ(archFromJson(written, "model").value(), *a);
+    // Not stated: nothing written, and no estimate changes.
+    const auto plain = archFromJson(kLlama2_7b, "model");
+    EXPECT_FALSE(archToJson(*plain).contains("rope_theta"));
+    EXPECT_FALSE(archToJson(*plain).contains("rope_scaling"));
+    EXPECT_EQ(countParameters(*a).total, countParameters(*plain).total);
+    // An override replaces the scaling; null removes it.
+    const auto llama31 = applyArchOverrides(*a, json::parse(R"({"rope_theta": 500000,
+        "rope_scaling": {"type": "llama3", "factor": 8, "low_freq_factor": 1,
+        "high_freq_factor": 4, "original_max_position_embeddings": 8192}})"),
+        "model");
+    ASSERT_TRUE(llama31.ok()) << llama31.error().toString();
+    EXPECT_EQ(llama31->ropeScaling->kind, RopeScalingKind::Llama3);
+    EXPECT_FALSE(llama31->ropeScaling->mscale.has_value());
+    EXPECT_FALSE(applyArchOverrides(*a, json::parse(R"({"rope_scaling": null})"), "model")
+                     ->ropeScaling.has_value());
+    // Errors name the key and the allowed values.
+    const std::pair<const char*, const char*> bad[] = {
+        { R"({"rope_theta": -1})", "model.rope_theta: must be a number in 0..1000000000000" },
+        { R"({"partial_rotary_factor": 0})", "model.partial_rotary_factor: must be a fraction" },
+        { R"({"rope_scaling": {"type": "dynamic", "factor": 2}})",
+            "model.rope_scaling.type: must be \"llama3\", \"yarn\" or \"linear\"" },
+        { R"({"rope_scaling": {"type": "yarn"}})", "model.rope_scaling.factor: is required" },
+        { R"({"rope_scaling": {"type": "yarn", "factor": 0.5}})",
+            "model.rope_scaling.factor: must be a number in 1..1000000" },
+        { R"({"rope_scaling": {"type": "yarn", "factor": 4, "rope_type": "yarn"}})",
+            "model.rope_scaling: unknown key(s) rope_type" },
+    };
+    for (const auto& [text, message] : bad) {
+        SCOPED_TRACE(text);
+        const auto e = applyArchOverrides(*plain, json::parse(text), "model");
+        ASSERT_FALSE(e.ok());
+        EXPECT_NE(e.error().toString().find(message), std::string::npos) << e.error().toString();
+    }
 }
 
 } // namespace
