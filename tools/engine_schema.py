@@ -10,9 +10,35 @@ check that disappears upstream fails the extraction instead of going stale.
     tools/engine_schema.py megatron   GIT_DIR core_v0.19.0
     tools/engine_schema.py deepspeed  GIT_DIR v0.19.5
 
+    tools/engine_schema.py vllm       GIT_DIR v0.19.0
+    tools/engine_schema.py sglang     GIT_DIR v0.5.4
+
 GIT_DIR is a clone (bare is fine) of the engine's repository; REF a tag or commit in it. The
 source is read with `git show REF:path` and parsed with Python's ast: nothing is imported or run.
 The checker that reads these files is tests/cli/check_engine_conformance.py.
+
+vLLM (`vllm serve`): the flags are the add_argument calls of EngineArgs.add_cli_args and
+AsyncEngineArgs.add_cli_args (vllm/engine/arg_utils.py), of make_arg_parser and the frontend
+dataclasses' add_cli_args (vllm/entrypoints/openai/cli_args.py) and of the serve subcommand
+(vllm/entrypoints/cli/serve.py, when present). `**X_kwargs["field"]` with
+`X_kwargs = get_kwargs(ConfigClass)`, and `for key, value in X_kwargs.items()` loops, are
+expanded as arg_utils._compute_kwargs does at run time, from the field's annotation: a dataclass
+type takes JSON (its field names and literal choices are kept, one level deep), a bool is
+--NAME / --no-NAME (BooleanOptionalAction), a Literal gives choices (none when str is also
+allowed, as vLLM makes them a metavar), list/tuple/set take nargs "+", then int, float,
+dict (JSON), str or any other class (str); Optional adds the value "None". Type aliases are
+followed through module-level assignments anywhere under vllm/. Approximations: kwargs set by
+explicit keywords of the add_argument call or by `X_kwargs["f"]["k"] = literal` assignments
+override the computed ones, but non-literal ones (custom parser actions, type= functions) are
+recorded by their source text; pydantic Field(ge/gt/le/lt=...) bounds are kept as "ge"/...;
+human_readable_int (max_num_batched_tokens, kv_cache_memory_bytes, max_model_len) is recorded as
+int, so "1k" would be refused here though vLLM takes it; flags that plugins or platforms add at
+run time are not seen.
+
+SGLang (`python -m sglang.launch_server`): the add_argument calls of ServerArgs.add_cli_args
+(python/sglang/srt/server_args.py); choices given as a module-level constant of that file are
+resolved when the constant is a literal list (choices that helper functions append at run time,
+for plugin backends, are not seen); BooleanOptionalAction gives --NAME and --no-NAME.
 """
 import ast
 import json
@@ -23,6 +49,8 @@ REPOS = {
     "torchtitan": "pytorch/torchtitan",
     "megatron": "NVIDIA/Megatron-LM",
     "deepspeed": "deepspeedai/DeepSpeed",
+    "vllm": "vllm-project/vllm",
+    "sglang": "sgl-project/sglang",
 }
 
 
@@ -366,12 +394,477 @@ def deepspeed(git_dir, ref):
     return {"kind": "json", "keys": keys, "checks": checks}
 
 
+# --- shared by vLLM and SGLang: a located rule, wherever the file now lives ---------------------
+
+def locate_in(git_dir, ref, under, text):
+    """`text` in the first file under `under` that has it (git grep), or exit."""
+    try:
+        hits = git(git_dir, "grep", "-n", "-F", text, ref, "--", under).splitlines()
+    except subprocess.CalledProcessError:
+        hits = []
+    if not hits:
+        sys.exit(f"{under}@{ref}: '{text}' not found; re-read the check before regenerating")
+    _, path, number, _ = hits[0].split(":", 3)
+    return {"file": path, "line": int(number), "text": text}
+
+
+def add_argument_names(call):
+    return [literal(a) for a in call.args if isinstance(literal(a), str)
+            and literal(a).startswith("-")]
+
+
+def is_add_argument(node):
+    return isinstance(node, ast.Call) and ast.unparse(node.func).endswith("add_argument")
+
+
+# --- vLLM: EngineArgs' groups, generated from the config dataclasses -------------------------
+
+class VllmSource:
+    """The modules of one vLLM release, parsed on demand; classes and type aliases by name."""
+
+    def __init__(self, git_dir, ref):
+        self.git_dir, self.ref, self.trees = git_dir, ref, {}
+
+    def tree(self, path):
+        if path not in self.trees:
+            self.trees[path] = ast.parse(show(self.git_dir, self.ref, path))
+        return self.trees[path]
+
+    def grep(self, pattern):
+        try:
+            out = git(self.git_dir, "grep", "-l", "-E", pattern, self.ref, "--", "vllm")
+        except subprocess.CalledProcessError:
+            return []
+        return [line.split(":", 1)[1] for line in out.splitlines() if line.endswith(".py")]
+
+    def find_class(self, name):
+        for path in self.grep(rf"^class {name}\b"):
+            for node in self.tree(path).body:
+                if isinstance(node, ast.ClassDef) and node.name == name:
+                    return node, path
+        return None, None
+
+    def find_alias(self, name, near=None):
+        """The right-hand side of a module-level `name = ...` / `name: TypeAlias = ...`."""
+        paths = ([near] if near else []) + self.grep(rf"^{name}\s*(:[^=]*)?="
+                                                     )
+        for path in paths:
+            for node in self.tree(path).body:
+                if isinstance(node, ast.Assign) and any(
+                        isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                    return node.value, path
+                if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                        and node.target.id == name and node.value is not None):
+                    return node.value, path
+        return None, None
+
+    def fields(self, name):
+        """The dataclass fields of class `name` and its bases, base first; (fields, path)."""
+        cls, path = self.find_class(name)
+        if cls is None:
+            return [], None
+        out = []
+        for base in cls.bases:
+            base_fields, _ = self.fields(ast.unparse(base).split(".")[-1])
+            out += base_fields
+        for f in dataclass_fields(cls):
+            if not ast.unparse(f[1]).startswith("InitVar"):
+                out = [g for g in out if g[0] != f[0]] + [(*f, path)]
+        return out, path
+
+    def is_dataclass(self, name):
+        cls, _ = self.find_class(name)
+        return cls is not None and any(
+            "dataclass" in ast.unparse(d) or ast.unparse(d).split("(")[0] == "config"
+            for d in cls.decorator_list)
+
+
+BUILTIN = {"int", "float", "str", "bool", "dict", "list", "tuple", "set", "bytes", "type"}
+
+
+def vllm_hints(src, node, path, depth=0):
+    """get_type_hints(): the set of a field's types, unions and Annotated flattened, aliases
+    followed. Each hint: (kind, detail) with kind in bool/int/float/str/None/literal/list/
+    tuple/set/dict/dataclass/class/other."""
+    if depth > 20 or node is None:
+        return [("other", None)]
+    text = ast.unparse(node)
+    if isinstance(node, ast.Constant) and node.value is None or text == "None":
+        return [("None", None)]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a forward reference
+        return vllm_hints(src, ast.parse(node.value, mode="eval").body, path, depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return (vllm_hints(src, node.left, path, depth + 1)
+                + vllm_hints(src, node.right, path, depth + 1))
+    if isinstance(node, ast.Subscript):
+        outer = ast.unparse(node.value).split(".")[-1]
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if outer in ("Annotated", "SkipValidation"):
+            return vllm_hints(src, args[0], path, depth + 1)
+        if outer == "Union":
+            return [h for a in args for h in vllm_hints(src, a, path, depth + 1)]
+        if outer == "Optional":
+            return vllm_hints(src, args[0], path, depth + 1) + [("None", None)]
+        if outer == "Literal":
+            values = []
+            for a in args:
+                value = literal(a)
+                if value is None and not (isinstance(a, ast.Constant) and a.value is None):
+                    # Literal[OtherLiteral, ...]: an alias nested in the literal.
+                    for kind, detail in vllm_hints(src, a, path, depth + 1):
+                        if kind == "literal":
+                            values += detail
+                else:
+                    values.append(value)
+            return [("literal", values)]
+        if outer in ("list", "List", "Sequence", "tuple", "Tuple", "set", "Set"):
+            kind = {"List": "list", "Sequence": "list", "Tuple": "tuple", "Set": "set"}.get(
+                outer, outer)
+            return [(kind, (args, path))]
+        if outer in ("dict", "Dict", "Mapping"):
+            return [("dict", None)]
+        if outer == "type":
+            return [("other", None)]
+        return vllm_hints(src, node.value, path, depth + 1)
+    name = text.split(".")[-1]
+    if name in BUILTIN:
+        return [(name if name in ("int", "float", "str", "bool", "dict") else
+                 {"list": "list", "tuple": "tuple", "set": "set"}.get(name, "other"), None)]
+    if name in ("Any", "Callable"):
+        return [("class", name)]
+    alias, alias_path = src.find_alias(name, path)
+    if alias is not None and not (isinstance(alias, ast.Call)
+                                  and ast.unparse(alias.func).endswith("TypeVar")):
+        if isinstance(alias, ast.Call) and ast.unparse(alias.func).endswith("NewType"):
+            alias = alias.args[1]
+        return vllm_hints(src, alias, alias_path, depth + 1)
+    if src.is_dataclass(name):
+        return [("dataclass", name)]
+    return [("class", name)]
+
+
+def sorted_options(options):
+    """literal_to_kwargs sorts the options (one type, so sorted() works)."""
+    try:
+        return sorted(options)
+    except TypeError:
+        return sorted(options, key=str)
+
+
+def vllm_field_kwargs(src, name, annotation, default, keywords, path, dataclass_fields_too=True):
+    """arg_utils._compute_kwargs for one field, as far as the source says it literally."""
+    hints = vllm_hints(src, annotation, path)
+    kinds = {k for k, _ in hints}
+    entry = {"dest": name}
+    dataclass_name = next((d for k, d in hints if k == "dataclass"), None)
+    if dataclass_name is not None:
+        entry["type"] = "json"
+        if dataclass_fields_too:
+            inner = {}
+            for fname, fann, fdef, fkw, fpath in src.fields(dataclass_name)[0]:
+                sub = vllm_field_kwargs(src, fname, fann, fdef, fkw, fpath, False)
+                inner[fname] = {k: v for k, v in sub.items() if k in ("type", "choices")}
+            entry["fields"] = inner
+    elif "bool" in kinds:
+        entry["action"] = "BooleanOptionalAction"
+        entry["switch"] = True
+    elif "literal" in kinds:
+        options = [v for k, d in hints if k == "literal" for v in d]
+        entry["type"] = type(options[0]).__name__ if options else "str"
+        if "str" not in kinds:
+            entry["choices"] = sorted_options(options)
+    elif kinds & {"tuple", "list", "set"}:
+        args, apath = next(d for k, d in hints if k in ("tuple", "list", "set"))
+        elem = vllm_hints(src, args[0], apath) if args else [("str", None)]
+        elem_kinds = {k for k, _ in elem}
+        if len(elem_kinds - {"None"}) > 1:
+            entry["type"] = "str"
+        elif "literal" in elem_kinds:
+            options = [v for k, d in elem if k == "literal" for v in d]
+            entry["type"] = type(options[0]).__name__ if options else "str"
+            entry["choices"] = sorted_options(options)
+        else:
+            entry["type"] = {"int": "int", "float": "float"}.get(next(iter(elem_kinds)), "str")
+        fixed = next(k for k, _ in hints if k in ("tuple", "list", "set")) == "tuple" and not any(
+            isinstance(a, ast.Constant) and a.value is Ellipsis for a in args)
+        entry["nargs"] = len(args) if fixed else "+"
+    elif "int" in kinds:
+        entry["type"] = "int"
+    elif "float" in kinds:
+        entry["type"] = "float"
+    elif "dict" in kinds and ("str" in kinds or "class" in kinds):
+        entry["type"] = "json-or-str"
+    elif "dict" in kinds:
+        entry["type"] = "json"
+    else:
+        entry["type"] = "str"
+    if "None" in kinds and "bool" not in kinds:
+        entry["nullable"] = True
+        if "choices" in entry:
+            entry["choices"].append("None")
+    for bound in ("ge", "gt", "le", "lt"):
+        if bound in keywords and isinstance(literal(keywords[bound]), (int, float)):
+            entry[bound] = literal(keywords[bound])
+    return entry
+
+
+def vllm(git_dir, ref):
+    src = VllmSource(git_dir, ref)
+    flags = {}
+    files = {
+        "vllm/engine/arg_utils.py": ("EngineArgs.add_cli_args", "AsyncEngineArgs.add_cli_args"),
+        "vllm/entrypoints/openai/cli_args.py": ("make_arg_parser", "*.add_cli_args"),
+        "vllm/entrypoints/cli/serve.py": ("*.subparser_init",),
+    }
+    positionals = []
+
+    def functions(tree, wanted):
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name in wanted:
+                yield None, node
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef) and (
+                            f"{node.name}.{item.name}" in wanted or f"*.{item.name}" in wanted):
+                        yield node.name, item
+
+    def add(names, entry):
+        for n in names:
+            flags[n] = dict(entry)
+        if entry.get("action") == "BooleanOptionalAction":
+            for n in names:
+                if n.startswith("--"):
+                    flags["--no-" + n[2:]] = dict(entry, action="store_false")
+
+    for path, wanted in files.items():
+        try:
+            tree = src.tree(path)
+        except subprocess.CalledProcessError:
+            if path == "vllm/engine/arg_utils.py":
+                raise
+            continue
+        for owner, func in functions(tree, wanted):
+            kwargs_of, overrides, deleted = {}, {}, set()
+            for node in ast.walk(func):
+                # X_kwargs = get_kwargs(ConfigClass)  (cls / self's class for a classmethod)
+                if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                        and ast.unparse(node.value.func).endswith("get_kwargs")
+                        and node.value.args and isinstance(node.targets[0], ast.Name)):
+                    cls_name = ast.unparse(node.value.args[0])
+                    kwargs_of[node.targets[0].id] = owner if cls_name == "cls" else cls_name
+                # X_kwargs["field"]["key"] = value
+                elif isinstance(node, ast.Assign):
+                    for t in node.targets:
+                        if (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Subscript)
+                                and isinstance(t.value.value, ast.Name)):
+                            field_name, key = literal(t.value.slice), literal(t.slice)
+                            value = literal(node.value)
+                            overrides.setdefault((t.value.value.id, field_name), {})[key] = (
+                                value if value is not None else ast.unparse(node.value))
+                elif isinstance(node, ast.Delete):
+                    for t in node.targets:
+                        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                            deleted.add((t.value.id, literal(t.slice)))
+                        elif (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Subscript)
+                              and isinstance(t.value.value, ast.Name)):
+                            overrides.setdefault((t.value.value.id, literal(t.value.slice)),
+                                                 {})[literal(t.slice)] = None
+
+            field_cache = {}
+
+            def field_entry(var, field_name):
+                cls_name = kwargs_of.get(var)
+                if cls_name is None:
+                    sys.exit(f"{path}@{ref}: {var} is not a get_kwargs(...) result")
+                if cls_name not in field_cache:
+                    field_cache[cls_name] = {f[0]: f for f in src.fields(cls_name)[0]}
+                    if not field_cache[cls_name]:
+                        sys.exit(f"{path}@{ref}: no dataclass {cls_name} found")
+                f = field_cache[cls_name].get(field_name)
+                if f is None:
+                    sys.exit(f"{path}@{ref}: {cls_name} has no field {field_name}")
+                entry = vllm_field_kwargs(src, *f)
+                apply(entry, overrides.get((var, field_name), {}))
+                return entry
+
+            def apply(entry, extra):
+                for key, value in extra.items():
+                    if key == "type":
+                        entry["type"] = value if value in ("int", "float", "str") else (
+                            "json" if value in ("json.loads", "parse_type(json.loads)")
+                            else str(value))
+                        entry.pop("fields", None)
+                    elif key == "choices":
+                        if value is None or isinstance(value, str):
+                            entry.pop("choices", None)
+                        else:
+                            entry["choices"] = list(value)
+                    elif key == "action":
+                        if isinstance(value, str) and value.startswith("argparse."):
+                            value = value[len("argparse."):]
+                        entry["action"] = value
+                        switch = value in ("store_true", "store_false", "store_const",
+                                           "BooleanOptionalAction",
+                                           "argparse.BooleanOptionalAction")
+                        if switch:
+                            entry["switch"] = True
+                            entry.pop("type", None)
+                        else:
+                            entry.pop("switch", None)
+                    elif key == "nargs":
+                        if value is None:
+                            entry.pop("nargs", None)
+                        else:
+                            entry["nargs"] = value
+                    elif key == "dest":
+                        entry["dest"] = value
+
+            for node in ast.walk(func):
+                if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and (
+                        isinstance(node.iter.func, ast.Attribute)
+                        and node.iter.func.attr == "items"
+                        and isinstance(node.iter.func.value, ast.Name)
+                        and node.iter.func.value.id in kwargs_of):
+                    var = node.iter.func.value.id
+                    for field_name in list(field_cache.get(kwargs_of[var], {})) or [
+                            f[0] for f in src.fields(kwargs_of[var])[0]]:
+                        if (var, field_name) in deleted:
+                            continue
+                        entry = field_entry(var, field_name)
+                        if entry.get("action") == "BooleanOptionalAction" or entry.get("switch"):
+                            entry.setdefault("switch", True)
+                        add(["--" + field_name.replace("_", "-")], entry)
+                    continue
+                if not is_add_argument(node):
+                    continue
+                names = add_argument_names(node)
+                if not names:
+                    first = literal(node.args[0]) if node.args else None
+                    if isinstance(first, str):
+                        positionals.append(first)
+                    continue
+                entry = {"dest": next((n for n in names if n.startswith("--")),
+                                      names[0]).lstrip("-").replace("-", "_")}
+                explicit = {}
+                for k in node.keywords:
+                    if k.arg is None:
+                        # **X_kwargs["field"], or **{**X_kwargs["field"], "key": value}
+                        parts = [k.value]
+                        if isinstance(k.value, ast.Dict):
+                            parts = []
+                            for dk, dv in zip(k.value.keys, k.value.values):
+                                if dk is None:
+                                    parts.append(dv)
+                                else:
+                                    value = literal(dv)
+                                    explicit[literal(dk)] = (value if value is not None
+                                                             else ast.unparse(dv))
+                        for part in parts:
+                            if (isinstance(part, ast.Subscript)
+                                    and isinstance(part.value, ast.Call)
+                                    and ast.unparse(part.value.func).endswith("get_kwargs")):
+                                # **get_kwargs(ConfigClass)["field"]
+                                inline = "_inline_" + ast.unparse(part.value.args[0])
+                                kwargs_of[inline] = ast.unparse(part.value.args[0])
+                                part = ast.Subscript(value=ast.Name(id=inline), slice=part.slice)
+                            if (isinstance(part, ast.Subscript)
+                                    and isinstance(part.value, ast.Name)):
+                                entry = field_entry(part.value.id, literal(part.slice))
+                                # argparse's dest: the first long name, not the field's.
+                                entry["dest"] = next((n for n in names if n.startswith("--")),
+                                                     names[0]).lstrip("-").replace("-", "_")
+                    else:
+                        value = literal(k.value)
+                        explicit[k.arg] = value if value is not None else ast.unparse(k.value)
+                if "type" in explicit and explicit["type"] not in ("int", "float", "str"):
+                    text = explicit["type"]
+                    explicit["type"] = ("int" if "human_readable_int" in text else
+                                        "json" if "json.loads" in text else text)
+                apply(entry, explicit)
+                add(names, entry)
+
+    # The cross-field checks issue 25 names.
+    checks = [
+        {"id": "batched-tokens-cover-seqs",
+         "rule": "get('max_num_batched_tokens') is None or get('max_num_seqs') is None or "
+                 "get('max_num_batched_tokens') >= get('max_num_seqs')",
+         "source": locate_in(git_dir, ref, "vllm/config",
+                             "self.max_num_batched_tokens < self.max_num_seqs")},
+        {"id": "max-model-len-within-positions",
+         "rule": "model_positions is None or get('max_model_len') is None or "
+                 "get('max_model_len') <= model_positions or "
+                 "env_true('VLLM_ALLOW_LONG_MAX_MODEL_LEN')",
+         "source": locate_in(git_dir, ref, "vllm/config",
+                             "envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN")},
+    ]
+    return {"kind": "args", "program": "vllm serve", "positionals": positionals,
+            "flags": flags, "checks": checks}
+
+
+# --- SGLang: ServerArgs.add_cli_args ---------------------------------------------------------
+
+def sglang(git_dir, ref):
+    path = "python/sglang/srt/server_args.py"
+    tree = ast.parse(show(git_dir, ref, path))
+    constants = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name):
+            constants[node.targets[0].id] = literal(node.value)
+    server_args = classes_of(tree).get("ServerArgs")
+    add_cli_args = next((f for f in server_args.body if isinstance(f, ast.FunctionDef)
+                         and f.name == "add_cli_args"), None) if server_args else None
+    if add_cli_args is None:
+        sys.exit(f"{path}@{ref}: no ServerArgs.add_cli_args")
+    flags = {}
+    for node in ast.walk(add_cli_args):
+        if not is_add_argument(node):
+            continue
+        names = add_argument_names(node)
+        if not names:
+            continue
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        action = ast.unparse(kw["action"]).split(".")[-1].strip("'\"") if "action" in kw else None
+        choices = None
+        if "choices" in kw:
+            choices = literal(kw["choices"])
+            if choices is None and isinstance(kw["choices"], ast.Name):
+                choices = constants.get(kw["choices"].id)
+            if choices is not None and not isinstance(choices, (list, tuple)):
+                choices = None
+        kind = ast.unparse(kw["type"]) if "type" in kw else None
+        if kind is not None and kind.endswith("json.loads"):
+            kind = "json"
+        switch = action in ("store_true", "store_false", "store_const", "BooleanOptionalAction")
+        entry = {k: v for k, v in {
+            "dest": literal(kw["dest"]) if "dest" in kw else names[0].lstrip("-").replace("-", "_"),
+            "type": kind, "choices": list(choices) if choices is not None else None,
+            "nargs": literal(kw["nargs"]) if "nargs" in kw else None,
+            "action": action, "switch": True if switch else None}.items() if v is not None}
+        for n in names:
+            flags[n] = entry
+        if action == "BooleanOptionalAction":
+            for n in names:
+                if n.startswith("--"):
+                    flags["--no-" + n[2:]] = dict(entry, action="store_false")
+    checks = [
+        {"id": "context-length-within-positions",
+         "rule": "model_positions is None or get('context_length') is None or "
+                 "get('context_length') <= model_positions or "
+                 "env_true('SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN')",
+         "source": locate_in(git_dir, ref, "python/sglang/srt/configs",
+                             "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")},
+    ]
+    return {"kind": "args", "program": "python -m sglang.launch_server", "positionals": [],
+            "flags": flags, "checks": checks}
+
+
 def main():
     if len(sys.argv) != 4 or sys.argv[1] not in REPOS:
         sys.exit(__doc__)
     engine, git_dir, ref = sys.argv[1:]
-    body = {"torchtitan": torchtitan, "megatron": megatron, "deepspeed": deepspeed}[engine](
-        git_dir, ref)
+    body = {"torchtitan": torchtitan, "megatron": megatron, "deepspeed": deepspeed,
+            "vllm": vllm, "sglang": sglang}[engine](git_dir, ref)
     out = {"format": "envelope.engine-schema", "version": 1, "engine": engine,
            "engine_version": ref, "repo": REPOS[engine],
            "commit": git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip(),

@@ -7,7 +7,11 @@ For each plan -- presets/default-plan.json with each model preset, and tests/dat
 and each engine with a description, `envelope-cli export PLAN --to ENGINE` is parsed as the engine
 parses it (json, tomllib, a shell-split argument list) and checked: every key or flag exists in
 that release, switches take no value, typed values parse, choices hold, and every cross-field
-check of the description passes.
+check of the description passes. A command-line engine's description names its program (`vllm
+serve`, `python -m sglang.launch_server`): the NAME=value words before it are its environment
+(VLLM_ALLOW_LONG_MAX_MODEL_LEN, SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN), and the vLLM
+export's commented RL rollout engine block is checked as a second command. The model's
+positions for the checks are the plan's `model.max_positions`, else the preset's.
 
 Usage: check_engine_conformance.py ENVELOPE_CLI SOURCE_DIR. Exit 77 (skipped) without tomllib.
 """
@@ -160,19 +164,116 @@ def check_json(where, schema, text, plan):
     run_checks(where, schema, values, {"data_parallel": dp})
 
 
-def check_args(where, schema, text, plan):
-    words = shlex.split("\n".join(l for l in text.splitlines() if not l.startswith("#")))
+ENGINE_NAMES = {"megatron": "Megatron-LM", "vllm": "vLLM", "sglang": "SGLang"}
+ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def env_true(env):
+    """vLLM's and SGLang's boolean environment variables: "1" or "true", any case."""
+    return lambda name: env.get(name, "0").strip().lower() in ("1", "true")
+
+
+def model_positions(plan):
+    """The positions the plan's model states (the plan's own, else its preset's), or None."""
+    model = plan["model"]
+    if isinstance(model, dict) and model.get("max_positions"):
+        return model["max_positions"]
+    preset = model if isinstance(model, str) else model.get("preset")
+    return models.get(preset, {}).get("max_positions")
+
+
+def commands(text):
+    """The command lines of an export: the active one (lines not starting with '#') and, for
+    vLLM, the commented RL rollout engine block (the '# '-prefixed lines after its header)."""
+    active = "\n".join(l for l in text.splitlines() if not l.startswith("#"))
+    out = [("", active)]
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("# RL rollout engine"):
+            block = []
+            for follow in lines[i + 1:]:
+                if not follow.startswith("# "):
+                    break
+                block.append(follow[2:])
+                if not follow.endswith("\\"):
+                    break
+            out.append((" (rollout block)", "\n".join(block)))
+    return out
+
+
+def is_flag(word):
+    if not word.startswith("-"):
+        return False
+    try:
+        float(word)
+        return False
+    except ValueError:
+        return True
+
+
+def check_value(where, flag, spec, g):
+    """One value of a flag against its description; the parsed value (or None)."""
+    kind = spec.get("type")
+    if spec.get("nullable") and g == "None":
+        return None
+    if kind in ("json", "json.loads"):
+        try:
+            value = json.loads(g)
+        except ValueError:
+            fail(where, f"{flag} {g!r} is not JSON")
+            return None
+        fields = spec.get("fields")
+        if fields is not None and isinstance(value, dict):
+            for key, item in value.items():
+                if key not in fields:
+                    fail(where, f"{flag}: {key!r} is not a field of it")
+                elif "choices" in fields[key] and item not in fields[key]["choices"]:
+                    fail(where, f"{flag}: {key} = {item!r} is not one of {fields[key]['choices']}")
+        return value
+    try:
+        value = int(g) if kind == "int" else float(g) if kind == "float" else g
+    except ValueError:
+        fail(where, f"{flag} {g!r} is not {kind}")
+        return None
+    if "choices" in spec and g not in [str(c) for c in spec["choices"]]:
+        fail(where, f"{flag} {g!r} is not one of {spec['choices']}")
+    for bound, ok in (("ge", lambda a, b: a >= b), ("gt", lambda a, b: a > b),
+                      ("le", lambda a, b: a <= b), ("lt", lambda a, b: a < b)):
+        if bound in spec and isinstance(value, (int, float)) and not ok(value, spec[bound]):
+            fail(where, f"{flag} {g} is not {bound} {spec[bound]}")
+    return value
+
+
+def check_command(where, schema, words, plan):
+    name = ENGINE_NAMES.get(schema["engine"], schema["engine"])
+    env = {}
+    program = schema.get("program")
+    if program:
+        # NAME=value words before the program are its environment.
+        while words and ENV_WORD.match(words[0]):
+            key, value = words.pop(0).split("=", 1)
+            env[key] = value
+        expected = program.split()
+        got = words[:len(expected)]
+        python = expected[0] == "python" and got and re.fullmatch(r"python[0-9.]*", got[0])
+        if got != expected and not (python and got[1:] == expected[1:]):
+            fail(where, f"the command is not `{program} ...`: {' '.join(got)!r}")
+            return
+        words = words[len(expected):]
+        for _ in schema.get("positionals", []):
+            if words and not is_flag(words[0]):
+                words = words[1:]
     values, i = {}, 0
     while i < len(words):
         flag = words[i]
         i += 1
         spec = schema["flags"].get(flag)
         given = []
-        while i < len(words) and not words[i].startswith("--"):
+        while i < len(words) and not is_flag(words[i]):
             given.append(words[i])
             i += 1
         if spec is None:
-            fail(where, f"{flag} is not a Megatron-LM {schema['engine_version']} flag")
+            fail(where, f"{flag} is not a {name} {schema['engine_version']} flag")
             continue
         dest = spec.get("dest") or flag[2:].replace("-", "_")
         if spec.get("switch"):
@@ -183,17 +284,18 @@ def check_args(where, schema, text, plan):
         if not given or (len(given) > 1 and spec.get("nargs") not in ("+", "*")):
             fail(where, f"{flag} takes one value, given {given}")
             continue
-        parsed = []
-        for g in given:
-            try:
-                parsed.append(int(g) if spec.get("type") == "int" else
-                              float(g) if spec.get("type") == "float" else g)
-            except ValueError:
-                fail(where, f"{flag} {g!r} is not {spec.get('type')}")
-            if "choices" in spec and g not in [str(c) for c in spec["choices"]]:
-                fail(where, f"{flag} {g!r} is not one of {spec['choices']}")
-        values[dest] = parsed if spec.get("nargs") in ("+", "*") else (parsed or [None])[0]
-    run_checks(where, schema, values, {})
+        parsed = [check_value(where, flag, spec, g) for g in given]
+        values[dest] = parsed if spec.get("nargs") in ("+", "*") else parsed[0]
+    run_checks(where, schema, values, {"model_positions": model_positions(plan),
+                                       "env_true": env_true(env)})
+
+
+def check_args(where, schema, text, plan):
+    blocks = commands(text) if schema.get("program") else [("", "\n".join(
+        l for l in text.splitlines() if not l.startswith("#")))]
+    for suffix, command in blocks:
+        # A backslash before a newline continues the line, as in the shell.
+        check_command(where + suffix, schema, shlex.split(command.replace("\\\n", " ")), plan)
 
 
 CHECKERS = {"toml": check_toml, "json": check_json, "args": check_args}
