@@ -14,10 +14,11 @@ BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 
 # lintian and mandoc check the package and its man pages (packaging_lintian,
-# packaging_manpages_lint): installed here so that CI runs them instead of skipping them.
+# packaging_manpages_lint), python3-yaml the Kubernetes manifests (cli_export_launchers):
+# installed here so that CI runs them instead of skipping them.
 packages=(cmake ninja-build g++ pkg-config ccache dpkg-dev file
           nlohmann-json3-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-          appstream lintian mandoc)
+          appstream lintian mandoc python3-yaml)
 # For ./dev.sh sanitize and fuzz: clang-14 with its ASan/UBSan and libFuzzer runtimes.
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 gui_packages=(qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev

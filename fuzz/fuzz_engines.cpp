@@ -20,6 +20,7 @@
 #include "estimate/estimate.h"
 #include "export/args.h"
 #include "export/export.h"
+#include "export/launcher.h"
 #include "export/toml.h"
 #include "plan/setpath.h"
 #include "search/search.h"
@@ -125,6 +126,18 @@ void exportEveryEngine(const Plan& plan)
         const EngineConfig config = exportPlan(plan, e, engine, repo);
         if (config.text.empty() || config.fileName.empty())
             fuzz::fail(std::string("an empty export to ") + std::string(engineId(engine)));
+        // Each launcher wraps it, or refuses with a message; the job file is never empty and
+        // keeps the plan's name on one comment line.
+        for (Launcher launcher : kAllLaunchers) {
+            const Expected<EngineConfig> job = withLauncher(config, plan, launcher);
+            if (!job) {
+                fuzz::checkRefusal(job.error(), false);
+                continue;
+            }
+            if (job->companions.empty() || job->companions.back().text.empty()
+                || job->launch.empty())
+                fuzz::fail(std::string("an empty ") + std::string(launcherId(launcher)) + " job");
+        }
         if (!engineImports(engine))
             continue;
         // The engine's file reads back (a refusal is allowed: the plan's model is not in it).

@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "export/export.h"
+#include "export/launcher.h"
 #include "io/savefile.h"
 #include "planload.h"
 
@@ -34,6 +36,14 @@ void registerExport(CLI::App& app, ExportCommand& c)
         "the report on stderr (launch line, figures, warnings): text lines or one JSON document "
         "(format envelope.export-report, version 1)")
         ->check(CLI::IsMember({ "text", "json" }));
+    std::vector<std::string> launchers;
+    for (Launcher l : kAllLaunchers)
+        launchers.emplace_back(launcherId(l));
+    c.command->add_option("--launcher", c.launcher,
+        "wrap the export in a launchable job beside it: torchrun (launch.sh), slurm (job.sbatch) "
+        "or k8s (job.yaml: a PyTorchJob, or a Deployment and Service for serving); -o then names "
+        "the folder (DIR/) the set is written to")
+        ->check(CLI::IsMember(launchers));
     addSetOption(c.command, c.sets);
 }
 
@@ -57,10 +67,37 @@ int runExport(const ExportCommand& c)
         return kExitBadPlan;
     }
     // "-o -" is standard output, as no -o is.
-    const std::string output = c.output == "-" ? std::string() : c.output;
+    std::string output = c.output == "-" ? std::string() : c.output;
     const Estimate e = estimatePlan(loaded->plan, false);
-    const EngineConfig config
+    EngineConfig config
         = exportPlan(loaded->plan, e, engine, modelRepository(loaded->plan, loaded->presets));
+    Launcher launcher = Launcher::Torchrun;
+    if (!c.launcher.empty()) {
+        if (!parseLauncher(c.launcher, launcher)) {
+            std::cerr << "envelope-cli: --launcher: must be " << kLauncherIdList << ", got \""
+                      << c.launcher << "\"\n";
+            return kExitBadPlan;
+        }
+        Expected<EngineConfig> launched = withLauncher(std::move(config), loaded->plan, launcher);
+        if (!launched) {
+            std::cerr << "envelope-cli: " << launched.error().toString() << "\n";
+            return kExitBadPlan;
+        }
+        config = *launched;
+        // The job runs the export under its own name: -o names a folder for the set, or a file
+        // of that name.
+        std::error_code ec;
+        if (!output.empty()
+            && (output.back() == '/' || std::filesystem::is_directory(output, ec))) {
+            output = (std::filesystem::path(output) / config.fileName).string();
+        } else if (!output.empty()
+            && std::filesystem::path(output).filename().string() != config.fileName) {
+            std::cerr << "envelope-cli: --launcher: the job file runs " << config.fileName
+                      << ": write the export as -o DIR/ (a folder) or -o DIR/" << config.fileName
+                      << ", not \"" << printable(output, 200) << "\"\n";
+            return kExitBadPlan;
+        }
+    }
     // Companion files (PEFT adapter config, bitsandbytes config) go beside FILE, or to stderr.
     // FILE and its companions are one set: all are written or none is.
     std::vector<io::OutputFile> files { { output, config.text } };

@@ -93,6 +93,7 @@ EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate)
             t.seqLen));
 
     out.text = j.dump(2) + "\n";
+    out.program = fmt::format("train.py --deepspeed {}", out.fileName);
     const auto [nodes, perNode] = nodeLayout(plan);
     out.launch = nodes > 1
         ? fmt::format("deepspeed --hostfile hostfile --num_nodes {} --num_gpus {} train.py "

@@ -48,6 +48,10 @@ struct EngineConfig {
     std::string text; // the configuration file itself
     std::string launch; // the command that starts the job with `fileName`
     std::string fileName; // suggested name: ds_config.json, job.toml, megatron.args, ...
+    // Training engines: what torchrun runs on each node (after its own options), and a file of
+    // arguments piped through xargs into it first (Megatron's), or "". Empty for serving.
+    std::string program;
+    std::string programArgsFile;
     std::vector<std::string> warnings; // plan choices the engine cannot express
     std::vector<std::string> figures; // Envelope's figures; also comments in `text` when the
                                       // format has comments (TOML, arguments, shell)

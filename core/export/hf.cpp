@@ -131,6 +131,7 @@ EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::str
 
     out.text = j.dump(2) + "\n";
     addLoraCompanions(plan, out);
+    out.program = "train.py " + out.fileName;
     const auto [nodes, perNode] = nodeLayout(plan);
     out.launch = fmt::format("torchrun --nnodes {} --nproc_per_node {} train.py {}{}", nodes,
         perNode, out.fileName, modelRepo.empty() ? "" : "  # model: " + modelRepo);

@@ -324,6 +324,8 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     for (const std::string& a : args)
         s += a + "\n";
     out.text = s;
+    out.program = "pretrain_gpt.py";
+    out.programArgsFile = out.fileName;
     const auto [nodes, perNode] = nodeLayout(plan);
     // xargs honours the quotes around --moe-layer-freq's expression; $(...) would not.
     out.launch = fmt::format("grep -v '^#' {} | xargs torchrun --nnodes {} --nproc_per_node {} "

@@ -194,6 +194,7 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
     }
     out.text = s;
 
+    out.program = "-m torchtitan.train --job.config_file " + out.fileName;
     const auto [nodes, perNode] = nodeLayout(plan);
     out.launch = fmt::format("torchrun --nnodes {} --nproc_per_node {} -m torchtitan.train "
                              "--job.config_file {}",

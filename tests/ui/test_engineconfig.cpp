@@ -6,6 +6,8 @@
 #include <QFile>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTextBrowser>
 
@@ -64,6 +66,57 @@ private slots:
         QCOMPARE(QString::fromUtf8(file.readAll()), dialog.text());
         QVERIFY(!dialog.saveTo(m_dir.filePath(QStringLiteral("no/such/dir/x.args")), &error));
         QVERIFY(!error.isEmpty());
+    }
+
+    // Issue 25: the export wrapped in a job. The dialog shows the core's launcher file in its
+    // own tab, saves the set into one folder, and refuses (Save off, the reason shown) a job the
+    // launcher cannot start.
+    void exportWrapsTheConfigInALaunchableJob()
+    {
+        EngineExportDialog dialog(m_window->document(), m_window.get());
+        dialog.resize(900, 700);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        const Plan& plan = m_window->document()->plan();
+        dialog.setEngine(Engine::TorchTitan);
+        auto* launcherBox = dialog.findChildren<QComboBox*>().at(1);
+        // Chosen as a user does: the launcher box's own items.
+        launcherBox->setCurrentIndex(launcherBox->findText(QStringLiteral("Slurm"), Qt::MatchStartsWith));
+        QCOMPARE(dialog.launcher(), std::optional<Launcher>(Launcher::Slurm));
+        const EngineConfig expected = withLauncher(
+            exportPlan(plan, estimate(plan), Engine::TorchTitan, std::string()), plan,
+            Launcher::Slurm)
+                                          .value();
+        QCOMPARE(dialog.config().launch, std::string("sbatch job.sbatch"));
+        auto* tabs = dialog.findChild<QTabWidget*>();
+        QVERIFY(tabs);
+        QCOMPARE(tabs->count(), 2);
+        QCOMPARE(tabs->tabText(0), QStringLiteral("job.toml"));
+        QCOMPARE(tabs->tabText(1), QStringLiteral("job.sbatch"));
+        QCOMPARE(qobject_cast<QPlainTextEdit*>(tabs->widget(1))->toPlainText(),
+            QString::fromStdString(expected.companions.back().text));
+        uitest::keepScreenshot(&dialog, QStringLiteral("export-dialog-slurm.png"));
+
+        QString error;
+        QVERIFY2(dialog.saveToFolder(m_dir.path(), &error), qPrintable(error));
+        for (const char* name : { "job.toml", "job.sbatch" })
+            QVERIFY2(QFile::exists(m_dir.filePath(QString::fromUtf8(name))), name);
+
+        // torchrun cannot start a vLLM server: said, and nothing half-made is saved.
+        dialog.setEngine(Engine::Vllm);
+        dialog.setLauncher(Launcher::Torchrun);
+        QVERIFY(dialog.launcherError().contains(QStringLiteral("vllm starts its own workers")));
+        QVERIFY(dialog.findChild<QTextBrowser*>()->toPlainText().contains(
+            QStringLiteral("vllm starts its own workers")));
+        QPushButton* save = nullptr;
+        for (QPushButton* b : dialog.findChildren<QPushButton*>())
+            if (b->text().contains(QStringLiteral("Save")))
+                save = b;
+        QVERIFY(save);
+        QVERIFY(!save->isEnabled());
+        QCOMPARE(tabs->count(), 1);
+        dialog.setLauncher(std::nullopt);
+        QVERIFY(save->isEnabled());
     }
 
     void importOpensAnUntitledPlan()
