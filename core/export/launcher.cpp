@@ -20,6 +20,7 @@
 namespace envelope {
 namespace {
 
+using exportdetail::NodeLayout;
 using exportdetail::nodeLayout;
 
 // A name Slurm and Kubernetes accept (RFC 1123 label: lower-case letters, digits and '-', at most
@@ -225,7 +226,9 @@ std::string podSpec(const std::string& name, const EngineConfig& c, const std::s
 
 EngineConfig::Companion kubernetesManifest(const Plan& plan, const EngineConfig& c)
 {
-    const auto [nodes, perNode] = nodeLayout(plan);
+    // Plain ints, not a structured binding: clang 14 cannot capture those in the lambda below.
+    const NodeLayout layout = nodeLayout(plan);
+    const int nodes = layout.nodes, perNode = layout.perNode;
     const std::string name = jobName(plan);
     std::string s = headerComment(plan, c, "Kubernetes manifest");
     s += "---\n" + configMap(name, c);
