@@ -9,6 +9,7 @@ check that disappears upstream fails the extraction instead of going stale.
     tools/engine_schema.py torchtitan GIT_DIR v0.2.2     > tests/data/engines/torchtitan-v0.2.2.json
     tools/engine_schema.py megatron   GIT_DIR core_v0.19.0
     tools/engine_schema.py deepspeed  GIT_DIR v0.19.5
+    tools/engine_schema.py verl       GIT_DIR v0.7.0
 
     tools/engine_schema.py vllm       GIT_DIR v0.19.0
     tools/engine_schema.py sglang     GIT_DIR v0.5.4
@@ -51,6 +52,7 @@ REPOS = {
     "deepspeed": "deepspeedai/DeepSpeed",
     "vllm": "vllm-project/vllm",
     "sglang": "sgl-project/sglang",
+    "verl": "volcengine/verl",
 }
 
 
@@ -859,12 +861,63 @@ def sglang(git_dir, ref):
             "flags": flags, "checks": checks}
 
 
+# --- verl: the composed main_ppo config, every key a Hydra override may name ------------------
+
+def verl(git_dir, ref):
+    """verl/trainer/config/_generated_ppo_trainer.yaml is the whole config main_ppo composes
+    (generated from the defaults tree and checked in): Hydra refuses an override of a key it does
+    not have. Each key's type is its default's; null and ${...} interpolations take any value."""
+    import yaml  # dev-only (python3-yaml); the checker does not need it
+    path = "verl/trainer/config/_generated_ppo_trainer.yaml"
+    config = yaml.safe_load(show(git_dir, ref, path))
+    keys = {}
+
+    def walk(node, prefix):
+        for k, v in node.items():
+            key = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, dict) and v:
+                walk(v, key)
+                continue
+            if isinstance(v, bool):
+                kind = "bool"
+            elif isinstance(v, int):
+                kind = "int"
+            elif isinstance(v, float):
+                kind = "float"
+            elif isinstance(v, list):
+                kind = "list"
+            elif isinstance(v, str) and "${" not in v:
+                kind = "str"
+            else:
+                kind = "any"
+            keys[key] = {"type": kind}
+
+    walk(config, "")
+    checks = [
+        {"id": "batch-divides-gpus",
+         "rule": "get('data.train_batch_size') * get('actor_rollout_ref.rollout.n', 1) % "
+                 "(get('trainer.n_gpus_per_node', 8) * get('trainer.nnodes', 1)) == 0",
+         "source": locate(git_dir, ref, "verl/utils/config.py",
+                          "assert real_train_batch_size % minimal_bsz == 0")},
+        {"id": "mini-batch-within-batch",
+         "rule": "get('data.train_batch_size') >= get('actor_rollout_ref.actor.ppo_mini_batch_size', 256)",
+         "source": locate(git_dir, ref, "verl/workers/config/actor.py",
+                          "if train_batch_size < self.ppo_mini_batch_size:")},
+        {"id": "rollout-engine-registered",
+         "rule": "get('actor_rollout_ref.rollout.name') in ('vllm', 'sglang')",
+         "source": locate(git_dir, ref, "verl/workers/rollout/replica.py",
+                          'RolloutReplicaRegistry.register("sglang", _load_sglang)')},
+    ]
+    return {"kind": "overrides", "program": "python3 -m verl.trainer.main_ppo", "keys": keys,
+            "checks": checks}
+
+
 def main():
     if len(sys.argv) != 4 or sys.argv[1] not in REPOS:
         sys.exit(__doc__)
     engine, git_dir, ref = sys.argv[1:]
     body = {"torchtitan": torchtitan, "megatron": megatron, "deepspeed": deepspeed,
-            "vllm": vllm, "sglang": sglang}[engine](git_dir, ref)
+            "vllm": vllm, "sglang": sglang, "verl": verl}[engine](git_dir, ref)
     out = {"format": "envelope.engine-schema", "version": 1, "engine": engine,
            "engine_version": ref, "repo": REPOS[engine],
            "commit": git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip(),

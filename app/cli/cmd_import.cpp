@@ -33,6 +33,8 @@ const char* formatName(Engine engine)
         return "sglang.launch_server flags";
     case Engine::Trtllm:
         return "trtllm-serve flags";
+    case Engine::Verl:
+        return "verl main_ppo overrides";
     }
     return "";
 }

@@ -15,6 +15,7 @@ namespace envelope::exportdetail {
 inline constexpr const char* kTorchTitanVersion = "v0.2.2";
 inline constexpr const char* kMegatronVersion = "core_v0.19.0";
 inline constexpr const char* kDeepSpeedVersion = "v0.19.5";
+inline constexpr const char* kVerlVersion = "v0.7.0";
 
 // How a plan's precision recipe reads in the engines' vocabulary.
 struct Precision {
@@ -37,6 +38,9 @@ long long trainSteps(const Plan& plan); // ceil(train_tokens / (global batch x s
 // One line each: plan, model, cluster, memory per GPU and fit, step time, tokens/s, time and cost.
 std::vector<std::string> trainingFigures(const Plan& plan, const Estimate& estimate);
 std::vector<std::string> servingFigures(const Plan& plan, const Estimate& estimate);
+// Why an RL plan does not fit, naming the role: its layout problem, or "the trainer needs 92.1 GB
+// per GPU of 85.5 GB".
+std::string rlMiss(const Estimate& estimate);
 
 // `lines` as "# line\n" comments.
 std::string commentBlock(std::string_view header, const std::vector<std::string>& lines);
@@ -98,6 +102,7 @@ EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate);
 EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate);
 EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate);
 EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
+EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);

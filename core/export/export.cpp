@@ -32,6 +32,8 @@ std::string_view engineId(Engine engine)
         return "sglang";
     case Engine::Trtllm:
         return "trtllm";
+    case Engine::Verl:
+        return "verl";
     }
     return "deepspeed";
 }
@@ -39,6 +41,11 @@ std::string_view engineId(Engine engine)
 bool engineServes(Engine engine)
 {
     return engine == Engine::Vllm || engine == Engine::Sglang || engine == Engine::Trtllm;
+}
+
+bool engineRl(Engine engine)
+{
+    return engine == Engine::Verl;
 }
 
 bool parseEngine(std::string_view id, Engine& out)
@@ -60,6 +67,8 @@ std::string_view engineVersion(Engine engine)
         return kTorchTitanVersion;
     case Engine::Megatron:
         return kMegatronVersion;
+    case Engine::Verl:
+        return kVerlVersion;
     case Engine::Hf:
     case Engine::Vllm:
     case Engine::Sglang:
@@ -95,6 +104,8 @@ EngineConfig dispatch(
         return exportSglang(plan, estimate, modelRepo);
     case Engine::Trtllm:
         return exportTrtllm(plan, estimate, modelRepo);
+    case Engine::Verl:
+        return exportVerl(plan, estimate, modelRepo);
     }
     return exportDeepSpeed(plan, estimate);
 }
@@ -111,7 +122,11 @@ EngineConfig exportPlan(
             fmt::format("the plan does not fit: {} sequences of {} tokens requested, {} fit",
                 plan.serving.concurrency, plan.serving.context,
                 formatCount(std::floor(estimate.serving.maxSequences))));
-    else if (!engineServes(engine) && !estimate.training.fits)
+    else if (engineRl(engine)) {
+        if (!estimate.rl.fits)
+            config.warnings.insert(config.warnings.begin(),
+                fmt::format("the plan does not fit: {}", rlMiss(estimate)));
+    } else if (!engineServes(engine) && !estimate.training.fits)
         config.warnings.insert(config.warnings.begin(),
             fmt::format("the plan does not fit: {} per GPU of {}",
                 formatBytes(estimate.training.perGpu.total(), ByteUnits::GB),
@@ -223,6 +238,24 @@ std::vector<std::string> trainingFigures(const Plan& plan, const Estimate& e)
             c.stepTimeS, formatCount(c.tokensPerS), formatDuration(c.trainTimeS),
             formatCount(plan.training.trainTokens), formatCount(c.gpuHours), formatCount(c.cost)),
     };
+}
+
+std::string rlMiss(const Estimate& e)
+{
+    if (!e.rl.problem.empty())
+        return e.rl.problem;
+    for (const RoleEstimate& role : e.rl.perRole)
+        if (!role.fits)
+            return role.problem.empty()
+                ? fmt::format("the {} needs {} per GPU of {}", role.role,
+                      formatBytes(role.perGpu.total(), ByteUnits::GB),
+                      formatBytes(e.training.gpuMemoryBytes, ByteUnits::GB))
+                : role.problem;
+    if (e.rl.colocatedPeakBytes > 0)
+        return fmt::format("the colocated peak needs {} per GPU of {}",
+            formatBytes(e.rl.colocatedPeakBytes, ByteUnits::GB),
+            formatBytes(e.training.gpuMemoryBytes, ByteUnits::GB));
+    return "a role is over its GPUs' memory";
 }
 
 std::vector<std::string> servingFigures(const Plan& plan, const Estimate& e)
@@ -360,7 +393,7 @@ void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::strin
     const Precision p = precisionOf(t.recipe);
     // Only the hf export carries adapters (PEFT's adapter_config.json); the others train the
     // whole model from their config.
-    if (t.lora.enabled && engine != "the Hugging Face Trainer")
+    if (t.lora.enabled && engine != "the Hugging Face Trainer" && engine != "verl")
         warnings.push_back(fmt::format("training.lora: {} cannot express LoRA adapters from its "
                                        "config; export --to hf for a PEFT adapter config",
             engine));

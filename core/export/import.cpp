@@ -36,6 +36,7 @@ Expected<ImportedPlan> importEngineConfig(Engine engine, std::string_view text,
     case Engine::Vllm:
     case Engine::Sglang:
     case Engine::Trtllm:
+    case Engine::Verl:
         break;
     }
     return Error { "",

@@ -298,7 +298,53 @@ def check_args(where, schema, text, plan):
         check_command(where + suffix, schema, shlex.split(command.replace("\\\n", " ")), plan)
 
 
-CHECKERS = {"toml": check_toml, "json": check_json, "args": check_args}
+def override_ok(kind, text):
+    """A Hydra override value against the type of the key's default (OmegaConf converts the
+    text: True/False/true/false for bools, integers for ints, numbers for floats)."""
+    if kind == "bool":
+        return text in ("True", "False", "true", "false")
+    if kind == "int":
+        return re.fullmatch(r"-?[0-9]+", text) is not None
+    if kind == "float":
+        try:
+            return math.isfinite(float(text))
+        except ValueError:
+            return False
+    if kind == "list":
+        return text.startswith("[") and text.endswith("]")
+    return True
+
+
+def check_overrides(where, schema, text, plan):
+    """verl: `python3 -m verl.trainer.main_ppo key=value ...`; every key exists in the composed
+    config (Hydra refuses others without a '+'), its value parses as the default's type."""
+    lines = [l for l in text.splitlines() if not l.startswith("#")]
+    words = shlex.split("\n".join(lines).replace("\\\n", " "))
+    program = schema["program"].split()
+    at = next((i for i in range(len(words)) if words[i:i + len(program)] == program), None)
+    if at is None:
+        fail(where, f"no `{schema['program']}` command")
+        return
+    values = {}
+    for word in words[at + len(program):]:
+        key, eq, value = word.partition("=")
+        if not eq:
+            fail(where, f"{word!r} is not key=value")
+            continue
+        spec = schema["keys"].get(key)
+        if spec is None:
+            fail(where, f"{key} is not a verl {schema['engine_version']} config key")
+            continue
+        if key in values:
+            fail(where, f"{key} given twice")
+        if not override_ok(spec["type"], value):
+            fail(where, f"{key}={value!r} is not {spec['type']}")
+        values[key] = int(value) if spec["type"] == "int" and override_ok("int", value) else value
+    run_checks(where, schema, values, {})
+
+
+CHECKERS = {"toml": check_toml, "json": check_json, "args": check_args,
+            "overrides": check_overrides}
 
 plans = [(f"default plan, model {m}", os.path.join(presets, "default-plan.json"),
           [f'model="{m}"'], merged({"model": m})) for m in models]

@@ -1,0 +1,208 @@
+// verl (issue 28): the plan's RL job as `python3 -m verl.trainer.main_ppo` with Hydra overrides.
+//
+// Keys as verl v0.7.0 declares them (verl/trainer/config/_generated_ppo_trainer.yaml, the full
+// config main_ppo composes; Hydra refuses a key it does not have): data.train_batch_size prompts
+// per step, actor_rollout_ref.rollout.n completions per prompt, ppo_mini_batch_size in prompts
+// (one update per step: the whole batch), *_micro_batch_size_per_gpu per forward/backward,
+// rollout.name "vllm" or "sglang" (verl/workers/rollout/replica.py registers those two),
+// trainer.nnodes x n_gpus_per_node. main_ppo's hybrid engine colocates actor, rollout and
+// reference on every GPU, and its FSDP actor shards with FSDP alone.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "export/common.h"
+
+namespace envelope::exportdetail {
+namespace {
+
+std::vector<std::string> rlFigures(const Plan& plan, const Estimate& e)
+{
+    const RlEstimate& rl = e.rl;
+    std::vector<std::string> lines {
+        fmt::format("plan: {}", plan.name),
+        fmt::format("model: {} ({} params), {} on {} x {}", plan.model.arch.name,
+            formatCount(e.params), rlAlgorithmId(plan.rl.algorithm), rl.totalGpus,
+            plan.gpu.gpu.name),
+        fmt::format("Envelope: {} prompts x {} completions of {} + {} tokens per step; {}",
+            plan.rl.prompts, plan.rl.groupSize, plan.rl.promptLen, plan.rl.responseLen,
+            rl.fits ? std::string("every role fits") : "does not fit: " + rlMiss(e)),
+    };
+    // A plan that does not fit shows no real-looking step time.
+    if (rl.fits)
+        lines.push_back(fmt::format("Envelope: step {} (rollout {}, training {}), {:.3g} steps "
+                                    "per hour, bottleneck {}",
+            formatDuration(rl.stepS), formatDuration(rl.rolloutS), formatDuration(rl.trainS),
+            rl.stepsPerHour, rl.bottleneck));
+    return lines;
+}
+
+} // namespace
+
+EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
+{
+    const RlConfig& rl = plan.rl;
+    const TrainingConfig& t = plan.training;
+    const ServingConfig& sc = plan.serving;
+    EngineConfig out;
+    out.engine = Engine::Verl;
+    out.fileName = "verl_main_ppo.sh";
+    out.figures = rlFigures(plan, estimate);
+    std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
+    if (model.empty())
+        model = "MODEL";
+    if (modelRepo.empty())
+        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
+                                           "replace \"{}\" with the model's path",
+            plan.model.arch.name, model));
+    warnCommon(plan, out.warnings, "verl");
+    const Precision p = precisionOf(t.recipe);
+    if (p.kind != Precision::Kind::Bf16 || p.eightBitOptimizer)
+        out.warnings.push_back(fmt::format("training.recipe = \"{}\": verl's FSDP actor trains "
+                                           "bf16 mixed precision with fp32 master weights and "
+                                           "Adam (fsdp_config.model_dtype fp32)",
+            t.recipe.presetId.empty() ? std::string("custom") : t.recipe.presetId));
+
+    std::vector<std::string> keys;
+    const auto set = [&](std::string key, auto value) {
+        keys.push_back(fmt::format("{}={}", key, value));
+    };
+    const auto flag = [](bool on) { return on ? "True" : "False"; };
+
+    // The algorithm. DPO is not main_ppo's: written as GRPO and said first.
+    if (rl.algorithm == RlAlgorithm::Dpo)
+        out.warnings.push_back("rl.algorithm = \"dpo\": verl's main_ppo trains PPO and GRPO; the "
+                               "overrides are GRPO's (no rollout-free DPO trainer in main_ppo)");
+    const bool ppo = rl.algorithm == RlAlgorithm::Ppo;
+    set("algorithm.adv_estimator", ppo ? "gae" : "grpo");
+    set("data.train_files", "DATA_TRAIN");
+    set("data.val_files", "DATA_VAL");
+    set("data.train_batch_size", rl.prompts);
+    set("data.max_prompt_length", rl.promptLen);
+    set("data.max_response_length", rl.responseLen);
+    if (rl.responseLenMean)
+        out.warnings.push_back(fmt::format(
+            "rl.response_len_mean = {}: the mean of the responses is the data's and the policy's, "
+            "not a setting; data.max_response_length is the cap {}",
+            numberText(*rl.responseLenMean), rl.responseLen));
+
+    // The policy (actor), its reference and the rollout engine share one model path.
+    set("actor_rollout_ref.model.path", model);
+    set("actor_rollout_ref.model.enable_gradient_checkpointing",
+        flag(t.recompute != Recompute::None));
+    if (t.recompute == Recompute::Selective || t.recompute == Recompute::EveryK)
+        out.warnings.push_back(fmt::format("training.recompute = \"{}\": verl's FSDP actor "
+                                           "checkpoints every layer (enable_gradient_checkpointing)",
+            recomputeId(t.recompute)));
+    if (t.lora.enabled) {
+        set("actor_rollout_ref.model.lora_rank", t.lora.rank);
+        set("actor_rollout_ref.model.lora_alpha", numberText(t.lora.alpha));
+        if (t.lora.baseBits < 16)
+            out.warnings.push_back(fmt::format("training.lora.base_bits = {}: verl's LoRA trains "
+                                               "over a 16-bit base (no QLoRA)",
+                t.lora.baseBits));
+    }
+    set("actor_rollout_ref.actor.ppo_mini_batch_size", rl.prompts);
+    set("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", t.microBatch);
+    set("actor_rollout_ref.actor.use_kl_loss", flag(!ppo && rl.kl));
+    if (ppo)
+        set("algorithm.use_kl_in_reward", flag(rl.kl));
+    set("actor_rollout_ref.actor.fsdp_config.param_offload", flag(t.offloadParams));
+    set("actor_rollout_ref.actor.fsdp_config.optimizer_offload", flag(t.offloadOptimizer));
+    if (t.zeroStage != 3)
+        out.warnings.push_back(fmt::format("training.zero_stage = {}: verl's FSDP actor shards "
+                                           "parameters, gradients and optimizer state (ZeRO-3)",
+            t.zeroStage));
+    if (t.tp > 1 || t.pp > 1 || t.cp > 1)
+        out.warnings.push_back(fmt::format(
+            "training.tp = {}, pp = {}, cp = {}: verl's FSDP actor shards with FSDP alone; "
+            "tensor and pipeline parallelism are its Megatron backend (ppo_megatron_trainer), "
+            "not written",
+            t.tp, t.pp, t.cp));
+    // Old log-probs and the reference's log-probs: forwards of the same micro-batch.
+    set("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu", t.microBatch);
+    set("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu", t.microBatch);
+    if (!rl.oldLogProbForward)
+        out.warnings.push_back("rl.old_log_prob_forward = false: verl's main_ppo recomputes the "
+                               "old log-probs on the actor (compute_log_prob) every step");
+
+    // The rollout engine, started in-process by verl with its own memory share.
+    std::string rollout = "vllm";
+    if (sc.engine == ServingEngine::Sglang)
+        rollout = "sglang";
+    else if (sc.engine != ServingEngine::Vllm)
+        out.warnings.push_back(fmt::format("serving.engine = \"{}\": verl's rollout engines are "
+                                           "vllm and sglang; written as vllm",
+            servingEngineId(sc.engine)));
+    set("actor_rollout_ref.rollout.name", rollout);
+    set("actor_rollout_ref.rollout.tensor_model_parallel_size", sc.tp);
+    set("actor_rollout_ref.rollout.gpu_memory_utilization", numberText(sc.gpuMemoryUtilization));
+    set("actor_rollout_ref.rollout.n", rl.groupSize);
+    set("actor_rollout_ref.rollout.max_num_batched_tokens",
+        std::max<long long>(sc.maxBatchedTokens, sc.maxNumSeqs));
+    set("actor_rollout_ref.rollout.max_num_seqs", sc.maxNumSeqs);
+    if (sc.speculative)
+        out.warnings.push_back("serving.speculative: verl's rollout config has no speculative "
+                               "decoding setting");
+
+    if (ppo) {
+        // The critic is a second copy of the model with a value head; the reward model a third.
+        set("critic.model.path", model);
+        set("critic.model.enable_gradient_checkpointing", flag(t.recompute != Recompute::None));
+        set("critic.ppo_micro_batch_size_per_gpu", t.microBatch);
+        set("reward_model.enable", "True");
+        set("reward_model.model.path", "REWARD_MODEL");
+        set("reward_model.micro_batch_size_per_gpu", t.microBatch);
+    }
+
+    // Placement: one pool of every GPU the plan uses.
+    const int gpus = std::max(1, estimate.rl.totalGpus);
+    const int perNode = std::max(1, std::min(gpus, plan.cluster.gpusPerNode));
+    const int nodes = (gpus + perNode - 1) / perNode;
+    if (rl.placement == RlPlacement::Disjoint)
+        out.warnings.push_back(fmt::format(
+            "rl.placement = \"disjoint\": verl's main_ppo colocates actor, reference and rollout "
+            "on one pool (its hybrid engine); this runs them together on all {} GPUs instead of "
+            "the plan's {} trainer / {} rollout / {} reference, and Envelope's figures are the "
+            "disjoint plan's (separate pools are verl's recipe/one_step_off_policy, not written)",
+            gpus, rl.trainerGpus, rl.rolloutGpus, rl.referenceGpus));
+    if (rl.offPolicyPipeline)
+        out.warnings.push_back("rl.off_policy_pipeline: one-step-off-policy is verl's "
+                               "recipe/one_step_off_policy, not main_ppo; not written");
+    if (gpus % perNode != 0)
+        out.warnings.push_back(fmt::format("{} GPUs are not whole nodes of {}: verl places "
+                                           "n_gpus_per_node on every node ({} x {})",
+            gpus, perNode, nodes, perNode));
+    // verl/utils/config.py validate_config: the step's completions split evenly over the GPUs.
+    const long long completions = static_cast<long long>(rl.prompts) * rl.groupSize;
+    if (completions % (static_cast<long long>(nodes) * perNode) != 0)
+        out.warnings.push_back(fmt::format(
+            "rl.prompts_per_step x rl.group_size = {} is not a multiple of the {} GPUs: verl "
+            "asserts real_train_batch_size % n_gpus == 0 and refuses this job at start",
+            completions, nodes * perNode));
+    set("trainer.nnodes", nodes);
+    set("trainer.n_gpus_per_node", perNode);
+    // Quoted: unquoted brackets are a glob to the shell.
+    set("trainer.logger", "'[\"console\"]'");
+
+    std::string s = commentBlock(
+        fmt::format("Envelope export for verl {} (verl.trainer.main_ppo Hydra overrides)",
+            kVerlVersion),
+        out.figures);
+    s += "# DATA_TRAIN and DATA_VAL are the prompt parquet files";
+    s += ppo ? "; REWARD_MODEL the reward model's path.\n" : ".\n";
+    s += "set -euo pipefail\npython3 -m verl.trainer.main_ppo";
+    for (const std::string& k : keys)
+        s += " \\\n    " + k;
+    s += "\n";
+    out.text = s;
+    out.launch = nodes > 1
+        ? fmt::format("bash {}  # on the head node of a {}-node Ray cluster (ray start --head; "
+                      "ray start --address HEAD:6379 on the others)",
+              out.fileName, nodes)
+        : "bash " + out.fileName;
+    return out;
+}
+
+} // namespace envelope::exportdetail

@@ -1,0 +1,151 @@
+// Issue 28: the RL job as verl v0.7.0 runs it (`python3 -m verl.trainer.main_ppo` with Hydra
+// overrides). Each expected value below is the plan's field under verl's own name, written out by
+// hand from verl/trainer/config/_generated_ppo_trainer.yaml; tests/cli/check_engine_conformance.py
+// checks every key and type of every preset's export against that file (tests/data/engines).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "export/launcher.h"
+#include "export_fixtures.h"
+
+namespace envelope::testing {
+namespace {
+
+// key -> value of the main_ppo command's overrides.
+std::map<std::string, std::string> overridesOf(const std::string& text)
+{
+    std::map<std::string, std::string> out;
+    const std::size_t at = text.find("python3 -m verl.trainer.main_ppo");
+    EXPECT_NE(at, std::string::npos) << text;
+    std::size_t pos = text.find('\n', at);
+    while (pos != std::string::npos && pos + 1 < text.size()) {
+        const std::size_t end = text.find('\n', pos + 1);
+        std::string line = text.substr(pos + 1, end - pos - 1);
+        pos = end;
+        line.erase(0, line.find_first_not_of(' '));
+        if (line.ends_with(" \\"))
+            line.resize(line.size() - 2);
+        const std::size_t eq = line.find('=');
+        if (eq == std::string::npos)
+            continue;
+        EXPECT_EQ(out.count(line.substr(0, eq)), 0u) << line;
+        out[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return out;
+}
+
+// GRPO on 8 colocated H100s (the RL planner's colocated case): 64 prompts x 8 completions of
+// 1024 + 15360 tokens, the engine at half the memory, full recompute, micro-batch 1.
+const std::vector<std::string> kGrpo = { "model=\"qwen2.5-7b\"", "cluster.gpus=8",
+    "training.zero_stage=3", "training.micro_batch=1", "training.recompute=\"full\"",
+    "serving.tp=1", "serving.gpu_memory_utilization=0.5", "rl.algorithm=\"grpo\"",
+    "rl.placement=\"colocated\"", "rl.trainer_gpus=8", "rl.reference_gpus=8",
+    "rl.rollout_gpus=8", "rl.prompts_per_step=64", "rl.group_size=8", "rl.prompt_len=1024",
+    "rl.response_len=15360" };
+
+TEST(ExportVerl, GrpoColocatedIsMainPpoWithThePlansFields)
+{
+    const Plan plan = defaultPlanWith(kGrpo);
+    const EngineConfig c = exportOf(plan, Engine::Verl);
+    EXPECT_EQ(c.fileName, "verl_main_ppo.sh");
+    EXPECT_EQ(c.launch, "bash verl_main_ppo.sh");
+    const std::map<std::string, std::string> expected {
+        { "algorithm.adv_estimator", "grpo" },
+        { "data.train_files", "DATA_TRAIN" },
+        { "data.val_files", "DATA_VAL" },
+        { "data.train_batch_size", "64" },          // prompts per step
+        { "data.max_prompt_length", "1024" },
+        { "data.max_response_length", "15360" },
+        { "actor_rollout_ref.model.path", "Qwen/Qwen2.5-7B" },
+        { "actor_rollout_ref.model.enable_gradient_checkpointing", "True" },
+        { "actor_rollout_ref.actor.ppo_mini_batch_size", "64" }, // one update per step
+        { "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", "1" },
+        { "actor_rollout_ref.actor.use_kl_loss", "True" },       // GRPO's KL to the reference
+        { "actor_rollout_ref.actor.fsdp_config.param_offload", "False" },
+        { "actor_rollout_ref.actor.fsdp_config.optimizer_offload", "False" },
+        { "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu", "1" },
+        { "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu", "1" },
+        { "actor_rollout_ref.rollout.name", "vllm" },
+        { "actor_rollout_ref.rollout.tensor_model_parallel_size", "1" },
+        { "actor_rollout_ref.rollout.gpu_memory_utilization", "0.5" },
+        { "actor_rollout_ref.rollout.n", "8" },                  // completions per prompt
+        { "actor_rollout_ref.rollout.max_num_batched_tokens", "8192" },
+        { "actor_rollout_ref.rollout.max_num_seqs", "1024" },
+        { "trainer.nnodes", "1" },
+        { "trainer.n_gpus_per_node", "8" },
+        { "trainer.logger", "'[\"console\"]'" },
+    };
+    EXPECT_EQ(overridesOf(c.text), expected);
+    // Envelope's figures head the script: it fits, so the step time is shown.
+    EXPECT_NE(c.text.find("# Envelope: 64 prompts x 8 completions of 1024 + 15360 tokens per step; "
+                          "every role fits"),
+        std::string::npos)
+        << c.text;
+    EXPECT_NE(c.text.find("steps per hour"), std::string::npos);
+    // Colocated, ZeRO-3, full recompute, vLLM, 512 completions on 8 GPUs: nothing to warn.
+    EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();
+}
+
+TEST(ExportVerl, PpoAddsTheCriticAndTheRewardModel)
+{
+    std::vector<std::string> sets = kGrpo;
+    sets.push_back("rl.algorithm=\"ppo\"");
+    sets.push_back("serving.engine=\"sglang\"");
+    const std::map<std::string, std::string> o
+        = overridesOf(exportOf(defaultPlanWith(sets), Engine::Verl).text);
+    EXPECT_EQ(o.at("algorithm.adv_estimator"), "gae");
+    EXPECT_EQ(o.at("actor_rollout_ref.actor.use_kl_loss"), "False");
+    EXPECT_EQ(o.at("algorithm.use_kl_in_reward"), "True");
+    EXPECT_EQ(o.at("critic.model.path"), "Qwen/Qwen2.5-7B");
+    EXPECT_EQ(o.at("critic.ppo_micro_batch_size_per_gpu"), "1");
+    EXPECT_EQ(o.at("reward_model.enable"), "True");
+    EXPECT_EQ(o.at("reward_model.model.path"), "REWARD_MODEL");
+    EXPECT_EQ(o.at("actor_rollout_ref.rollout.name"), "sglang");
+}
+
+// What main_ppo cannot run as planned is said, each naming the plan field.
+TEST(ExportVerl, WhatMainPpoCannotExpressIsSaid)
+{
+    // The default plan at ZeRO-1: disjoint 4 / 3 / 1 pools, selective recompute.
+    const EngineConfig disjoint
+        = exportOf(defaultPlanWith({ "training.zero_stage=1" }), Engine::Verl);
+    EXPECT_TRUE(anyWarningMentions(disjoint, "rl.placement = \"disjoint\": verl's main_ppo "
+                                             "colocates"));
+    EXPECT_TRUE(anyWarningMentions(disjoint, "training.zero_stage = 1"));
+    EXPECT_TRUE(anyWarningMentions(disjoint, "training.recompute = \"selective\""));
+    std::vector<std::string> sets = kGrpo;
+    sets.push_back("rl.algorithm=\"dpo\"");
+    EXPECT_TRUE(anyWarningMentions(exportOf(defaultPlanWith(sets), Engine::Verl),
+        "rl.algorithm = \"dpo\""));
+    // 3 prompts x 1 completion on 8 GPUs: verl/utils/config.py asserts the batch divides them.
+    sets = kGrpo;
+    sets.push_back("rl.prompts_per_step=3");
+    sets.push_back("rl.group_size=1");
+    EXPECT_TRUE(anyWarningMentions(exportOf(defaultPlanWith(sets), Engine::Verl),
+        "= 3 is not a multiple of the 8 GPUs"));
+    sets = kGrpo;
+    sets.push_back("serving.engine=\"trtllm\"");
+    EXPECT_TRUE(anyWarningMentions(exportOf(defaultPlanWith(sets), Engine::Verl),
+        "verl's rollout engines are vllm and sglang"));
+    // verl starts Ray itself: no launcher wraps it.
+    const Plan plan = defaultPlanWith(kGrpo);
+    const Expected<EngineConfig> job
+        = withLauncher(exportOf(plan, Engine::Verl), plan, Launcher::Slurm);
+    ASSERT_FALSE(job.ok());
+    EXPECT_NE(job.error().message.find("verl starts Ray"), std::string::npos);
+}
+
+// An RL plan that does not fit exports, but says so first and shows no step time.
+TEST(ExportVerl, APlanThatDoesNotFitSaysSoFirstAndHasNoStepTime)
+{
+    std::vector<std::string> sets = kGrpo;
+    sets.push_back("model=\"llama-3-70b\"");
+    const EngineConfig c = exportOf(defaultPlanWith(sets), Engine::Verl);
+    ASSERT_FALSE(c.warnings.empty());
+    EXPECT_TRUE(c.warnings.front().starts_with("the plan does not fit")) << c.warnings.front();
+    EXPECT_EQ(c.text.find("steps per hour"), std::string::npos) << c.text;
+}
+
+} // namespace
+} // namespace envelope::testing
