@@ -10,6 +10,7 @@ check that disappears upstream fails the extraction instead of going stale.
     tools/engine_schema.py megatron   GIT_DIR core_v0.19.0
     tools/engine_schema.py deepspeed  GIT_DIR v0.19.5
     tools/engine_schema.py verl       GIT_DIR v0.7.0
+    tools/engine_schema.py openrlhf   GIT_DIR v0.11.0
 
     tools/engine_schema.py vllm       GIT_DIR v0.19.0
     tools/engine_schema.py sglang     GIT_DIR v0.5.4
@@ -53,6 +54,7 @@ REPOS = {
     "vllm": "vllm-project/vllm",
     "sglang": "sgl-project/sglang",
     "verl": "volcengine/verl",
+    "openrlhf": "OpenRLHF/OpenRLHF",
 }
 
 
@@ -805,27 +807,17 @@ def vllm(git_dir, ref):
 
 # --- SGLang: ServerArgs.add_cli_args ---------------------------------------------------------
 
-def sglang(git_dir, ref):
-    path = "python/sglang/srt/server_args.py"
-    tree = ast.parse(show(git_dir, ref, path))
-    constants = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], ast.Name):
-            constants[node.targets[0].id] = literal(node.value)
-    server_args = classes_of(tree).get("ServerArgs")
-    add_cli_args = next((f for f in server_args.body if isinstance(f, ast.FunctionDef)
-                         and f.name == "add_cli_args"), None) if server_args else None
-    if add_cli_args is None:
-        sys.exit(f"{path}@{ref}: no ServerArgs.add_cli_args")
+def argparse_flags(node, constants):
+    """Every parser.add_argument(...) under `node`: flag -> dest, type, choices (literal, or a
+    module constant), nargs, action, switch; BooleanOptionalAction adds the --no- form."""
     flags = {}
-    for node in ast.walk(add_cli_args):
-        if not is_add_argument(node):
+    for call in ast.walk(node):
+        if not is_add_argument(call):
             continue
-        names = add_argument_names(node)
+        names = add_argument_names(call)
         if not names:
             continue
-        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
         action = ast.unparse(kw["action"]).split(".")[-1].strip("'\"") if "action" in kw else None
         choices = None
         if "choices" in kw:
@@ -849,6 +841,28 @@ def sglang(git_dir, ref):
             for n in names:
                 if n.startswith("--"):
                     flags["--no-" + n[2:]] = dict(entry, action="store_false")
+    return flags
+
+
+def module_constants(tree):
+    constants = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name):
+            constants[node.targets[0].id] = literal(node.value)
+    return constants
+
+
+def sglang(git_dir, ref):
+    path = "python/sglang/srt/server_args.py"
+    tree = ast.parse(show(git_dir, ref, path))
+    constants = module_constants(tree)
+    server_args = classes_of(tree).get("ServerArgs")
+    add_cli_args = next((f for f in server_args.body if isinstance(f, ast.FunctionDef)
+                         and f.name == "add_cli_args"), None) if server_args else None
+    if add_cli_args is None:
+        sys.exit(f"{path}@{ref}: no ServerArgs.add_cli_args")
+    flags = argparse_flags(add_cli_args, constants)
     checks = [
         {"id": "context-length-within-positions",
          "rule": "model_positions is None or get('context_length') is None or "
@@ -858,6 +872,42 @@ def sglang(git_dir, ref):
                              "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")},
     ]
     return {"kind": "args", "program": "python -m sglang.launch_server", "positionals": [],
+            "flags": flags, "checks": checks}
+
+
+# --- OpenRLHF: train_ppo_ray's argparse flags ----------------------------------------------------
+
+def openrlhf(git_dir, ref):
+    path = "openrlhf/cli/train_ppo_ray.py"
+    tree = ast.parse(show(git_dir, ref, path))
+    flags = argparse_flags(tree, module_constants(tree))
+    checks = [
+        {"id": "colocated-engines-fill-the-actor",
+         "rule": "not get('train.colocate_all') or get('train.async_enable') or "
+                 "get('actor.num_nodes', 1) * get('actor.num_gpus_per_node', 8) == "
+                 "get('vllm.num_engines', 0) * get('vllm.tensor_parallel_size', 1)",
+         "source": locate(git_dir, ref, path,
+                          "f\"actor_num_nodes * actor_num_gpus_per_node must be equal to \"")},
+        {"id": "colocated-reference-matches-actor",
+         "rule": "not (get('train.colocate_all') or get('train.colocate_actor_ref')) or "
+                 "get('algo.kl.init_coef', 0.01) == 0 or "
+                 "(get('actor.num_nodes', 1) == get('ref.num_nodes', 1) and "
+                 "get('actor.num_gpus_per_node', 8) == get('ref.num_gpus_per_node', 8))",
+         "source": locate(git_dir, ref, path,
+                          "num_nodes and num_gpus_per_node must be the same when colocate actor and ref model.")},
+        {"id": "sample-batches-cover-actor-ranks",
+         "rule": "get('rollout.n_samples_per_prompt', 1) * get('rollout.batch_size', 1024) // "
+                 "get('rollout.micro_batch_size', 1) >= get('actor.num_nodes', 1) * "
+                 "get('actor.num_gpus_per_node', 8) // get('ds.ring_attn_size', 1) // "
+                 "get('ds.tensor_parallel_size', 1)",
+         "source": locate(git_dir, ref, path,
+                          "The number of sample batches must be greater than or equal to the effective number of actor processes.")},
+        {"id": "group-estimators-need-samples",
+         "rule": "get('algo.advantage.estimator', 'gae') not in ('rloo', 'reinforce_baseline', "
+                 "'group_norm', 'dr_grpo') or get('rollout.n_samples_per_prompt', 1) > 1",
+         "source": locate(git_dir, ref, path, "requires n_samples_per_prompt > 1")},
+    ]
+    return {"kind": "args", "program": "python3 -m openrlhf.cli.train_ppo_ray", "positionals": [],
             "flags": flags, "checks": checks}
 
 
@@ -917,7 +967,8 @@ def main():
         sys.exit(__doc__)
     engine, git_dir, ref = sys.argv[1:]
     body = {"torchtitan": torchtitan, "megatron": megatron, "deepspeed": deepspeed,
-            "vllm": vllm, "sglang": sglang, "verl": verl}[engine](git_dir, ref)
+            "vllm": vllm, "sglang": sglang, "verl": verl,
+            "openrlhf": openrlhf}[engine](git_dir, ref)
     out = {"format": "envelope.engine-schema", "version": 1, "engine": engine,
            "engine_version": ref, "repo": REPOS[engine],
            "commit": git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip(),

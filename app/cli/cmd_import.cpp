@@ -35,6 +35,8 @@ const char* formatName(Engine engine)
         return "trtllm-serve flags";
     case Engine::Verl:
         return "verl main_ppo overrides";
+    case Engine::OpenRlhf:
+        return "OpenRLHF train_ppo_ray arguments";
     }
     return "";
 }

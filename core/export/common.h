@@ -16,6 +16,7 @@ inline constexpr const char* kTorchTitanVersion = "v0.2.2";
 inline constexpr const char* kMegatronVersion = "core_v0.19.0";
 inline constexpr const char* kDeepSpeedVersion = "v0.19.5";
 inline constexpr const char* kVerlVersion = "v0.7.0";
+inline constexpr const char* kOpenRlhfVersion = "v0.11.0";
 
 // How a plan's precision recipe reads in the engines' vocabulary.
 struct Precision {
@@ -41,6 +42,9 @@ std::vector<std::string> servingFigures(const Plan& plan, const Estimate& estima
 // Why an RL plan does not fit, naming the role: its layout problem, or "the trainer needs 92.1 GB
 // per GPU of 85.5 GB".
 std::string rlMiss(const Estimate& estimate);
+// The RL job's lines: plan, model and GPUs, the step's prompts and fit, and (when it fits) the
+// step time with its phases.
+std::vector<std::string> rlFigures(const Plan& plan, const Estimate& estimate);
 
 // `lines` as "# line\n" comments.
 std::string commentBlock(std::string_view header, const std::vector<std::string>& lines);
@@ -103,6 +107,7 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate);
 EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate);
 EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
+EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);

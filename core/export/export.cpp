@@ -34,6 +34,8 @@ std::string_view engineId(Engine engine)
         return "trtllm";
     case Engine::Verl:
         return "verl";
+    case Engine::OpenRlhf:
+        return "openrlhf";
     }
     return "deepspeed";
 }
@@ -45,7 +47,7 @@ bool engineServes(Engine engine)
 
 bool engineRl(Engine engine)
 {
-    return engine == Engine::Verl;
+    return engine == Engine::Verl || engine == Engine::OpenRlhf;
 }
 
 bool parseEngine(std::string_view id, Engine& out)
@@ -69,6 +71,8 @@ std::string_view engineVersion(Engine engine)
         return kMegatronVersion;
     case Engine::Verl:
         return kVerlVersion;
+    case Engine::OpenRlhf:
+        return kOpenRlhfVersion;
     case Engine::Hf:
     case Engine::Vllm:
     case Engine::Sglang:
@@ -106,6 +110,8 @@ EngineConfig dispatch(
         return exportTrtllm(plan, estimate, modelRepo);
     case Engine::Verl:
         return exportVerl(plan, estimate, modelRepo);
+    case Engine::OpenRlhf:
+        return exportOpenRlhf(plan, estimate, modelRepo);
     }
     return exportDeepSpeed(plan, estimate);
 }
@@ -238,6 +244,27 @@ std::vector<std::string> trainingFigures(const Plan& plan, const Estimate& e)
             c.stepTimeS, formatCount(c.tokensPerS), formatDuration(c.trainTimeS),
             formatCount(plan.training.trainTokens), formatCount(c.gpuHours), formatCount(c.cost)),
     };
+}
+
+std::vector<std::string> rlFigures(const Plan& plan, const Estimate& e)
+{
+    const RlEstimate& rl = e.rl;
+    std::vector<std::string> lines {
+        fmt::format("plan: {}", plan.name),
+        fmt::format("model: {} ({} params), {} on {} x {}", plan.model.arch.name,
+            formatCount(e.params), rlAlgorithmId(plan.rl.algorithm), rl.totalGpus,
+            plan.gpu.gpu.name),
+        fmt::format("Envelope: {} prompts x {} completions of {} + {} tokens per step; {}",
+            plan.rl.prompts, plan.rl.groupSize, plan.rl.promptLen, plan.rl.responseLen,
+            rl.fits ? std::string("every role fits") : "does not fit: " + rlMiss(e)),
+    };
+    // A plan that does not fit shows no real-looking step time.
+    if (rl.fits)
+        lines.push_back(fmt::format("Envelope: step {} (rollout {}, training {}), {:.3g} steps "
+                                    "per hour, bottleneck {}",
+            formatDuration(rl.stepS), formatDuration(rl.rolloutS), formatDuration(rl.trainS),
+            rl.stepsPerHour, rl.bottleneck));
+    return lines;
 }
 
 std::string rlMiss(const Estimate& e)
@@ -393,7 +420,8 @@ void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::strin
     const Precision p = precisionOf(t.recipe);
     // Only the hf export carries adapters (PEFT's adapter_config.json); the others train the
     // whole model from their config.
-    if (t.lora.enabled && engine != "the Hugging Face Trainer" && engine != "verl")
+    if (t.lora.enabled && engine != "the Hugging Face Trainer" && engine != "verl"
+        && engine != "OpenRLHF")
         warnings.push_back(fmt::format("training.lora: {} cannot express LoRA adapters from its "
                                        "config; export --to hf for a PEFT adapter config",
             engine));

@@ -23,17 +23,17 @@
 
 namespace envelope {
 
-enum class Engine { DeepSpeed, TorchTitan, Megatron, Hf, Vllm, Sglang, Trtllm, Verl };
+enum class Engine { DeepSpeed, TorchTitan, Megatron, Hf, Vllm, Sglang, Trtllm, Verl, OpenRlhf };
 inline constexpr Engine kAllEngines[] = { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron,
-    Engine::Hf, Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Verl };
+    Engine::Hf, Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Verl, Engine::OpenRlhf };
 
-// "deepspeed" "torchtitan" "megatron" "hf" "vllm" "sglang" "trtllm" "verl"
+// "deepspeed" "torchtitan" "megatron" "hf" "vllm" "sglang" "trtllm" "verl" "openrlhf"
 std::string_view engineId(Engine engine);
 bool parseEngine(std::string_view id, Engine& out);
 inline constexpr const char* kEngineIdList
-    = "deepspeed, torchtitan, megatron, hf, vllm, sglang, trtllm or verl";
-// The serving engines' exports (a launch command); verl's is the RL job (engineRl), the others'
-// are training jobs.
+    = "deepspeed, torchtitan, megatron, hf, vllm, sglang, trtllm, verl or openrlhf";
+// The serving engines' exports (a launch command); verl's and OpenRLHF's are the RL job
+// (engineRl), the others' training jobs.
 bool engineServes(Engine engine);
 bool engineRl(Engine engine);
 // The engines whose files can be read back into a plan.
@@ -41,7 +41,7 @@ bool engineImports(Engine engine);
 inline constexpr const char* kImportEngineIdList = "deepspeed, torchtitan or megatron";
 
 // The engine release an export is written for and checked against (tests/data/engines): the
-// current release Envelope pins ("v0.19.5", "v0.2.2", "core_v0.19.0", verl "v0.7.0"), or ""
+// current release Envelope pins ("v0.19.5", "v0.2.2", "core_v0.19.0", verl "v0.7.0", OpenRLHF "v0.11.0"), or ""
 // where no release is pinned (hf, vllm). `--engine-version` accepts exactly this one.
 std::string_view engineVersion(Engine engine);
 

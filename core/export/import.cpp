@@ -37,6 +37,7 @@ Expected<ImportedPlan> importEngineConfig(Engine engine, std::string_view text,
     case Engine::Sglang:
     case Engine::Trtllm:
     case Engine::Verl:
+    case Engine::OpenRlhf:
         break;
     }
     return Error { "",

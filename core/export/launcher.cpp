@@ -296,9 +296,9 @@ Expected<EngineConfig> withLauncher(EngineConfig config, const Plan& plan, Launc
     const auto [nodes, perNode] = nodeLayout(plan);
     if (engineRl(config.engine))
         return Error { "--launcher",
-            fmt::format("verl starts Ray and its own workers: run {} on one node, or on the head "
+            fmt::format("{} starts Ray and its own workers: run {} on one node, or on the head "
                         "of a Ray cluster; {} does not write that cluster",
-                config.fileName, id) };
+                engineId(config.engine), config.fileName, id) };
     if (engineServes(config.engine)) {
         if (launcher == Launcher::Torchrun)
             return Error { "--launcher",

@@ -15,31 +15,6 @@
 #include "export/common.h"
 
 namespace envelope::exportdetail {
-namespace {
-
-std::vector<std::string> rlFigures(const Plan& plan, const Estimate& e)
-{
-    const RlEstimate& rl = e.rl;
-    std::vector<std::string> lines {
-        fmt::format("plan: {}", plan.name),
-        fmt::format("model: {} ({} params), {} on {} x {}", plan.model.arch.name,
-            formatCount(e.params), rlAlgorithmId(plan.rl.algorithm), rl.totalGpus,
-            plan.gpu.gpu.name),
-        fmt::format("Envelope: {} prompts x {} completions of {} + {} tokens per step; {}",
-            plan.rl.prompts, plan.rl.groupSize, plan.rl.promptLen, plan.rl.responseLen,
-            rl.fits ? std::string("every role fits") : "does not fit: " + rlMiss(e)),
-    };
-    // A plan that does not fit shows no real-looking step time.
-    if (rl.fits)
-        lines.push_back(fmt::format("Envelope: step {} (rollout {}, training {}), {:.3g} steps "
-                                    "per hour, bottleneck {}",
-            formatDuration(rl.stepS), formatDuration(rl.rolloutS), formatDuration(rl.trainS),
-            rl.stepsPerHour, rl.bottleneck));
-    return lines;
-}
-
-} // namespace
-
 EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
     const RlConfig& rl = plan.rl;
@@ -165,7 +140,8 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
             "rl.placement = \"disjoint\": verl's main_ppo colocates actor, reference and rollout "
             "on one pool (its hybrid engine); this runs them together on all {} GPUs instead of "
             "the plan's {} trainer / {} rollout / {} reference, and Envelope's figures are the "
-            "disjoint plan's (separate pools are verl's recipe/one_step_off_policy, not written)",
+            "disjoint plan's (separate pools are verl's recipe/one_step_off_policy, not written; "
+            "export --to openrlhf keeps them)",
             gpus, rl.trainerGpus, rl.rolloutGpus, rl.referenceGpus));
     if (rl.offPolicyPipeline)
         out.warnings.push_back("rl.off_policy_pipeline: one-step-off-policy is verl's "
@@ -192,7 +168,7 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
         out.figures);
     s += "# DATA_TRAIN and DATA_VAL are the prompt parquet files";
     s += ppo ? "; REWARD_MODEL the reward model's path.\n" : ".\n";
-    s += "set -euo pipefail\npython3 -m verl.trainer.main_ppo";
+    s += "python3 -m verl.trainer.main_ppo";
     for (const std::string& k : keys)
         s += " \\\n    " + k;
     s += "\n";
