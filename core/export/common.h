@@ -54,6 +54,12 @@ std::string commentBlock(std::string_view header, const std::vector<std::string>
 // commented-out command).
 std::string joinCommand(const std::vector<std::string>& words, std::string_view prefix);
 
+// An RL export's opening (verl, OpenRLHF): engine, file name, the RL figures, the model in
+// `model` (as startServingExport names it) and warnCommon's warnings.
+EngineConfig startRlExport(const Plan& plan, const Estimate& estimate, Engine engine,
+    std::string fileName, std::string_view engineName, const std::string& modelRepo,
+    std::string& model);
+
 // A serving export's opening (vLLM, SGLang, TensorRT-LLM): engine, file name, the figures
 // block, the model to serve in `model` (`modelRepo`, else the preset id with a warning, "MODEL"
 // when there is neither) and warnServingEngine's warning.

@@ -340,6 +340,25 @@ std::string joinCommand(const std::vector<std::string>& words, std::string_view 
     return s;
 }
 
+namespace {
+
+// The model as an engine loads it: its Hugging Face repository, else the preset id (or "MODEL")
+// with a warning to replace it.
+std::string engineModel(
+    const Plan& plan, const std::string& modelRepo, std::vector<std::string>& warnings)
+{
+    std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
+    if (model.empty())
+        model = "MODEL";
+    if (modelRepo.empty())
+        warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
+                                       "replace \"{}\" with the model's path",
+            plan.model.arch.name, model));
+    return model;
+}
+
+} // namespace
+
 EngineConfig startServingExport(const Plan& plan, const Estimate& estimate, Engine engine,
     std::string fileName, ServingEngine accounting, std::string_view engineName,
     const std::string& modelRepo, std::string& model)
@@ -348,14 +367,21 @@ EngineConfig startServingExport(const Plan& plan, const Estimate& estimate, Engi
     out.engine = engine;
     out.fileName = std::move(fileName);
     out.figures = servingFigures(plan, estimate);
-    model = modelRepo.empty() ? plan.model.presetId : modelRepo;
-    if (model.empty())
-        model = "MODEL";
-    if (modelRepo.empty())
-        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
-                                           "replace \"{}\" with the model's path",
-            plan.model.arch.name, model));
+    model = engineModel(plan, modelRepo, out.warnings);
     warnServingEngine(plan, accounting, engineName, out.warnings);
+    return out;
+}
+
+EngineConfig startRlExport(const Plan& plan, const Estimate& estimate, Engine engine,
+    std::string fileName, std::string_view engineName, const std::string& modelRepo,
+    std::string& model)
+{
+    EngineConfig out;
+    out.engine = engine;
+    out.fileName = std::move(fileName);
+    out.figures = rlFigures(plan, estimate);
+    model = engineModel(plan, modelRepo, out.warnings);
+    warnCommon(plan, out.warnings, engineName);
     return out;
 }
 

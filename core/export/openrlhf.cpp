@@ -39,18 +39,9 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
     const RlConfig& rl = plan.rl;
     const TrainingConfig& t = plan.training;
     const ServingConfig& sc = plan.serving;
-    EngineConfig out;
-    out.engine = Engine::OpenRlhf;
-    out.fileName = "openrlhf_train_ppo.sh";
-    out.figures = rlFigures(plan, estimate);
-    std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
-    if (model.empty())
-        model = "MODEL";
-    if (modelRepo.empty())
-        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
-                                           "replace \"{}\" with the model's path",
-            plan.model.arch.name, model));
-    warnCommon(plan, out.warnings, "OpenRLHF");
+    std::string model;
+    EngineConfig out = startRlExport(plan, estimate, Engine::OpenRlhf, "openrlhf_train_ppo.sh",
+        "OpenRLHF", modelRepo, model);
 
     std::vector<std::string> args;
     const auto arg = [&](std::string flag, auto value) {
@@ -201,11 +192,8 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
     s += ppo ? "# DATA is the prompt dataset; REWARD_MODEL the reward model's path.\n"
              : "# DATA is the prompt dataset; REWARD_URL the reward service (or "
                "--train.agent_func_path).\n";
-    s += "python3 -m openrlhf.cli.train_ppo_ray";
-    for (const std::string& a : args)
-        s += " \\\n    " + a;
-    s += "\n";
-    out.text = s;
+    args.insert(args.begin(), "python3 -m openrlhf.cli.train_ppo_ray");
+    out.text = s + joinCommand(args, "");
     out.launch = fmt::format("bash {}  # with a Ray cluster of the job's {} GPUs up (ray start "
                              "--head; ray start --address HEAD:6379 on the other nodes)",
         out.fileName, estimate.rl.totalGpus);

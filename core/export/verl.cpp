@@ -20,18 +20,9 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
     const RlConfig& rl = plan.rl;
     const TrainingConfig& t = plan.training;
     const ServingConfig& sc = plan.serving;
-    EngineConfig out;
-    out.engine = Engine::Verl;
-    out.fileName = "verl_main_ppo.sh";
-    out.figures = rlFigures(plan, estimate);
-    std::string model = modelRepo.empty() ? plan.model.presetId : modelRepo;
-    if (model.empty())
-        model = "MODEL";
-    if (modelRepo.empty())
-        out.warnings.push_back(fmt::format("model: no Hugging Face repository known for {}; "
-                                           "replace \"{}\" with the model's path",
-            plan.model.arch.name, model));
-    warnCommon(plan, out.warnings, "verl");
+    std::string model;
+    EngineConfig out = startRlExport(
+        plan, estimate, Engine::Verl, "verl_main_ppo.sh", "verl", modelRepo, model);
     const Precision p = precisionOf(t.recipe);
     if (p.kind != Precision::Kind::Bf16 || p.eightBitOptimizer)
         out.warnings.push_back(fmt::format("training.recipe = \"{}\": verl's FSDP actor trains "
@@ -168,11 +159,8 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
         out.figures);
     s += "# DATA_TRAIN and DATA_VAL are the prompt parquet files";
     s += ppo ? "; REWARD_MODEL the reward model's path.\n" : ".\n";
-    s += "python3 -m verl.trainer.main_ppo";
-    for (const std::string& k : keys)
-        s += " \\\n    " + k;
-    s += "\n";
-    out.text = s;
+    keys.insert(keys.begin(), "python3 -m verl.trainer.main_ppo");
+    out.text = s + joinCommand(keys, "");
     out.launch = nodes > 1
         ? fmt::format("bash {}  # on the head node of a {}-node Ray cluster (ray start --head; "
                       "ray start --address HEAD:6379 on the others)",
