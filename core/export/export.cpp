@@ -50,6 +50,25 @@ bool engineRl(Engine engine)
     return engine == Engine::Verl || engine == Engine::OpenRlhf;
 }
 
+Engine servingExportEngine(const Plan& plan)
+{
+    switch (plan.serving.engine) {
+    case ServingEngine::Sglang:
+        return Engine::Sglang;
+    case ServingEngine::Trtllm:
+        return Engine::Trtllm;
+    case ServingEngine::Vllm:
+    case ServingEngine::Generic:
+        break;
+    }
+    return Engine::Vllm;
+}
+
+Engine rlExportEngine(const Plan& plan)
+{
+    return plan.rl.placement == RlPlacement::Colocated ? Engine::Verl : Engine::OpenRlhf;
+}
+
 bool parseEngine(std::string_view id, Engine& out)
 {
     for (Engine e : kAllEngines)

@@ -36,6 +36,11 @@ inline constexpr const char* kEngineIdList
 // (engineRl), the others' training jobs.
 bool engineServes(Engine engine);
 bool engineRl(Engine engine);
+// The export that runs the plan's serving section as sized: the engine whose accounting sized
+// its KV pool (vLLM for generic). And its RL job: OpenRLHF keeps disjoint pools as they are,
+// verl's main_ppo colocates (the GUI's export dialog opens on these from the tab in view).
+Engine servingExportEngine(const Plan& plan);
+Engine rlExportEngine(const Plan& plan);
 // The engines whose files can be read back into a plan.
 bool engineImports(Engine engine);
 inline constexpr const char* kImportEngineIdList = "deepspeed, torchtitan or megatron";

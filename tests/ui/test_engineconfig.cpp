@@ -2,6 +2,8 @@
 // the core's export for the chosen engine with its warnings, saves it atomically, and an
 // engine file imports as a new untitled plan (the engine file is never overwritten).
 // Set ENVELOPE_SCREENSHOT_DIR to keep PNGs of the dialogs for review.
+#include <QAction>
+#include <QApplication>
 #include <QComboBox>
 #include <QFile>
 #include <QLabel>
@@ -10,6 +12,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QTimer>
 
 #include "document/plandocument.h"
 #include "document/settings.h"
@@ -26,6 +29,7 @@ class TestEngineConfig : public uitest::WindowTest {
     Q_OBJECT
 private:
     QTemporaryDir m_dir;
+    Engine m_lastShown = Engine::DeepSpeed;
 
 private slots:
     void init() { QVERIFY(openWindow()); }
@@ -117,6 +121,37 @@ private slots:
         QCOMPARE(tabs->count(), 1);
         dialog.setLauncher(std::nullopt);
         QVERIFY(save->isEnabled());
+    }
+
+    // File → Export → Engine config… opens on the engine that runs the tab in view: the plan's
+    // serving engine from Serving, OpenRLHF for disjoint RL pools and verl for colocated ones.
+    void exportOpensOnTheEngineOfTheTabInView()
+    {
+        QAction* action = nullptr;
+        for (QAction* a : m_window->findChildren<QAction*>())
+            if (a->text() == QStringLiteral("&Engine config…"))
+                action = a;
+        QVERIFY(action);
+        const auto engineShown = [&](const QString& panel) {
+            QVERIFY(m_window->selectPanel(panel));
+            std::optional<Engine> shown;
+            QTimer::singleShot(0, [&] {
+                auto* dialog = qobject_cast<EngineExportDialog*>(QApplication::activeModalWidget());
+                if (dialog) {
+                    shown = dialog->engine();
+                    dialog->reject();
+                }
+            });
+            action->trigger();
+            QVERIFY(shown.has_value());
+            m_lastShown = *shown;
+        };
+        engineShown(QStringLiteral("rl"));
+        QCOMPARE(m_lastShown, Engine::OpenRlhf); // the test plan's disjoint pools
+        engineShown(QStringLiteral("serving"));
+        QCOMPARE(m_lastShown, Engine::Vllm);
+        engineShown(QStringLiteral("training"));
+        QCOMPARE(m_lastShown, Engine::DeepSpeed);
     }
 
     void importOpensAnUntitledPlan()

@@ -59,6 +59,12 @@ bool MainWindow::importEngineConfigFile(Engine engine, const QString& path, cons
 void MainWindow::exportEngineConfig()
 {
     EngineExportDialog dialog(m_document, this);
+    // Opens on the engine that runs what the tab in view sizes.
+    const QString panel = m_panelIds.value(m_tabs->currentIndex());
+    if (panel == QLatin1String("serving"))
+        dialog.setEngine(servingExportEngine(m_document->plan()));
+    else if (panel == QLatin1String("rl"))
+        dialog.setEngine(rlExportEngine(m_document->plan()));
     dialog.exec();
 }
 
