@@ -317,6 +317,14 @@ Expected<EngineConfig> withLauncher(EngineConfig config, const Plan& plan, Launc
             "cluster.gpus = {} is not a multiple of cluster.gpus_per_node = {}: the {} job runs "
             "{} nodes of {} ({} GPUs)",
             plan.cluster.gpus, perNode, id, nodes, perNode, nodes * perNode));
+    // SGLang (--host 127.0.0.1) and trtllm-serve (--host localhost) listen on the loopback by
+    // default, where no Service or other node reaches them: a cluster's server listens on every
+    // interface, as vLLM does by default. Their command is the file's last line.
+    if ((config.engine == Engine::Sglang || config.engine == Engine::Trtllm)
+        && !config.text.empty() && config.text.back() == '\n') {
+        config.text.pop_back();
+        config.text += " \\\n  --host 0.0.0.0\n";
+    }
     EngineConfig::Companion file;
     switch (launcher) {
     case Launcher::Torchrun:

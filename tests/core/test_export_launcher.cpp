@@ -124,6 +124,11 @@ TEST(ExportLauncher, KubernetesServingIsADeploymentOfEngines)
     EXPECT_TRUE(contains(y, "httpGet: {path: /health, port: 30000}"));
     EXPECT_TRUE(contains(y, "kind: Service\n"));
     EXPECT_TRUE(contains(y, "command: [\"bash\", \"-c\", \"sh sglang_serve.sh\"]"));
+    // SGLang listens on 127.0.0.1 unless told: the job's server listens where the Service and
+    // the kubelet's probe reach it (the ConfigMap holds that file).
+    EXPECT_TRUE(c.text.ends_with(" \\\n  --host 0.0.0.0\n")) << c.text;
+    EXPECT_TRUE(contains(y, "      --host 0.0.0.0\n"));
+    EXPECT_FALSE(contains(exportOf(plan, Engine::Sglang).text, "--host"));
     // Slurm: an array of one-node engines.
     const EngineConfig s = launched(plan, Engine::Vllm, Launcher::Slurm);
     const std::string b = launcherFile(s, "job.sbatch");
