@@ -33,6 +33,7 @@ Precision precisionOf(const RecipeChoice& recipe);
 std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients);
 
 int dataParallel(const Plan& plan); // gpus / (tp x pp x cp)
+int servingEngines(const Plan& plan); // the engines of serving.tp GPUs the cluster holds (>= 1)
 long long globalBatch(const Plan& plan); // micro x accum x dp (sequences per step)
 long long trainSteps(const Plan& plan); // ceil(train_tokens / (global batch x seq_len))
 
@@ -54,10 +55,22 @@ std::string commentBlock(std::string_view header, const std::vector<std::string>
 // commented-out command).
 std::string joinCommand(const std::vector<std::string>& words, std::string_view prefix);
 
+// How an RL engine names what every RL export warns about: who checkpoints every layer and the
+// setting that does it, the setting that caps a response, who recomputes the old log-probs.
+struct RlEngineTerms {
+    std::string_view engineName;     // "verl", "OpenRLHF" (warnCommon's name)
+    std::string_view trainer;        // "verl's FSDP actor"
+    std::string_view checkpointKey;  // "enable_gradient_checkpointing"
+    std::string_view responseCapKey; // "data.max_response_length"
+    std::string_view oldLogProbs;    // "verl's main_ppo (compute_log_prob)"
+};
+
 // An RL export's opening (verl, OpenRLHF): engine, file name, the RL figures, the model in
-// `model` (as startServingExport names it) and warnCommon's warnings.
+// `model` (as startServingExport names it), warnCommon's warnings and what neither engine
+// expresses: recompute finer than every layer, a response-length mean, skipping the old
+// log-prob forward.
 EngineConfig startRlExport(const Plan& plan, const Estimate& estimate, Engine engine,
-    std::string fileName, std::string_view engineName, const std::string& modelRepo,
+    std::string fileName, const RlEngineTerms& terms, const std::string& modelRepo,
     std::string& model);
 
 // A serving export's opening (vLLM, SGLang, TensorRT-LLM): engine, file name, the figures

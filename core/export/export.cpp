@@ -233,6 +233,11 @@ int dataParallel(const Plan& plan)
     return static_cast<int>(std::max(1LL, plan.cluster.gpus / modelParallel));
 }
 
+int servingEngines(const Plan& plan)
+{
+    return std::max(1, plan.cluster.gpus / std::max(1, plan.serving.tp));
+}
+
 long long globalBatch(const Plan& plan)
 {
     return static_cast<long long>(plan.training.microBatch) * plan.training.gradAccum
@@ -392,7 +397,7 @@ EngineConfig startServingExport(const Plan& plan, const Estimate& estimate, Engi
 }
 
 EngineConfig startRlExport(const Plan& plan, const Estimate& estimate, Engine engine,
-    std::string fileName, std::string_view engineName, const std::string& modelRepo,
+    std::string fileName, const RlEngineTerms& terms, const std::string& modelRepo,
     std::string& model)
 {
     EngineConfig out;
@@ -400,7 +405,21 @@ EngineConfig startRlExport(const Plan& plan, const Estimate& estimate, Engine en
     out.fileName = std::move(fileName);
     out.figures = rlFigures(plan, estimate);
     model = engineModel(plan, modelRepo, out.warnings);
-    warnCommon(plan, out.warnings, engineName);
+    warnCommon(plan, out.warnings, terms.engineName);
+    const TrainingConfig& t = plan.training;
+    if (t.recompute == Recompute::Selective || t.recompute == Recompute::EveryK)
+        out.warnings.push_back(fmt::format("training.recompute = \"{}\": {} checkpoints every "
+                                           "layer ({})",
+            recomputeId(t.recompute), terms.trainer, terms.checkpointKey));
+    if (plan.rl.responseLenMean)
+        out.warnings.push_back(fmt::format(
+            "rl.response_len_mean = {}: the mean of the responses is the data's and the policy's, "
+            "not a setting; {} is the cap {}",
+            numberText(*plan.rl.responseLenMean), terms.responseCapKey, plan.rl.responseLen));
+    if (!plan.rl.oldLogProbForward)
+        out.warnings.push_back(fmt::format("rl.old_log_prob_forward = false: {} recomputes the old "
+                                           "log-probs on the actor every step",
+            terms.oldLogProbs));
     return out;
 }
 

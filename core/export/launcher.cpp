@@ -22,6 +22,7 @@ namespace {
 
 using exportdetail::NodeLayout;
 using exportdetail::nodeLayout;
+using exportdetail::servingEngines;
 
 // A name Slurm and Kubernetes accept (RFC 1123 label: lower-case letters, digits and '-', at most
 // 63, starting and ending alphanumeric), from the plan's name.
@@ -94,6 +95,15 @@ std::string torchrunLine(const EngineConfig& c, int perNode, int nodes, const st
         : fmt::format("grep -v \"^#\" {} | xargs {}", c.programArgsFile, line);
 }
 
+// torchrun's c10d rendezvous at the first node ($MASTER_ADDR:$MASTER_PORT), under the job id the
+// shell variable `idVariable` holds.
+std::string c10dRendezvous(std::string_view idVariable)
+{
+    return fmt::format("--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" "
+                       "--rdzv-id \"${}\"",
+        idVariable);
+}
+
 // The export's files: the configuration and its companions (name, text).
 std::vector<std::pair<std::string, std::string>> jobFiles(const EngineConfig& c)
 {
@@ -131,8 +141,7 @@ EngineConfig::Companion torchrunScript(const Plan& plan, const EngineConfig& c)
     if (nodes > 1) {
         s += ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
              "MASTER_PORT=${MASTER_PORT:-29500}\nJOB_ID=${JOB_ID:-envelope}\n";
-        rendezvous = "--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" "
-                     "--rdzv-id \"$JOB_ID\"";
+        rendezvous = c10dRendezvous("JOB_ID");
     }
     s += torchrunLine(c, perNode, nodes, rendezvous) + "\n";
     return { "launch.sh", s };
@@ -146,9 +155,9 @@ EngineConfig::Companion slurmScript(const Plan& plan, const EngineConfig& c)
     s += fmt::format("#SBATCH --job-name={}\n", jobName(plan));
     if (serving) {
         // One engine per array task, each on one node.
-        const int tp = std::max(1, plan.serving.tp);
-        const int engines = std::max(1, plan.cluster.gpus / tp);
-        s += fmt::format("#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gpus-per-node={}\n", tp);
+        const int engines = servingEngines(plan);
+        s += fmt::format("#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gpus-per-node={}\n",
+            std::max(1, plan.serving.tp));
         if (engines > 1)
             s += fmt::format("#SBATCH --array=0-{}\n", engines - 1);
     } else {
@@ -168,8 +177,7 @@ EngineConfig::Companion slurmScript(const Plan& plan, const EngineConfig& c)
     if (nodes > 1) {
         s += "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
              "MASTER_PORT=29500\nexport MASTER_ADDR MASTER_PORT\n";
-        rendezvous = "--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" "
-                     "--rdzv-id \"$SLURM_JOB_ID\"";
+        rendezvous = c10dRendezvous("SLURM_JOB_ID");
     }
     // One agent per node; bash -c so that each node pipes Megatron's arguments itself.
     s += fmt::format("srun --kill-on-bad-exit=1 bash -c '{}'\n",
@@ -234,7 +242,7 @@ EngineConfig::Companion kubernetesManifest(const Plan& plan, const EngineConfig&
     s += "---\n" + configMap(name, c);
     if (engineServes(c.engine)) {
         const int tp = std::max(1, plan.serving.tp);
-        const int engines = std::max(1, plan.cluster.gpus / tp);
+        const int engines = servingEngines(plan);
         const int port = servingPort(c.engine);
         s += fmt::format("---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {0}\n"
                          "spec:\n  replicas: {1}\n  selector:\n    matchLabels: {{app: {0}}}\n"

@@ -5,6 +5,7 @@
 // Its recompute "uniform" method with --recompute-num-layers k checkpoints the input of every
 // group of k layers: Envelope's full (k = 1) and every-k recompute.
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -78,22 +79,24 @@ void ropeArguments(const ModelArch& a, std::vector<std::string>& args,
     if (!a.ropeScaling)
         return;
     const RopeScaling& r = *a.ropeScaling;
-    const auto notExpressed = [&](const char* key, double value, double fixed) {
-        warnings.push_back(fmt::format("model.rope_scaling.{} = {} has no Megatron flag (it uses "
-                                       "{}): the launched model's long-context positions differ",
-            key, numberText(value), numberText(fixed)));
+    // A value the config states where Megatron has no flag and keeps its own `fixed` one.
+    const auto fixedByMegatron = [&](const char* key, std::optional<double> value, double fixed) {
+        if (value && *value != fixed)
+            warnings.push_back(fmt::format("model.rope_scaling.{} = {} has no Megatron flag (it "
+                                           "uses {}): the launched model's long-context positions "
+                                           "differ",
+                key, numberText(*value), numberText(fixed)));
     };
+    std::optional<double> originalPositions;
+    if (r.originalPositions != 0)
+        originalPositions = static_cast<double>(r.originalPositions);
     switch (r.kind) {
     case RopeScalingKind::Llama3:
         args.push_back("--use-rope-scaling");
         arg("--rope-scaling-factor", numberText(r.factor));
-        if (r.originalPositions != 0 && r.originalPositions != 8192)
-            notExpressed("original_max_position_embeddings",
-                static_cast<double>(r.originalPositions), 8192);
-        if (r.lowFreqFactor && *r.lowFreqFactor != 1)
-            notExpressed("low_freq_factor", *r.lowFreqFactor, 1);
-        if (r.highFreqFactor && *r.highFreqFactor != 4)
-            notExpressed("high_freq_factor", *r.highFreqFactor, 4);
+        fixedByMegatron("original_max_position_embeddings", originalPositions, 8192);
+        fixedByMegatron("low_freq_factor", r.lowFreqFactor, 1);
+        fixedByMegatron("high_freq_factor", r.highFreqFactor, 4);
         break;
     case RopeScalingKind::Yarn:
         if (a.mla)
@@ -112,13 +115,9 @@ void ropeArguments(const ModelArch& a, std::vector<std::string>& args,
                 arg("--yarn-beta-slow", numberText(*r.betaSlow));
             break;
         }
-        if (r.originalPositions != 0 && r.originalPositions != 4096)
-            notExpressed("original_max_position_embeddings",
-                static_cast<double>(r.originalPositions), 4096);
-        if (r.betaFast && *r.betaFast != 32)
-            notExpressed("beta_fast", *r.betaFast, 32);
-        if (r.betaSlow && *r.betaSlow != 1)
-            notExpressed("beta_slow", *r.betaSlow, 1);
+        fixedByMegatron("original_max_position_embeddings", originalPositions, 4096);
+        fixedByMegatron("beta_fast", r.betaFast, 32);
+        fixedByMegatron("beta_slow", r.betaSlow, 1);
         break;
     case RopeScalingKind::Linear: {
         const double factor = std::round(r.factor);

@@ -41,7 +41,9 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
     const ServingConfig& sc = plan.serving;
     std::string model;
     EngineConfig out = startRlExport(plan, estimate, Engine::OpenRlhf, "openrlhf_train_ppo.sh",
-        "OpenRLHF", modelRepo, model);
+        { "OpenRLHF", "OpenRLHF", "--actor.gradient_checkpointing_enable",
+            "--rollout.max_new_tokens", "OpenRLHF's make_experience" },
+        modelRepo, model);
 
     std::vector<std::string> args;
     const auto arg = [&](std::string flag, auto value) {
@@ -124,11 +126,6 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
     arg("--rollout.micro_batch_size", t.microBatch);
     arg("--data.max_len", static_cast<long long>(rl.promptLen) + rl.responseLen);
     arg("--rollout.max_new_tokens", rl.responseLen);
-    if (rl.responseLenMean)
-        out.warnings.push_back(fmt::format(
-            "rl.response_len_mean = {}: the mean of the responses is the data's and the policy's, "
-            "not a setting; --rollout.max_new_tokens is the cap {}",
-            numberText(*rl.responseLenMean), rl.responseLen));
 
     // The algorithm: GRPO's group-normalised advantage, PPO's GAE with the critic.
     arg("--algo.advantage.estimator", ppo ? "gae" : "group_norm");
@@ -157,10 +154,6 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
                                "actor's parameters");
     if (t.recompute != Recompute::None)
         on("--actor.gradient_checkpointing_enable");
-    if (t.recompute == Recompute::Selective || t.recompute == Recompute::EveryK)
-        out.warnings.push_back(fmt::format("training.recompute = \"{}\": OpenRLHF checkpoints "
-                                           "every layer (--actor.gradient_checkpointing_enable)",
-            recomputeId(t.recompute)));
     const Precision p = precisionOf(t.recipe);
     arg("--ds.param_dtype", p.kind == Precision::Kind::Fp16 ? "fp16" : "bf16");
     if (p.kind == Precision::Kind::Fp32 || p.kind == Precision::Kind::Fp8 || p.eightBitOptimizer)
@@ -181,9 +174,6 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
             out.warnings.push_back("training.lora.base_bits = 8: OpenRLHF loads a 4-bit base "
                                    "(--ds.load_in_4bit) or a 16-bit one");
     }
-    if (!rl.oldLogProbForward)
-        out.warnings.push_back("rl.old_log_prob_forward = false: OpenRLHF's make_experience "
-                               "recomputes the old log-probs on the actor every step");
 
     std::string s = commentBlock(
         fmt::format("Envelope export for OpenRLHF {} (openrlhf.cli.train_ppo_ray arguments)",

@@ -75,8 +75,7 @@ EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std:
         out.warnings.push_back(fmt::format(
             "cluster.gpus = {} holds {} engines of serving.tp = {}: start one command per engine "
             "(or SGLang's --dp-size {} with a router) and balance the requests across them",
-            plan.cluster.gpus, plan.cluster.gpus / std::max(sc.tp, 1), sc.tp,
-            plan.cluster.gpus / std::max(sc.tp, 1)));
+            plan.cluster.gpus, servingEngines(plan), sc.tp, servingEngines(plan)));
     out.text = commentBlock("Envelope export for SGLang", out.figures) + joinCommand(flags, "");
     out.launch = "sh " + out.fileName;
     return out;

@@ -74,7 +74,7 @@ EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std:
         out.warnings.push_back(fmt::format(
             "cluster.gpus = {} holds {} engines of serving.tp = {}: start one command per engine "
             "and balance the requests across them",
-            plan.cluster.gpus, plan.cluster.gpus / std::max(sc.tp, 1), sc.tp));
+            plan.cluster.gpus, servingEngines(plan), sc.tp));
     out.text = commentBlock("Envelope export for TensorRT-LLM", out.figures) + joinCommand(flags, "");
     out.launch = "sh " + out.fileName;
     return out;

@@ -21,8 +21,10 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
     const TrainingConfig& t = plan.training;
     const ServingConfig& sc = plan.serving;
     std::string model;
-    EngineConfig out = startRlExport(
-        plan, estimate, Engine::Verl, "verl_main_ppo.sh", "verl", modelRepo, model);
+    EngineConfig out = startRlExport(plan, estimate, Engine::Verl, "verl_main_ppo.sh",
+        { "verl", "verl's FSDP actor", "enable_gradient_checkpointing", "data.max_response_length",
+            "verl's main_ppo (compute_log_prob)" },
+        modelRepo, model);
     const Precision p = precisionOf(t.recipe);
     if (p.kind != Precision::Kind::Bf16 || p.eightBitOptimizer)
         out.warnings.push_back(fmt::format("training.recipe = \"{}\": verl's FSDP actor trains "
@@ -47,20 +49,11 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
     set("data.train_batch_size", rl.prompts);
     set("data.max_prompt_length", rl.promptLen);
     set("data.max_response_length", rl.responseLen);
-    if (rl.responseLenMean)
-        out.warnings.push_back(fmt::format(
-            "rl.response_len_mean = {}: the mean of the responses is the data's and the policy's, "
-            "not a setting; data.max_response_length is the cap {}",
-            numberText(*rl.responseLenMean), rl.responseLen));
 
     // The policy (actor), its reference and the rollout engine share one model path.
     set("actor_rollout_ref.model.path", model);
     set("actor_rollout_ref.model.enable_gradient_checkpointing",
         flag(t.recompute != Recompute::None));
-    if (t.recompute == Recompute::Selective || t.recompute == Recompute::EveryK)
-        out.warnings.push_back(fmt::format("training.recompute = \"{}\": verl's FSDP actor "
-                                           "checkpoints every layer (enable_gradient_checkpointing)",
-            recomputeId(t.recompute)));
     if (t.lora.enabled) {
         set("actor_rollout_ref.model.lora_rank", t.lora.rank);
         set("actor_rollout_ref.model.lora_alpha", numberText(t.lora.alpha));
@@ -89,9 +82,6 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
     // Old log-probs and the reference's log-probs: forwards of the same micro-batch.
     set("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu", t.microBatch);
     set("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu", t.microBatch);
-    if (!rl.oldLogProbForward)
-        out.warnings.push_back("rl.old_log_prob_forward = false: verl's main_ppo recomputes the "
-                               "old log-probs on the actor (compute_log_prob) every step");
 
     // The rollout engine, started in-process by verl with its own memory share.
     std::string rollout = "vllm";
