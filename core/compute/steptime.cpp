@@ -6,6 +6,7 @@
 // traffic and the optimizer step.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "base/memo.h"
 #include "base/numeric.h"
@@ -270,7 +271,17 @@ OpStep opStep(const ModelArch& arch, const ParamCounts& counts, const TrainingCo
     const ComputeSetup& s, const Gpu& gpu)
 {
     thread_local RecentMemo<OpStepKey, OpStep, 16> memo;
-    OpStep result = memo.get(keyOf(arch, counts, config, s, gpu),
+    // The key (a copy of the model, recipe and GPU) is built only where an entry's tag of the
+    // shape's numbers is equal, and then once.
+    const std::uint64_t tag = memoTag(counts.total, s.microBatch, s.seqLen, s.tp, s.cp, s.ep, s.pp,
+        s.gpusPerNode, config.recompute, config.lora.enabled, gpu.kernels.get());
+    std::optional<OpStepKey> key;
+    const auto keyed = [&]() -> const OpStepKey& {
+        if (!key)
+            key = keyOf(arch, counts, config, s, gpu);
+        return *key;
+    };
+    OpStep result = memo.getTagged(tag, [&](const OpStepKey& k) { return k == keyed(); }, keyed,
         [&] { return computeOpStep(arch, counts, config, s, gpu); });
     // The optimizer step depends on the data-parallel sharding, which the memo leaves out.
     addOptimizerStep(result, counts, config, s, gpu);

@@ -253,6 +253,10 @@ int cacheLayers(const ModelArch& arch)
 
 double meanKeptTokens(const ModelArch& arch, double tokens)
 {
+    // Every layer alike (no pattern): that one kind's kept tokens, without counting layers
+    // (asked for on every decode step shape an RL rollout or the serving tab times).
+    if (arch.attentionPattern.empty())
+        return arch.layers > 0 ? keptTokens(arch, layerAttention(arch, 0), tokens) : 0.0;
     const int layers = cacheLayers(arch);
     if (layers <= 0)
         return 0;

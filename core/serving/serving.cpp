@@ -367,7 +367,9 @@ OpTimes servingOps(bool prefill, const ModelArch& arch, const InferenceLayout& l
             layout.ep, layout.weightDtype, layout.kvBytesPerElement, defaults.hbmEfficiency,
             gpu.kernels.get(), arch, gpu };
     };
-    return memo.getIf(matches, makeKey, [&] {
+    const std::uint64_t tag = memoTag(sequences, tokens, queryTokens, prefill, draftFc, layout.tp,
+        layout.ep, layout.weightDtype, layout.kvBytesPerElement, gpu.kernels.get());
+    return memo.getTagged(tag, matches, makeKey, [&] {
         if (prefill)
             return timeOps(prefillOps(arch, layout, sequences, tokens), gpu, defaults);
         if (draftFc >= 0)
