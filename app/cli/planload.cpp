@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "estimate/estimate.h"
 #include "io/files.h"
 #include "plan/planio.h"
 #include "plan/setpath.h"

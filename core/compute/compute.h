@@ -5,7 +5,8 @@
 // Clusters Using Megatron-LM") eq. 3; Korthikanti et al. 2022 eqs. 7-8; seeds 000 and 001.
 #pragma once
 
-#include "estimate/estimate.h"
+#include "plan/plan.h"
+#include "result/result.h"
 
 namespace envelope {
 

@@ -5,7 +5,8 @@
 
 #include <string_view>
 
-#include "estimate/estimate.h"
+#include "plan/plan.h"
+#include "result/result.h"
 
 namespace envelope {
 

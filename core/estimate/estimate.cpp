@@ -77,26 +77,6 @@ void explainParams(const ModelArch& arch, const ParamCounts& c, Explainer& ex)
 
 } // namespace
 
-std::string_view verdictId(Verdict v)
-{
-    switch (v) {
-    case Verdict::Fits:
-        return "fits";
-    case Verdict::Tight:
-        return "tight";
-    case Verdict::Over:
-        return "over";
-    }
-    return "over";
-}
-
-Verdict memoryVerdict(double totalBytes, double hbmBytes, double usableFraction)
-{
-    if (!(hbmBytes > 0) || !(totalBytes <= hbmBytes))
-        return Verdict::Over;
-    return totalBytes <= hbmBytes * usableFraction ? Verdict::Fits : Verdict::Tight;
-}
-
 Estimate estimate(const Plan& plan, const EstimateOptions& options)
 {
     Explainer explainer;

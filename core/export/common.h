@@ -5,8 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "estimate/estimate.h"
 #include "export/export.h"
+#include "plan/plan.h"
+#include "result/result.h"
 
 namespace envelope::exportdetail {
 

@@ -18,8 +18,9 @@
 #include <vector>
 
 #include "base/expected.h"
-#include "estimate/estimate.h"
+#include "plan/plan.h"
 #include "plan/presets.h"
+#include "result/result.h"
 
 namespace envelope {
 

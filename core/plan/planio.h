@@ -8,9 +8,10 @@
 #include <string_view>
 #include <vector>
 
-#include "estimate/estimate.h"
 #include "base/expected.h"
+#include "plan/plan.h"
 #include "plan/presets.h"
+#include "result/result.h"
 
 namespace envelope {
 

@@ -7,8 +7,9 @@
 #include <vector>
 
 #include "base/units.h"
-#include "estimate/estimate.h"
+#include "plan/plan.h"
 #include "report/textreport.h"
+#include "result/result.h"
 
 namespace envelope::report {
 

@@ -59,7 +59,7 @@ ordered_json count(double v)
     return bytes(v);
 }
 
-// The tenants in the table's order (estimate/tenants.h); a training step holds no KV cache.
+// The tenants in the table's order (result/tenants.h); a training step holds no KV cache.
 ordered_json breakdown(const MemoryBreakdown& m, bool withKv)
 {
     ordered_json j = ordered_json::object();

@@ -12,7 +12,8 @@
 
 #include "base/expected.h"
 #include "base/units.h"
-#include "estimate/estimate.h"
+#include "plan/plan.h"
+#include "result/result.h"
 
 namespace envelope::report {
 

@@ -40,7 +40,7 @@ std::string breakdown(const MemoryBreakdown& m)
             text += " + ";
         text += fmt::format("{} {}", name, bytes(v));
     };
-    // Every tenant of the table (estimate/tenants.h), so the parts always add up to the total;
+    // Every tenant of the table (result/tenants.h), so the parts always add up to the total;
     // the KV cache keeps its short name in these formulas.
     for (const TenantInfo& tenant : kTenantTable)
         part(tenant.id == Tenant::KvCache ? std::string_view("KV") : tenant.key, m.*tenant.bytes);

@@ -6,8 +6,9 @@
 
 #include <optional>
 
-#include "estimate/estimate.h"
 #include "base/expected.h"
+#include "plan/plan.h"
+#include "result/result.h"
 
 namespace envelope {
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "estimate/estimate.h"
-#include "estimate/tenants.h"
+#include "result/tenants.h"
 #include "plan/planio.h"
 #include "search/solutiondetail.h"
 
@@ -150,7 +150,7 @@ ordered_json summaryJson(const Plan& plan, double usableFraction)
     const TrainingCompute& c = e.compute;
     ordered_json j;
     j["gpus"] = c.gpus;
-    // The training tenants as the result JSON lists them (estimate/tenants.h), so LoRA adapters
+    // The training tenants as the result JSON lists them (result/tenants.h), so LoRA adapters
     // are named and the parts add up to the total.
     ordered_json perGpu = ordered_json::object();
     for (const TenantInfo& tenant : kTenantTable)

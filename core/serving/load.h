@@ -14,8 +14,9 @@
 #include <functional>
 #include <vector>
 
-#include "estimate/estimate.h"
 #include "plan/lengths.h"
+#include "plan/plan.h"
+#include "result/result.h"
 
 namespace envelope {
 

@@ -2,8 +2,9 @@
 // training_explain.cpp (the explanations). Not part of the public core API.
 #pragma once
 
+#include "plan/plan.h"
+#include "result/result.h"
 #include "training/activations.h"
-#include "estimate/estimate.h"
 
 namespace envelope {
 

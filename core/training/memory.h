@@ -7,7 +7,8 @@
 
 #include <memory>
 
-#include "estimate/estimate.h"
+#include "plan/plan.h"
+#include "result/result.h"
 
 namespace envelope {
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "estimate/estimate.h"
 #include "search/fit.h"
 #include "plan/planio.h"
 #include "training/memory.h"

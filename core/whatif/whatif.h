@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "estimate/estimate.h"
 #include "base/units.h"
+#include "plan/plan.h"
+#include "result/result.h"
 
 namespace envelope {
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "estimate/estimate.h"
 #include "export/args.h"
 #include "export/toml.h"
 #include "export_fixtures.h"

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/checked.h"
+#include "estimate/estimate.h"
 #include "export/toml.h"
 #include "export_fixtures.h"
 #include "report/textreport.h"

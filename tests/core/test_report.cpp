@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fixtures.h"
+#include "estimate/estimate.h"
 #include "report/textreport.h"
 
 namespace envelope {

@@ -1,4 +1,4 @@
-// The tenant table (estimate/tenants.h) and the writers that read it: the result JSON keys and
+// The tenant table (result/tenants.h) and the writers that read it: the result JSON keys and
 // order of design.md's contract, the stacking order the charts draw, a total that is the plain
 // sum, and the app's Markdown summary (report/textreport.h) written out by hand.
 #include <gtest/gtest.h>
@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "estimate/tenants.h"
+#include "estimate/estimate.h"
+#include "result/tenants.h"
 #include "fixtures.h"
 #include "report/textreport.h"
 

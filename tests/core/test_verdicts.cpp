@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "fixtures.h"
+#include "estimate/estimate.h"
 
 namespace envelope {
 namespace {

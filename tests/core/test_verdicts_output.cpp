@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures.h"
+#include "estimate/estimate.h"
 #include "report/textreport.h"
 #include "serving/serving.h"
 

@@ -22,6 +22,7 @@
 #include <QUndoStack>
 #include <QUrl>
 
+#include "estimate/estimate.h"
 #include "panels/planpanel.h"
 #include "window/application.h"
 #include "window/exporter.h"

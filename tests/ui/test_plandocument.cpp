@@ -4,6 +4,7 @@
 #include <QUndoStack>
 
 #include "document/plandocument.h"
+#include "estimate/estimate.h"
 #include "uitestutil.h"
 
 using namespace envelope;

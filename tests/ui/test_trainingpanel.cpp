@@ -34,6 +34,7 @@
 #include "controls/sliderspin.h"
 #include "document/plandocument.h"
 #include "document/settings.h"
+#include "estimate/estimate.h"
 #include "panels/detailspane.h"
 #include "panels/summarystrip.h"
 #include "controls/hardwarecontrols.h"

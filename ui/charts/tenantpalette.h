@@ -7,11 +7,11 @@
 #include <QColor>
 #include <QString>
 
-#include "estimate/tenants.h"
+#include "result/tenants.h"
 
 namespace envelope::ui {
 
-// The core's tenant table (estimate/tenants.h) names the tenants; this file only colours them.
+// The core's tenant table (result/tenants.h) names the tenants; this file only colours them.
 using envelope::Tenant;
 
 // The training tenants (a training step holds no KV cache), in stacking order.

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "estimate/estimate.h"
 #include "io/files.h"
 #include "plan/planio.h"
 

@@ -5,6 +5,7 @@
 
 #include "document/planeditcommand.h"
 #include "document/settings.h"
+#include "estimate/estimate.h"
 #include "plan/planio.h"
 #include "serving/load.h"
 #include "whatif/whatif.h"

@@ -1,4 +1,5 @@
 #include "document/trainingresults.h"
+#include "estimate/estimate.h"
 
 namespace envelope::ui {
 
