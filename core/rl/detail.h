@@ -69,7 +69,7 @@ struct RolloutWaves {
 RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus);
 
 // Times of one step's phases for the given pool sizes (docs/formulas-rl.md).
-double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
+double rlRolloutS(const Plan& plan, const RlSetup& s, int gpus);
 double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
 double rlForwardS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
 // Decode steps one engine runs past its full batches waiting for the longest responses (0 when

@@ -275,7 +275,7 @@ RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus)
     return w;
 }
 
-double rlRolloutS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus)
+double rlRolloutS(const Plan& plan, const RlSetup& s, int gpus)
 {
     if (!s.rollout || s.rolloutTokens <= 0 || gpus < 1)
         return 0.0;
@@ -485,7 +485,7 @@ RlEstimate estimateRl(
     r.meanResponseTokens = s.meanResponse;
     r.rolloutTailSteps = rlTailSteps(plan, s, pool(s.rolloutGpus));
     const double criticS = s.critic ? rlPolicyTrainS(plan, counts, s, pool(s.criticGpus)) : 0.0;
-    r.rolloutS = rlRolloutS(plan, counts, s, pool(s.rolloutGpus));
+    r.rolloutS = rlRolloutS(plan, s, pool(s.rolloutGpus));
     const RolloutWaves waves = rolloutWaves(plan, s, pool(s.rolloutGpus));
     r.rolloutWaves = waves.waves;
     r.rolloutSequencesPerEngine = waves.sequencesPerEngine;
@@ -547,7 +547,7 @@ RlEstimate estimateRl(
                 continue;
             if (!trainerFits(trainerGpus))
                 continue;
-            const double rolloutS = rlRolloutS(plan, counts, d, rollout) + r.weightSyncS;
+            const double rolloutS = rlRolloutS(plan, d, rollout) + r.weightSyncS;
             const double trainS = std::max(rlPolicyTrainS(plan, counts, d, trainerGpus),
                 s.critic ? rlPolicyTrainS(plan, counts, d, s.criticGpus) : 0.0);
             const double oldLogProbS = r.oldLogProbS > 0 ? rlForwardS(plan, counts, d, trainerGpus)

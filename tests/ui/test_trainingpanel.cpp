@@ -484,6 +484,37 @@ private slots:
             QString::fromStdString(suggestions.front().description));
     }
 
+    void eachVerdictHasItsOwnBadgeColour()
+    {
+        // A plan above the usable line but within HBM is "tight": its badge is drawn in the tight
+        // colour, not green (the strip used the fits style for every plan within HBM).
+        // The fixture's plan sits above its usable line; only the line moves below.
+        Plan plan = m_doc->plan();
+        const TrainingMemory m = estimate(plan).training;
+        const double share = m.perGpu.total() / m.gpuMemoryBytes;
+        QVERIFY(share > 0.2 && share < 1);
+        plan.training.usableFraction = (share + 1) / 2; // the line above the total: fits
+        m_doc->edit(plan, QStringLiteral("test"));
+        QCOMPARE(estimate(plan).training.verdict, Verdict::Fits);
+        QCOMPARE(m_panel->summary()->badgeText(), QStringLiteral("✔ FITS"));
+        const QString fitsStyle = m_panel->summary()->badgeStyleSheet();
+        QVERIFY(fitsStyle.contains(fitsColor().name(), Qt::CaseInsensitive));
+        plan.training.usableFraction = share - 0.1; // the same bytes above the line: tight
+        m_doc->edit(plan, QStringLiteral("test"));
+        QCOMPARE(estimate(plan).training.verdict, Verdict::Tight);
+        QCOMPARE(m_panel->summary()->badgeText(), QStringLiteral("⚠ TIGHT"));
+        const QString tightStyle = m_panel->summary()->badgeStyleSheet();
+        QVERIFY(tightStyle.contains(tightColor().name(), Qt::CaseInsensitive));
+        QVERIFY(!tightStyle.contains(fitsColor().name(), Qt::CaseInsensitive));
+        // The sweep beside the bars draws the same usable line (it drew a fixed 90%).
+        QLineSeries* usable = m_panel->sweepChart()->usableLine();
+        QVERIFY(usable->count() >= 2);
+        QCOMPARE(usable->at(0).y(), plan.training.usableFraction * m.gpuMemoryBytes / 1e9);
+        QCOMPARE(usable->name(), QStringLiteral("%1% usable").arg(plan.training.usableFraction * 100, 0, 'f', 0));
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_panel->summary()->badgeStyleSheet(), fitsStyle);
+    }
+
     void everyLabelledControlHasAMnemonicBuddy()
     {
         // Alt+letter reaches each control through its label; none takes File/Edit/View's letter.

@@ -37,6 +37,17 @@ struct MemoryBarColumn {
     QString tooltipLabel; // the column's name in its tooltip, when longer than `label`
 };
 
+// A column with its label, bytes and (optionally) verdict; the rest at their defaults.
+inline MemoryBarColumn memoryBarColumn(
+    QString label, const MemoryBreakdown& bytes, std::optional<bool> fits = std::nullopt)
+{
+    MemoryBarColumn c;
+    c.label = std::move(label);
+    c.bytes = bytes;
+    c.fits = fits;
+    return c;
+}
+
 // The second reference line: its name ("90% usable", "util. 0.90") and height.
 struct MemoryLimitLine {
     QString name;

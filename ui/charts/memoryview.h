@@ -19,8 +19,4 @@ double tenantBytes(const MemoryBreakdown& breakdown, Tenant tenant);
 // units ("37.3 GB", "34.7 GiB").
 QString bytesText(double bytes, ByteUnits units);
 
-// The display fraction of HBM drawn as the "usable" reference line: allocators and frameworks
-// rarely let a job use the last tenth of HBM (vLLM's default gpu_memory_utilization is 0.9).
-inline constexpr double kUsableFraction = 0.9;
-
 } // namespace envelope::ui

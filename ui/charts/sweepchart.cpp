@@ -125,11 +125,15 @@ void SweepChart::setResults(const TrainingResults& results, int seqLen, int micr
     const auto [left, right] = xRange();
     // The lines run past both ends (the plot clips them): the range widens with the plot.
     replaceIfChanged(m_hbmLine, QList<QPointF> { { left - 4, hbm }, { right + 4, hbm } });
-    replaceIfChanged(m_usableLine,
-        QList<QPointF> {
-            { left - 4, hbm * kUsableFraction }, { right + 4, hbm * kUsableFraction } });
+    // The plan's own line between "fits" and "tight" (training.usable_fraction), as the memory
+    // chart beside it draws it.
+    const double usableBytes = results.estimate.training.usableBytes;
+    const double usable = toDisplayUnits(usableBytes, units);
+    replaceIfChanged(
+        m_usableLine, QList<QPointF> { { left - 4, usable }, { right + 4, usable } });
     m_hbmLine->setName(tr("HBM %1").arg(bytesText(hbmBytes, units)));
-    m_usableLine->setName(tr("%1% usable").arg(kUsableFraction * 100, 0, 'f', 0));
+    m_usableLine->setName(tr("%1% usable")
+            .arg(hbmBytes > 0 ? usableBytes / hbmBytes * 100 : 0.0, 0, 'f', 0));
 
     updateXLabels();
     if (m_xAxis->min() != left || m_xAxis->max() != right)

@@ -38,6 +38,7 @@ public:
     QComboBox* axisCombo() const { return m_axisCombo; }
     QLineSeries* totalSeries() const { return m_total; }
     QLineSeries* positionsLine() const { return m_positionsLine; } // hidden when not marked
+    QLineSeries* usableLine() const { return m_usableLine; }
     // The plan's own point in chart coordinates (x = log2 of the swept value, y = memory).
     QPointF currentPoint() const { return m_currentValue; }
     QGraphicsEllipseItem* currentMarker() const { return m_current; }

@@ -194,8 +194,9 @@ void RlPanel::redraw()
         m_roleFigures.push_back(
             QStringLiteral("rl.per_role.%1.per_gpu_bytes").arg(QString::fromStdString(role.role)));
     for (const RoleEstimate& role : rl.perRole)
-        columns.push_back({ tr("%1 · %2").arg(QString::fromStdString(role.role), gpus(role.gpus)),
-            role.perGpu, role.fits });
+        columns.push_back(memoryBarColumn(
+            tr("%1 · %2").arg(QString::fromStdString(role.role), gpus(role.gpus)), role.perGpu,
+            role.fits));
     const MemoryLimitLine limit = colocated
         ? MemoryLimitLine { tr("colocated peak"), rl.colocatedPeakBytes }
         : MemoryLimitLine { tr("rollout %1")

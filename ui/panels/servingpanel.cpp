@@ -194,10 +194,10 @@ void ServingPanel::redraw()
     const int bars = std::clamp(c.tp, 1, kMaxGpuBars);
     for (int g = 0; g < bars; ++g)
         columns.push_back(
-            { bars == 1 ? tr("1 GPU")
-                        : (g + 1 == bars && c.tp > bars ? tr("GPU %1 … %2").arg(g).arg(c.tp - 1)
-                                                        : tr("GPU %1").arg(g)),
-                s.perGpu, s.fits });
+            memoryBarColumn(bars == 1 ? tr("1 GPU")
+                    : (g + 1 == bars && c.tp > bars ? tr("GPU %1 … %2").arg(g).arg(c.tp - 1)
+                                                    : tr("GPU %1").arg(g)),
+                s.perGpu, s.fits));
     m_memoryChart->setColumns(columns, memory,
         MemoryLimitLine { engineLineLabel(c.engine, s.memoryFraction), s.usableBytes },
         units);

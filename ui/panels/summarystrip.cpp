@@ -19,6 +19,7 @@ SummaryStrip::SummaryStrip(QWidget* parent)
     setFrameShape(QFrame::StyledPanel);
     // Read once: setResults compares against them on every slider step.
     m_fitsBadgeStyle = loadStyleSheet(QStringLiteral("fit-badge"), fitsColor());
+    m_tightBadgeStyle = loadStyleSheet(QStringLiteral("fit-badge"), tightColor());
     m_overflowBadgeStyle = loadStyleSheet(QStringLiteral("fit-badge"), overflowColor());
     m_overflowStyle = loadStyleSheet(QStringLiteral("overflow-text"), overflowColor());
     setAutoFillBackground(true);
@@ -99,10 +100,8 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
     m_headroomCaption->setText(room >= 0 ? tr("Headroom") : tr("Overflow"));
     m_headroom->setText(bytesText(std::abs(room), units));
 
-    // The core's three-valued verdict: fits under the usable line, tight above it, over HBM.
-    const QColor badgeColor = m.verdict == Verdict::Fits ? fitsColor()
-        : m.verdict == Verdict::Tight                    ? tightColor()
-                                                         : overflowColor();
+    // The core's three-valued verdict: fits under the usable line, tight above it, over HBM,
+    // each in its own colour (a tight plan is not drawn green).
     m_badge->setText(m.verdict == Verdict::Fits ? tr("✔ FITS")
             : m.verdict == Verdict::Tight       ? tr("⚠ TIGHT")
                                                 : tr("✘ DOES NOT FIT"));
@@ -111,7 +110,9 @@ void SummaryStrip::setResults(const TrainingResults& results, int gpus, ByteUnit
                   .arg(bytesText(m.usableBytes, units))
             : QString());
     // Style sheets re-polish the widget: set them only when the state flips.
-    const QString& badgeStyle = m.fits ? m_fitsBadgeStyle : m_overflowBadgeStyle;
+    const QString& badgeStyle = m.verdict == Verdict::Fits ? m_fitsBadgeStyle
+        : m.verdict == Verdict::Tight                        ? m_tightBadgeStyle
+                                                             : m_overflowBadgeStyle;
     if (m_badge->styleSheet() != badgeStyle)
         m_badge->setStyleSheet(badgeStyle);
     const QString headroomStyle = room >= 0 ? QString() : m_overflowStyle;
@@ -179,6 +180,10 @@ QString SummaryStrip::headroomText() const
 QString SummaryStrip::badgeText() const
 {
     return m_badge->text();
+}
+QString SummaryStrip::badgeStyleSheet() const
+{
+    return m_badge->styleSheet();
 }
 QString SummaryStrip::minGpusText() const
 {

@@ -29,6 +29,7 @@ public:
     QString totalText() const;
     QString headroomText() const;
     QString badgeText() const;
+    QString badgeStyleSheet() const; // the verdict's colour, for tests
     QString minGpusText() const;
     QString largestText() const;
     QString suggestionText() const;
@@ -63,6 +64,7 @@ private:
     QToolButton* m_apply;
     FlowLayout* m_layout;
     QString m_fitsBadgeStyle; // resources/styles/fit-badge.qss in the fits colour
+    QString m_tightBadgeStyle; // ... in the tight colour
     QString m_overflowBadgeStyle; // ... in the overflow colour
     QString m_overflowStyle; // resources/styles/overflow-text.qss
 };

@@ -213,12 +213,13 @@ void TrainingPanel::drawMemoryChart()
     const TrainingMemory& own = results.estimate.training;
     std::vector<MemoryBarColumn> columns;
     columns.reserve(variants.size() + m_document->pins().size() + 1);
-    columns.push_back({ tr("This plan"), own.perGpu, std::nullopt });
+    columns.push_back(memoryBarColumn(tr("This plan"), own.perGpu));
     // Pinned plans right after it, ghosted ("Pinned", "Pinned 2"; the name is in the tooltip).
     const std::vector<PinnedPlan>& pins = m_document->pins();
     for (std::size_t i = 0; i < pins.size(); ++i) {
-        MemoryBarColumn pinned { pins.size() == 1 ? tr("Pinned") : tr("Pinned %1").arg(i + 1),
-            pins[i].estimate.training.perGpu, std::nullopt };
+        MemoryBarColumn pinned = memoryBarColumn(
+            pins.size() == 1 ? tr("Pinned") : tr("Pinned %1").arg(i + 1),
+            pins[i].estimate.training.perGpu);
         pinned.ghost = true;
         pinned.tooltipLabel = tr("pinned \u201c%1\u201d").arg(pins[i].label);
         columns.push_back(std::move(pinned));
@@ -227,8 +228,8 @@ void TrainingPanel::drawMemoryChart()
         if (v.current)
             highlighted = int(columns.size());
         // "ZeRO-3 / FSDP" -> "ZeRO-3": category labels must fit under a bar.
-        columns.push_back({ QString::fromStdString(v.label).section(QStringLiteral(" / "), 0, 0),
-            v.memory.perGpu, std::nullopt });
+        columns.push_back(memoryBarColumn(
+            QString::fromStdString(v.label).section(QStringLiteral(" / "), 0, 0), v.memory.perGpu));
     }
     // The core's line between "fits" and "tight" (training.usable_fraction).
     const MemoryLimitLine usable {
