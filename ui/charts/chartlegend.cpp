@@ -29,14 +29,29 @@ void ChartLegend::setEntries(const QList<Entry>& entries)
         || !std::equal(entries.begin(), entries.end(), m_entries.begin(),
             [](const Entry& a, const Entry& b) { return a.text == b.text; });
     m_entries = entries;
-    if (relayout)
+    if (relayout) {
+        forgetLayout();
         updateGeometry();
+    }
     update();
 }
 
-int ChartLegend::entryWidth(const Entry& entry) const
+void ChartLegend::forgetLayout()
 {
-    return kMarker + kGap + fontMetrics().horizontalAdvance(entry.text);
+    m_widths.clear();
+    m_rectsWidth = -1;
+    m_rects.clear();
+}
+
+int ChartLegend::entryWidth(qsizetype index) const
+{
+    if (m_widths.size() != m_entries.size()) {
+        m_widths.clear();
+        const QFontMetrics metrics = fontMetrics();
+        for (const Entry& entry : m_entries)
+            m_widths.push_back(kMarker + kGap + metrics.horizontalAdvance(entry.text));
+    }
+    return m_widths[index];
 }
 
 int ChartLegend::rowHeight() const
@@ -46,13 +61,15 @@ int ChartLegend::rowHeight() const
 
 QList<QRect> ChartLegend::entryRects(int width) const
 {
+    if (width == m_rectsWidth)
+        return m_rects;
     // Greedy rows, each centred: the layout a reader expects of a legend under a plot.
     QList<QRect> rects;
     QList<int> rowStarts;
     int x = 0;
     int row = 0;
-    for (const Entry& entry : m_entries) {
-        const int w = entryWidth(entry);
+    for (qsizetype i = 0; i < m_entries.size(); ++i) {
+        const int w = entryWidth(i);
         if (x > 0 && x + w > width) {
             ++row;
             x = 0;
@@ -71,6 +88,8 @@ QList<QRect> ChartLegend::entryRects(int width) const
         for (int i = first; i <= last; ++i)
             rects[i].translate(shift, 0);
     }
+    m_rectsWidth = width;
+    m_rects = rects;
     return rects;
 }
 
@@ -83,8 +102,8 @@ int ChartLegend::heightForWidth(int width) const
 QSize ChartLegend::sizeHint() const
 {
     int width = 0;
-    for (const Entry& entry : m_entries)
-        width += entryWidth(entry) + kSpacing;
+    for (qsizetype i = 0; i < m_entries.size(); ++i)
+        width += entryWidth(i) + kSpacing;
     width = std::max(0, width - kSpacing);
     return { width, heightForWidth(width) };
 }
@@ -92,8 +111,8 @@ QSize ChartLegend::sizeHint() const
 QSize ChartLegend::minimumSizeHint() const
 {
     int widest = 0;
-    for (const Entry& entry : m_entries)
-        widest = std::max(widest, entryWidth(entry));
+    for (qsizetype i = 0; i < m_entries.size(); ++i)
+        widest = std::max(widest, entryWidth(i));
     return { widest, heightForWidth(widest) };
 }
 
@@ -137,8 +156,10 @@ void ChartLegend::paintEvent(QPaintEvent*)
 
 void ChartLegend::changeEvent(QEvent* event)
 {
-    if (event->type() == QEvent::FontChange)
+    if (event->type() == QEvent::FontChange) {
+        forgetLayout();
         updateGeometry();
+    }
     QWidget::changeEvent(event);
 }
 

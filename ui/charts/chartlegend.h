@@ -40,10 +40,17 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    int entryWidth(const Entry& entry) const;
+    int entryWidth(qsizetype index) const;
     int rowHeight() const;
+    void forgetLayout(); // after a text or font change
 
     QList<Entry> m_entries;
+    // Measured once per text and font: the layout asks for the legend's height and the paint for
+    // its rects on every slider step, while the texts rarely change (measuring them each time
+    // was a tenth of a step's instructions).
+    mutable QList<int> m_widths;
+    mutable int m_rectsWidth = -1;
+    mutable QList<QRect> m_rects;
 };
 
 } // namespace envelope::ui

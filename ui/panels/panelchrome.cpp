@@ -3,6 +3,7 @@
 #include <QLabel>
 #include <QObject>
 #include <QScrollArea>
+#include <QSizePolicy>
 #include <QString>
 #include <QStringList>
 #include <QVBoxLayout>
@@ -81,9 +82,17 @@ QLabel* warningsLine(PlanDocument* document, const QString& section, QWidget* pa
             : QStringLiteral("⚠ ") + warnings.join(QStringLiteral("; "));
         if (line->text() != text)
             line->setText(text);
-        // setVisible re-lays out the panel: only on a flip.
-        if (line->isHidden() != warnings.isEmpty())
+        // setVisible re-lays out the panel: only on a flip. Once a warning has shown, its line
+        // keeps its height when the warning goes: a slider dragged across a limit (a context
+        // past the model's positions) would otherwise move every chart below up and down.
+        if (line->isHidden() != warnings.isEmpty()) {
+            if (!warnings.isEmpty()) {
+                QSizePolicy policy = line->sizePolicy();
+                policy.setRetainSizeWhenHidden(true);
+                line->setSizePolicy(policy);
+            }
             line->setVisible(!warnings.isEmpty());
+        }
     };
     QObject::connect(document, &PlanDocument::resultsChanged, line, update);
     line->setVisible(false);

@@ -68,6 +68,7 @@ ValueLabel* SummaryStrip::addCard(const QString& title, QLabel** captionOut, QWi
     auto* caption = new QLabel(title, card);
     caption->setForegroundRole(QPalette::PlaceholderText);
     auto* value = new ValueLabel(card);
+    value->setGrowOnly(true);
     QFont font = value->font();
     font.setPointSizeF(font.pointSizeF() * 1.25);
     font.setBold(true);

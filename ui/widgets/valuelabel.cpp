@@ -36,12 +36,30 @@ void ValueLabel::setSwatch(const QColor& color)
 
 QSize ValueLabel::sizeHint() const
 {
-    if (!wordWrap())
-        return QLabel::sizeHint();
-    const QMargins m = contentsMargins();
-    const int width = fontMetrics().horizontalAdvance(text()) + m.left() + m.right() + 2 * margin()
-        + std::max(indent(), 0) + 1;
-    return QSize(width, heightForWidth(width));
+    QSize hint;
+    if (!wordWrap()) {
+        hint = QLabel::sizeHint();
+    } else {
+        const QMargins m = contentsMargins();
+        const int width = fontMetrics().horizontalAdvance(text()) + m.left() + m.right()
+            + 2 * margin() + std::max(indent(), 0) + 1;
+        hint = QSize(width, heightForWidth(width));
+    }
+    if (m_growOnly) {
+        m_widest = std::max(m_widest, hint.width());
+        m_tallest = std::max(m_tallest, hint.height());
+        hint = QSize(m_widest, m_tallest);
+    }
+    return hint;
+}
+
+int ValueLabel::heightForWidth(int width) const
+{
+    const int height = QLabel::heightForWidth(width);
+    if (!m_growOnly)
+        return height;
+    m_tallest = std::max(m_tallest, height);
+    return m_tallest;
 }
 
 void ValueLabel::copy() const

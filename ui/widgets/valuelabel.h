@@ -27,6 +27,14 @@ public:
     // own hint for wrapping text picks a squarish block and wraps even a short value).
     QSize sizeHint() const override;
 
+    int heightForWidth(int width) const override;
+
+    // A figure that changes on every slider step keeps the widest width and the most lines it
+    // has asked for, so the row it sits in does not shift as its digits do or as a wrapped
+    // sentence gains and loses a line (and the charts below are not laid out again each time:
+    // such a flip resized both chart views).
+    void setGrowOnly(bool growOnly) { m_growOnly = growOnly; }
+
 protected:
     void paintEvent(QPaintEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
@@ -35,6 +43,9 @@ private:
     int swatchSize() const;
 
     QColor m_swatch;
+    bool m_growOnly = false;
+    mutable int m_widest = 0; // the widest sizeHint given, with m_growOnly
+    mutable int m_tallest = 0; // the tallest height given, with m_growOnly
 };
 
 } // namespace envelope::ui
