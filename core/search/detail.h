@@ -48,6 +48,9 @@ std::vector<int> tpChoices(int heads, int limit);
 bool ranksBefore(SearchGoal goal, const Candidate& a, const Candidate& b);
 bool ranksBefore(SearchGoal goal, const ServingCandidate& a, const ServingCandidate& b);
 bool ranksBefore(SearchGoal goal, const RlCandidate& a, const RlCandidate& b);
+// Candidates the search keeps before preferHeadroom, so a roomier layout within 2% is still in
+// the list when the caller asked for one.
+inline constexpr int kHeadroomPool = 16;
 
 // The Pareto front's axes for a goal: x smaller is better, y larger is better.
 const char* paretoAxis(SearchGoal goal);

@@ -5,6 +5,10 @@
 
 #include "search/detail.h"
 
+#include <fmt/format.h>
+
+#include "base/units.h"
+
 namespace envelope {
 namespace {
 
@@ -227,4 +231,54 @@ double paretoX(SearchGoal goal, const Candidate& c)
 }
 
 } // namespace searchdetail
+
+std::string preferHeadroom(std::vector<Candidate>& ranked, SearchGoal goal, double usableFraction)
+{
+    constexpr double kNearLine = 0.02; // within 2% of the usable line: no room for a spike
+    constexpr double kNearTie = 0.02; // within 2% on the goal's figure: as good to a planner
+    if (ranked.size() < 2)
+        return {};
+    const auto line = [&](const Candidate& c) { return usableFraction * c.gpuMemoryBytes; };
+    const auto nearLine = [&](const Candidate& c) {
+        return c.perGpuBytes > (1 - kNearLine) * line(c);
+    };
+    const Candidate& best = ranked.front();
+    if (!nearLine(best))
+        return {};
+    const auto asGood = [&](const Candidate& c) {
+        switch (goal) {
+        case SearchGoal::MaxThroughput:
+            return c.tokensPerS >= (1 - kNearTie) * best.tokensPerS;
+        case SearchGoal::MinGpus:
+            return c.layout.gpus == best.layout.gpus
+                && c.tokensPerS >= (1 - kNearTie) * best.tokensPerS;
+        case SearchGoal::MinCost:
+            return c.cost <= (1 + kNearTie) * best.cost;
+        case SearchGoal::MinTime:
+            return c.trainTimeS <= (1 + kNearTie) * best.trainTimeS;
+        default:
+            return false;
+        }
+    };
+    const auto roomy = std::find_if(ranked.begin() + 1, ranked.end(),
+        [&](const Candidate& c) { return asGood(c) && !nearLine(c); });
+    if (roomy == ranked.end())
+        return {};
+    const Candidate was = best;
+    const Candidate now = *roomy;
+    std::rotate(ranked.begin(), roomy, roomy + 1);
+    const auto gb = [](double bytes) { return formatBytes(bytes, ByteUnits::GB); };
+    const std::string figure = goal == SearchGoal::MinCost
+        ? fmt::format("${:.0f} against ${:.0f}", now.cost, was.cost)
+        : goal == SearchGoal::MinTime
+        ? fmt::format("{} against {}", formatDuration(now.trainTimeS), formatDuration(was.trainTimeS))
+        : fmt::format("{:.0f} against {:.0f} tokens/s", now.tokensPerS, was.tokensPerS);
+    return fmt::format("ranked first for its headroom: {} per GPU under a {} usable line, where "
+                       "the layout the goal alone ranks first holds {} (within {:.0f}% of the "
+                       "line: an allocator spike away from out of memory) for less than {:.0f}% "
+                       "more ({})",
+        gb(now.perGpuBytes), gb(line(now)), gb(was.perGpuBytes), kNearLine * 100, kNearTie * 100,
+        figure);
+}
+
 } // namespace envelope

@@ -163,7 +163,7 @@ Searcher::Searcher(const Plan& plan, const SearchOptions& options)
     , m_moe(plan.model.arch.moe && plan.model.arch.moe->experts > 0)
     , m_cfg(plan.training)
     , m_cluster(plan.cluster)
-    , m_top(options.goal, options.top)
+    , m_top(options.goal, std::max(options.top, kHeadroomPool))
     , m_front(options.goal)
 {
     m_cluster.gpusPerNode = m_axes.gpusPerNode;
@@ -252,6 +252,9 @@ SearchResult Searcher::run()
     };
     m_result.candidates = m_top.take();
     m_rejected.invalid += std::erase_if(m_result.candidates, invalid);
+    m_result.headroomNote = preferHeadroom(m_result.candidates, o.goal, m_result.usableFraction);
+    if (m_result.candidates.size() > static_cast<std::size_t>(std::max(o.top, 1)))
+        m_result.candidates.resize(static_cast<std::size_t>(std::max(o.top, 1)));
     m_result.pareto = m_front.take();
     std::erase_if(m_result.pareto, invalid);
     if (m_result.feasible > 0) {

@@ -202,6 +202,9 @@ struct SearchResult : SearchTally {
     // the fastest, or the cheapest, of them.
     std::optional<Candidate> nearestConstraintMiss;
     double usableFraction = 0.9;
+    // Set when the best was moved up for its headroom (preferHeadroom): why, with both layouts'
+    // figures. Empty when the ranking stands as the goal orders it.
+    std::string headroomNote;
 };
 
 struct ServingSearchResult : SearchTally {
@@ -221,6 +224,14 @@ struct RlSearchResult : SearchTally {
     std::vector<RlCandidate> feasibleList; // keepAllFeasible only
     std::optional<RlCandidate> nearestMiss; // least peak bytes per GPU, when nothing fits
 };
+
+// Issue 28's headroom preference, which search() applies to its ranking: a best layout within
+// 2% of the usable line (76.9 GB on a 77.0 GB line) gives way to the best-ranked one that is
+// not, when that one is within 2% on the goal's figure (tokens/s, cost, time; the same GPU count
+// for min-gpus). Max-seq-len and max-micro-batch ask for the line and keep their order. Moves
+// that one to the front, the rest in their order, and returns the sentence that says so (empty
+// when nothing moved).
+std::string preferHeadroom(std::vector<Candidate>& ranked, SearchGoal goal, double usableFraction);
 
 // Searches the layouts of `plan` (which must have passed validatePlan) for `options.goal`
 // (a training goal). Every candidate passes validatePlan(applyLayout(plan, layout)).

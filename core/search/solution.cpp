@@ -243,6 +243,8 @@ std::string writeSolutionJson(const Plan& input, const SearchResult& r)
         b["summary"] = summaryJson(best, r.usableFraction);
         if (const std::string note = batchNote(best); !note.empty())
             b["batch_note"] = note;
+        if (!r.headroomNote.empty())
+            b["headroom_note"] = r.headroomNote;
         j["best"] = b;
     }
     ordered_json candidates = ordered_json::array();
@@ -291,6 +293,8 @@ std::string writeSolutionText(
     if (const std::string note = batchNote(applyLayout(input, r.candidates.front().layout));
         !note.empty())
         out += fmt::format("{}Note: {}\n", markdown ? "\n" : "", note);
+    if (!r.headroomNote.empty())
+        out += fmt::format("{}Note: {}\n", markdown ? "\n" : "", r.headroomNote);
     if (markdown)
         out += "\n| # | GPUs | layout | settings | per GPU | tokens/s | step | cost |\n"
                "|---|---|---|---|---|---|---|---|\n";

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,6 +23,15 @@
 namespace envelope::testing {
 
 // ---- Memory sizes -------------------------------------------------------------------------
+
+// A test data file's text (tests/data), empty when it cannot be read.
+inline std::string readText(const std::string& path)
+{
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
 
 inline constexpr double kH100Bytes = 81559.0 * 1024 * 1024; // what the driver reports
 inline constexpr double k80GB = 80e9; // the seeds' "80 GB"

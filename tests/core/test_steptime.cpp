@@ -6,13 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures.h"
 #include "estimate/estimate.h"
 #include "kernels/timing.h"
 #include "ops/ops.h"
@@ -33,14 +32,6 @@ const Gpu& presetGpu(const char* id)
     const GpuPreset* preset = presets().findGpu(id);
     EXPECT_NE(preset, nullptr) << id;
     return preset->gpu;
-}
-
-std::string readText(const std::string& path)
-{
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
 }
 
 Plan planFrom(const std::string& json)
@@ -355,10 +346,10 @@ TEST(OpTiming, AUserKernelTableReplacesTheBuiltIn)
 TEST(TrainingStep, KorthikantiTable5TimePerIteration)
 {
     const std::string dir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/korthikanti/";
-    const nlohmann::json table = nlohmann::json::parse(readText(dir + "table5.json"));
+    const nlohmann::json table = nlohmann::json::parse(testing::readText(dir + "table5.json"));
     std::vector<double> errors;
     for (const auto& point : table["points"]) {
-        const Plan plan = planFrom(readText(dir + point["plan"].get<std::string>()));
+        const Plan plan = planFrom(testing::readText(dir + point["plan"].get<std::string>()));
         const Estimate e = estimate(plan);
         EXPECT_EQ(e.compute.timingSource, "measured kernels");
         const double measured = point["measured_step_time_s"].get<double>();

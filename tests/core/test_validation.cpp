@@ -8,13 +8,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures.h"
 #include "estimate/estimate.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
@@ -41,14 +40,6 @@ constexpr double kThroughputWorst = 0.93;
 
 const std::string kDir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/";
 
-std::string readText(const std::string& path)
-{
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 struct Comparison {
     std::string id;
     std::string metric;
@@ -69,13 +60,13 @@ std::vector<Comparison> compareAll()
 {
     const Expected<PresetLibrary> presets = builtinPresets();
     EXPECT_TRUE(presets.ok());
-    const nlohmann::json points = nlohmann::json::parse(readText(kDir + "points.json"));
+    const nlohmann::json points = nlohmann::json::parse(testing::readText(kDir + "points.json"));
     std::vector<Comparison> out;
     for (const nlohmann::json& point : points.at("points")) {
         const std::string id = point.at("id");
         ReadOptions options;
         options.baseDir = kDir;
-        const Expected<Plan> plan = readPlan(readText(kDir + id + ".json"), *presets, options);
+        const Expected<Plan> plan = readPlan(testing::readText(kDir + id + ".json"), *presets, options);
         EXPECT_TRUE(plan.ok()) << id << ": " << (plan.ok() ? "" : plan.error().toString());
         if (!plan.ok())
             continue;
@@ -162,10 +153,10 @@ TEST(Validation, ThroughputFromOps)
 // every point runs at its framework's kernel_efficiency (presets/frameworks.json).
 TEST(Validation, NoPlanSetsItsOwnEfficiency)
 {
-    const nlohmann::json points = nlohmann::json::parse(readText(kDir + "points.json"));
+    const nlohmann::json points = nlohmann::json::parse(testing::readText(kDir + "points.json"));
     for (const nlohmann::json& point : points.at("points")) {
         const std::string id = point.at("id");
-        const nlohmann::json plan = nlohmann::json::parse(readText(kDir + id + ".json"));
+        const nlohmann::json plan = nlohmann::json::parse(testing::readText(kDir + id + ".json"));
         if (plan.contains("training")) {
             EXPECT_FALSE(plan["training"].contains("mfu")) << id;
             EXPECT_FALSE(plan["training"].contains("comm_overlap")) << id;
@@ -180,11 +171,11 @@ TEST(Validation, NoPlanSetsItsOwnEfficiency)
 TEST(Validation, ThroughputOfThePublishedRunsFromOps)
 {
     const std::string dir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/throughput/";
-    const nlohmann::json points = nlohmann::json::parse(readText(dir + "points.json"));
+    const nlohmann::json points = nlohmann::json::parse(testing::readText(dir + "points.json"));
     const PresetLibrary presets = builtinPresets().value();
     std::vector<double> errors;
     for (const nlohmann::json& point : points.at("points")) {
-        const Expected<Plan> plan = readPlan(readText(dir + point.at("plan").get<std::string>()), presets);
+        const Expected<Plan> plan = readPlan(testing::readText(dir + point.at("plan").get<std::string>()), presets);
         ASSERT_TRUE(plan.ok()) << point.at("id") << ": " << plan.error().toString();
         const Estimate e = estimate(*plan);
         EXPECT_EQ(e.compute.timingSource, "measured kernels") << point.at("id");
