@@ -3,6 +3,7 @@
 // double-clicked candidate becomes the plan in one undo step that Undo reverts.
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
@@ -16,6 +17,7 @@
 #include "document/plandocument.h"
 #include "document/settings.h"
 #include "panels/planpanel.h"
+#include "plan/planio.h"
 #include "search/search.h"
 #include "uitestutil.h"
 
@@ -78,6 +80,27 @@ private slots:
         QCOMPARE(m_panel->chart()->frontSeries()->count(), int(expected.pareto.size()));
         QVERIFY(!m_panel->progressBar()->isVisible());
         QVERIFY(m_panel->findButton()->isEnabled());
+    }
+
+    void theStatusSaysWhyTheBestHasHeadroom()
+    {
+        // Megatron-Bridge's Qwen3-30B-A3B on 16 H100s: the fastest layout holds 75.5 GB under a
+        // 77.0 GB line; the planner answers a roomier one and the status line says why.
+        QFile file(QStringLiteral(ENVELOPE_TEST_DATA_DIR
+            "/validation/throughput/mbridge2511-h100-qwen3-30b-a3b-16gpu-fp8-cs.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const Expected<Plan> plan = readPlan(file.readAll().toStdString(), m_doc->presets());
+        QVERIFY(plan.ok());
+        m_doc->edit(*plan, QStringLiteral("test"));
+        m_panel->goalCombo()->setCurrentIndex(
+            m_panel->goalCombo()->findData(int(SearchGoal::MaxThroughput)));
+        QSignalSpy finished(m_panel.get(), &PlanPanel::searchFinished);
+        QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(20000));
+        const SearchResult& shown = m_panel->result();
+        QVERIFY(!shown.headroomNote.empty());
+        QVERIFY(m_panel->statusLabel()->text().contains(
+            QString::fromStdString(shown.headroomNote)));
     }
 
     void cancelStopsARunningSearch()

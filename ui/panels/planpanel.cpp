@@ -406,6 +406,10 @@ void PlanPanel::finish(const std::shared_ptr<Job>& job)
         break;
     case SearchKind::Training:
         status(m_result);
+        // Why the best is not the goal's first by a hair (the planner's headroom preference).
+        if (!m_result.headroomNote.empty())
+            m_status->setText(m_status->text() + QLatin1Char(' ')
+                + tr("Note: %1.").arg(QString::fromStdString(m_result.headroomNote)));
         m_chart->setResult(m_result, units);
         break;
     }
