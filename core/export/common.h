@@ -122,6 +122,10 @@ struct PipelineSplit {
 };
 PipelineSplit megatronPipelineSplit(long long layers, long long pp, long long virtualStages);
 
+// The Hugging Face module names (PEFT target_modules) of `training.lora.targets`: the Llama
+// family's q_proj ... down_proj, with a warning when the model's FFN has no gate matrix.
+std::vector<std::string> peftTargetModules(const Plan& plan, std::vector<std::string>& warnings);
+
 EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate);
 EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate);
 EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate);
