@@ -11,6 +11,7 @@ check that disappears upstream fails the extraction instead of going stale.
     tools/engine_schema.py deepspeed  GIT_DIR v0.19.5
     tools/engine_schema.py verl       GIT_DIR v0.7.0
     tools/engine_schema.py openrlhf   GIT_DIR v0.11.0
+    tools/engine_schema.py trl        GIT_DIR v1.9.0
 
     tools/engine_schema.py vllm       GIT_DIR v0.19.0
     tools/engine_schema.py sglang     GIT_DIR v0.5.4
@@ -41,6 +42,14 @@ SGLang (`python -m sglang.launch_server`): the add_argument calls of ServerArgs.
 (python/sglang/srt/server_args.py); choices given as a module-level constant of that file are
 resolved when the constant is a literal list (choices that helper functions append at run time,
 for plugin backends, are not seen); BooleanOptionalAction gives --NAME and --no-NAME.
+
+TRL (`python -m trl.scripts.grpo --config trl_grpo.yaml`): the fields of the dataclasses
+trl/scripts/grpo.py's make_parser hands TrlParser (GRPOScriptArguments, GRPOConfig, ModelConfig,
+DatasetMixtureConfig) and of their bases in TRL's own files (ScriptArguments, _BaseConfig): the
+YAML's top-level keys. GRPOConfig's root is transformers' TrainingArguments, which TRL does not
+pin (pyproject.toml: a floor only) and which is not read here: the few of its keys the export
+writes are listed by hand in TRAINING_ARGUMENTS, marked "listed_by_hand". `trl vllm-serve`'s
+flags are the fields of trl/scripts/vllm_serve.py's ScriptArguments, as --field_name.
 """
 import ast
 import json
@@ -55,6 +64,7 @@ REPOS = {
     "sglang": "sgl-project/sglang",
     "verl": "volcengine/verl",
     "openrlhf": "OpenRLHF/OpenRLHF",
+    "trl": "huggingface/trl",
 }
 
 
@@ -911,6 +921,130 @@ def openrlhf(git_dir, ref):
             "flags": flags, "checks": checks}
 
 
+# --- TRL: the dataclasses trl/scripts/grpo.py reads its YAML into ------------------------------
+
+# transformers' TrainingArguments (GRPOConfig's root class, outside TRL's source): the keys the trl
+# export writes or a check reads, by hand from src/transformers/training_args.py, where each has
+# been a field since before TRL v1.9.0's floor (transformers>=4.56.2). Not checked from source.
+TRAINING_ARGUMENTS = {
+    "per_device_train_batch_size": {"type": "int"},
+    "gradient_accumulation_steps": {"type": "int"},
+    "fp16": {"type": "bool"},
+    "optim": {"type": "str"},
+    "deepspeed": {"type": "dict | str"},
+    "auto_find_batch_size": {"type": "bool"},
+}
+
+
+def trl_fields(git_dir, ref, files, root):
+    """The fields of class `root` and of its bases among `files`' classes (a subclass's field
+    replaces its base's): name -> {type, list, choices, default, class}."""
+    classes = {}
+    for path in files:
+        for name, node in classes_of(ast.parse(show(git_dir, ref, path))).items():
+            classes.setdefault(name, (path, node))
+    keys = {}
+
+    def walk(name):
+        path, node = classes[name]
+        for base in node.bases:
+            if ast.unparse(base) in classes:
+                walk(ast.unparse(base))
+        for field, annotation, default, keywords in dataclass_fields(node):
+            kind, choices, nargs = type_info(annotation, {})
+            metadata = literal(keywords["metadata"]) if "metadata" in keywords else None
+            if isinstance(metadata, dict) and isinstance(metadata.get("choices"), list):
+                choices = metadata["choices"]
+            entry = {"type": kind, "class": name}
+            if choices is not None:
+                entry["choices"] = choices
+            if nargs:
+                entry["list"] = True
+            value = literal(default) if default is not None else None
+            if value is not None or (default is not None and ast.unparse(default) == "None"):
+                entry["default"] = value
+            keys[field] = entry
+
+    walk(root)
+    return keys
+
+
+def trl(git_dir, ref):
+    grpo = "trl/scripts/grpo.py"
+    # The YAML fills exactly these dataclasses; a change here must be re-read.
+    parser = locate(git_dir, ref, grpo, "dataclass_types = (GRPOScriptArguments, GRPOConfig, "
+                                        "ModelConfig, DatasetMixtureConfig)")
+    files = [grpo, "trl/scripts/utils.py", "trl/trainer/grpo_config.py",
+             "trl/trainer/base_config.py", "trl/trainer/model_config.py"]
+    keys = {}
+    for root in ("GRPOScriptArguments", "GRPOConfig", "ModelConfig", "DatasetMixtureConfig"):
+        for name, entry in trl_fields(git_dir, ref, files, root).items():
+            if name in keys:
+                sys.exit(f"{name}: a field of two of grpo.py's dataclasses")
+            keys[name] = entry
+    for name, entry in TRAINING_ARGUMENTS.items():
+        if name in keys:
+            sys.exit(f"{name}: TRL declares it; drop it from TRAINING_ARGUMENTS")
+        keys[name] = dict(entry, **{"class": "TrainingArguments", "listed_by_hand": True})
+    serve_path = "trl/scripts/vllm_serve.py"
+    serve = {f"--{name}": {"dest": name, **{k: v for k, v in entry.items() if k != "class"}}
+             for name, entry in trl_fields(git_dir, ref, [serve_path], "ScriptArguments").items()}
+    config, generation = "trl/trainer/grpo_config.py", "trl/generation/vllm_generation.py"
+    # world_size: the trainer's processes (torchrun --nnodes x --nproc-per-node of trl_grpo.sh);
+    # serve: the flags of its trl vllm-serve line, or None; model_moe: the plan's model has experts.
+    generation_batch = ("(get('generation_batch_size') or get('per_device_train_batch_size', 8) "
+                        "* world_size * (get('steps_per_generation') or "
+                        "get('gradient_accumulation_steps', 1)))")
+    checks = [
+        {"id": "generation-batch-holds-whole-groups",
+         "rule": f"{generation_batch} % get('num_generations', 8) == 0",
+         "source": locate(git_dir, ref, config, "must be divisible by num_generations")},
+        {"id": "generation-batch-divides-into-steps",
+         "rule": "get('generation_batch_size') is None or get('steps_per_generation') is not None "
+                 "or get('generation_batch_size') % (get('per_device_train_batch_size', 8) * "
+                 "world_size) == 0",
+         "source": locate(git_dir, ref, config, "must be divisible by the global batch size")},
+        {"id": "generation-batch-or-steps",
+         "rule": "get('generation_batch_size') is None or get('steps_per_generation') is None",
+         "source": locate(git_dir, ref, config, "can not be both configured at the same time")},
+        {"id": "at-least-two-generations",
+         "rule": "get('num_generations', 8) >= 2",
+         "source": locate(git_dir, ref, config, "GRPO requires at least 2 generations per prompt")},
+        {"id": "no-auto-find-batch-size",
+         "rule": "not get('auto_find_batch_size', False)",
+         "source": locate(git_dir, ref, config, "auto_find_batch_size is not supported by GRPO")},
+        {"id": "vllm-mode-known",
+         "rule": "get('vllm_mode', 'colocate') in ('server', 'colocate')",
+         "source": locate(git_dir, ref, generation,
+                          "vllm_mode must be either 'server' or 'colocate'")},
+        {"id": "colocated-tp-divides-world",
+         "rule": "not get('use_vllm', False) or get('vllm_mode', 'colocate') != 'colocate' or "
+                 "world_size % get('vllm_tensor_parallel_size', 1) == 0",
+         "source": locate(git_dir, ref, generation, "must divide world size")},
+        {"id": "colocated-base-not-8bit",
+         "rule": "not (get('use_vllm', False) and get('vllm_mode', 'colocate') == 'colocate' and "
+                 "get('load_in_8bit', False))",
+         "source": locate(git_dir, ref, generation,
+                          "vLLM does not support in-flight 8-bit quantization.")},
+        {"id": "one-base-quantization",
+         "rule": "not (get('load_in_8bit', False) and get('load_in_4bit', False))",
+         "source": locate(git_dir, ref, "trl/trainer/model_config.py",
+                          "You can't use 8 bit and 4 bit precision at the same time")},
+        {"id": "server-mode-has-a-server",
+         "rule": "not get('use_vllm', False) or get('vllm_mode', 'colocate') != 'server' or "
+                 "serve is not None",
+         "source": locate(git_dir, ref, config, "a TRL vLLM server is running (start with "
+                                                 "`trl vllm-serve`)")},
+        {"id": "dense-server-one-engine",
+         "rule": "serve is None or serve.get('data_parallel_size', 1) == 1 or model_moe",
+         "source": locate(git_dir, ref, serve_path,
+                          "`1` for dense models is not supported/useful and will error out")},
+    ]
+    return {"kind": "yaml", "program": "python -m trl.scripts.grpo --config", "parser": parser,
+            "keys": keys, "serve": {"program": "trl vllm-serve", "flags": serve},
+            "checks": checks}
+
+
 # --- verl: the composed main_ppo config, every key a Hydra override may name ------------------
 
 def verl(git_dir, ref):
@@ -968,7 +1102,7 @@ def main():
     engine, git_dir, ref = sys.argv[1:]
     body = {"torchtitan": torchtitan, "megatron": megatron, "deepspeed": deepspeed,
             "vllm": vllm, "sglang": sglang, "verl": verl,
-            "openrlhf": openrlhf}[engine](git_dir, ref)
+            "openrlhf": openrlhf, "trl": trl}[engine](git_dir, ref)
     out = {"format": "envelope.engine-schema", "version": 1, "engine": engine,
            "engine_version": ref, "repo": REPOS[engine],
            "commit": git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip(),

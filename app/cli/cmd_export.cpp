@@ -22,8 +22,8 @@ void registerExport(CLI::App& app, ExportCommand& c)
     c.command = app.add_subcommand("export",
         "Write the plan as an engine's configuration (DeepSpeed JSON, torchtitan TOML, "
         "Megatron arguments, HF TrainingArguments, vllm serve, sglang.launch_server or "
-        "trtllm-serve flags, or the RL job as verl main_ppo overrides or OpenRLHF train_ppo_ray "
-        "arguments)");
+        "trtllm-serve flags, or the RL job as verl main_ppo overrides, OpenRLHF train_ppo_ray "
+        "arguments or a TRL GRPOTrainer config)");
     c.command->add_option("PLAN", c.planPath, "plan JSON file")->required();
     std::vector<std::string> engines;
     for (Engine e : kAllEngines)
@@ -32,7 +32,8 @@ void registerExport(CLI::App& app, ExportCommand& c)
     c.command->add_option("-o,--output", c.output, "write the configuration to FILE (- or none: standard output)");
     c.command->add_option("--engine-version", c.engineVersion,
         "the engine release to write for (default and only one: the pinned current release, "
-        "deepspeed v0.19.5, torchtitan v0.2.2, megatron core_v0.19.0, verl v0.7.0, openrlhf v0.11.0)");
+        "deepspeed v0.19.5, torchtitan v0.2.2, megatron core_v0.19.0, verl v0.7.0, openrlhf v0.11.0, "
+        "trl v1.9.0)");
     c.command->add_option("--report", c.report,
         "the report on stderr (launch line, figures, warnings): text lines or one JSON document "
         "(format envelope.export-report, version 1)")

@@ -37,6 +37,8 @@ const char* formatName(Engine engine)
         return "verl main_ppo overrides";
     case Engine::OpenRlhf:
         return "OpenRLHF train_ppo_ray arguments";
+    case Engine::Trl:
+        return "TRL GRPOConfig YAML";
     }
     return "";
 }

@@ -18,6 +18,7 @@ inline constexpr const char* kMegatronVersion = "core_v0.19.0";
 inline constexpr const char* kDeepSpeedVersion = "v0.19.5";
 inline constexpr const char* kVerlVersion = "v0.7.0";
 inline constexpr const char* kOpenRlhfVersion = "v0.11.0";
+inline constexpr const char* kTrlVersion = "v1.9.0";
 
 // How a plan's precision recipe reads in the engines' vocabulary.
 struct Precision {
@@ -63,13 +64,14 @@ struct RlEngineTerms {
     std::string_view trainer;        // "verl's FSDP actor"
     std::string_view checkpointKey;  // "enable_gradient_checkpointing"
     std::string_view responseCapKey; // "data.max_response_length"
-    std::string_view oldLogProbs;    // "verl's main_ppo (compute_log_prob)"
+    std::string_view oldLogProbs;    // "verl's main_ppo (compute_log_prob)"; "" when the
+                                     // engine can skip that forward (TRL)
 };
 
-// An RL export's opening (verl, OpenRLHF): engine, file name, the RL figures, the model in
-// `model` (as startServingExport names it), warnCommon's warnings and what neither engine
-// expresses: recompute finer than every layer, a response-length mean, skipping the old
-// log-prob forward.
+// An RL export's opening (verl, OpenRLHF, TRL): engine, file name, the RL figures, the model in
+// `model` (as startServingExport names it), warnCommon's warnings and what none of them
+// expresses: recompute finer than every layer, a response-length mean, and skipping the old
+// log-prob forward (where terms.oldLogProbs names who recomputes it).
 EngineConfig startRlExport(const Plan& plan, const Estimate& estimate, Engine engine,
     std::string fileName, const RlEngineTerms& terms, const std::string& modelRepo,
     std::string& model);
@@ -122,12 +124,17 @@ struct PipelineSplit {
 };
 PipelineSplit megatronPipelineSplit(long long layers, long long pp, long long virtualStages);
 
+// The Hugging Face module names (PEFT target_modules) of `training.lora.targets`: the Llama
+// family's q_proj ... down_proj, with a warning when the model's FFN has no gate matrix.
+std::vector<std::string> peftTargetModules(const Plan& plan, std::vector<std::string>& warnings);
+
 EngineConfig exportDeepSpeed(const Plan& plan, const Estimate& estimate);
 EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate);
 EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate);
 EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
+EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);
 EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo);

@@ -36,6 +36,8 @@ std::string_view engineId(Engine engine)
         return "verl";
     case Engine::OpenRlhf:
         return "openrlhf";
+    case Engine::Trl:
+        return "trl";
     }
     return "deepspeed";
 }
@@ -47,7 +49,7 @@ bool engineServes(Engine engine)
 
 bool engineRl(Engine engine)
 {
-    return engine == Engine::Verl || engine == Engine::OpenRlhf;
+    return engine == Engine::Verl || engine == Engine::OpenRlhf || engine == Engine::Trl;
 }
 
 Engine servingExportEngine(const Plan& plan)
@@ -92,6 +94,8 @@ std::string_view engineVersion(Engine engine)
         return kVerlVersion;
     case Engine::OpenRlhf:
         return kOpenRlhfVersion;
+    case Engine::Trl:
+        return kTrlVersion;
     case Engine::Hf:
     case Engine::Vllm:
     case Engine::Sglang:
@@ -131,6 +135,8 @@ EngineConfig dispatch(
         return exportVerl(plan, estimate, modelRepo);
     case Engine::OpenRlhf:
         return exportOpenRlhf(plan, estimate, modelRepo);
+    case Engine::Trl:
+        return exportTrl(plan, estimate, modelRepo);
     }
     return exportDeepSpeed(plan, estimate);
 }
@@ -416,7 +422,7 @@ EngineConfig startRlExport(const Plan& plan, const Estimate& estimate, Engine en
             "rl.response_len_mean = {}: the mean of the responses is the data's and the policy's, "
             "not a setting; {} is the cap {}",
             numberText(*plan.rl.responseLenMean), terms.responseCapKey, plan.rl.responseLen));
-    if (!plan.rl.oldLogProbForward)
+    if (!plan.rl.oldLogProbForward && !terms.oldLogProbs.empty())
         out.warnings.push_back(fmt::format("rl.old_log_prob_forward = false: {} recomputes the old "
                                            "log-probs on the actor every step",
             terms.oldLogProbs));
@@ -485,7 +491,7 @@ void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::strin
     // Only the hf export carries adapters (PEFT's adapter_config.json); the others train the
     // whole model from their config.
     if (t.lora.enabled && engine != "the Hugging Face Trainer" && engine != "verl"
-        && engine != "OpenRLHF")
+        && engine != "OpenRLHF" && engine != "TRL")
         warnings.push_back(fmt::format("training.lora: {} cannot express LoRA adapters from its "
                                        "config; export --to hf for a PEFT adapter config",
             engine));

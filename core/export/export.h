@@ -24,16 +24,17 @@
 
 namespace envelope {
 
-enum class Engine { DeepSpeed, TorchTitan, Megatron, Hf, Vllm, Sglang, Trtllm, Verl, OpenRlhf };
+enum class Engine { DeepSpeed, TorchTitan, Megatron, Hf, Vllm, Sglang, Trtllm, Verl, OpenRlhf, Trl };
 inline constexpr Engine kAllEngines[] = { Engine::DeepSpeed, Engine::TorchTitan, Engine::Megatron,
-    Engine::Hf, Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Verl, Engine::OpenRlhf };
+    Engine::Hf, Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Verl, Engine::OpenRlhf,
+    Engine::Trl };
 
-// "deepspeed" "torchtitan" "megatron" "hf" "vllm" "sglang" "trtllm" "verl" "openrlhf"
+// "deepspeed" "torchtitan" "megatron" "hf" "vllm" "sglang" "trtllm" "verl" "openrlhf" "trl"
 std::string_view engineId(Engine engine);
 bool parseEngine(std::string_view id, Engine& out);
 inline constexpr const char* kEngineIdList
-    = "deepspeed, torchtitan, megatron, hf, vllm, sglang, trtllm, verl or openrlhf";
-// The serving engines' exports (a launch command); verl's and OpenRLHF's are the RL job
+    = "deepspeed, torchtitan, megatron, hf, vllm, sglang, trtllm, verl, openrlhf or trl";
+// The serving engines' exports (a launch command); verl's, OpenRLHF's and TRL's are the RL job
 // (engineRl), the others' training jobs.
 bool engineServes(Engine engine);
 bool engineRl(Engine engine);
@@ -47,8 +48,9 @@ bool engineImports(Engine engine);
 inline constexpr const char* kImportEngineIdList = "deepspeed, torchtitan or megatron";
 
 // The engine release an export is written for and checked against (tests/data/engines): the
-// current release Envelope pins ("v0.19.5", "v0.2.2", "core_v0.19.0", verl "v0.7.0", OpenRLHF "v0.11.0"), or ""
-// where no release is pinned (hf, vllm). `--engine-version` accepts exactly this one.
+// current release Envelope pins ("v0.19.5", "v0.2.2", "core_v0.19.0", verl "v0.7.0", OpenRLHF
+// "v0.11.0", TRL "v1.9.0"), or "" where no release is pinned (hf, vllm). `--engine-version`
+// accepts exactly this one.
 std::string_view engineVersion(Engine engine);
 
 struct EngineConfig {
@@ -57,7 +59,9 @@ struct EngineConfig {
     std::string launch; // the command that starts the job with `fileName`
     std::string fileName; // suggested name: ds_config.json, job.toml, megatron.args, ...
     // Training engines: what torchrun runs on each node (after its own options), and a file of
-    // arguments piped through xargs into it first (Megatron's), or "". Empty for serving.
+    // arguments piped through xargs into it first (Megatron's), or "". Empty for serving, and
+    // for RL jobs a launcher cannot start (verl's and OpenRLHF's Ray, TRL's vLLM server beside
+    // its trainer).
     std::string program;
     std::string programArgsFile;
     std::vector<std::string> warnings; // plan choices the engine cannot express

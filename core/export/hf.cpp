@@ -12,26 +12,36 @@
 #include "export/common.h"
 
 namespace envelope::exportdetail {
+
+std::vector<std::string> peftTargetModules(const Plan& plan, std::vector<std::string>& warnings)
+{
+    const LoraConfig& lora = plan.training.lora;
+    static constexpr std::pair<LoraConfig::Target, const char*> kModules[]
+        = { { LoraConfig::Q, "q_proj" }, { LoraConfig::K, "k_proj" }, { LoraConfig::V, "v_proj" },
+              { LoraConfig::O, "o_proj" }, { LoraConfig::Gate, "gate_proj" },
+              { LoraConfig::Up, "up_proj" }, { LoraConfig::Down, "down_proj" } };
+    std::vector<std::string> modules;
+    for (const auto& [target, module] : kModules)
+        if (lora.targets & target)
+            modules.emplace_back(module);
+    if (plan.model.arch.ffn != FfnKind::Gated && (lora.targets & LoraConfig::Gate))
+        warnings.push_back("training.lora.targets: \"gate\" has no matrix in this model's "
+                           "two-matrix FFN; the module names are the Llama family's, rename "
+                           "them for this architecture");
+    return modules;
+}
+
 namespace {
 
 // PEFT's adapter_config.json (LoraConfig.to_dict: peft_type, task_type, r, lora_alpha,
-// lora_dropout, bias, target_modules) for `training.lora`, with the Llama-family module names
-// transformers uses (q_proj ... down_proj); and bitsandbytes' quantization config for a 4- or
-// 8-bit frozen base (BitsAndBytesConfig: load_in_4bit, bnb_4bit_quant_type "nf4",
+// lora_dropout, bias, target_modules) for `training.lora`; and bitsandbytes' quantization config
+// for a 4- or 8-bit frozen base (BitsAndBytesConfig: load_in_4bit, bnb_4bit_quant_type "nf4",
 // bnb_4bit_use_double_quant, bnb_4bit_compute_dtype; load_in_8bit).
 void addLoraCompanions(const Plan& plan, EngineConfig& out)
 {
     const LoraConfig& lora = plan.training.lora;
     if (!lora.enabled)
         return;
-    static constexpr std::pair<LoraConfig::Target, const char*> kModules[]
-        = { { LoraConfig::Q, "q_proj" }, { LoraConfig::K, "k_proj" }, { LoraConfig::V, "v_proj" },
-              { LoraConfig::O, "o_proj" }, { LoraConfig::Gate, "gate_proj" },
-              { LoraConfig::Up, "up_proj" }, { LoraConfig::Down, "down_proj" } };
-    nlohmann::ordered_json targets = nlohmann::ordered_json::array();
-    for (const auto& [target, module] : kModules)
-        if (lora.targets & target)
-            targets.push_back(module);
     nlohmann::ordered_json adapter;
     adapter["peft_type"] = "LORA";
     adapter["task_type"] = "CAUSAL_LM";
@@ -39,12 +49,8 @@ void addLoraCompanions(const Plan& plan, EngineConfig& out)
     adapter["lora_alpha"] = lora.alpha;
     adapter["lora_dropout"] = 0.0;
     adapter["bias"] = "none";
-    adapter["target_modules"] = targets;
+    adapter["target_modules"] = peftTargetModules(plan, out.warnings);
     out.companions.push_back({ "adapter_config.json", adapter.dump(2) + "\n" });
-    if (plan.model.arch.ffn != FfnKind::Gated && (lora.targets & LoraConfig::Gate))
-        out.warnings.push_back("training.lora.targets: \"gate\" has no matrix in this model's "
-                               "two-matrix FFN; the module names are the Llama family's, rename "
-                               "them for this architecture");
     if (lora.baseBits == 16)
         return;
     nlohmann::ordered_json bnb;

@@ -38,6 +38,7 @@ Expected<ImportedPlan> importEngineConfig(Engine engine, std::string_view text,
     case Engine::Trtllm:
     case Engine::Verl:
     case Engine::OpenRlhf:
+    case Engine::Trl:
         break;
     }
     return Error { "",

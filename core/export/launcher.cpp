@@ -302,11 +302,18 @@ Expected<EngineConfig> withLauncher(EngineConfig config, const Plan& plan, Launc
 {
     const std::string id(launcherId(launcher));
     const auto [nodes, perNode] = nodeLayout(plan);
-    if (engineRl(config.engine))
+    // An RL job is a launcher's when it is one torchrun program (TRL colocated); TRL's disjoint
+    // pools are two jobs, verl and OpenRLHF start Ray.
+    if (engineRl(config.engine) && config.program.empty())
         return Error { "--launcher",
-            fmt::format("{} starts Ray and its own workers: run {} on one node, or on the head "
-                        "of a Ray cluster; {} does not write that cluster",
-                engineId(config.engine), config.fileName, id) };
+            config.engine == Engine::Trl
+                ? fmt::format("trl runs trl vllm-serve on the rollout GPUs beside its trainer "
+                              "(rl.placement = \"disjoint\"): run trl_grpo.sh as its header says; "
+                              "{} writes one torchrun job (a colocated plan is one)",
+                      id)
+                : fmt::format("{} starts Ray and its own workers: run {} on one node, or on the "
+                              "head of a Ray cluster; {} does not write that cluster",
+                      engineId(config.engine), config.fileName, id) };
     if (engineServes(config.engine)) {
         if (launcher == Launcher::Torchrun)
             return Error { "--launcher",

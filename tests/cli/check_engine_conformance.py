@@ -13,7 +13,15 @@ serve`, `python -m sglang.launch_server`): the NAME=value words before it are it
 export's commented RL rollout engine block is checked as a second command. The model's
 positions for the checks are the plan's `model.max_positions`, else the preset's.
 
-Usage: check_engine_conformance.py ENVELOPE_CLI SOURCE_DIR. Exit 77 (skipped) without tomllib.
+A YAML engine (TRL: `python -m trl.scripts.grpo --config trl_grpo.yaml`) is exported with
+`--report json` for its companions: every top-level key of the YAML is a field of the release's
+dataclasses (TrlParser drops unknown ones silently), typed and within its choices, the keys of its
+`deepspeed` section are DeepSpeed's (tests/data/engines/deepspeed-*.json), and trl_grpo.sh passes
+`bash -n`; its torchrun line gives the world size the checks use, the `--key value` words after
+`--config` are fields too, and its `trl vllm-serve` line is checked against the server's flags.
+
+Usage: check_engine_conformance.py ENVELOPE_CLI SOURCE_DIR. Exit 77 (skipped) without tomllib;
+without PyYAML the YAML engines are left out (said on the last line).
 """
 import glob
 import json
@@ -30,13 +38,22 @@ except ImportError:
     print("python3 has no tomllib (needs Python 3.11): skipped")
     sys.exit(77)
 
+try:
+    import yaml
+except ImportError:
+    yaml = None
+
 cli, source = sys.argv[1], sys.argv[2]
 presets = os.path.join(source, "presets")
 default_plan = json.load(open(os.path.join(presets, "default-plan.json")))
 models = {m["id"]: m["architecture"] for m in json.load(open(os.path.join(presets, "models.json")))["models"]}
 schemas = {}
+skipped = []
 for path in sorted(glob.glob(os.path.join(source, "tests/data/engines/*.json"))):
     s = json.load(open(path))
+    if s["kind"] == "yaml" and yaml is None:
+        skipped.append(s["engine"])
+        continue
     schemas[s["engine"]] = s
 
 failures = []
@@ -343,8 +360,118 @@ def check_overrides(where, schema, text, plan):
     run_checks(where, schema, values, {})
 
 
+def model_moe(plan):
+    """Whether the plan's model has experts (its own architecture, else its preset's)."""
+    model = plan["model"]
+    if isinstance(model, dict) and model.get("moe"):
+        return True
+    preset = model if isinstance(model, str) else model.get("preset")
+    return bool(models.get(preset, {}).get("moe"))
+
+
+def check_typed(where, name, spec, value):
+    items = value if spec.get("list") and isinstance(value, list) else [value]
+    if spec.get("list") and not isinstance(value, list):
+        fail(where, f"{name} = {value!r} is not a list")
+    for item in items:
+        if item is None and spec.get("default", "required") is None:
+            continue
+        if not typed_ok(spec["type"], item):
+            fail(where, f"{name} = {item!r} is not {spec['type']}")
+        if "choices" in spec and item not in spec["choices"]:
+            fail(where, f"{name} = {item!r} is not one of {spec['choices']}")
+
+
+def shell_commands(text):
+    """The script's command lines as words (continuations joined, comments and '&' dropped)."""
+    out = []
+    for line in text.replace("\\\n", " ").splitlines():
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError as e:
+            out.append(["<unparsable>", str(e)])
+            continue
+        out.append([w for w in words if w != "&"])
+    return out
+
+
+def check_yaml(where, schema, text, plan, report):
+    """TRL: trl_grpo.yaml's keys against the dataclasses grpo.py parses, trl_grpo.sh's trainer
+    and server lines, then the release's checks."""
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        fail(where, f"not YAML: {e}")
+        return
+    if not isinstance(config, dict):
+        fail(where, "the YAML is not a mapping")
+        return
+    name = schema["engine"].upper()
+    values = {}
+    deepspeed = next((s for s in schemas.values() if s["engine"] == "deepspeed"), None)
+    for key, value in config.items():
+        spec = schema["keys"].get(key)
+        if spec is None:
+            fail(where, f"{key} is not a {name} {schema['engine_version']} field")
+            continue
+        if key == "deepspeed" and isinstance(value, dict) and deepspeed is not None:
+            # Trainer fills "auto" from its own arguments; the keys are DeepSpeed's.
+            for ds_key, _ in flatten(value):
+                if ds_key not in deepspeed["keys"]:
+                    fail(where, f"deepspeed.{ds_key} is not a DeepSpeed "
+                                f"{deepspeed['engine_version']} key")
+        else:
+            check_typed(where, key, spec, value)
+        values[key] = value
+    companions = {c["file_name"]: c["text"] for c in report.get("companions", [])}
+    script = companions.get("trl_grpo.sh")
+    if script is None:
+        fail(where, "no trl_grpo.sh")
+        return
+    bash = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
+    if bash.returncode != 0:
+        fail(where, f"trl_grpo.sh: bash -n: {bash.stderr.strip()}")
+    world, serve = None, None
+    serve_program = schema["serve"]["program"].split()
+    for words in shell_commands(script):
+        if "torchrun" in words:
+            run = words[words.index("torchrun"):]
+
+            def option(flag, default):
+                return int(run[run.index(flag) + 1]) if flag in run else default
+            world = option("--nnodes", 1) * option("--nproc-per-node", 1)
+            module = run.index("-m") + 1 if "-m" in run else len(run)
+            if run[module:module + 1] != ["trl.scripts.grpo"]:
+                fail(where, f"trl_grpo.sh: torchrun does not run trl.scripts.grpo: {run}")
+            after = run[run.index("--config") + 2:] if "--config" in run else []
+            for flag, value in zip(after[::2], after[1::2]):
+                spec = schema["keys"].get(flag[2:])
+                if not flag.startswith("--") or spec is None:
+                    fail(where, f"trl_grpo.sh: {flag} is not a {name} field")
+        at = next((i for i in range(len(words)) if words[i:i + len(serve_program)]
+                   == serve_program), None)
+        if at is not None:
+            serve = {}
+            flags = words[at + len(serve_program):]
+            for flag, value in zip(flags[::2], flags[1::2]):
+                spec = schema["serve"]["flags"].get(flag)
+                if spec is None:
+                    fail(where, f"trl_grpo.sh: {flag} is not a trl vllm-serve flag")
+                    continue
+                serve[spec["dest"]] = check_value(where + " (trl vllm-serve)", flag, spec, value)
+            if len(flags) % 2:
+                fail(where, f"trl_grpo.sh: trl vllm-serve {flags[-1]} has no value")
+            if "model" not in serve:
+                fail(where, "trl_grpo.sh: trl vllm-serve without --model")
+    if world is None:
+        fail(where, "trl_grpo.sh has no torchrun line")
+        return
+    run_checks(where, schema, values, {"world_size": world, "serve": serve,
+                                       "model_moe": model_moe(plan)})
+
+
 CHECKERS = {"toml": check_toml, "json": check_json, "args": check_args,
-            "overrides": check_overrides}
+            "overrides": check_overrides, "yaml": check_yaml}
 
 plans = [(f"default plan, model {m}", os.path.join(presets, "default-plan.json"),
           [f'model="{m}"'], merged({"model": m})) for m in models]
@@ -381,17 +508,23 @@ for label, path, sets, plan in plans:
         args = [cli, "export", path, "--to", engine]
         for s in sets:
             args += ["--set", s]
+        # A YAML engine's companions (its launch script) come in the JSON report.
+        yaml_kind = schema["kind"] == "yaml"
+        if yaml_kind:
+            args += ["--report", "json"]
         r = subprocess.run(args, capture_output=True, text=True)
         where = f"{label} -> {engine} {schema['engine_version']}"
         if r.returncode != 0:
             fail(where, f"export exited {r.returncode}: {r.stderr.strip()[:300]}")
             continue
         exports += 1
-        CHECKERS[schema["kind"]](where, schema, r.stdout, plan)
+        extra = {"report": json.loads(r.stderr)} if yaml_kind else {}
+        CHECKERS[schema["kind"]](where, schema, r.stdout, plan, **extra)
 
 for f in failures:
     print(f)
 print(f"{exports} exports of {len(plans)} plans checked against "
       f"{', '.join(s['engine'] + ' ' + s['engine_version'] for s in schemas.values())}: "
-      f"{len(failures)} failures")
+      f"{len(failures)} failures"
+      + (f" (no PyYAML: {', '.join(skipped)} left out)" if skipped else ""))
 sys.exit(1 if failures or exports == 0 else 0)

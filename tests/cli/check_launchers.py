@@ -4,7 +4,8 @@ that run it parse it.
 
 For presets/default-plan.json with each model preset on 16 GPUs (2 nodes of 8) and each training
 and serving engine, the k8s manifest (it embeds the export's text), and for four models also the
-slurm and torchrun scripts, are written with `-o DIR/ --launcher L`, and:
+slurm and torchrun scripts and TRL's colocated RL job under all three, are written with
+`-o DIR/ --launcher L`, and:
   - launch.sh and job.sbatch pass `bash -n`, and so does the command srun runs in it;
   - job.yaml loads as YAML: a ConfigMap whose data are the export's files byte for byte, then a
     PyTorchJob (training: one Master, nodes - 1 Workers, each pod a node's GPUs) or a Deployment
@@ -138,6 +139,13 @@ for model in models:
             launchers += ["slurm"] + (["torchrun"] if engine in TRAINING else [])
         for launcher in launchers:
             run(plan, engine, launcher, f"{model} {engine} {launcher}")
+            checked += 1
+    # TRL's colocated plan is one torchrun job of every GPU (its disjoint pools are refused).
+    if model in SCRIPT_MODELS:
+        colocated = json.loads(json.dumps(plan))
+        colocated["rl"]["placement"] = "colocated"
+        for launcher in ["k8s", "slurm", "torchrun"]:
+            run(colocated, "trl", launcher, f"{model} trl (colocated) {launcher}")
             checked += 1
 
 print(f"{checked} launcher files checked: {len(failures)} failures")

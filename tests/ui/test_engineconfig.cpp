@@ -47,7 +47,15 @@ private slots:
             QCOMPARE(dialog.engine(), e);
             const EngineConfig expected = exportPlan(plan, estimate(plan), e, std::string());
             QCOMPARE(dialog.text(), QString::fromStdString(expected.text));
-            QCOMPARE(dialog.findChild<QPlainTextEdit*>()->toPlainText(), dialog.text());
+            // The first tab is the configuration, one tab after it per companion (TRL's launch
+            // script): by tab, since a companion's editor may come first among the children.
+            auto* tabs = dialog.findChild<QTabWidget*>();
+            QCOMPARE(tabs->count(), static_cast<int>(expected.companions.size()) + 1);
+            QCOMPARE(qobject_cast<QPlainTextEdit*>(tabs->widget(0))->toPlainText(), dialog.text());
+            for (std::size_t i = 0; i < expected.companions.size(); ++i)
+                QCOMPARE(qobject_cast<QPlainTextEdit*>(tabs->widget(static_cast<int>(i) + 1))
+                             ->toPlainText(),
+                    QString::fromStdString(expected.companions[i].text));
             uitest::keepScreenshot(&dialog,
                 QStringLiteral("export-dialog-%1.png").arg(QString::fromUtf8(engineId(e).data())));
         }

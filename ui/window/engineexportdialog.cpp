@@ -45,6 +45,7 @@ EngineExportDialog::EngineExportDialog(PlanDocument* document, QWidget* parent)
     m_engine->addItem(tr("verl (RL job: main_ppo overrides)"), static_cast<int>(Engine::Verl));
     m_engine->addItem(
         tr("OpenRLHF (RL job: train_ppo_ray arguments)"), static_cast<int>(Engine::OpenRlhf));
+    m_engine->addItem(tr("TRL (RL job: GRPOTrainer config)"), static_cast<int>(Engine::Trl));
     m_launcher->addItem(tr("None: the engine's own launch line"), -1);
     m_launcher->addItem(tr("torchrun on each node (launch.sh)"), static_cast<int>(Launcher::Torchrun));
     m_launcher->addItem(tr("Slurm batch job (job.sbatch)"), static_cast<int>(Launcher::Slurm));
