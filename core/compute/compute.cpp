@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "compute/detail.h"
+#include "kernels/kerneltable.h"
 #include "model/attention.h"
 #include "base/numeric.h"
 #include "plan/recipe.h"
@@ -79,15 +80,19 @@ void addOffload(const TrainingConfig& config, const CommDetail& d, const Compute
 
 } // namespace
 
-// The expected relative error of a step time, by how it was timed: the validation medians of
-// docs/validation.md ("Step time from ops"), rounded up. Measured kernels: Korthikanti et al.
-// 2022 Table 5 and the calibration set's training throughput; spec estimates carry the spread
-// of the tables' large-GEMM efficiency across GPUs on top; an `mfu` override has no
-// validation of its own and takes the constant's record (29% median on Table 5, issue 22).
-double timingUncertainty(std::string_view timingSource)
+// The expected relative error of a step time, by how it was timed and on which GPU
+// (docs/validation-timing.md, "Uncertainty"). Measured kernels: the GPU's kernel table states the
+// median |error| of the published training runs on it, rounded up to the next 5% ("validation"
+// in presets/kernels/<gpu>.json); a table without one takes the median over all 38 runs, 18%,
+// rounded up. Spec estimates carry the spread of the tables' large-GEMM efficiency across GPUs
+// on top; an `mfu` override has no validation of its own and takes the constant's record (29%
+// median on Table 5, issue 22).
+double timingUncertainty(std::string_view timingSource, const Gpu& gpu)
 {
     if (timingSource == "measured kernels")
-        return 0.10;
+        return gpu.kernels && gpu.kernels->trainingUncertainty > 0
+            ? gpu.kernels->trainingUncertainty
+            : 0.20;
     if (timingSource == "spec estimate")
         return 0.25;
     return 0.30;
@@ -256,7 +261,7 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     addOffload(config, comm, s, gpu, r.communication);
     r.stepTimeS = r.computeTimeS + r.communication.exposedS + r.communication.ppBubbleS
         + r.communication.offloadS + r.communication.cpuOptimizerS + r.optimizerS;
-    r.uncertainty = timingUncertainty(r.timingSource);
+    r.uncertainty = timingUncertainty(r.timingSource, gpu);
 
     r.tokensPerS = r.globalBatchTokens > 0 ? divideOr(r.globalBatchTokens, r.stepTimeS, 0.0) : 0.0;
     r.tokensPerSPerGpu = r.tokensPerS / s.gpus;

@@ -139,7 +139,7 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     const StageOpTimes* ops = nullptr);
 
 // The expected relative error of a step time timed this way (compute.cpp).
-double timingUncertainty(std::string_view timingSource);
+double timingUncertainty(std::string_view timingSource, const Gpu& gpu);
 
 // Explanations of every compute figure (compute_explain.cpp).
 void explainCompute(const ModelArch& arch, const TrainingConfig& config, const Gpu& gpu,

@@ -217,7 +217,12 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
         r.stepTimeS, "s",
         std::string(config.mfuOverride ? kStepSource
                                        : "the op-timed parts (docs/formulas-compute.md, 'Step time from ops')")
-            + "; uncertainty: the validation medians by timing source (docs/validation-timing.md)");
+            + "; uncertainty: "
+            + (r.timingSource == "measured kernels" && gpu.kernels
+                      && gpu.kernels->trainingUncertainty > 0
+                  ? gpu.kernels->validationSource
+                  : std::string("the validation medians by timing source "
+                                "(docs/validation-timing.md)")));
     if (config.offloadOptimizer || config.offloadParams) {
         ex.add("training.communication.offload_s",
             fmt::format("host-link bytes / host_link_gbps = {} / {} GB/s = {} ({})",

@@ -319,6 +319,18 @@ Expected<KernelTable> parseKernelTable(std::string_view jsonText, std::string_vi
         for (const json& n : *list)
             if (n.is_string())
                 t.notes.push_back(n.get<std::string>());
+    // Optional: how this table's step times compare with published runs.
+    if (const auto v = root.find("validation"); v != root.end() && !r.failed()) {
+        if (!v->is_object()) {
+            r.fail("validation", "must be an object");
+        } else {
+            t.trainingUncertainty
+                = r.number(*v, "validation", "training_uncertainty", 0.01, 1.0);
+            t.trainingPoints = static_cast<int>(
+                r.number(*v, "validation", "training_points", 1, 1e6));
+            t.validationSource = r.text(*v, "validation", "source");
+        }
+    }
     if (r.failed())
         return r.error();
     return t;

@@ -73,6 +73,13 @@ struct KernelTable {
     std::vector<DecodeAttentionTable> decode;
     std::vector<CollectiveTable> collectives;
     std::vector<std::string> notes;
+    // How far step times timed from this table have been from published runs (the table's
+    // "validation" block, written by hand from docs/validation-timing.md and carried over by
+    // the converter): the median |error| of the training runs on this GPU, rounded up, as the
+    // uncertainty a training time states. 0: no block (the default of its timing source).
+    double trainingUncertainty = 0;
+    int trainingPoints = 0;
+    std::string validationSource;
 
     const GemmTable* findGemm(GemmDtype dtype) const;
     const CollectiveTable* findCollective(CollectiveKind op, int gpus, bool custom) const;

@@ -716,14 +716,19 @@ async function main() {
       'collectives: bytes = the whole buffer as nccl-tests\' size column counts it (all_reduce: the buffer; all_gather: the gathered output; reduce_scatter: the input; alltoall: the send buffer per rank) = aic message_size (elements) x bytes per element; us = latency. bf16 nccl curves were measured with nccl-tests -d half (fp16; same bytes moved, same reduction cost); the int8 curves of the source are not emitted. gpus = ranks in one node.',
       ...ctx.notes,
     ];
+    const file = path.join(args.out, `${gpu.id}.json`);
+    // The "validation" block is written by hand from docs/validation-timing.md (how far this
+    // table's step times are from published runs): a regenerated table keeps it.
+    let validation;
+    if (fs.existsSync(file)) validation = JSON.parse(fs.readFileSync(file, 'utf8')).validation;
     const doc = {
       format: 'envelope.kernels', version: 1, gpu: gpu.id,
       source: `ai-dynamo/aiconfigurator @ ${commit} (Apache-2.0), ${DATA_ROOT}/${gpu.aic}; converted by tools/kernels/convert.mjs`,
+      ...(validation ? { validation } : {}),
       gemm, attention_prefill, attention_decode, collectives, notes,
     };
     const text = fmtFile(doc);
     JSON.parse(text); // must be valid JSON
-    const file = path.join(args.out, `${gpu.id}.json`);
     fs.writeFileSync(file, text);
     built.set(gpu.id, true);
     console.log(`${gpu.id} <- ${gpu.aic}: ${(Buffer.byteLength(text) / 1024).toFixed(1)} KiB`);
