@@ -23,6 +23,32 @@ public:
     }
 };
 
+// Writes one cell, reusing the item already there when it is of the same kind: a search
+// streams its best candidates every 100 ms, and building 750 new items for each batch was most
+// of the table's refill (`BM_PlanTableStreamedBatch`).
+void setNumberCell(QTableWidget* table, int row, int column, const QString& text, double value)
+{
+    if (auto* item = dynamic_cast<NumberItem*>(table->item(row, column))) {
+        if (item->text() != text)
+            item->setText(text);
+        if (item->data(Qt::UserRole).toDouble() != value)
+            item->setData(Qt::UserRole, value);
+        return;
+    }
+    table->setItem(row, column, new NumberItem(text, value));
+}
+
+void setTextCell(QTableWidget* table, int row, int column, const QString& text)
+{
+    QTableWidgetItem* item = table->item(row, column);
+    if (item && !dynamic_cast<NumberItem*>(item)) {
+        if (item->text() != text)
+            item->setText(text);
+        return;
+    }
+    table->setItem(row, column, new QTableWidgetItem(text));
+}
+
 // Fills `table` with one row per candidate: `cells(row, candidate, put)` writes a row's cells;
 // the rank and its tooltip are written here.
 template <class C, class Cells>
@@ -31,9 +57,9 @@ void fill(QTableWidget* table, const QStringList& header, const std::vector<C>& 
 {
     table->setUpdatesEnabled(false);
     table->setSortingEnabled(false);
-    table->clearContents();
     if (table->columnCount() != header.size() || table->horizontalHeaderItem(2) == nullptr
         || table->horizontalHeaderItem(2)->text() != header[2]) {
+        table->clearContents(); // another kind of search: other columns
         table->setColumnCount(int(header.size()));
         table->setHorizontalHeaderLabels(header);
     }
@@ -41,11 +67,13 @@ void fill(QTableWidget* table, const QStringList& header, const std::vector<C>& 
     int row = 0;
     for (const C& c : rows) {
         const auto put = [&](int column, const QString& text, double value) {
-            table->setItem(row, column, new NumberItem(text, value));
+            setNumberCell(table, row, column, text, value);
         };
         put(0, QString::number(row + 1), row + 1);
         cells(row, c, put);
-        table->item(row, 0)->setToolTip(describeCandidate(searched, c, units));
+        const QString tip = describeCandidate(searched, c, units);
+        if (table->item(row, 0)->toolTip() != tip)
+            table->item(row, 0)->setToolTip(tip);
         ++row;
     }
     table->setSortingEnabled(true);
@@ -89,13 +117,12 @@ void fillPlanTable(
         const QString recompute = l.recompute == envelope::Recompute::EveryK
             ? QObject::tr("every %1").arg(l.recomputeEvery)
             : text(recomputeId(l.recompute));
-        table->setItem(row, 8,
-            new QTableWidgetItem(
-                recompute + (l.sequenceParallel ? QObject::tr(" + SP") : QString())));
-        table->setItem(row, 9,
-            new QTableWidgetItem(l.offloadParams ? QObject::tr("optimizer + params")
-                    : l.offloadOptimizer         ? QObject::tr("optimizer")
-                                                 : QObject::tr("none")));
+        setTextCell(table, row, 8,
+            recompute + (l.sequenceParallel ? QObject::tr(" + SP") : QString()));
+        setTextCell(table, row, 9,
+            l.offloadParams          ? QObject::tr("optimizer + params")
+                : l.offloadOptimizer ? QObject::tr("optimizer")
+                                     : QObject::tr("none"));
         put(10, QStringLiteral("%1 × %2").arg(l.microBatch).arg(l.gradAccum), l.microBatch);
         put(11, bytesText(c.perGpuBytes, units), c.perGpuBytes);
         put(12, QString::number(c.tokensPerS, 'f', 0), c.tokensPerS);
@@ -142,7 +169,7 @@ void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<
             put(column, colocated ? QStringLiteral("–") : QString::number(value), value);
         };
         put(1, QString::number(c.gpus), c.gpus);
-        table->setItem(row, 2, new QTableWidgetItem(text(rlPlacementId(l.placement))));
+        setTextCell(table, row, 2, text(rlPlacementId(l.placement)));
         pool(3, l.trainerGpus);
         pool(4, l.referenceGpus);
         pool(5, l.rolloutGpus);
@@ -152,9 +179,8 @@ void fillPlanTable(QTableWidget* table, const Plan& searched, const std::vector<
         put(8, bytesText(c.peakBytesPerGpu, units), c.peakBytesPerGpu);
         put(9, duration(c.stepS), c.stepS);
         put(10, QString::number(c.stepsPerHour, 'f', 1), c.stepsPerHour);
-        table->setItem(row, 11,
-            new QTableWidgetItem(
-                c.rolloutBound ? QObject::tr("rollout") : QObject::tr("training")));
+        setTextCell(
+            table, row, 11, c.rolloutBound ? QObject::tr("rollout") : QObject::tr("training"));
     });
 }
 
