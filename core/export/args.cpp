@@ -122,7 +122,8 @@ std::string_view trimmed(std::string_view s)
     return s;
 }
 
-// A word as a shell reads it back: single-quoted unless it is plain.
+} // namespace
+
 std::string shellWord(const std::string& w)
 {
     bool plain = !w.empty();
@@ -136,8 +137,6 @@ std::string shellWord(const std::string& w)
         out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
 }
-
-} // namespace
 
 std::string expandLaunchScript(std::string_view text)
 {

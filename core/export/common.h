@@ -98,6 +98,17 @@ void warnServingEngine(const Plan& plan, ServingEngine exported, std::string_vie
 // Shortest round-trippable text of a number (0.9, 8, 2e+12 -> "2000000000000").
 std::string numberText(double v);
 
+// A word as a shell reads it back: single-quoted unless it is plain.
+std::string shellWord(const std::string& word);
+
+// A YAML double-quoted scalar: JSON's string syntax is YAML's (control characters escaped,
+// bytes that are not UTF-8 replaced).
+std::string yamlString(const std::string& text);
+
+// torchrun's c10d rendezvous at the first node ($MASTER_ADDR:$MASTER_PORT), under the job id the
+// shell expansion `${idVariable}` gives ("JOB_ID", "{JOB_ID:-envelope}").
+std::string c10dRendezvous(std::string_view idVariable);
+
 // Warnings shared by the training exporters.
 void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::string_view engine);
 
@@ -111,8 +122,12 @@ EngineConfig startTrainingExport(const Plan& plan, const Estimate& estimate, Eng
 struct NodeLayout {
     int nodes = 1;
     int perNode = 1;
+    int gpus() const { return nodes * perNode; }
 };
 NodeLayout nodeLayout(const Plan& plan);
+// The same for a pool of `gpus` (an RL role): one node of `gpus`, or whole nodes of
+// gpus_per_node (the last one filled up when `gpus` is not whole nodes).
+NodeLayout wholeNodes(int gpus, int gpusPerNode);
 
 // How Megatron-LM splits `layers` over `pp` stages of `virtualStages` chunks: `even` when the
 // layers divide; otherwise the --decoder-first/last-pipeline-num-layers counts (first = 0: no

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "base/checked.h"
 #include "base/text.h"
@@ -477,11 +478,29 @@ EngineConfig startTrainingExport(const Plan& plan, const Estimate& estimate, Eng
     return out;
 }
 
+std::string yamlString(const std::string& text)
+{
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string c10dRendezvous(std::string_view idVariable)
+{
+    return fmt::format("--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" "
+                       "--rdzv-id \"${}\"",
+        idVariable);
+}
+
+NodeLayout wholeNodes(int gpus, int gpusPerNode)
+{
+    const int perNode = std::max(1, gpusPerNode);
+    if (gpus <= perNode)
+        return { 1, std::max(1, gpus) };
+    return { (gpus + perNode - 1) / perNode, perNode };
+}
+
 NodeLayout nodeLayout(const Plan& plan)
 {
-    const int perNode = std::max(1, plan.cluster.gpusPerNode);
-    return { std::max(1, (plan.cluster.gpus + perNode - 1) / perNode),
-        std::max(1, std::min(plan.cluster.gpus, plan.cluster.gpusPerNode)) };
+    return wholeNodes(plan.cluster.gpus, plan.cluster.gpusPerNode);
 }
 
 void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::string_view engine)

@@ -20,9 +20,11 @@
 namespace envelope {
 namespace {
 
+using exportdetail::c10dRendezvous;
 using exportdetail::NodeLayout;
 using exportdetail::nodeLayout;
 using exportdetail::servingEngines;
+using exportdetail::yamlString;
 
 // A name Slurm and Kubernetes accept (RFC 1123 label: lower-case letters, digits and '-', at most
 // 63, starting and ending alphanumeric), from the plan's name.
@@ -41,13 +43,6 @@ std::string jobName(const Plan& plan)
     while (!out.empty() && out.back() == '-')
         out.pop_back();
     return out.empty() ? std::string("envelope-job") : "envelope-" + out;
-}
-
-// A YAML double-quoted scalar: JSON's string syntax is YAML's (control characters escaped,
-// bytes that are not UTF-8 replaced).
-std::string yamlString(const std::string& text)
-{
-    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // A file's text as a YAML value under a key at `indent`: a literal block when every line is
@@ -93,15 +88,6 @@ std::string torchrunLine(const EngineConfig& c, int perNode, int nodes, const st
     return c.programArgsFile.empty()
         ? line
         : fmt::format("grep -v \"^#\" {} | xargs {}", c.programArgsFile, line);
-}
-
-// torchrun's c10d rendezvous at the first node ($MASTER_ADDR:$MASTER_PORT), under the job id the
-// shell variable `idVariable` holds.
-std::string c10dRendezvous(std::string_view idVariable)
-{
-    return fmt::format("--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" "
-                       "--rdzv-id \"${}\"",
-        idVariable);
 }
 
 // The export's files: the configuration and its companions (name, text).

@@ -15,21 +15,14 @@ namespace envelope::exportdetail {
 namespace {
 
 // A pool of `gpus` as Ray bundles: one node of `gpus`, or whole nodes of gpus_per_node.
-struct Pool {
-    int nodes = 1;
-    int perNode = 1;
-};
-
-Pool poolOf(int gpus, int gpusPerNode, const char* field, std::vector<std::string>& warnings)
+NodeLayout poolOf(int gpus, int gpusPerNode, const char* field, std::vector<std::string>& warnings)
 {
-    const int perNode = std::max(1, gpusPerNode);
-    if (gpus <= perNode)
-        return { 1, std::max(1, gpus) };
-    if (gpus % perNode != 0)
+    const NodeLayout pool = wholeNodes(gpus, gpusPerNode);
+    if (pool.nodes > 1 && gpus % pool.perNode != 0)
         warnings.push_back(fmt::format("{} = {} is not whole nodes of {}: OpenRLHF places "
                                        "num_gpus_per_node on each of {} nodes",
-            field, gpus, perNode, gpus / perNode + 1));
-    return { (gpus + perNode - 1) / perNode, perNode };
+            field, gpus, pool.perNode, pool.nodes));
+    return pool;
 }
 
 } // namespace
@@ -68,7 +61,7 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
 
     // Pools. Colocated: every role on the actor's GPUs, the engines filling them.
     const int trainerGpus = std::max(1, rl.trainerGpus);
-    const Pool actor = poolOf(trainerGpus, plan.cluster.gpusPerNode, "rl.trainer_gpus", out.warnings);
+    const NodeLayout actor = poolOf(trainerGpus, plan.cluster.gpusPerNode, "rl.trainer_gpus", out.warnings);
     arg("--actor.num_nodes", actor.nodes);
     arg("--actor.num_gpus_per_node", actor.perNode);
     const int tp = std::max(1, sc.tp);
@@ -80,21 +73,21 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
             rolloutGpus, tp, std::max(1, engines)));
     const bool kl = rl.kl && rl.referenceGpus > 0;
     if (kl) {
-        const Pool ref = colocated ? actor
+        const NodeLayout ref = colocated ? actor
                                    : poolOf(rl.referenceGpus, plan.cluster.gpusPerNode,
                                          "rl.reference_gpus", out.warnings);
         arg("--ref.num_nodes", ref.nodes);
         arg("--ref.num_gpus_per_node", ref.perNode);
     }
     if (ppo) {
-        const Pool critic = colocated ? actor
+        const NodeLayout critic = colocated ? actor
                                       : poolOf(rl.criticGpus > 0 ? rl.criticGpus : trainerGpus,
                                             plan.cluster.gpusPerNode, "rl.critic_gpus",
                                             out.warnings);
         arg("--critic.num_nodes", critic.nodes);
         arg("--critic.num_gpus_per_node", critic.perNode);
         const int rewardGpus = rl.rewardGpus > 0 ? rl.rewardGpus : std::max(1, rl.referenceGpus);
-        const Pool reward = colocated
+        const NodeLayout reward = colocated
             ? actor
             : poolOf(rewardGpus, plan.cluster.gpusPerNode, "rl.reward_gpus", out.warnings);
         arg("--reward.num_nodes", reward.nodes);

@@ -19,7 +19,6 @@
 // launch or the --launcher jobs, where an accelerate config would be read by `accelerate launch`
 // alone.
 #include <algorithm>
-#include <cctype>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -29,27 +28,6 @@
 
 namespace envelope::exportdetail {
 namespace {
-
-// A YAML double-quoted scalar: JSON's string syntax is YAML's.
-std::string yamlQuoted(const std::string& text)
-{
-    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-// A word the shell reads as itself: plain when it is, else single-quoted.
-std::string shellWord(const std::string& word)
-{
-    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c))
-            || std::string_view("_./:-+=@,").find(c) != std::string_view::npos;
-    });
-    if (plain)
-        return word;
-    std::string out = "'";
-    for (const char c : word)
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
 
 // "0,1,2": the first `count` devices after `first`.
 std::string deviceList(int first, int count)
@@ -61,19 +39,11 @@ std::string deviceList(int first, int count)
 }
 
 // A pool of GPUs as the nodes a launcher starts on: one node of `gpus`, or whole nodes.
-struct Nodes {
-    int nodes = 1;
-    int perNode = 1;
-    int gpus() const { return nodes * perNode; }
-};
-
-Nodes nodesOf(int gpus, int gpusPerNode, const char* field, std::vector<std::string>& warnings)
+NodeLayout nodesOf(int gpus, int gpusPerNode, const char* field, std::vector<std::string>& warnings)
 {
-    const int perNode = std::max(1, gpusPerNode);
-    if (gpus <= perNode)
-        return { 1, std::max(1, gpus) };
-    const Nodes n { (gpus + perNode - 1) / perNode, perNode };
-    if (gpus % perNode != 0)
+    const NodeLayout n = wholeNodes(gpus, gpusPerNode);
+    const int perNode = n.perNode;
+    if (n.nodes > 1 && gpus % perNode != 0)
         warnings.push_back(fmt::format("{} = {} is not whole nodes of {}: torchrun starts {} "
                                        "processes on each of {} nodes ({} GPUs)",
             field, gpus, perNode, perNode, n.nodes, n.gpus()));
@@ -81,12 +51,11 @@ Nodes nodesOf(int gpus, int gpusPerNode, const char* field, std::vector<std::str
 }
 
 // The torchrun line of the trainer: one node standalone, several at a c10d rendezvous.
-std::string trainerLine(const Nodes& trainer, const std::string& extra)
+std::string trainerLine(const NodeLayout& trainer, const std::string& extra)
 {
     const std::string options = trainer.nodes > 1
-        ? fmt::format("--nnodes {} --nproc-per-node {} --rdzv-backend c10d --rdzv-endpoint "
-                      "\"$MASTER_ADDR:$MASTER_PORT\" --rdzv-id \"${{JOB_ID:-envelope}}\"",
-            trainer.nodes, trainer.perNode)
+        ? fmt::format("--nnodes {} --nproc-per-node {} {}", trainer.nodes, trainer.perNode,
+            c10dRendezvous("{JOB_ID:-envelope}"))
         : fmt::format("--standalone --nproc-per-node {}", trainer.perNode);
     return fmt::format("torchrun {} -m trl.scripts.grpo --config trl_grpo.yaml{}", options, extra);
 }
@@ -165,7 +134,7 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
                                "written");
 
     // The training processes: every GPU when colocated, the trainer's pool otherwise.
-    const Nodes trainer = colocated
+    const NodeLayout trainer = colocated
         ? nodesOf(std::max(1, plan.cluster.gpus), perNode, "cluster.gpus", out.warnings)
         : nodesOf(std::max(1, rl.trainerGpus), perNode, "rl.trainer_gpus", out.warnings);
     const long long world = trainer.gpus();
@@ -225,12 +194,12 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
     const auto flag = [](bool on) { return std::string(on ? "true" : "false"); };
 
     s += "\n# The model and data (ModelConfig, GRPOScriptArguments).\n";
-    key("model_name_or_path", yamlQuoted(model));
-    key("dataset_name", yamlQuoted("DATA"));
+    key("model_name_or_path", yamlString(model));
+    key("dataset_name", yamlString("DATA"));
     if (ppo)
-        key("reward_model_name_or_path", yamlQuoted("REWARD_MODEL"));
+        key("reward_model_name_or_path", yamlString("REWARD_MODEL"));
     else
-        key("reward_funcs", "[" + yamlQuoted("REWARD_FUNC") + "]");
+        key("reward_funcs", "[" + yamlString("REWARD_FUNC") + "]");
 
     s += fmt::format("\n# One step: {} per device x {} processes x {} accumulation steps = {} "
                      "completions = {} prompts x {}\n# (generation_batch_size; one generation "
@@ -258,7 +227,7 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
         out.warnings.push_back("training.recipe: pure bf16 without an fp32 master copy cannot be "
                                "expressed; the Trainer's bf16 mode keeps fp32 master weights");
     if (p.eightBitOptimizer)
-        key("optim", yamlQuoted("adamw_bnb_8bit"));
+        key("optim", yamlString("adamw_bnb_8bit"));
     // gradient_checkpointing defaults to true in TRL: written either way.
     key("gradient_checkpointing", flag(t.recompute != Recompute::None));
     if (t.tp > 1 || t.pp > 1 || t.cp > 1 || t.ep > 1)
@@ -281,7 +250,7 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
                 numberText(t.lora.alpha), alpha));
         std::string modules;
         for (const std::string& m : peftTargetModules(plan, out.warnings))
-            modules += (modules.empty() ? "" : ", ") + yamlQuoted(m);
+            modules += (modules.empty() ? "" : ", ") + yamlString(m);
         key("lora_target_modules", "[" + modules + "]");
         if (t.lora.baseBits == 4) {
             key("load_in_4bit", flag(true));
@@ -303,7 +272,7 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
         + std::to_string(rl.promptLen) + " tokens.\n";
     key("use_vllm", flag(true));
     if (colocated) {
-        key("vllm_mode", yamlQuoted("colocate"));
+        key("vllm_mode", yamlString("colocate"));
         key("vllm_tensor_parallel_size", std::to_string(tp));
         key("vllm_gpu_memory_utilization", numberText(sc.gpuMemoryUtilization));
         key("vllm_enable_sleep_mode", flag(true));
@@ -315,7 +284,7 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
                                                "start",
                 tp, world));
     } else {
-        key("vllm_mode", yamlQuoted("server"));
+        key("vllm_mode", yamlString("server"));
         key("vllm_server_port", "8000");
         const int rolloutGpus = std::max(1, rl.rolloutGpus);
         const int engines = std::max(1, rolloutGpus / tp);
