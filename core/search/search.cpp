@@ -253,8 +253,9 @@ SearchResult Searcher::run()
     m_result.candidates = m_top.take();
     m_rejected.invalid += std::erase_if(m_result.candidates, invalid);
     m_result.headroomNote = preferHeadroom(m_result.candidates, o.goal, m_result.usableFraction);
-    if (m_result.candidates.size() > static_cast<std::size_t>(std::max(o.top, 1)))
-        m_result.candidates.resize(static_cast<std::size_t>(std::max(o.top, 1)));
+    const auto top = static_cast<std::size_t>(std::max(o.top, 1));
+    if (m_result.candidates.size() > top)
+        m_result.candidates.resize(top);
     m_result.pareto = m_front.take();
     std::erase_if(m_result.pareto, invalid);
     if (m_result.feasible > 0) {
