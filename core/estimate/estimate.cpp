@@ -100,12 +100,14 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options)
         result.compute
             = estimateCompute(arch, counts, plan.training, plan.cluster, plan.gpu.gpu, ex);
     if (options.serving) {
-        result.serving = estimateServing(arch, counts, plan.serving, plan.gpu.gpu, ex);
+        const ServingConfig serving
+            = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
+        result.serving = estimateServing(arch, counts, serving, plan.gpu.gpu, ex);
         // Under a workload (issue 27): the deployment's percentiles, rates and goodput, when its
         // weights leave a KV pool to serve from.
         if (plan.serving.workload && result.serving.fitsWeights) {
             ServingEstimate& s = result.serving;
-            s.load = estimateServingLoad(arch, plan.serving, plan.gpu.gpu, s, plan.cluster.gpus);
+            s.load = estimateServingLoad(arch, serving, plan.gpu.gpu, s, plan.cluster.gpus);
             // Under a workload the engine holds its whole KV pool (what the RL tab draws for the
             // same engine) and admits requests as it frees: it serves the workload when the
             // longest request fits the pool, and its rates are the workload's, not those of a

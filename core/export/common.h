@@ -35,6 +35,9 @@ Precision precisionOf(const RecipeChoice& recipe);
 std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients);
 
 int dataParallel(const Plan& plan); // gpus / (tp x pp x cp)
+// The engine a serving export writes: the plan's, or under serving.disaggregation the decode
+// pool's (with a warning in `warnings` that the prefill pool is not written).
+ServingConfig exportedEngine(const Plan& plan, const char* engineName, std::vector<std::string>& warnings);
 int servingEngines(const Plan& plan); // the engines of serving.tp GPUs the cluster holds (>= 1)
 long long globalBatch(const Plan& plan); // micro x accum x dp (sequences per step)
 long long trainSteps(const Plan& plan); // ceil(train_tokens / (global batch x seq_len))

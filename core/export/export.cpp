@@ -240,9 +240,21 @@ int dataParallel(const Plan& plan)
     return static_cast<int>(std::max(1LL, plan.cluster.gpus / modelParallel));
 }
 
+ServingConfig exportedEngine(const Plan& plan, const char* engineName, std::vector<std::string>& warnings)
+{
+    if (!plan.serving.disaggregation)
+        return plan.serving;
+    const ServingPool& decode = plan.serving.disaggregation->decode;
+    warnings.push_back(fmt::format("serving.disaggregation: the command is one decode worker's "
+                                   "(tp {}, ep {}, dp {}); {}'s disaggregated launch (the prefill "
+                                   "pool, the KV-transfer backend and the router) is not written",
+        decode.tp, decode.ep, decode.dp, engineName));
+    return servingPoolConfig(plan.serving, decode);
+}
+
 int servingEngines(const Plan& plan)
 {
-    return std::max(1, plan.cluster.gpus / std::max(1, plan.serving.tp));
+    return std::max(1, plan.cluster.gpus / servingParallel(plan.serving).gpus());
 }
 
 long long globalBatch(const Plan& plan)

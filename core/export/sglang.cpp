@@ -5,7 +5,8 @@
 // --chunked-prefill-size, --kv-cache-dtype (auto, fp8_e5m2, fp8_e4m3), --quantization,
 // --speculative-algorithm (EAGLE for EAGLE heads and for a checkpoint's own MTP module, which
 // SGLang loads as its draft; STANDALONE for a separate draft model), --speculative-draft-model-path,
-// --speculative-num-steps, --speculative-eagle-topk, --speculative-num-draft-tokens.
+// --speculative-num-steps, --speculative-eagle-topk, --speculative-num-draft-tokens, --ep-size,
+// --dp-size, --enable-dp-attention, --moe-dense-tp-size.
 #include <fmt/format.h>
 
 #include "export/common.h"
@@ -14,16 +15,28 @@ namespace envelope::exportdetail {
 
 EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
-    const ServingConfig& sc = plan.serving;
     std::string model;
     EngineConfig out = startServingExport(plan, estimate, Engine::Sglang, "sglang_serve.sh",
         ServingEngine::Sglang, "SGLang", modelRepo, model);
+    const ServingConfig sc = exportedEngine(plan, "SGLang", out.warnings);
+    const ServingParallel parallel = servingParallel(sc);
 
     std::vector<std::string> flags { "python3 -m sglang.launch_server" };
     const auto flag
         = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
     flag("--model-path", model);
-    flag("--tp-size", sc.tp);
+    // Data-parallel attention: SGLang's --tp-size is the engine's GPUs, --dp-size its attention
+    // ranks, the experts over all of them (--ep-size); the dense layers per rank at its TP
+    // (--moe-dense-tp-size, as DeepSeek's and LMSYS's large-EP launches give it).
+    flag("--tp-size", parallel.gpus());
+    if (parallel.dp > 1) {
+        flag("--dp-size", parallel.dp);
+        flags.push_back("--enable-dp-attention");
+        if (parallel.tp == 1)
+            flag("--moe-dense-tp-size", 1);
+    }
+    if (parallel.ep > 1)
+        flag("--ep-size", parallel.ep);
     flag("--context-length", sc.context);
     // The fraction Envelope sized the pool with (the plan's, else the version's default), written
     // out so a newer SGLang's different default does not change the pool under the plan.

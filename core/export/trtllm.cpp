@@ -14,16 +14,27 @@ namespace envelope::exportdetail {
 
 EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
-    const ServingConfig& sc = plan.serving;
     std::string model;
     EngineConfig out = startServingExport(plan, estimate, Engine::Trtllm, "trtllm_serve.sh",
         ServingEngine::Trtllm, "TensorRT-LLM", modelRepo, model);
+    const ServingConfig sc = exportedEngine(plan, "TensorRT-LLM", out.warnings);
+    const ServingParallel parallel = servingParallel(sc);
 
     std::vector<std::string> flags { "trtllm-serve " + model };
     const auto flag
         = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
     flag("--backend", "pytorch");
-    flag("--tp_size", sc.tp);
+    // trtllm-serve's --tp_size is the engine's GPUs; --ep_size spreads the experts over them.
+    // Attention data parallelism is an LLM API option (enable_attention_dp), not a flag.
+    flag("--tp_size", parallel.gpus());
+    if (parallel.ep > 1)
+        flag("--ep_size", parallel.ep);
+    if (parallel.dp > 1)
+        out.warnings.push_back(fmt::format("serving.dp_attention ({} attention ranks): set "
+                                           "enable_attention_dp: true in the file "
+                                           "--extra_llm_api_options names; trtllm-serve has no "
+                                           "flag for it",
+            parallel.dp));
     flag("--max_batch_size", sc.concurrency);
     // Each running sequence takes a token of a step's budget, as in vLLM.
     flag("--max_num_tokens", std::max<long long>(sc.maxBatchedTokens, sc.concurrency));

@@ -14,15 +14,30 @@
 namespace envelope::exportdetail {
 EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
-    const ServingConfig& sc = plan.serving;
     std::string model;
     EngineConfig out = startServingExport(
         plan, estimate, Engine::Vllm, "serve.sh", ServingEngine::Vllm, "vLLM", modelRepo, model);
+    ServingConfig sc = exportedEngine(plan, "vLLM", out.warnings);
+    const ServingParallel parallel = servingParallel(sc);
+    // Each data-parallel rank is an engine core with its own scheduler: --max-num-seqs is one
+    // rank's share of the engine's sequences.
+    if (parallel.dp > 1)
+        sc.concurrency = (sc.concurrency + parallel.dp - 1) / parallel.dp;
 
     std::vector<std::string> flags { "vllm serve " + model };
     const auto flag
         = [&](std::string name, auto value) { flags.push_back(fmt::format("{} {}", name, value)); };
     flag("--tensor-parallel-size", sc.tp);
+    // Expert parallel (EngineArgs --enable-expert-parallel): inside the TP group, or over
+    // --data-parallel-size attention ranks (vLLM's data-parallel attention for MoE models).
+    if (parallel.dp > 1)
+        flag("--data-parallel-size", parallel.dp);
+    if (parallel.ep > 1)
+        flags.push_back("--enable-expert-parallel");
+    if (parallel.ep > 1 && parallel.dp == 1 && parallel.ep != parallel.tp)
+        out.warnings.push_back(fmt::format("serving.ep = {} inside tp = {}: vLLM's expert "
+                                           "parallelism spans the whole TP group (ep = {})",
+            parallel.ep, parallel.tp, parallel.tp));
     flag("--max-model-len", sc.context);
     flag("--gpu-memory-utilization", numberText(sc.gpuMemoryUtilization));
     flag("--max-num-seqs", sc.concurrency);

@@ -237,12 +237,16 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
     if (moeLayer && arch.moe && arch.moe->experts > 0 && arch.moe->topK > 0) {
         const MoeConfig& moe = *arch.moe;
         const double experts = moe.experts, topK = moe.topK, ep = std::max(l.ep, 1);
-        const double ffnLocal = double(moe.expertFfnHidden) / tp;
+        const double ffnLocal = double(moe.expertFfnHidden) / (l.expertTp > 0 ? l.expertTp : tp);
+        // Token sets across the EP group: each rank's own (training), the attention ranks'
+        // (data-parallel attention), or one shared by the whole TP group.
+        const double groups = l.epTokenGroups > 0 ? std::min<double>(l.epTokenGroups, ep) : ep;
+        const bool exchange = ep > 1 && groups > 1;
         ops.push_back(gemm("router", tokens, experts, h, GemmDtype::Bf16));
         // Each token goes to top-k experts; the ep ranks exchange them (dispatch) and back
         // (combine). Balanced routing: every GPU ends with tokens x top-k assignments.
         const double assignments = tokens * topK;
-        if (ep > 1) {
+        if (exchange) {
             ops.push_back(collective("ep dispatch", CollectiveKind::AllToAll, assignments * h * act, l.ep, l.epIntraNode));
             ops.back().ranksPerNode = l.epRanksPerNode;
         }
@@ -250,7 +254,7 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
             ops.push_back(elementwise("expert permute", 2 * assignments * h * act));
         // Expected experts that receive a token at all: 1 - (1 - 1/E)^(draws) of them, each
         // with draws / (E x that share) tokens (small batches touch few experts: decode).
-        const double draws = assignments * ep;
+        const double draws = assignments * groups;
         const double hit = 1 - std::pow(1 - 1 / experts, draws);
         const double localExperts = experts / ep * hit;
         const double perExpert = hit > 0 ? draws / (experts * hit) : 0;
@@ -260,7 +264,7 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
             for (std::size_t i = first; i < ops.size(); ++i)
                 ops[i].grouped = ops[i].cls == OpClass::Gemm;
         }
-        if (ep > 1) {
+        if (exchange) {
             ops.push_back(collective("ep combine", CollectiveKind::AllToAll, assignments * h * act, l.ep, l.epIntraNode));
             ops.back().ranksPerNode = l.epRanksPerNode;
         }
@@ -377,6 +381,18 @@ TrainingLayout inferenceAsTraining(const InferenceLayout& l, double sequences, d
     t.activationBytes = l.activationBytes;
     t.tpIntraNode = l.tpIntraNode;
     t.epIntraNode = l.epIntraNode;
+    t.epRanksPerNode = l.epRanksPerNode;
+    // Inference EP: under data-parallel attention the attention ranks each bring their own
+    // sequences and every expert sits whole on one GPU; without it the experts split inside
+    // the TP group, tp / ep ranks to an expert, and every rank holds the group's tokens.
+    const int ep = std::max(l.ep, 1), tp = std::max(l.tp, 1);
+    if (l.dp > 1) {
+        t.epTokenGroups = l.dp;
+        t.expertTp = 1;
+    } else if (ep > 1) {
+        t.epTokenGroups = 1;
+        t.expertTp = std::max(tp / ep, 1);
+    }
     return t;
 }
 

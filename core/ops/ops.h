@@ -79,6 +79,14 @@ struct TrainingLayout {
     double activationBytes = 2;
     bool tpIntraNode = true, cpIntraNode = true, epIntraNode = true;
     int epRanksPerNode = 0; // an EP group spanning nodes: its ranks on one node
+    // Distinct token sets across the EP group (0: ep, each rank its own, as in training). An
+    // inference engine with data-parallel attention has dp of them; EP inside one TP group has
+    // 1: every rank holds every token, runs its own experts on them and the TP all-reduce
+    // combines (no all-to-all).
+    int epTokenGroups = 0;
+    // The tensor-parallel split of each routed expert's FFN (0: tp, Megatron's default expert
+    // TP). Inference: tp / ep inside a TP group, 1 under data-parallel attention.
+    int expertTp = 0;
 };
 
 // The forward ops of one transformer layer for one micro-batch on one GPU: dense FFN or MoE
@@ -104,7 +112,9 @@ std::vector<Op> embeddingOps(const ModelArch& arch, const TrainingLayout& layout
 // all-reduce), the EP dispatch / combine and the LM head. Weight dtype per `weightDtype`.
 struct InferenceLayout {
     int tp = 1, ep = 1;
+    int dp = 1; // data-parallel attention ranks (each its own batch) sharing the experts
     bool tpIntraNode = true, epIntraNode = true;
+    int epRanksPerNode = 0;
     GemmDtype weightDtype = GemmDtype::Bf16;
     double kvBytesPerElement = 2;
     double activationBytes = 2;

@@ -114,6 +114,15 @@ template <class V> void visitServing(ServingConfig& c, V& v)
     v.number("decode_efficiency", c.decodeEfficiency, Range::closed(kMinFraction, 1));
 }
 
+// serving.disaggregation.prefill / .decode.
+template <class V> void visitServingPool(ServingPool& c, V& v)
+{
+    v.integer("workers", c.workers, 1, kMaxGpus);
+    v.integer("tp", c.tp, 1, kMaxParallel);
+    v.integer("ep", c.ep, 1, kMaxParallel);
+    v.integer("dp", c.dp, 1, kMaxParallel);
+}
+
 // serving.speculative (its draft_model is read and written as a model is).
 inline constexpr int kMaxSpeculativeTokens = 16;
 template <class V> void visitSpeculative(ServingSpeculative& c, V& v)

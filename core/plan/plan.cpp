@@ -1,5 +1,6 @@
 #include "plan/plan.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -73,3 +74,34 @@ std::string_view rlPlacementId(RlPlacement p) { return idOf(kPlacements, p); }
 bool parseRlPlacement(std::string_view id, RlPlacement& out) { return parseId(kPlacements, id, out); }
 
 }  // namespace envelope
+
+namespace envelope {
+
+ServingParallel servingParallel(const ServingConfig& c)
+{
+    ServingParallel p;
+    p.tp = std::max(c.tp, 1);
+    p.ep = std::max(c.ep, 1);
+    // Data-parallel attention: the engine is the expert-parallel group, ep / tp ranks of tp.
+    p.dp = c.dpAttention && p.ep > p.tp ? p.ep / p.tp : 1;
+    return p;
+}
+
+ServingConfig servingForCluster(const ServingConfig& c, int nvlinkDomainGpus)
+{
+    ServingConfig s = c;
+    s.nvlinkDomainGpus = std::max(nvlinkDomainGpus, 0);
+    return s;
+}
+
+ServingConfig servingPoolConfig(const ServingConfig& c, const ServingPool& pool)
+{
+    ServingConfig p = c;
+    p.disaggregation.reset();
+    p.tp = std::max(pool.tp, 1);
+    p.dpAttention = pool.dp > 1;
+    p.ep = p.dpAttention ? p.tp * pool.dp : std::max(pool.ep, 1);
+    return p;
+}
+
+} // namespace envelope

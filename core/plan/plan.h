@@ -206,6 +206,28 @@ struct ServingSpeculative {
     bool operator==(const ServingSpeculative&) const = default;
 };
 
+// One pool of a disaggregated deployment (`serving.disaggregation.prefill` / `.decode`):
+// `workers` engine instances of tp x dp GPUs each. dp > 1 is data-parallel attention (dp
+// ranks of tp GPUs, each with its own batch and KV cache) with the experts spread over all
+// of them (ep = tp x dp, the DeepSeek / SGLang large-EP layout); dp = 1 keeps one TP group
+// whose experts may be split ep ways inside it.
+struct ServingPool {
+    int workers = 1;
+    int tp = 1;
+    int ep = 1;
+    int dp = 1;
+    int gpus() const { return workers * tp * dp; }
+    bool operator==(const ServingPool&) const = default;
+};
+
+// `serving.disaggregation` (issue 27): prompts are prefilled on one pool of GPUs and decoded
+// on another; each request's KV cache moves between them over the inter-node link.
+struct ServingDisaggregation {
+    ServingPool prefill;
+    ServingPool decode;
+    bool operator==(const ServingDisaggregation&) const = default;
+};
+
 struct ServingConfig {
     ServingEngine engine = ServingEngine::Vllm;
     // `serving.engine_version` as the plan gives it, and the engine's profile at the nearest
@@ -219,7 +241,19 @@ struct ServingConfig {
     int weightBits = 16;          // 16, 8 or 4
     int kvBits = 16;              // 16, 8 or 4
     int quantGroupSize = 128;     // per-group scales for 4/8-bit formats (elements per scale)
-    int tp = 1;
+    int tp = 1;                   // attention tensor parallel (the engine's GPUs without dp attention)
+    // `serving.ep`: expert parallel. Without dp attention the experts of one TP group are
+    // split ep ways inside it (ep divides tp; vLLM --enable-expert-parallel, SGLang --ep-size);
+    // with `serving.dp_attention` an engine is ep GPUs whose attention runs data-parallel in
+    // ep / tp ranks of tp GPUs, each with its own sequences and KV cache (SGLang
+    // --enable-dp-attention, vLLM --data-parallel-size with --enable-expert-parallel).
+    int ep = 1;
+    bool dpAttention = false;
+    std::optional<ServingDisaggregation> disaggregation;
+    // Not a plan key: the GPUs of one NVLink domain, filled from the cluster where the plan is
+    // estimated (servingForCluster), so that an engine wider than the domain (wide EP across
+    // nodes) prices its all-to-alls over the network. 0: the engine is inside one domain.
+    int nvlinkDomainGpus = 0;
     int context = 8192;           // tokens per sequence (prompt + generated)
     int concurrency = 64;         // sequences decoded together
     int blockSize = 16;           // PagedAttention tokens per block
@@ -281,6 +315,19 @@ struct Plan {
 
     bool operator==(const Plan&) const = default;
 };
+
+// The serving engine's parallel layout: attention TP, expert parallel, attention DP ranks and
+// the GPUs of one engine instance (tp x dp).
+struct ServingParallel {
+    int tp = 1, ep = 1, dp = 1;
+    int gpus() const { return tp * dp; }
+};
+ServingParallel servingParallel(const ServingConfig& c);
+// The plan's serving config with its cluster's NVLink domain (nvlinkDomainGpus) filled in:
+// what every estimate of the plan's engine uses.
+ServingConfig servingForCluster(const ServingConfig& c, int nvlinkDomainGpus);
+// The engine of one disaggregated pool: the plan's serving config with the pool's layout.
+ServingConfig servingPoolConfig(const ServingConfig& c, const ServingPool& pool);
 
 std::string_view recomputeId(Recompute r);  // "none" "selective" "full" "every-k"
 bool parseRecompute(std::string_view id, Recompute& out);

@@ -627,6 +627,31 @@ void readSpeculative(FieldReader& serving, const PresetLibrary& presets, const R
     out = std::move(s);
 }
 
+// serving.disaggregation: {"prefill": {workers, tp, ep, dp}, "decode": {...}}, both pools given.
+void readDisaggregation(FieldReader& serving, std::optional<ServingDisaggregation>& out)
+{
+    const nlohmann::json* value = serving.get("disaggregation");
+    if (!value || value->is_null())
+        return;
+    FieldReader f(*value, serving.pathOf("disaggregation"));
+    ServingDisaggregation d;
+    for (auto [key, pool] : { std::pair { "prefill", &d.prefill }, std::pair { "decode", &d.decode } }) {
+        const nlohmann::json* one = f.require(key);
+        if (!one)
+            continue;
+        FieldReader pf(*one, f.pathOf(key));
+        ReadVisitor pv { pf };
+        visitServingPool(*pool, pv);
+        if (auto e = pf.finish())
+            f.fail(*e);
+    }
+    if (auto e = f.finish()) {
+        serving.fail(*e);
+        return;
+    }
+    out = d;
+}
+
 } // namespace
 
 // The engine's profile at the nearest modelled version: run for every plan, with or without a
@@ -722,6 +747,9 @@ Expected<Plan> readPlan(
         v.enumeration("engine", c.engine, kEngineIds);
         readEngine(v.f, c);
         v.integer("max_num_seqs", c.maxNumSeqs, 1, 10'000'000);
+        v.integer("ep", c.ep, 1, planfields::kMaxParallel);
+        v.boolean("dp_attention", c.dpAttention);
+        readDisaggregation(v.f, c.disaggregation);
         v.optionalNumber("max_ttft_s", c.maxTtftS, Range::closed(1e-6, 1e6));
         v.optionalNumber("max_itl_s", c.maxItlS, Range::closed(1e-6, 1e6));
         readWorkload(v.f, c, c.workload);

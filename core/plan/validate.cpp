@@ -191,6 +191,52 @@ std::optional<Error> checkSlo(const ServingSlo& slo)
     return std::nullopt;
 }
 
+std::optional<Error> checkServingLayout(
+    const ModelArch& arch, int tp, int ep, int dp, const std::string& path)
+{
+    // dp: the pool's attention DP ranks; 0 = the aggregated engine's serving.dp_attention (its
+    // ranks are ep / tp).
+    const bool moe = arch.moe && arch.moe->experts > 0;
+    if (arch.heads > 0 && arch.heads % tp != 0)
+        return Error { path + ".tp",
+            fmt::format("must divide the model's {} attention heads, got {}", arch.heads, tp) };
+    if (ep > 1 && !moe)
+        return Error { path + ".ep",
+            fmt::format("must be 1: {} has no routed experts to spread, got {}",
+                arch.name.empty() ? std::string("the model") : arch.name, ep) };
+    if (dp == 0) { // serving.dp_attention
+        if (ep % tp != 0 || ep < tp)
+            return Error { path + ".ep",
+                fmt::format("must be a multiple of serving.tp = {} with dp_attention (the engine "
+                            "is ep GPUs: ep / tp attention ranks of tp), got {}",
+                    tp, ep) };
+        if (!moe)
+            return Error { path + ".dp_attention",
+                "must be false: data-parallel attention spreads a MoE model's experts over the "
+                "attention ranks, and this model has none" };
+        return std::nullopt;
+    }
+    if (dp > 1) {
+        if (!moe)
+            return Error { path + ".dp",
+                fmt::format("must be 1: data-parallel attention is for MoE models (the experts "
+                            "spread over the ranks), got {}",
+                    dp) };
+        if (ep != tp * dp)
+            return Error { path + ".ep",
+                fmt::format("must be tp x dp = {} with dp > 1 (the experts spread over every GPU "
+                            "of the worker), got {}",
+                    tp * dp, ep) };
+        return std::nullopt;
+    }
+    if (tp % ep != 0)
+        return Error { path + ".ep",
+            fmt::format("must divide tp = {} (the experts split inside one tensor-parallel "
+                        "group; more expert parallelism needs data-parallel attention), got {}",
+                tp, ep) };
+    return std::nullopt;
+}
+
 std::optional<Error> checkCrossFields(const Plan& plan)
 {
     const TrainingConfig& t = plan.training;
@@ -256,9 +302,14 @@ std::optional<Error> checkCrossFields(const Plan& plan)
             fmt::format("must be 4, 8 or 16, got {}", s.weightBits) };
     if (!isBitWidth(s.kvBits))
         return Error { "serving.kv_bits", fmt::format("must be 4, 8 or 16, got {}", s.kvBits) };
-    if (arch.heads > 0 && arch.heads % s.tp != 0)
-        return Error { "serving.tp",
-            fmt::format("must divide the model's {} attention heads, got {}", arch.heads, s.tp) };
+    if (auto e = checkServingLayout(arch, s.tp, s.ep, s.dpAttention ? 0 : 1, "serving"))
+        return e;
+    if (s.disaggregation)
+        for (auto [key, pool] : { std::pair { "prefill", s.disaggregation->prefill },
+                 std::pair { "decode", s.disaggregation->decode } })
+            if (auto e = checkServingLayout(arch, pool.tp, pool.ep, pool.dp,
+                    std::string("serving.disaggregation.") + key))
+                return e;
     if (s.averageLength > s.context)
         return Error { "serving.average_length",
             fmt::format("must be at most the context ({}), got {}", s.context, s.averageLength) };
@@ -348,10 +399,46 @@ std::vector<std::string> planWarnings(const Plan& plan)
         warnings.push_back(fmt::format("serving.engine_version = \"{}\": the {} engine has no "
                                        "modelled versions; it is not used",
             sc.engineVersion, servingEngineId(sc.engine)));
-    if (plan.serving.tp > plan.cluster.gpus)
-        warnings.push_back(fmt::format("serving.tp = {} is more than cluster.gpus = {}: one "
-                                       "engine does not fit on the cluster",
-            plan.serving.tp, plan.cluster.gpus));
+    const ServingParallel sp = servingParallel(sc);
+    if (sp.gpus() > plan.cluster.gpus && !sc.disaggregation)
+        warnings.push_back(sp.gpus() == plan.serving.tp
+                ? fmt::format("serving.tp = {} is more than cluster.gpus = {}: one "
+                              "engine does not fit on the cluster",
+                      plan.serving.tp, plan.cluster.gpus)
+                : fmt::format("one engine of serving.ep = {} GPUs (dp_attention) is more than "
+                              "cluster.gpus = {}: it does not fit on the cluster",
+                      sp.ep, plan.cluster.gpus));
+    if (sc.dpAttention && sp.dp == 1)
+        warnings.push_back(fmt::format("serving.dp_attention with ep = tp = {} leaves one "
+                                       "attention rank: it changes nothing",
+            sp.tp));
+    if (arch.moe && arch.moe->experts > 0) {
+        const auto unevenExperts = [&](int ep, const std::string& path) {
+            if (ep > 1 && arch.moe->experts % ep != 0)
+                warnings.push_back(fmt::format("{} = {} does not divide the model's {} routed "
+                                               "experts: the fullest GPU holds {} (engines add "
+                                               "redundant experts to even the load, as "
+                                               "DeepSeek's 32)",
+                    path, ep, arch.moe->experts, (arch.moe->experts + ep - 1) / ep));
+        };
+        unevenExperts(sc.ep, "serving.ep");
+        if (sc.disaggregation) {
+            unevenExperts(sc.disaggregation->prefill.ep, "serving.disaggregation.prefill.ep");
+            unevenExperts(sc.disaggregation->decode.ep, "serving.disaggregation.decode.ep");
+        }
+    }
+    if (sc.disaggregation) {
+        const long long pools = static_cast<long long>(sc.disaggregation->prefill.gpus())
+            + sc.disaggregation->decode.gpus();
+        if (pools != plan.cluster.gpus)
+            warnings.push_back(fmt::format("serving.disaggregation's pools use {} GPUs and "
+                                           "cluster.gpus = {}: the deployment's figures are for "
+                                           "the pools' {}",
+                pools, plan.cluster.gpus, pools));
+        if (sc.ep != 1 || sc.dpAttention)
+            warnings.push_back("serving.ep and serving.dp_attention are the aggregated engine's; "
+                               "with serving.disaggregation each pool's tp, ep and dp apply");
+    }
     if (t.tp > nvlinkDomainGpus(plan.cluster, plan.gpu.gpu))
         warnings.push_back(fmt::format("training.tp = {} spans NVLink domains of {} GPUs: "
                                        "tensor-parallel all-reduces cross the inter-node network",

@@ -218,6 +218,21 @@ std::string writePlan(const Plan& input)
         serving["free_gpu_memory_fraction"] = *plan.serving.freeGpuMemoryFraction;
     if (plan.serving.maxNumSeqs != ServingConfig {}.maxNumSeqs)
         serving["max_num_seqs"] = plan.serving.maxNumSeqs;
+    if (plan.serving.ep != 1)
+        serving["ep"] = plan.serving.ep;
+    if (plan.serving.dpAttention)
+        serving["dp_attention"] = true;
+    if (plan.serving.disaggregation) {
+        ordered_json pools = ordered_json::object();
+        for (auto [key, pool] : { std::pair { "prefill", plan.serving.disaggregation->prefill },
+                 std::pair { "decode", plan.serving.disaggregation->decode } }) {
+            ordered_json one = ordered_json::object();
+            WriteVisitor pv { one };
+            visitServingPool(pool, pv);
+            pools[key] = one;
+        }
+        serving["disaggregation"] = pools;
+    }
     // The planner's latency limits, only when given.
     if (plan.serving.maxTtftS)
         serving["max_ttft_s"] = canonicalNumber(*plan.serving.maxTtftS);

@@ -320,6 +320,44 @@ ordered_json serving(const ServingEstimate& s)
         spec["draft_prefill_s"] = specIfFits(p.draftPrefillS);
         j["speculative"] = spec;
     }
+    // The engine's expert-parallel layout (serving.ep, serving.dp_attention), when it has one.
+    if (s.ep > 1 || s.attentionRanks > 1) {
+        j["ep"] = s.ep;
+        j["attention_ranks"] = s.attentionRanks;
+        j["engine_gpus"] = s.engineGpus;
+    }
+    // Disaggregated prefill and decode: both pools, the KV transfer and each pool's rate.
+    if (s.disaggregation) {
+        const DisaggregationEstimate& g = *s.disaggregation;
+        ordered_json d = ordered_json::object();
+        const auto pool = [&](const ServingPoolEstimate& p) {
+            ordered_json o = ordered_json::object();
+            o["workers"] = p.workers;
+            o["tp"] = p.tp;
+            o["ep"] = p.ep;
+            o["dp"] = p.dp;
+            o["gpus"] = p.gpus;
+            o["weights_bytes_per_gpu"] = bytes(p.weightsBytesPerGpu);
+            o["kv_budget_bytes"] = bytes(p.kvBudgetBytes);
+            o["max_tokens"] = count(p.maxTokens);
+            o["max_sequences"] = count(p.maxSequences);
+            o["fits"] = p.fits;
+            o["per_gpu_bytes"] = breakdown(p.perGpu, true);
+            return o;
+        };
+        d["prefill"] = pool(g.prefill);
+        d["decode"] = pool(g.decode);
+        d["kv_transfer_bytes"] = bytes(g.kvTransferBytes);
+        const auto dIfFits = withheldUnless(d, s.fits,
+            "does not fit: a pool cannot hold its work, so no rate or transfer time");
+        d["kv_transfer_s"] = dIfFits(g.kvTransferS);
+        d["prefill_time_s"] = dIfFits(g.prefillTimeS);
+        d["prefill_tokens_per_s"] = dIfFits(g.prefillTokensPerS);
+        d["decode_tokens_per_s"] = dIfFits(g.decodeTokensPerS);
+        d["requests_per_s"] = dIfFits(g.requestsPerS);
+        d["bottleneck"] = s.fits ? ordered_json(g.bottleneck) : ordered_json(nullptr);
+        j["disaggregation"] = d;
+    }
     j["compute_bound_concurrency"] = real(s.computeBoundConcurrency);
     j["fits"] = s.fits; // the requested concurrency fits
     j["fits_weights"] = s.fitsWeights;

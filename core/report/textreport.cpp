@@ -134,9 +134,39 @@ Table trainingCompute(const Plan& plan, const Estimate& e)
 Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
 {
     const ServingEstimate& s = e.serving;
-    Table t { fmt::format("Serving ({}-bit weights, {}-bit KV, tp {})", plan.serving.weightBits,
-                  plan.serving.kvBits, plan.serving.tp),
+    const std::string layout = s.disaggregation
+        ? std::string("disaggregated")
+        : s.attentionRanks > 1
+        ? fmt::format("tp {} x dp-attention {}, ep {}", plan.serving.tp, s.attentionRanks, s.ep)
+        : s.ep > 1 ? fmt::format("tp {}, ep {}", plan.serving.tp, s.ep)
+                   : fmt::format("tp {}", plan.serving.tp);
+    Table t { fmt::format("Serving ({}-bit weights, {}-bit KV, {})", plan.serving.weightBits,
+                  plan.serving.kvBits, layout),
         {}, {} };
+    if (s.disaggregation) {
+        const DisaggregationEstimate& g = *s.disaggregation;
+        const auto pool = [&](const ServingPoolEstimate& p) {
+            return fmt::format("{} worker{} of {} GPU{} (tp {}{}{}): weights {} per GPU, KV {} "
+                               "per GPU{}",
+                p.workers, p.workers == 1 ? "" : "s", p.tp * p.dp, p.tp * p.dp == 1 ? "" : "s",
+                p.tp, p.dp > 1 ? fmt::format(" x dp-attention {}", p.dp) : std::string(),
+                p.ep > 1 ? fmt::format(", ep {}", p.ep) : std::string(),
+                humanBytes(p.weightsBytesPerGpu, units), humanBytes(p.kvBudgetBytes, units),
+                p.fits ? "" : " — does not fit");
+        };
+        t.add("prefill pool", pool(g.prefill));
+        t.add("decode pool", pool(g.decode) + " (the figures below)");
+        t.add("KV transfer per prompt",
+            s.fits ? fmt::format("{} in {} ({} tokens)", humanBytes(g.kvTransferBytes, units),
+                         duration(g.kvTransferS), plan.serving.context)
+                   : kDoesNotFit);
+        t.add("pool rates",
+            s.fits ? fmt::format("prefill {} tokens/s, decode {} tokens/s: {} requests/s, the {} "
+                                 "pool is the bottleneck",
+                         formatCount(g.prefillTokensPerS), formatCount(g.decodeTokensPerS),
+                         number(g.requestsPerS, 3), g.bottleneck)
+                   : kDoesNotFit);
+    }
     t.add("weights per GPU", humanBytes(s.weightsBytesPerGpu, units));
     t.add("KV cache per token", humanBytes(s.kvBytesPerToken, units));
     t.add("KV budget per GPU", humanBytes(s.kvBudgetBytes, units));
@@ -203,8 +233,11 @@ std::optional<Table> servingLoad(const Plan& plan, const Estimate& e)
         return std::nullopt;
     const ServingLoad& l = *s.load;
     const ServingWorkload& w = *plan.serving.workload;
-    Table t { fmt::format("Serving under load ({} engine{} of {} GPU{}, {})", l.replicas,
-                  l.replicas == 1 ? "" : "s", plan.serving.tp, plan.serving.tp == 1 ? "" : "s",
+    const int engineGpus = s.disaggregation ? s.disaggregation->decode.tp * s.disaggregation->decode.dp
+                                            : s.engineGpus;
+    Table t { fmt::format("Serving under load ({}{} engine{} of {} GPU{}, {})",
+                  s.disaggregation ? "disaggregated: " : "", l.replicas,
+                  l.replicas == 1 ? "" : "s", engineGpus, engineGpus == 1 ? "" : "s",
                   w.concurrency ? fmt::format("{} users in a closed loop", *w.concurrency)
                                 : fmt::format("{} requests/s, Poisson", number(*w.requestRate, 2))),
         {}, {} };

@@ -164,6 +164,35 @@ struct SpeculativeEstimate {
     double draftPrefillS = 0;       // the draft's pass over a `context`-token prompt
 };
 
+// One pool of a disaggregated deployment (serving.disaggregation; docs/formulas-serving.md,
+// "Disaggregated prefill and decode"): its layout and one GPU's memory.
+struct ServingPoolEstimate {
+    int workers = 0, tp = 1, ep = 1, dp = 1;
+    int gpus = 0;                    // workers x tp x dp
+    double weightsBytesPerGpu = 0;
+    double kvBudgetBytes = 0;        // per GPU
+    double maxTokens = 0;            // token slots of one attention rank's pool
+    double maxSequences = 0;         // of `context` tokens, one worker (all its ranks)
+    double usableBytes = 0;
+    MemoryBreakdown perGpu;          // decode: with the KV of its share of the concurrency
+    bool fits = false;               // prefill: one prompt's KV fits; decode: the concurrency does
+};
+
+struct DisaggregationEstimate {
+    ServingPoolEstimate prefill, decode;
+    // One `context`-token prompt's KV cache (whole model) moved from a prefill worker to a
+    // decode worker, each GPU sending its share over its own NIC.
+    double kvTransferBytes = 0;
+    double kvTransferS = 0;
+    double prefillTimeS = 0;         // one `context`-token prompt on a prefill worker
+    // Rates of each pool at saturation: prompt tokens/s the prefill pool computes (prompts
+    // batched to max_batched_tokens), output tokens/s the decode pool emits at `concurrency`.
+    double prefillTokensPerS = 0;
+    double decodeTokensPerS = 0;
+    double requestsPerS = 0;         // the slower pool's request rate at `context` / 2 each way
+    std::string bottleneck;          // "prefill" or "decode": the pool that sets requestsPerS
+};
+
 struct ServingEstimate {
     double kvBytesPerToken = 0;      // whole model, one token
     double weightsBytesPerGpu = 0;
@@ -222,6 +251,16 @@ struct ServingEstimate {
     // Under serving.speculative: itlS is then stepS / meanTokensPerStep, and the draft's weights
     // and KV are in weightsBytesPerGpu and kvBytesPerTokenPerGpu.
     std::optional<SpeculativeEstimate> speculative;
+    // The engine's layout (serving.ep, serving.dp_attention): expert parallel, its attention
+    // ranks (each with its own sequences and KV pool: maxTokens and blocks are one rank's,
+    // maxSequences the engine's) and the GPUs of one engine.
+    int ep = 1;
+    int attentionRanks = 1;
+    int engineGpus = 1;
+    // Under serving.disaggregation: both pools. The figures above are then the decode pool's
+    // (its memory, ITL, capacity) but TTFT, which is the prefill pool's prompt plus the KV
+    // transfer.
+    std::optional<DisaggregationEstimate> disaggregation;
 };
 
 struct RoleEstimate {

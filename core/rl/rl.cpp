@@ -241,6 +241,8 @@ RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
     if (!s.rollout)
         return s;
     ServingConfig engine = plan.serving;
+    // The rollout engines are aggregated (prefill and decode on the same GPUs).
+    engine.disaggregation.reset();
     engine.context = static_cast<int>(std::min(s.tokensPerSequence, 1e9));
     // Only the engine's memory is needed here; its times come from waveS.
     s.engine = estimateServing(plan.model.arch, counts, engine, plan.gpu.gpu, nullptr, false);

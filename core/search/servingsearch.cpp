@@ -108,7 +108,12 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
         lastGpus = static_cast<int>(std::min<long long>(lastGpus, 1LL * target * largestTp));
     }
 
-    ServingConfig cfg = plan.serving; // mutated in place per layout
+    // Mutated in place per layout. The search covers aggregated TP engines: a plan's expert
+    // parallelism and disaggregated pools are its own layout, not a candidate's.
+    ServingConfig cfg = plan.serving;
+    cfg.disaggregation.reset();
+    cfg.ep = 1;
+    cfg.dpAttention = false;
     ServingCandidate miss;
     double missWorst = INFINITY;
     for (int gpus = firstGpus; gpus <= lastGpus; ++gpus) {

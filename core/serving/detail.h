@@ -13,6 +13,11 @@ double kvScaleBytes(int kvBits);
 void explainServing(const ModelArch& arch, const ParamCounts& counts, const ServingConfig& config,
     const Gpu& gpu, const ServingWeights& weights, const ServingEstimate& r, Explainer& ex);
 
+// The disaggregated deployment's own figures: the prefill pool, the KV transfer, TTFT, each
+// pool's rate and the bottleneck.
+void explainDisaggregation(
+    const ServingConfig& config, const Gpu& gpu, const ServingEstimate& r, Explainer& ex);
+
 // Bytes for explanations: "13.48 GB", small figures in MB/KB.
 std::string servingBytesText(double bytes);
 

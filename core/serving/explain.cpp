@@ -354,4 +354,55 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         r.fitsWeights ? 1 : 0, "", kVllm);
 }
 
+void explainDisaggregation(
+    const ServingConfig& config, const Gpu& gpu, const ServingEstimate& r, Explainer& ex)
+{
+    if (!r.disaggregation || !config.disaggregation)
+        return;
+    const DisaggregationEstimate& g = *r.disaggregation;
+    const ServingDisaggregation& d = *config.disaggregation;
+    const std::string source = "disaggregated prefill and decode: Splitwise (Patel et al. 2024), "
+                               "DistServe (Zhong et al. 2024), DeepSeek-AI inference system "
+                               "overview (2025); docs/formulas-serving.md, \"Disaggregated "
+                               "prefill and decode\"";
+    const auto layout = [](const ServingPoolEstimate& p) {
+        return fmt::format("{} worker(s) of tp {}{}{} = {} GPUs", p.workers, p.tp,
+            p.dp > 1 ? fmt::format(" x dp {}", p.dp) : std::string(),
+            p.ep > 1 ? fmt::format(", ep {}", p.ep) : std::string(), p.gpus);
+    };
+    ex.add("serving.disaggregation.prefill.weights_bytes_per_gpu",
+        fmt::format("the prefill pool ({}): its weights per GPU as serving.weights_bytes_per_gpu "
+                    "is for one engine of that layout = {}",
+            layout(g.prefill), servingBytesText(g.prefill.weightsBytesPerGpu)),
+        g.prefill.weightsBytesPerGpu, "bytes", source);
+    const int links = std::max(1, std::min(d.prefill.tp, d.decode.tp));
+    ex.add("serving.disaggregation.kv_transfer_s",
+        fmt::format("one {}-token prompt's KV (kv_bytes_per_token x tokens = {}) / (min(prefill "
+                    "tp, decode tp) = {} NICs x {}/s) = {}",
+            config.context, servingBytesText(g.kvTransferBytes), links,
+            servingBytesText(gpu.interNodeBytesPerS), formatDuration(g.kvTransferS)),
+        g.kvTransferS, "s", source);
+    ex.add("serving.ttft_s",
+        fmt::format("prefill of one {}-token prompt on a prefill worker + its KV transfer = {} + "
+                    "{} = {} (a lower bound: no queueing; serving.workload simulates it)",
+            config.context, formatDuration(g.prefillTimeS), formatDuration(g.kvTransferS),
+            formatDuration(r.ttftS)),
+        r.ttftS, "s", source);
+    ex.add("serving.disaggregation.prefill_tokens_per_s",
+        fmt::format("context / prefill time x attention ranks x workers = {} / {} x {} x {} = "
+                    "{:.0f} (prompts back to back; one {}-token prompt is compute-bound)",
+            config.context, formatDuration(g.prefillTimeS), g.prefill.dp, g.prefill.workers,
+            g.prefillTokensPerS, config.context),
+        g.prefillTokensPerS, "tokens/s", source);
+    ex.add("serving.disaggregation.decode_tokens_per_s",
+        fmt::format("serving.concurrency / ITL x workers = {} / {} x {} = {:.0f}",
+            config.concurrency, formatDuration(r.itlS), g.decode.workers, g.decodeTokensPerS),
+        g.decodeTokensPerS, "tokens/s", source);
+    ex.add("serving.disaggregation.requests_per_s",
+        fmt::format("min(prefill tokens/s / mean input, decode tokens/s / mean output) = {:.3g} "
+                    "requests/s; the {} pool is the bottleneck",
+            g.requestsPerS, g.bottleneck),
+        g.requestsPerS, "requests/s", source);
+}
+
 } // namespace envelope

@@ -466,6 +466,219 @@ ClosedFormLoad closedFormLoad(double input, double output, double concurrency,
     return r;
 }
 
+namespace {
+
+// The first objective a run misses, as "TTFT p90 1.2 s over 1.0 s"; empty when it meets all.
+std::string sloMissText(const ServingSlo& slo, const EngineRun& r, bool saturated)
+{
+    const auto check = [](const char* what, double value, const std::optional<double>& limit) {
+        return limit && value > *limit
+            ? fmt::format("{} {} over {}", what, formatDuration(value), formatDuration(*limit))
+            : std::string();
+    };
+    if (saturated && (slo.ttftP50S || slo.ttftP90S || slo.ttftP99S))
+        return "TTFT grows without bound (above capacity)";
+    for (const std::string& m : { check("TTFT p50", r.ttftP50S, slo.ttftP50S),
+             check("TTFT p90", r.ttftP90S, slo.ttftP90S), check("TTFT p99", r.ttftP99S, slo.ttftP99S),
+             check("TPOT p50", r.tpotP50S, slo.tpotP50S), check("TPOT p90", r.tpotP90S, slo.tpotP90S),
+             check("TPOT p99", r.tpotP99S, slo.tpotP99S) })
+        if (!m.empty())
+            return m;
+    return {};
+}
+
+// A prefill worker's requests end at their first token.
+LengthDistribution oneToken()
+{
+    LengthDistribution d;
+    d.fixed = 1;
+    return d;
+}
+
+EngineLimits poolLimits(const ServingConfig& config, double kvTokens)
+{
+    EngineLimits limits;
+    limits.kvTokens = kvTokens;
+    limits.blockSize = std::max(1, config.blockSize);
+    limits.maxNumSeqs = std::max(1, config.maxNumSeqs);
+    limits.maxBatchedTokens = std::max(1, config.maxBatchedTokens);
+    return limits;
+}
+
+// Disaggregated prefill and decode under a workload (docs/formulas-serving.md, "Disaggregated
+// prefill and decode"): the decode pool's ranks are engines whose requests arrive with their KV
+// (no prompt to compute: it came from a prefill worker), the prefill pool's ranks engines whose
+// requests end at their first token, offered the rate the decode pool completes. A request's
+// TTFT is its prefill queue and prompt, the KV transfer and its wait for a decode slot: the
+// percentiles add each part's, an upper bound on the percentile of the sum.
+ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    const ServingEstimate& base, bool goodput, int requests)
+{
+    ServingLoad load;
+    if (!base.disaggregation)
+        return load;
+    const ServingWorkload& w = *config.workload;
+    const ServingDisaggregation& d = *config.disaggregation;
+    const DisaggregationEstimate& g = *base.disaggregation;
+    load.latencyKind = "simulated";
+    load.meanInputTokens = meanTokens(w.input);
+    load.meanOutputTokens = meanTokens(w.output);
+    load.replicas = std::max(1, d.decode.workers);
+    const double context = std::max(2, config.context);
+    const int prefillUnits = std::max(1, d.prefill.workers * g.prefill.dp);
+    const int decodeUnits = std::max(1, d.decode.workers * g.decode.dp);
+
+    const ServingConfig decodeConfig = servingPoolConfig(config, d.decode);
+    const EngineLimits decodeLimits = poolLimits(config, g.decode.maxTokens);
+    const double meanReserve = std::ceil((load.meanInputTokens + load.meanOutputTokens)
+                                   / decodeLimits.blockSize) * decodeLimits.blockSize;
+    const double saturating = std::max(1.0, std::min(double(decodeLimits.maxNumSeqs),
+        std::floor(decodeLimits.kvTokens / std::max(1.0, meanReserve))));
+    StepTimes decodeSteps = tabulatedStepTimes(arch, decodeConfig, gpu, saturating, context);
+    decodeSteps.prefillS = [](double) { return 0.0; }; // the prompt's KV arrives computed
+
+    ServingConfig prefillConfig = servingPoolConfig(config, d.prefill);
+    prefillConfig.speculative.reset();
+    const EngineLimits prefillLimits = poolLimits(config, g.prefill.maxTokens);
+    const StepTimes prefillSteps = tabulatedStepTimes(arch, prefillConfig, gpu, 1, context);
+
+    ServingWorkload decodeFull = w;
+    decodeFull.requestRate.reset();
+    decodeFull.concurrency = int(saturating);
+    const EngineRun decodeCapacity
+        = simulateEngine(decodeFull, decodeLimits, decodeSteps, context, requests, 7);
+    ServingWorkload prefillFull = decodeFull;
+    prefillFull.output = oneToken();
+    prefillFull.concurrency = std::max(1, int(std::min(double(prefillLimits.maxNumSeqs),
+        std::floor(prefillLimits.kvTokens / std::max(1.0, load.meanInputTokens + 1)))));
+    const EngineRun prefillCapacity
+        = simulateEngine(prefillFull, prefillLimits, prefillSteps, context, requests, 7);
+    if (decodeCapacity.tooLong || prefillCapacity.tooLong) {
+        load.sloNote = "a request longer than a pool's whole KV pool cannot be served";
+        return load;
+    }
+    // A prefill rank's capacity counts requests; the decode pool's output rate converts.
+    // Capacity: the slower pool's, each kept as full as its limits allow.
+    load.capacityRps = std::min(prefillCapacity.requestsPerS * prefillUnits,
+        decodeCapacity.requestsPerS * decodeUnits);
+    const double transferPerToken = context > 0 ? g.kvTransferS / context : 0.0;
+
+    // One rate through both pools: the decode ranks' share of it, then the prefill ranks'.
+    struct Combined {
+        EngineRun run;
+        bool saturated = false;
+        double rateRps = 0;
+    };
+    const auto simulate = [&](const ServingWorkload& offered, int n, std::uint64_t seed) {
+        Combined c;
+        ServingWorkload dw = offered;
+        if (offered.concurrency)
+            dw.concurrency = std::max(1, int(std::lround(double(*offered.concurrency) / decodeUnits)));
+        else
+            dw.requestRate = *offered.requestRate / decodeUnits;
+        const EngineRun dr = simulateEngine(dw, decodeLimits, decodeSteps, context, n, seed);
+        c.rateRps = offered.requestRate ? *offered.requestRate : dr.requestsPerS * decodeUnits;
+        ServingWorkload pw = offered;
+        pw.concurrency.reset();
+        pw.output = oneToken();
+        pw.requestRate = std::max(c.rateRps, 1e-9) / prefillUnits;
+        const EngineRun pr = simulateEngine(pw, prefillLimits, prefillSteps, context, n, seed);
+        c.run = dr;
+        const double transfer = transferPerToken * pr.meanInputTokens;
+        c.run.ttftMeanS = pr.ttftMeanS + transfer + dr.ttftMeanS;
+        c.run.ttftP50S = pr.ttftP50S + transfer + dr.ttftP50S;
+        c.run.ttftP90S = pr.ttftP90S + transfer + dr.ttftP90S;
+        c.run.ttftP99S = pr.ttftP99S + transfer + dr.ttftP99S;
+        c.run.e2eMeanS = dr.e2eMeanS + pr.ttftMeanS + transfer;
+        c.run.truncated = dr.truncated || pr.truncated;
+        c.run.requests = std::min(dr.requests, pr.requests);
+        c.saturated = dr.backlog || pr.backlog || c.rateRps >= load.capacityRps;
+        return c;
+    };
+    const Combined at = simulate(w, requests, 1);
+    if (at.run.requests == 0) {
+        load.sloNote = "no request finished in the simulation";
+        return load;
+    }
+    const EngineRun& run = at.run;
+    load.requests = run.requests;
+    load.offeredRateRps = at.rateRps;
+    load.requestRateRps = run.requestsPerS * decodeUnits;
+    load.saturated = w.requestRate && at.saturated;
+    load.meanConcurrency = run.meanInEngine * decodeUnits;
+    load.meanBatch = run.meanBatch;
+    load.ttftMeanS = run.ttftMeanS;
+    load.ttftP50S = run.ttftP50S;
+    load.ttftP90S = run.ttftP90S;
+    load.ttftP99S = run.ttftP99S;
+    load.tpotMeanS = run.tpotMeanS;
+    load.tpotP50S = run.tpotP50S;
+    load.tpotP90S = run.tpotP90S;
+    load.tpotP99S = run.tpotP99S;
+    load.itlMeanS = run.itlMeanS;
+    load.e2eMeanS = run.e2eMeanS;
+    load.outputTokensPerS = run.outputTokensPerS * decodeUnits;
+    const int gpus = d.prefill.gpus() + d.decode.gpus();
+    load.outputTokensPerSPerGpu = gpus > 0 ? load.outputTokensPerS / gpus : 0.0;
+    load.outputTokensPerSPerUser = run.tpotMeanS > 0 ? 1 / run.tpotMeanS : 0;
+    load.notes.push_back(fmt::format("disaggregated: {} prefill and {} decode ranks; TTFT adds "
+                                     "the prefill queue and prompt, the KV transfer ({:.3g} ms "
+                                     "per 1k tokens) and the wait for a decode slot: its "
+                                     "percentiles are the sums of each part's (an upper bound)",
+        prefillUnits, decodeUnits, transferPerToken * 1e6));
+    load.notes.push_back(fmt::format("tokens/s per GPU count both pools' {} GPUs", gpus));
+    if (w.concurrency)
+        load.notes.push_back("closed loop: the users cycle through the decode pool; the prefill "
+                             "pool's latency is in each TTFT but not in the loop, so the rate is "
+                             "an upper bound");
+    if (run.truncated)
+        load.notes.push_back("the simulation stopped at its 20 million steps before every request "
+                             "finished: the figures are of the requests that did");
+    if (load.saturated)
+        load.notes.push_back(fmt::format("{:.3g} requests/s is above the {:.3g} the pools "
+                                         "sustain: the queue grows without bound, so TTFT is "
+                                         "withheld",
+            load.offeredRateRps, load.capacityRps));
+    if (!config.slo)
+        return load;
+    const ServingSlo& slo = *config.slo;
+    load.sloMiss = sloMissText(slo, run, load.saturated);
+    load.meetsSlo = load.sloMiss.empty();
+    if (!goodput || !(load.capacityRps > 0))
+        return load;
+    // Goodput: the highest Poisson rate through both pools whose percentiles meet every
+    // objective, by bisection between 1% of capacity and capacity.
+    const int searchRequests = std::min(requests, 1000);
+    const auto missAt = [&](double rate) {
+        ServingWorkload open = w;
+        open.concurrency.reset();
+        open.requestRate = rate;
+        const Combined c = simulate(open, searchRequests, 3);
+        return sloMissText(slo, c.run, c.saturated);
+    };
+    double lo = 0.01 * load.capacityRps, hi = load.capacityRps;
+    if (const std::string lowMiss = missAt(lo); !lowMiss.empty()) {
+        load.goodputRps = 0.0;
+        load.sloNote = fmt::format("no request rate meets the SLO: even at {:.3g} requests/s (1% "
+                                   "of capacity) {}",
+            lo, lowMiss);
+        return load;
+    }
+    for (int i = 0; i < 12 && hi - lo > 1e-3 * load.capacityRps; ++i) {
+        const double mid = (lo + hi) / 2;
+        (missAt(mid).empty() ? lo : hi) = mid;
+    }
+    load.goodputRps = lo;
+    load.sloNote = fmt::format("goodput {:.3g} requests/s: the highest Poisson rate whose "
+                               "percentiles meet the SLO ({} prefill x {} GPUs, {} decode x {} "
+                               "GPUs)",
+        lo, d.prefill.workers, d.prefill.tp * d.prefill.dp, d.decode.workers,
+        d.decode.tp * d.decode.dp);
+    return load;
+}
+
+} // namespace
+
 ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& config,
     const Gpu& gpu, const ServingEstimate& base, int clusterGpus, bool goodput, int requests)
 {
@@ -473,8 +686,16 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     if (!config.workload)
         return load;
     const ServingWorkload& w = *config.workload;
+    if (config.disaggregation)
+        return disaggregatedLoad(arch, config, gpu, base, goodput, requests);
     const int tp = std::max(1, config.tp);
-    load.replicas = std::max(1, clusterGpus / tp);
+    // Engines of tp x dp GPUs; under data-parallel attention each of an engine's dp ranks
+    // schedules its own sequences over its own KV pool, so the simulation runs one rank (an
+    // engine of its own, its steps the rank's share of the engine's step) and the workload
+    // splits over every rank.
+    const ServingParallel parallel = servingParallel(config);
+    load.replicas = std::max(1, clusterGpus / parallel.gpus());
+    const int units = load.replicas * parallel.dp;
     load.latencyKind = "simulated";
     load.meanInputTokens = meanTokens(w.input);
     load.meanOutputTokens = meanTokens(w.output);
@@ -495,17 +716,17 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
 
     ServingWorkload perEngine = w;
     if (w.concurrency) {
-        perEngine.concurrency = std::max(1, int(std::lround(double(*w.concurrency) / load.replicas)));
-        if (*w.concurrency % load.replicas != 0)
+        perEngine.concurrency = std::max(1, int(std::lround(double(*w.concurrency) / units)));
+        if (*w.concurrency % units != 0)
             load.notes.push_back(fmt::format("{} users over {} engines: each engine simulated "
                                              "with {}",
-                *w.concurrency, load.replicas, *perEngine.concurrency));
+                *w.concurrency, units, *perEngine.concurrency));
         if (*perEngine.concurrency > 16'384)
             load.notes.push_back(fmt::format("{} users per engine simulated as 16,384: past what "
                                              "the engine runs at once, more users only queue",
                 *perEngine.concurrency));
     } else {
-        perEngine.requestRate = *w.requestRate / load.replicas;
+        perEngine.requestRate = *w.requestRate / units;
     }
 
     // Capacity: a closed loop that keeps the engine as full as its limits allow.
@@ -520,7 +741,7 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
             limits.kvTokens));
         return load;
     }
-    load.capacityRps = capacity.requestsPerS * load.replicas;
+    load.capacityRps = capacity.requestsPerS * units;
 
     const EngineRun run = simulateEngine(perEngine, limits, steps, context, requests, 1);
     if (run.requests == 0) {
@@ -531,10 +752,10 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
         return load;
     }
     load.requests = run.requests;
-    load.offeredRateRps = w.requestRate ? *w.requestRate : run.requestsPerS * load.replicas;
-    load.requestRateRps = run.requestsPerS * load.replicas;
+    load.offeredRateRps = w.requestRate ? *w.requestRate : run.requestsPerS * units;
+    load.requestRateRps = run.requestsPerS * units;
     load.saturated = w.requestRate && (*w.requestRate >= load.capacityRps || run.backlog);
-    load.meanConcurrency = run.meanInEngine * load.replicas;
+    load.meanConcurrency = run.meanInEngine * units;
     load.meanBatch = run.meanBatch;
     load.ttftMeanS = run.ttftMeanS;
     load.ttftP50S = run.ttftP50S;
@@ -546,7 +767,7 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     load.tpotP99S = run.tpotP99S;
     load.itlMeanS = run.itlMeanS;
     load.e2eMeanS = run.e2eMeanS;
-    load.outputTokensPerS = run.outputTokensPerS * load.replicas;
+    load.outputTokensPerS = run.outputTokensPerS * units;
     load.outputTokensPerSPerGpu = run.outputTokensPerS / tp;
     load.outputTokensPerSPerUser = run.tpotMeanS > 0 ? 1 / run.tpotMeanS : 0;
     if (run.truncated || capacity.truncated)
@@ -565,23 +786,7 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     if (!config.slo)
         return load;
     const ServingSlo& slo = *config.slo;
-    // The first objective a run misses, as "TTFT p90 1.2 s over 1.0 s"; empty when it meets all.
-    const auto miss = [&](const EngineRun& r, bool saturated) -> std::string {
-        const auto check = [](const char* what, double value, const std::optional<double>& limit) {
-            return limit && value > *limit
-                ? fmt::format("{} {} over {}", what, formatDuration(value), formatDuration(*limit))
-                : std::string();
-        };
-        if (saturated && (slo.ttftP50S || slo.ttftP90S || slo.ttftP99S))
-            return "TTFT grows without bound (above capacity)";
-        for (const std::string& m : { check("TTFT p50", r.ttftP50S, slo.ttftP50S),
-                 check("TTFT p90", r.ttftP90S, slo.ttftP90S), check("TTFT p99", r.ttftP99S, slo.ttftP99S),
-                 check("TPOT p50", r.tpotP50S, slo.tpotP50S), check("TPOT p90", r.tpotP90S, slo.tpotP90S),
-                 check("TPOT p99", r.tpotP99S, slo.tpotP99S) })
-            if (!m.empty())
-                return m;
-        return {};
-    };
+    const auto miss = [&](const EngineRun& r, bool saturated) { return sloMissText(slo, r, saturated); };
     load.sloMiss = miss(run, load.saturated);
     load.meetsSlo = load.sloMiss.empty();
     if (!goodput)
@@ -604,7 +809,7 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
         load.goodputRps = 0.0;
         load.sloNote = fmt::format("no request rate meets the SLO: even at {:.3g} requests/s (1% of "
                                    "capacity) {}",
-            lo * load.replicas, lowMiss);
+            lo * units, lowMiss);
         return load;
     }
     double hi = capacityPerEngine;
@@ -613,10 +818,10 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
         const EngineRun r = runAt(mid);
         (miss(r, r.backlog).empty() ? lo : hi) = mid;
     }
-    load.goodputRps = lo * load.replicas;
+    load.goodputRps = lo * units;
     load.sloNote = fmt::format("goodput {:.3g} requests/s: the highest Poisson rate whose "
                                "percentiles meet the SLO ({} engines of {} GPUs)",
-        *load.goodputRps, load.replicas, tp);
+        *load.goodputRps, load.replicas, parallel.gpus());
     return load;
 }
 
@@ -624,8 +829,9 @@ void attachServingGoodput(const Plan& plan, Estimate& estimate)
 {
     if (!plan.serving.workload || !plan.serving.slo || !estimate.serving.load)
         return;
-    estimate.serving.load = estimateServingLoad(plan.model.arch, plan.serving, plan.gpu.gpu,
-        estimate.serving, plan.cluster.gpus, true);
+    estimate.serving.load = estimateServingLoad(plan.model.arch,
+        servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu)),
+        plan.gpu.gpu, estimate.serving, plan.cluster.gpus, true);
 }
 
 void explainServingLoad(const ServingConfig& config, const ServingEstimate& serving, Explainer& ex)

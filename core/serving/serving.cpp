@@ -22,6 +22,7 @@
 #include "kernels/timing.h"
 #include "model/attention.h"
 #include "ops/ops.h"
+#include "plan/lengths.h"
 
 namespace envelope {
 namespace {
@@ -55,7 +56,16 @@ double causalPairs(const ModelArch& arch, double n)
 InferenceLayout inferenceLayout(const ServingConfig& config, const Gpu& gpu)
 {
     InferenceLayout l;
-    l.tp = std::max(config.tp, 1);
+    const ServingParallel p = servingParallel(config);
+    l.tp = p.tp;
+    l.ep = p.ep;
+    l.dp = p.dp;
+    // An engine wider than the NVLink domain runs its all-to-alls (and a TP group wider than
+    // it, its all-reduces) partly over the network.
+    const int domain = config.nvlinkDomainGpus;
+    l.tpIntraNode = domain <= 0 || l.tp <= domain;
+    l.epIntraNode = domain <= 0 || p.gpus() <= domain;
+    l.epRanksPerNode = l.epIntraNode ? 0 : domain;
     // 4-bit: NVFP4 where the GPU runs it natively (a kernel table with nvfp4 GEMMs:
     // Blackwell; TensorRT-LLM and vLLM serve ModelOpt FP4 checkpoints that way), else int4
     // weight-only (AWQ / GPTQ kernels dequantizing into bf16 matmuls).
@@ -127,8 +137,18 @@ double quantizedBytesPerWeight(int weightBits, int groupSize)
     return bytes + (2.0 + bytes) / groupSize;
 }
 
-ServingWeights servingWeights(
-    const ParamCounts& counts, int layers, int weightBits, int groupSize, int tp)
+double servingExpertShare(const ModelArch& arch, const ServingConfig& config)
+{
+    const ServingParallel p = servingParallel(config);
+    if (p.dp > 1 && arch.moe && arch.moe->experts > 0) {
+        const double experts = arch.moe->experts;
+        return std::ceil(experts / p.ep) / experts;
+    }
+    return 1.0 / p.tp;
+}
+
+ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightBits, int groupSize,
+    int tp, double expertShare)
 {
     ServingWeights w;
     const double total = positiveOrZero(counts.total);
@@ -142,7 +162,12 @@ ServingWeights servingWeights(
     const double keptBytes = 2.0 * (w.embeddingParams + w.replicatedParams);
     w.totalBytes = quantizedBytes + keptBytes;
     const double t = std::max(tp, 1);
-    w.perGpuBytes = (quantizedBytes + 2.0 * w.embeddingParams) / t + 2.0 * w.replicatedParams;
+    w.expertParams = std::min(w.quantizedParams,
+        positiveOrZero(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0));
+    const double share = expertShare > 0 ? std::min(expertShare, 1.0) : 1.0 / t;
+    const double expertBytes = w.expertParams * w.bytesPerQuantized;
+    w.perGpuBytes = (quantizedBytes - expertBytes + 2.0 * w.embeddingParams) / t
+        + expertBytes * share + 2.0 * w.replicatedParams;
     return w;
 }
 
@@ -193,17 +218,19 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
     DecodeStep s;
     const double b = positiveOrZero(batch);
     const int tp = std::max(config.tp, 1);
-    const ServingWeights w
-        = servingWeights(counts, arch.layers, config.weightBits, config.quantGroupSize, tp);
+    const double expertShare = servingExpertShare(arch, config);
+    const ServingWeights w = servingWeights(
+        counts, arch.layers, config.weightBits, config.quantGroupSize, tp, expertShare);
     s.weightReadBytes = w.perGpuBytes;
     if (arch.moe && arch.moe->experts > 0 && counts.expertParamsPerLayer > 0) {
         // A batch of b tokens, each routed to k of E experts, touches an expected
-        // 1 - (1 - k/E)^b of each layer's experts; the others are not read this step.
+        // 1 - (1 - k/E)^b of each layer's experts; the others are not read this step. Under
+        // data-parallel attention the experts see every attention rank's tokens.
         const double k = std::clamp(
             static_cast<double>(arch.moe->topK), 0.0, static_cast<double>(arch.moe->experts));
-        const double touched = 1.0 - std::pow(1.0 - k / arch.moe->experts, b);
-        const double expertBytes = positiveOrZero(counts.expertParamsPerLayer)
-            * std::max(counts.moeLayers, 0) * w.bytesPerQuantized / tp;
+        const double touched
+            = 1.0 - std::pow(1.0 - k / arch.moe->experts, b * servingParallel(config).dp);
+        const double expertBytes = w.expertParams * w.bytesPerQuantized * expertShare;
         s.weightReadBytes -= std::min(expertBytes, s.weightReadBytes) * (1.0 - touched);
     }
     s.kvReadBytes
@@ -336,7 +363,8 @@ struct ServingOpsKey {
     double queryTokens = 1; // decode: tokens per sequence (a speculative verify step: k + 1)
     bool prefill = false;
     int draftFc = -1;       // -1: the model's step; 0 / 1: a draft pass without / with its fc
-    int tp = 1, ep = 1;
+    int tp = 1, ep = 1, dp = 1, epRanksPerNode = 0;
+    bool tpIntraNode = true, epIntraNode = true;
     GemmDtype dtype = GemmDtype::Bf16;
     double kvBytes = 2, hbmEfficiency = 0;
     const KernelTable* table = nullptr;
@@ -358,17 +386,20 @@ OpTimes servingOps(bool prefill, const ModelArch& arch, const InferenceLayout& l
     const auto matches = [&](const ServingOpsKey& k) {
         return k.sequences == sequences && k.tokens == tokens && k.queryTokens == queryTokens
             && k.prefill == prefill && k.draftFc == draftFc && k.tp == layout.tp
-            && k.ep == layout.ep && k.dtype == layout.weightDtype
+            && k.ep == layout.ep && k.dp == layout.dp && k.epRanksPerNode == layout.epRanksPerNode
+            && k.tpIntraNode == layout.tpIntraNode && k.epIntraNode == layout.epIntraNode
+            && k.dtype == layout.weightDtype
             && k.kvBytes == layout.kvBytesPerElement && k.hbmEfficiency == defaults.hbmEfficiency
             && k.table == gpu.kernels.get() && k.arch == arch && k.gpu == gpu;
     };
     const auto makeKey = [&] {
         return ServingOpsKey { sequences, tokens, queryTokens, prefill, draftFc, layout.tp,
-            layout.ep, layout.weightDtype, layout.kvBytesPerElement, defaults.hbmEfficiency,
+            layout.ep, layout.dp, layout.epRanksPerNode, layout.tpIntraNode, layout.epIntraNode,
+            layout.weightDtype, layout.kvBytesPerElement, defaults.hbmEfficiency,
             gpu.kernels.get(), arch, gpu };
     };
     const std::uint64_t tag = memoTag(sequences, tokens, queryTokens, prefill, draftFc, layout.tp,
-        layout.ep, layout.weightDtype, layout.kvBytesPerElement, gpu.kernels.get());
+        layout.ep * 4099 + layout.dp * 257 + layout.epRanksPerNode, layout.weightDtype, layout.kvBytesPerElement, gpu.kernels.get());
     return memo.getTagged(tag, matches, makeKey, [&] {
         if (prefill)
             return timeOps(prefillOps(arch, layout, sequences, tokens), gpu, defaults);
@@ -385,6 +416,9 @@ SpecDefaults servingDefaults(const ServingConfig& config)
         defaults.hbmEfficiency = std::min(config.decodeEfficiency, 1.0);
     return defaults;
 }
+
+ServingEstimate estimateDisaggregated(const ModelArch& arch, const ParamCounts& counts,
+    const ServingConfig& config, const Gpu& gpu, Explainer* ex, bool timed);
 
 } // namespace
 
@@ -449,16 +483,22 @@ double speculativeDraftWeightsBytesPerGpu(const SpeculativeDraft& draft, const S
 {
     const int tp = std::max(config.tp, 1);
     const ParamCounts counts = countParameters(draft.arch);
+    // A MoE draft layer's routed experts spread as the model's do (data-parallel attention:
+    // ceil(E / ep) of them whole on a GPU).
+    const double share = servingExpertShare(draft.arch, config);
     if (!draft.sharesEmbedding)
-        return servingWeights(counts, draft.arch.layers, config.weightBits, config.quantGroupSize, tp)
+        return servingWeights(
+            counts, draft.arch.layers, config.weightBits, config.quantGroupSize, tp, share)
             .perGpuBytes;
     // The layer's weights (all but the shared embedding and LM head) and the 2h x h projection,
     // linear layers at the serving format, split across the tp group.
     const double h = double(draft.arch.hidden);
     const double layer = counts.total - counts.embedding - counts.lmHead - counts.positions - counts.finalNorm;
     const double perLayer = std::max(0.0, layer) + 2 * h * h;
-    return double(draft.layers) * perLayer * quantizedBytesPerWeight(config.weightBits, config.quantGroupSize)
-        / tp;
+    const double experts = std::min(perLayer,
+        positiveOrZero(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0));
+    return double(draft.layers) * ((perLayer - experts) / tp + experts * share)
+        * quantizedBytesPerWeight(config.weightBits, config.quantGroupSize);
 }
 
 double speculativeDraftKvBytesPerTokenPerGpu(const SpeculativeDraft& draft, const ServingConfig& config)
@@ -533,19 +573,29 @@ double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu
 ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts,
     const ServingConfig& config, const Gpu& gpu, Explainer* ex, bool timed)
 {
+    if (config.disaggregation)
+        return estimateDisaggregated(arch, counts, config, gpu, ex, timed);
     ServingEstimate r;
     const int tp = std::max(config.tp, 1);
     const double context = positiveOrZero(config.context);
-    const double concurrency = positiveOrZero(config.concurrency);
+    // Under data-parallel attention the engine's sequences spread over its attention ranks,
+    // each with its own KV pool and batch: the per-GPU figures are one rank's share.
+    const int ranks = servingParallel(config).dp;
+    const double engineConcurrency = positiveOrZero(config.concurrency);
+    const double concurrency = std::ceil(engineConcurrency / ranks);
     const double blockSize = std::max(config.blockSize, 1);
 
     r.kvBytesPerToken = kvBytesPerToken(arch, config.kvBits);
     r.kvHeadsPerGpu = kvHeadsPerGpu(arch, tp);
     r.kvBytesPerTokenPerGpu = kvBytesPerTokenPerGpu(arch, config.kvBits, tp);
 
-    const ServingWeights w
-        = servingWeights(counts, arch.layers, config.weightBits, config.quantGroupSize, tp);
+    const ServingParallel parallel = servingParallel(config);
+    const ServingWeights w = servingWeights(counts, arch.layers, config.weightBits,
+        config.quantGroupSize, tp, servingExpertShare(arch, config));
     r.weightsBytesPerGpu = w.perGpuBytes;
+    r.ep = parallel.ep;
+    r.attentionRanks = parallel.dp;
+    r.engineGpus = parallel.gpus();
     r.weightBytesPerParam = w.bytesPerQuantized;
     // A speculative draft's weights load with the model's and its layers keep KV in the same
     // pool (vLLM allocates the draft's KV blocks beside the model's).
@@ -638,7 +688,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.maxTokens = r.blocks * blockSize;
     const double keptContext = kvTokensKept(arch, context);
     const double blocksPerSequence = std::max(1.0, std::ceil(keptContext / blockSize));
-    r.maxSequences = std::floor(r.blocks / blocksPerSequence);
+    r.maxSequences = std::floor(r.blocks / blocksPerSequence) * ranks;
 
     // Contiguous pre-allocation reserves `context` tokens per sequence whatever its length.
     const double average = config.averageLength > 0 ? config.averageLength : context / 4;
@@ -684,7 +734,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
         r.itlS = st.tokensPerStep > 0 ? st.stepS / st.tokensPerStep : st.stepS;
         s.speedup = r.itlS > 0 ? st.plainS / r.itlS : 0.0;
     }
-    r.decodeTokensPerS = r.itlS > 0 ? concurrency / r.itlS : 0.0;
+    r.decodeTokensPerS = r.itlS > 0 ? engineConcurrency / r.itlS : 0.0;
     const OpTimes prefill = timed && context > 0
         ? servingOps(true, arch, layout, 1, context, gpu, defaults)
         : OpTimes {};
@@ -728,11 +778,100 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     // The requested concurrency fits when PagedAttention admits that many sequences of
     // `context` tokens in whole blocks (the same count as max_sequences), not merely when the
     // weights leave some KV budget (issue 11: "fits" at 32 sequences where 28 fit).
-    r.fits = r.fitsWeights && concurrency <= r.maxSequences;
+    r.fits = r.fitsWeights && concurrency * ranks <= r.maxSequences;
 
     if (ex)
         explainServing(arch, counts, config, gpu, w, r, *ex);
     return r;
 }
+
+namespace {
+
+ServingPoolEstimate poolEstimate(const ServingPool& pool, const ServingEstimate& e)
+{
+    ServingPoolEstimate p;
+    p.workers = pool.workers;
+    p.tp = pool.tp;
+    p.ep = e.ep;
+    p.dp = e.attentionRanks;
+    p.gpus = pool.gpus();
+    p.weightsBytesPerGpu = e.weightsBytesPerGpu;
+    p.kvBudgetBytes = e.kvBudgetBytes;
+    p.maxTokens = e.maxTokens;
+    p.maxSequences = e.maxSequences;
+    p.usableBytes = e.usableBytes;
+    p.perGpu = e.perGpu;
+    return p;
+}
+
+// Disaggregated prefill and decode (Splitwise, Patel et al. 2024; DistServe, Zhong et al. 2024;
+// DeepSeek-AI's inference system, 2025): each pool is an engine of its own layout. The decode
+// pool holds the running sequences (serving.concurrency per decode worker) and sets ITL; a prompt is computed on a prefill worker and its KV cache sent to a decode
+// worker before the first token is counted (docs/formulas-serving.md, "Disaggregated prefill
+// and decode").
+ServingEstimate estimateDisaggregated(const ModelArch& arch, const ParamCounts& counts,
+    const ServingConfig& config, const Gpu& gpu, Explainer* ex, bool timed)
+{
+    const ServingDisaggregation& d = *config.disaggregation;
+    // serving.concurrency is one decode worker's, as it is one engine's without disaggregation.
+    const ServingConfig decodeConfig = servingPoolConfig(config, d.decode);
+    ServingConfig prefillConfig = servingPoolConfig(config, d.prefill);
+    // A prefill worker holds the prompts it computes, not a decoding batch.
+    prefillConfig.concurrency = 1;
+    prefillConfig.speculative.reset();
+    // The decode pool's figures are the plan's headline figures, explained as they are for one
+    // engine, but for its TTFT and prefill, which the prefill pool and the transfer set.
+    Explainer decodeExplainer;
+    const ServingEstimate decode
+        = estimateServing(arch, counts, decodeConfig, gpu, ex ? &decodeExplainer : nullptr, timed);
+    if (ex)
+        for (Explanation& e : decodeExplainer.take())
+            if (e.figure != "serving.ttft_s" && e.figure != "serving.ttft_min_s"
+                && e.figure != "serving.prefill_time_s")
+                ex->add(std::move(e.figure), std::move(e.formula), e.value, std::move(e.unit),
+                    std::move(e.source));
+    const ServingEstimate prefill = estimateServing(arch, counts, prefillConfig, gpu, nullptr, timed);
+
+    ServingEstimate r = decode;
+    DisaggregationEstimate& g = r.disaggregation.emplace();
+    g.decode = poolEstimate(d.decode, decode);
+    g.decode.fits = decode.fits;
+    g.prefill = poolEstimate(d.prefill, prefill);
+    g.prefill.fits = prefill.fits;
+    const double context = positiveOrZero(config.context);
+    // The prompt's KV, whole model: each prefill GPU holds its heads' share and sends it over its
+    // own NIC to the decode GPU that holds the same share, so the transfer runs on as many links
+    // as the narrower side's attention-TP group has GPUs (MLA: one latent every rank keeps; the
+    // ranks send disjoint layers' slices in the engines, so the same links share it).
+    g.kvTransferBytes = kvBytesForTokens(arch, config.kvBits, context);
+    const double links = std::max(1, std::min(d.prefill.tp, d.decode.tp));
+    const double link = positiveOrZero(gpu.interNodeBytesPerS);
+    g.kvTransferS = link > 0 ? g.kvTransferBytes / (links * link) : 0.0;
+    g.prefillTimeS = prefill.prefillTimeS;
+    // Saturated pools: a prefill rank computes prompts back to back at the one-prompt rate
+    // (a `context`-token prompt is already compute-bound); a decode worker emits its
+    // decodeTokensPerS at its share of the concurrency.
+    g.prefillTokensPerS = g.prefillTimeS > 0
+        ? context / g.prefillTimeS * prefill.attentionRanks * std::max(d.prefill.workers, 1)
+        : 0.0;
+    g.decodeTokensPerS = decode.decodeTokensPerS * std::max(d.decode.workers, 1);
+    const double input = config.workload ? meanTokens(config.workload->input) : context / 2;
+    const double output = config.workload ? meanTokens(config.workload->output) : context / 2;
+    const double prefillRps = input > 0 ? g.prefillTokensPerS / input : 0.0;
+    const double decodeRps = output > 0 ? g.decodeTokensPerS / output : 0.0;
+    g.requestsPerS = std::min(prefillRps, decodeRps);
+    g.bottleneck = prefillRps < decodeRps ? "prefill" : "decode";
+
+    r.prefillTimeS = prefill.prefillTimeS;
+    r.ttftS = prefill.prefillTimeS + g.kvTransferS;
+    r.ttftMinS = r.ttftS;
+    r.fits = decode.fits && g.prefill.fits;
+    r.fitsWeights = decode.fitsWeights && prefill.fitsWeights;
+    if (ex)
+        explainDisaggregation(config, gpu, r, *ex);
+    return r;
+}
+
+} // namespace
 
 } // namespace envelope

@@ -46,14 +46,21 @@ double quantizedBytesPerWeight(int weightBits, int groupSize);
 // (and the vocab-parallel embedding/head); norms and positions are replicated.
 struct ServingWeights {
     double quantizedParams = 0; // linear-layer weights, at weightBits + scales
+    double expertParams = 0;    // of them, the routed experts (EP spreads these)
     double embeddingParams = 0; // embedding + LM head, 16-bit, split by tp
     double replicatedParams = 0; // norms + learned positions, 16-bit, on every rank
     double bytesPerQuantized = 2;
     double totalBytes = 0; // whole model
     double perGpuBytes = 0; // one GPU of the tp group
 };
-ServingWeights servingWeights(
-    const ParamCounts& counts, int layers, int weightBits, int groupSize, int tp);
+// `expertShare`: the share of the routed experts one GPU holds (0: 1 / tp, the experts split
+// with the other linears). Data-parallel attention holds ceil(E / ep) of E experts whole.
+ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightBits, int groupSize,
+    int tp, double expertShare = 0);
+// The routed experts' share on the fullest GPU of the engine: 1 / tp inside a TP group (EP there
+// moves whole experts between the group's ranks, the bytes stay), ceil(E / ep) / E under
+// data-parallel attention.
+double servingExpertShare(const ModelArch& arch, const ServingConfig& config);
 
 // vLLM 0.19 (V1 engine) sizes its KV pool in Worker.determine_available_memory, before CUDA
 // graph capture (the graph pool is allocated afterwards and logged separately):

@@ -17,7 +17,8 @@ std::vector<ServingSweepPoint> servingContextSweep(const Plan& plan)
     std::vector<ServingSweepPoint> points;
     points.reserve(kServingSweepMaxLog2 - kServingSweepMinLog2 + 1);
     for (int log2 = kServingSweepMinLog2; log2 <= kServingSweepMaxLog2; ++log2) {
-        ServingConfig config = plan.serving;
+        ServingConfig config
+            = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
         config.context = 1 << log2;
         ServingSweepPoint p;
         p.context = config.context;
@@ -42,7 +43,8 @@ InteractivityCurve servingInteractivityCurve(const Plan& plan)
 {
     InteractivityCurve curve;
     const ModelArch& arch = plan.model.arch;
-    const ServingConfig& config = plan.serving;
+    const ServingConfig config
+        = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
     const ServingEstimate e
         = estimateServing(arch, countParameters(arch), config, plan.gpu.gpu, nullptr, false);
     if (!e.fitsWeights)
