@@ -38,6 +38,7 @@ struct FixRange {
 };
 constexpr FixRange kOtherFixes[] = {
     { "serving.tp", 1, planfields::kMaxParallel },
+    { "serving.ep", 1, planfields::kMaxParallel },
     { "serving.weight_bits", 4, 16 },
     { "serving.kv_bits", 4, 16 },
     { "rl.trainer_gpus", 1, planfields::kMaxGpus },
@@ -192,6 +193,11 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const ServingLayout& l)
     };
     number("cluster.gpus", l.clusterGpus, from.clusterGpus);
     number("serving.tp", l.tp, from.tp);
+    number("serving.ep", l.ep, from.ep);
+    if (l.dpAttention != from.dpAttention)
+        out.push_back({ "serving.dp_attention", l.dpAttention ? "true" : "false" });
+    if (plan.serving.disaggregation)
+        out.push_back({ "serving.disaggregation", "null" });
     number("serving.weight_bits", l.weightBits, from.weightBits);
     number("serving.kv_bits", l.kvBits, from.kvBits);
     number("serving.concurrency", l.concurrency, from.concurrency);
@@ -221,8 +227,11 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const RlLayout& l)
 
 std::string describeChanges(const Plan& plan, const ServingLayout& l)
 {
+    const std::string engine = l.dpAttention
+        ? fmt::format("EP {} (TP {} x {} data-parallel attention ranks)", l.ep, l.tp, l.ep / std::max(l.tp, 1))
+        : fmt::format("TP {}", l.tp);
     std::string text
-        = fmt::format("TP {} x {} replica{}, {}-bit weights, {}-bit KV, {} sequence{}{}", l.tp,
+        = fmt::format("{} x {} replica{}, {}-bit weights, {}-bit KV, {} sequence{}{}", engine,
             l.replicas, l.replicas == 1 ? "" : "s", l.weightBits, l.kvBits, l.concurrency,
             l.concurrency == 1 ? "" : "s", l.replicas == 1 ? "" : " each");
     if (l.clusterGpus != plan.cluster.gpus)

@@ -82,10 +82,15 @@ struct Candidate {
 // A serving fleet: `replicas` engines of `tp` GPUs each share the plan's serving.concurrency
 // sequences, ceil(concurrency / replicas) each (as core/rl splits completions over engines).
 struct ServingLayout {
-    int clusterGpus = 1; // cluster.gpus of the plan (min-gpus: tp x replicas)
+    int clusterGpus = 1; // cluster.gpus of the plan (min-gpus: engine GPUs x replicas)
     int tp = 1, replicas = 1;
+    // serving.ep and serving.dp_attention: a MoE engine of `ep` GPUs whose attention runs in
+    // ep / tp data-parallel ranks (ep 1: the plain TP engine).
+    int ep = 1;
+    bool dpAttention = false;
     int weightBits = 16, kvBits = 16;
     int concurrency = 1; // sequences per replica: serving.concurrency of the applied plan
+    int engineGpus() const { return dpAttention ? ep : tp; }
 
     bool operator==(const ServingLayout&) const = default;
 };
@@ -93,7 +98,7 @@ struct ServingLayout {
 // The figures of one replica as estimateServing gives them, and the fleet's rate.
 struct ServingCandidate {
     ServingLayout layout;
-    int gpus = 1; // tp x replicas: the GPUs the fleet uses
+    int gpus = 1; // engine GPUs x replicas: the GPUs the fleet uses
     double perGpuBytes = 0; // serving per-GPU total (weights + activations + KV + overhead)
     double gpuMemoryBytes = 0;
     double maxSequences = 0; // per replica, at serving.context
@@ -237,9 +242,11 @@ std::string preferHeadroom(std::vector<Candidate>& ranked, SearchGoal goal, doub
 // (a training goal). Every candidate passes validatePlan(applyLayout(plan, layout)).
 SearchResult search(const Plan& plan, const SearchOptions& options);
 
-// Serving goals: every (TP, replicas, weight bits 16/8/4, KV bits 16/8) on the plan's GPUs
-// (serving-max-throughput) or the fewest GPUs (serving-min-gpus), each replica estimated by
-// estimateServing. Feasible: serving.fits, TTFT and ITL within the limits. Pure.
+// Serving goals: every (engine layout, replicas, weight bits 16/8/4, KV bits 16/8) on the plan's
+// GPUs (serving-max-throughput) or the fewest GPUs (serving-min-gpus), each replica estimated by
+// estimateServing. Engine layouts: TP engines of a node or less; for a MoE model also engines
+// of ep GPUs with data-parallel attention (ep = tp x 2, 4, ... within the fleet). Feasible:
+// serving.fits, TTFT and ITL within the limits. Pure.
 ServingSearchResult searchServing(const Plan& plan, const SearchOptions& options);
 Plan applyServingLayout(const Plan& plan, const ServingLayout& layout);
 ServingLayout servingLayoutOf(const Plan& plan);

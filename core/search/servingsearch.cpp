@@ -1,5 +1,6 @@
-// The serving search: TP x replicas x weight bits x KV bits for the plan's serving.concurrency
-// sequences of serving.context tokens. Each replica is one engine of `tp` GPUs that
+// The serving search: engine layout (TP, or for a MoE model data-parallel attention over EP) x
+// replicas x weight bits x KV bits for the plan's serving.concurrency sequences of
+// serving.context tokens. Each replica is one engine of tp (or ep) GPUs that
 // estimateServing sizes and times (the function estimate() runs); the fleet splits the target
 // concurrency over its replicas, ceil(concurrency / replicas) each, as core/rl splits a step's
 // completions over rollout engines. docs/planner.md, "Serving".
@@ -49,6 +50,8 @@ ServingLayout servingLayoutOf(const Plan& plan)
     ServingLayout l;
     l.clusterGpus = plan.cluster.gpus;
     l.tp = plan.serving.tp;
+    l.ep = plan.serving.ep;
+    l.dpAttention = plan.serving.dpAttention;
     l.replicas = 1;
     l.weightBits = plan.serving.weightBits;
     l.kvBits = plan.serving.kvBits;
@@ -61,6 +64,10 @@ Plan applyServingLayout(const Plan& plan, const ServingLayout& l)
     Plan p = plan;
     p.cluster.gpus = l.clusterGpus;
     p.serving.tp = l.tp;
+    p.serving.ep = l.ep;
+    p.serving.dpAttention = l.dpAttention;
+    // A candidate is one aggregated engine layout.
+    p.serving.disaggregation.reset();
     p.serving.weightBits = l.weightBits;
     p.serving.kvBits = l.kvBits;
     p.serving.concurrency = l.concurrency;
@@ -108,23 +115,48 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
         lastGpus = static_cast<int>(std::min<long long>(lastGpus, 1LL * target * largestTp));
     }
 
+    // Engine layouts: TP engines, and for a MoE model data-parallel attention over ep GPUs
+    // (ep = tp x 2, 4, ... up to the fleet and 1,024), what DeepSeek's and SGLang's large-EP
+    // deployments run. A fixed serving.ep keeps only engines of that EP.
+    struct Engine {
+        int tp = 1, ep = 1;
+        bool dpAttention = false;
+        int gpus() const { return dpAttention ? ep : tp; }
+    };
+    const FixedField* fixedEp = fixedOf(o, "serving.ep");
+    const bool moe = arch.moe && arch.moe->experts > 0;
+    std::vector<Engine> engines;
+    for (int tp : tps) {
+        if (!fixedEp || fixedEp->number == 1)
+            engines.push_back({ tp, 1, false });
+        if (!moe)
+            continue;
+        for (long long ep = 2LL * tp; ep <= std::min(lastGpus, 1024); ep *= 2)
+            if (!fixedEp || fixedEp->number == ep)
+                engines.push_back({ tp, int(ep), true });
+    }
+
     // Mutated in place per layout. The search covers aggregated TP engines: a plan's expert
     // parallelism and disaggregated pools are its own layout, not a candidate's.
-    ServingConfig cfg = plan.serving;
+    ServingConfig cfg
+        = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
     cfg.disaggregation.reset();
     cfg.ep = 1;
     cfg.dpAttention = false;
     ServingCandidate miss;
     double missWorst = INFINITY;
     for (int gpus = firstGpus; gpus <= lastGpus; ++gpus) {
-        for (int tp : tps) {
+        for (const Engine& engine : engines) {
             // min-gpus: the fleet is exactly `gpus`; max-throughput: as many replicas as fit.
-            if (tp > gpus || (minGpus && gpus % tp != 0)) {
+            const int tp = engine.tp;
+            if (engine.gpus() > gpus || (minGpus && gpus % engine.gpus() != 0)) {
                 collect.reject("divisibility", long(weightBits.size() * kvBits.size()));
                 continue;
             }
-            const int replicas = gpus / tp;
+            const int replicas = gpus / engine.gpus();
             cfg.tp = tp;
+            cfg.ep = engine.ep;
+            cfg.dpAttention = engine.dpAttention;
             cfg.concurrency = static_cast<int>((target + replicas - 1) / replicas);
             for (int wb : weightBits)
                 for (int kb : kvBits) {
@@ -134,9 +166,9 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                     ++r.estimates;
                     const ServingEstimate e = estimateServing(arch, counts, cfg, plan.gpu.gpu);
                     ServingCandidate c;
-                    c.layout = { minGpus ? tp * replicas : plan.cluster.gpus, tp, replicas, wb, kb,
-                        cfg.concurrency };
-                    c.gpus = tp * replicas;
+                    c.layout = { minGpus ? engine.gpus() * replicas : plan.cluster.gpus, tp,
+                        replicas, engine.ep, engine.dpAttention, wb, kb, cfg.concurrency };
+                    c.gpus = engine.gpus() * replicas;
                     c.perGpuBytes = e.perGpu.total();
                     c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;
                     c.maxSequences = e.maxSequences;

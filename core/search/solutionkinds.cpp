@@ -31,6 +31,10 @@ ordered_json candidateJson(const Plan& input, const ServingCandidate& c)
     j["description"] = describeChanges(input, c.layout);
     j["gpus"] = c.gpus;
     j["tp"] = c.layout.tp;
+    if (c.layout.dpAttention) {
+        j["ep"] = c.layout.ep;
+        j["dp_attention"] = true;
+    }
     j["replicas"] = c.layout.replicas;
     j["weight_bits"] = c.layout.weightBits;
     j["kv_bits"] = c.layout.kvBits;
@@ -66,7 +70,8 @@ ordered_json summaryJson(
 std::vector<std::string> servingRow(int rank, const ServingCandidate& c, ByteUnits units)
 {
     const ServingLayout& l = c.layout;
-    return { std::to_string(rank), std::to_string(c.gpus), std::to_string(l.tp),
+    return { std::to_string(rank), std::to_string(c.gpus),
+        l.dpAttention ? fmt::format("{} (EP {})", l.tp, l.ep) : std::to_string(l.tp),
         std::to_string(l.replicas), fmt::format("{}/{}", l.weightBits, l.kvBits),
         std::to_string(l.concurrency), formatBytes(c.perGpuBytes, units), formatDuration(c.ttftS),
         formatDuration(c.itlS), fmt::format("{:.0f}", c.tokensPerS) };

@@ -9,6 +9,19 @@
 #include "serving/serving.h"
 
 namespace envelope {
+namespace {
+
+// The engine whose decode the charts sweep: the plan's, or its decode pool's under
+// serving.disaggregation (the pool that holds the sequences and sets ITL).
+ServingConfig decodeEngine(const Plan& plan)
+{
+    const ServingConfig config
+        = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
+    return config.disaggregation ? servingPoolConfig(config, config.disaggregation->decode) : config;
+}
+
+} // namespace
+
 
 std::vector<ServingSweepPoint> servingContextSweep(const Plan& plan)
 {
@@ -17,8 +30,7 @@ std::vector<ServingSweepPoint> servingContextSweep(const Plan& plan)
     std::vector<ServingSweepPoint> points;
     points.reserve(kServingSweepMaxLog2 - kServingSweepMinLog2 + 1);
     for (int log2 = kServingSweepMinLog2; log2 <= kServingSweepMaxLog2; ++log2) {
-        ServingConfig config
-            = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
+        ServingConfig config = decodeEngine(plan);
         config.context = 1 << log2;
         ServingSweepPoint p;
         p.context = config.context;
@@ -43,8 +55,7 @@ InteractivityCurve servingInteractivityCurve(const Plan& plan)
 {
     InteractivityCurve curve;
     const ModelArch& arch = plan.model.arch;
-    const ServingConfig config
-        = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
+    const ServingConfig config = decodeEngine(plan);
     const ServingEstimate e
         = estimateServing(arch, countParameters(arch), config, plan.gpu.gpu, nullptr, false);
     if (!e.fitsWeights)
@@ -71,8 +82,10 @@ InteractivityCurve servingInteractivityCurve(const Plan& plan)
         }
         return p;
     };
-    if (config.concurrency >= 1 && config.concurrency <= curve.maxBatch)
-        curve.current = pointAt(config, config.concurrency);
+    // The batch is one attention rank's: the engine's sequences spread over its ranks.
+    const double rankBatch = std::ceil(double(config.concurrency) / servingParallel(config).dp);
+    if (rankBatch >= 1 && rankBatch <= curve.maxBatch)
+        curve.current = pointAt(config, rankBatch);
     if (config.slo) {
         const std::optional<double>& tpot = config.slo->tpotP90S ? config.slo->tpotP90S
             : config.slo->tpotP50S                                 ? config.slo->tpotP50S

@@ -69,7 +69,9 @@ inline void expectReestimates(const Plan& input, const ServingCandidate& c)
     EXPECT_EQ(s.itlS, c.itlS);
     EXPECT_EQ(s.fits, c.fits);
     EXPECT_DOUBLE_EQ(input.serving.concurrency / s.itlS, c.tokensPerS);
-    EXPECT_EQ(c.gpus, c.layout.tp * c.layout.replicas);
+    // An engine is tp GPUs, or ep under data-parallel attention (the plan's own count).
+    EXPECT_EQ(c.layout.engineGpus(), servingParallel(plan.serving).gpus());
+    EXPECT_EQ(c.gpus, c.layout.engineGpus() * c.layout.replicas);
     EXPECT_EQ(c.layout.concurrency,
         (input.serving.concurrency + c.layout.replicas - 1) / c.layout.replicas);
 }

@@ -15,6 +15,7 @@
 #include "ops/ops.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
+#include "search/search.h"
 #include "serving/load.h"
 #include "serving/serving.h"
 
@@ -266,6 +267,30 @@ TEST(ServingEp, ExportsSpellTheLayoutAsEachEngineDoes)
     EXPECT_TRUE(std::any_of(c.warnings.begin(), c.warnings.end(), [](const std::string& w) {
         return w.find("prefill pool") != std::string::npos;
     }));
+}
+
+// The planner searches data-parallel attention for a MoE model (issue 27: "search TP x DP x
+// EP"): DeepSeek-V3 on 32 H200s at 2,048 sequences of 8k. With TP 8 each GPU keeps the whole
+// MLA latent of every sequence (70.3 KB a token, 8 x replicated) and runs 1/8 of every expert;
+// every published large deployment of it (DeepSeek's own, SGLang's, vLLM's wide-EP) runs
+// attention data-parallel with the experts spread. The best layout does too, and every
+// candidate it offers is one estimate() reproduces (test_search_fixtures.h).
+TEST(ServingEp, ThePlannerPicksDataParallelAttentionForDeepSeek)
+{
+    const Plan p = readOrDie(plan("deepseek-v3", "h200", 32,
+        R"({"engine": "sglang", "tp": 8, "weight_bits": 8, "context": 8192, "concurrency": 2048})"));
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxThroughput;
+    const ServingSearchResult r = searchServing(p, o);
+    ASSERT_FALSE(r.candidates.empty());
+    const ServingLayout& best = r.candidates.front().layout;
+    EXPECT_TRUE(best.dpAttention);
+    EXPECT_GE(best.ep, 8);
+    // A dense model gets no EP candidates.
+    const Plan dense = readOrDie(plan("llama-3-70b", "h100-sxm", 8, R"({"tp": 8, "concurrency": 64})"));
+    const ServingSearchResult d = searchServing(dense, o);
+    for (const ServingCandidate& c : d.candidates)
+        EXPECT_FALSE(c.layout.dpAttention);
 }
 
 // DeepSeek-AI, "DeepSeek-V3 / R1 Inference System Overview" (2025-03-01): prefill on units of

@@ -43,7 +43,11 @@ void verifyMatchesCore(const ServingPanel& panel, const Plan& plan)
 {
     const ServingEstimate s = estimate(plan).serving;
     const MemoryBarChart* chart = panel.memoryChart();
-    QCOMPARE(chart->columnCount(), std::clamp(plan.serving.tp, 1, ServingPanel::kMaxGpuBars));
+    // One bar per GPU of the engine (tp x attention ranks), or one per pool when disaggregated.
+    QCOMPARE(chart->columnCount(),
+        s.disaggregation ? 2 : std::clamp(s.engineGpus, 1, ServingPanel::kMaxGpuBars));
+    if (s.disaggregation)
+        return; // the pools' bars are checked where a test turns them on
     for (Tenant t : { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }) {
         const double expected = toDisplayUnits(tenantBytes(s.perGpu, t), ByteUnits::GB);
         for (int c = 0; c < chart->columnCount(); ++c)
@@ -328,6 +332,62 @@ private slots:
         QVERIFY(!m_doc->plan().serving.speculative.has_value());
         QVERIFY(!c->enabledBox()->isChecked());
         QVERIFY(!c->tokensSpin()->isVisibleTo(m_panel.get()));
+    }
+
+    // Expert parallelism on a MoE model (issue 27): the DP-attention switch makes the engine a
+    // node of attention ranks, each GPU holding whole experts; the disaggregation switch splits
+    // prefill and decode into pools whose rows edit them, with a bar per pool; undo undoes each.
+    void expertParallelAndDisaggregationEditThePlan()
+    {
+        Plan moe = m_doc->plan();
+        const PresetLibrary library = uitest::presets();
+        moe.model.form = ModelChoice::Form::Preset;
+        moe.model.presetId = "mixtral-8x7b";
+        moe.model.arch = library.findModel("mixtral-8x7b")->arch;
+        moe.cluster.gpus = 16;
+        m_doc->setPlan(moe);
+        ServingControls* c = m_panel->controls();
+        QVERIFY(c->epControl()->isEnabled());
+        c->dpAttentionSwitch()->click();
+        QVERIFY(m_doc->plan().serving.dpAttention);
+        QCOMPARE(m_doc->plan().serving.ep, 8); // tp 1 x one node of 8
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        const int bars = std::min(8, ServingPanel::kMaxGpuBars);
+        QCOMPARE(m_panel->memoryChart()->columnCount(), bars);
+        if (bars < 8)
+            QCOMPARE(m_panel->memoryChart()->columnLabel(bars - 1),
+                QStringLiteral("GPU %1 … 7").arg(bars - 1));
+        QCOMPARE(estimate(m_doc->plan()).serving.attentionRanks, 8);
+
+        c->disaggregationSwitch()->click();
+        QVERIFY(m_doc->plan().serving.disaggregation.has_value());
+        QVERIFY(c->poolControl(1, 0)->isVisibleTo(m_panel.get()));
+        QVERIFY(!c->epControl()->isEnabled());
+        typeInto(c->poolControl(1, 0), QStringLiteral("3"));
+        QCOMPARE(m_doc->plan().serving.disaggregation->decode.workers, 3);
+        typeInto(c->poolControl(0, 2), QStringLiteral("4"));
+        QCOMPARE(m_doc->plan().serving.disaggregation->prefill.dp, 4);
+        QCOMPARE(m_doc->plan().serving.disaggregation->prefill.ep, 4); // tp 1 x dp 4
+        const ServingEstimate s = estimate(m_doc->plan()).serving;
+        QVERIFY(s.disaggregation);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        const MemoryBarChart* chart = m_panel->memoryChart();
+        QCOMPARE(chart->columnLabel(0), QStringLiteral("Prefill"));
+        QVERIFY(close(chart->barSet(Tenant::Weights)->at(0),
+            toDisplayUnits(s.disaggregation->prefill.perGpu.weights, ByteUnits::GB)));
+        QVERIFY(close(chart->barSet(Tenant::Weights)->at(1),
+            toDisplayUnits(s.disaggregation->decode.perGpu.weights, ByteUnits::GB)));
+        QVERIFY(m_panel->poolFigures()->isVisibleTo(m_panel.get()));
+        QVERIFY(m_panel->poolFigures()
+                    ->figureText(QStringLiteral("serving.disaggregation.requests_per_s"))
+                    .contains(QString::fromStdString(s.disaggregation->bottleneck)));
+
+        m_doc->undoStack()->undo();
+        m_doc->undoStack()->undo();
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().serving.disaggregation);
+        QVERIFY(!m_panel->poolFigures()->isVisibleTo(m_panel.get()));
+        QVERIFY(!c->poolControl(0, 0)->isVisibleTo(m_panel.get()));
     }
 
     void figureTooltipsCarryTheCoreFormula()

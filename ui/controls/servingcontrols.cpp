@@ -1,7 +1,10 @@
 #include "controls/servingcontrols.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QSignalBlocker>
 #include <QSpinBox>
 
@@ -21,6 +24,9 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
     , m_context(new SliderSpin(SliderSpin::Scale::TokenLengths, 256, 1 << 20))
     , m_concurrency(new SliderSpin(SliderSpin::Scale::Log, 1, 4096))
     , m_tp(new QSpinBox(this))
+    , m_ep(new QSpinBox(this))
+    , m_dpAttention(nullptr)
+    , m_disaggregation(nullptr)
     , m_utilization(new SliderSpin(SliderSpin::Scale::Linear, 10, 100))
 {
     // The engine sizes the KV pool its own way (presets/engines.json); the version row is the
@@ -83,6 +89,80 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
         edit(
             tr("Serving TP %1").arg(v), [v](Plan& p) { p.serving.tp = v; }, kServingTpControl);
     });
+
+    // Expert parallelism and data-parallel attention (MoE models; docs/plan-format.md).
+    m_ep->setRange(1, 4096);
+    m_ep->setKeyboardTracking(false);
+    m_ep->setToolTip(tr("Expert parallel (serving.ep): inside the TP group it must divide it; "
+                        "with data-parallel attention the engine is this many GPUs"));
+    form()->addRow(tr("E&xpert parallel:"), m_ep);
+    connect(m_ep, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(tr("Serving EP %1").arg(v), [v](Plan& p) { p.serving.ep = v; }, kServingEpControl);
+    });
+    m_dpAttention = addSwitch(tr("&Data-parallel attention"),
+        tr("serving.dp_attention: attention runs as ep / tp ranks, each with its own sequences "
+           "and KV pool; whole experts spread over the engine's GPUs (SGLang "
+           "--enable-dp-attention)"),
+        [](Plan& p, bool on) {
+            p.serving.dpAttention = on;
+            // An engine of one node's GPUs when EP does not yet span more than the TP group.
+            if (on && p.serving.ep <= p.serving.tp)
+                p.serving.ep = p.serving.tp * std::max(2, p.cluster.gpusPerNode / std::max(p.serving.tp, 1));
+        });
+    m_disaggregation = addSwitch(tr("Disaggregated &prefill / decode"),
+        tr("serving.disaggregation: prompts computed on a prefill pool, their KV sent to a "
+           "decode pool; each pool its own workers, TP and attention ranks"),
+        [](Plan& p, bool on) {
+            if (!on) {
+                p.serving.disaggregation.reset();
+                return;
+            }
+            // Both pools start as one engine of the current layout.
+            const ServingParallel par = servingParallel(p.serving);
+            ServingPool pool;
+            pool.tp = par.tp;
+            pool.dp = par.dp;
+            pool.ep = par.dp > 1 ? par.tp * par.dp : par.ep;
+            p.serving.disaggregation = ServingDisaggregation { pool, pool };
+        });
+    const char* poolNames[2] = { QT_TR_NOOP("Prefill pool:"), QT_TR_NOOP("Decode pool:") };
+    const char* fieldTips[3] = { QT_TR_NOOP("workers (engine instances)"),
+        QT_TR_NOOP("attention tensor parallel"), QT_TR_NOOP("attention ranks (dp)") };
+    for (int i = 0; i < 2; ++i) {
+        m_poolRow[i] = new QWidget(this);
+        auto* row = new QHBoxLayout(m_poolRow[i]);
+        row->setContentsMargins(0, 0, 0, 0);
+        for (int f = 0; f < 3; ++f) {
+            auto* spin = new QSpinBox(m_poolRow[i]);
+            spin->setRange(1, f == 0 ? 100'000 : 4096);
+            spin->setKeyboardTracking(false);
+            spin->setPrefix(f == 0 ? QString() : f == 1 ? tr("tp ") : tr("dp "));
+            spin->setSuffix(f == 0 ? tr(" ×") : QString());
+            spin->setToolTip(tr(fieldTips[f]));
+            row->addWidget(spin, 1);
+            m_pool[i][f] = spin;
+            connect(spin, &QSpinBox::valueChanged, this, [this, i, f](int v) {
+                edit(
+                    tr("%1 %2").arg(undoName(tr(i == 0 ? "Prefill pool:" : "Decode pool:"))).arg(v),
+                    [i, f, v](Plan& p) {
+                        if (!p.serving.disaggregation)
+                            return;
+                        ServingPool& pool
+                            = i == 0 ? p.serving.disaggregation->prefill : p.serving.disaggregation->decode;
+                        (f == 0 ? pool.workers : f == 1 ? pool.tp : pool.dp) = v;
+                        // Attention ranks spread the experts over the worker; one rank keeps
+                        // EP inside its TP group.
+                        if (pool.dp > 1)
+                            pool.ep = pool.tp * pool.dp;
+                        else if (pool.ep > 1 && pool.tp % pool.ep != 0)
+                            pool.ep = 1;
+                    },
+                    i == 0 ? kServingPrefillPoolControl : kServingDecodePoolControl);
+            });
+        }
+        form()->addRow(tr(poolNames[i]), m_poolRow[i]);
+        m_poolLabel[i] = qobject_cast<QLabel*>(form()->labelForField(m_poolRow[i]));
+    }
 
     m_utilization->setSuffix(tr(" %"));
     form()->addRow(tr("&Memory fraction:"), m_utilization);
@@ -147,6 +227,33 @@ void ServingControls::refresh()
     m_kvBits->setCurrentIndex(m_kvBits->findData(s.kvBits));
     m_weightBits->setCurrentIndex(m_weightBits->findData(s.weightBits));
     m_tp->setValue(s.tp);
+    const bool moe = plan.model.arch.moe && plan.model.arch.moe->experts > 0;
+    const bool disaggregated = s.disaggregation.has_value();
+    {
+        const QSignalBlocker b4(m_ep), b5(m_dpAttention), b6(m_disaggregation);
+        m_ep->setValue(s.ep);
+        m_dpAttention->setChecked(s.dpAttention);
+        m_disaggregation->setChecked(disaggregated);
+    }
+    // EP and attention ranks are for models with routed experts; under disaggregation each
+    // pool says its own layout.
+    m_ep->setEnabled(moe && !disaggregated);
+    m_dpAttention->setEnabled(moe && !disaggregated);
+    m_tp->setEnabled(!disaggregated);
+    for (int i = 0; i < 2; ++i) {
+        m_poolRow[i]->setVisible(disaggregated);
+        if (m_poolLabel[i])
+            m_poolLabel[i]->setVisible(disaggregated);
+        if (!disaggregated)
+            continue;
+        const ServingPool& pool = i == 0 ? s.disaggregation->prefill : s.disaggregation->decode;
+        const int values[3] = { pool.workers, pool.tp, pool.dp };
+        for (int f = 0; f < 3; ++f) {
+            const QSignalBlocker block(m_pool[i][f]);
+            m_pool[i][f]->setValue(values[f]);
+        }
+        m_pool[i][2]->setEnabled(moe);
+    }
     m_utilization->setValue(std::round(servingMemoryFraction(s, plan.gpu.gpu) * 100));
 }
 

@@ -1,12 +1,15 @@
 // Serving group: the engine whose memory accounting sizes the KV pool, context, concurrency, KV
-// and weight precision, tensor parallelism and the engine's memory fraction (vLLM
-// gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction).
+// and weight precision, tensor and expert parallelism, data-parallel attention, disaggregated
+// prefill / decode pools and the engine's memory fraction (vLLM gpu_memory_utilization, SGLang
+// mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction).
 // Every change is one undoable PlanDocument edit.
 #pragma once
 
 #include "controls/plancontrolgroup.h"
 
+class QCheckBox;
 class QComboBox;
+class QLabel;
 class QSpinBox;
 
 namespace envelope::ui {
@@ -19,6 +22,9 @@ enum ServingControlId {
     kServingConcurrencyControl,
     kServingTpControl,
     kServingUtilizationControl,
+    kServingEpControl,
+    kServingPrefillPoolControl,
+    kServingDecodePoolControl,
 };
 
 class ServingControls : public PlanControlGroup {
@@ -33,6 +39,11 @@ public:
     QSpinBox* tpControl() const { return m_tp; }
     SliderSpin* utilizationControl() const { return m_utilization; } // percent
     QComboBox* engineCombo() const { return m_engine; }
+    QSpinBox* epControl() const { return m_ep; }
+    QCheckBox* dpAttentionSwitch() const { return m_dpAttention; }
+    QCheckBox* disaggregationSwitch() const { return m_disaggregation; }
+    // workers, tp, dp of the prefill (0) or decode (1) pool.
+    QSpinBox* poolControl(int pool, int field) const { return m_pool[pool][field]; }
 
 protected:
     void refresh() override;
@@ -47,6 +58,12 @@ private:
     QComboBox* m_kvBits;
     QComboBox* m_weightBits;
     QSpinBox* m_tp;
+    QSpinBox* m_ep;
+    QCheckBox* m_dpAttention;
+    QCheckBox* m_disaggregation;
+    QLabel* m_poolLabel[2] = {};
+    QWidget* m_poolRow[2] = {};
+    QSpinBox* m_pool[2][3] = {};
     SliderSpin* m_utilization;
 };
 

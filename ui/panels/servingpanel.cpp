@@ -47,6 +47,7 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     , m_speculative(new SpeculativeControls(document))
     , m_loadHeader(new QLabel)
     , m_loadFigures(new FigureGrid(m_toolTips, 3))
+    , m_poolFigures(new FigureGrid(m_toolTips, 3))
     , m_memoryChart(new MemoryBarChart(tr("Memory per GPU"),
           { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }))
     , m_curveChart(new ServingCurveChart)
@@ -90,6 +91,15 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     for (const auto& [key, title] : loadFigures)
         m_loadFigures->addFigure(QLatin1String(key), title);
     m_loadHeader->setWordWrap(true);
+    const std::pair<const char*, QString> poolFigures[] = {
+        { "serving.disaggregation.prefill.weights_bytes_per_gpu", tr("Prefill pool") },
+        { "serving.disaggregation.kv_transfer_s", tr("KV transfer / prompt") },
+        { "serving.disaggregation.requests_per_s", tr("Requests / s") },
+        { "serving.disaggregation.prefill_tokens_per_s", tr("Prefill rate") },
+        { "serving.disaggregation.decode_tokens_per_s", tr("Decode rate") },
+    };
+    for (const auto& [key, title] : poolFigures)
+        m_poolFigures->addFigure(QLatin1String(key), title);
 
     auto* charts = new QHBoxLayout;
     charts->addWidget(m_memoryChart, 1);
@@ -100,6 +110,7 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     right->addWidget(m_header);
     right->addWidget(m_status);
     right->addWidget(warningsLine(m_document, QStringLiteral("serving"), this));
+    right->addWidget(m_poolFigures);
     right->addWidget(m_figures);
     right->addWidget(m_loadHeader);
     right->addWidget(m_loadFigures);
@@ -149,11 +160,15 @@ void ServingPanel::redraw()
     const ServingEstimate& s = m_document->results().estimate.serving;
     const ServingConfig& c = plan.serving;
     const double memory = plan.gpu.gpu.memoryBytes;
+    // The GPUs one engine spans (tp x attention ranks), or both pools' under disaggregation.
+    const int engineGpus = s.disaggregation
+        ? s.disaggregation->prefill.gpus + s.disaggregation->decode.gpus
+        : std::max(s.engineGpus, 1);
 
     m_header->setText(
         tr("%1 on %2× %3 — %4")
             .arg(QString::fromStdString(plan.model.arch.name))
-            .arg(c.tp)
+            .arg(engineGpus)
             .arg(QString::fromStdString(plan.gpu.gpu.name),
                 s.fits ? tr("%1 sequences of %L2 tokens fit").arg(c.concurrency).arg(c.context)
                        : (s.fitsWeights ? tr("%1 sequences of %L2 tokens do not fit: at most %L3")
@@ -182,22 +197,30 @@ void ServingPanel::redraw()
                               l.meetsSlo ? tr(": meets the SLO") : QString());
         m_header->setText(tr("%1 on %2× %3, %4 — %5: %6")
                               .arg(QString::fromStdString(plan.model.arch.name))
-                              .arg(c.tp)
+                              .arg(engineGpus)
                               .arg(QString::fromStdString(plan.gpu.gpu.name), engines, rate, verdict));
         headerPalette.setColor(QPalette::WindowText,
             l.saturated || (l.meetsSlo && !*l.meetsSlo) ? overflowColor() : fitsColor());
     }
     m_header->setPalette(headerPalette);
 
-    // One bar per GPU of the TP group (every rank holds the same share).
+    // One bar per GPU of the engine (every rank holds the same share); under disaggregation
+    // one GPU of each pool.
     std::vector<MemoryBarColumn> columns;
-    const int bars = std::clamp(c.tp, 1, kMaxGpuBars);
-    for (int g = 0; g < bars; ++g)
-        columns.push_back(
-            memoryBarColumn(bars == 1 ? tr("1 GPU")
-                    : (g + 1 == bars && c.tp > bars ? tr("GPU %1 … %2").arg(g).arg(c.tp - 1)
-                                                    : tr("GPU %1").arg(g)),
-                s.perGpu, s.fits));
+    if (s.disaggregation) {
+        const DisaggregationEstimate& g = *s.disaggregation;
+        columns.push_back(memoryBarColumn(tr("Prefill"), g.prefill.perGpu, g.prefill.fits));
+        columns.push_back(memoryBarColumn(tr("Decode"), g.decode.perGpu, g.decode.fits));
+    } else {
+        const int gpus = std::max(s.engineGpus, 1);
+        const int bars = std::clamp(gpus, 1, kMaxGpuBars);
+        for (int g = 0; g < bars; ++g)
+            columns.push_back(
+                memoryBarColumn(bars == 1 ? tr("1 GPU")
+                        : (g + 1 == bars && gpus > bars ? tr("GPU %1 … %2").arg(g).arg(gpus - 1)
+                                                        : tr("GPU %1").arg(g)),
+                    s.perGpu, s.fits));
+    }
     m_memoryChart->setColumns(columns, memory,
         MemoryLimitLine { engineLineLabel(c.engine, s.memoryFraction), s.usableBytes },
         units);
@@ -261,7 +284,42 @@ void ServingPanel::redraw()
         set("serving.ttft_s", l.saturated ? tr("unbounded") : tr("%1 mean").arg(duration(l.ttftMeanS)));
         set("serving.itl_s", tr("%1 mean").arg(duration(l.itlMeanS)));
     }
+    redrawPools();
     redrawLoad();
+}
+
+// serving.disaggregation (issue 27): the prefill pool, the KV transfer and each pool's rate.
+void ServingPanel::redrawPools()
+{
+    const ServingEstimate& s = m_document->results().estimate.serving;
+    m_poolFigures->setVisible(s.disaggregation.has_value());
+    if (!s.disaggregation)
+        return;
+    const DisaggregationEstimate& g = *s.disaggregation;
+    const ByteUnits units = m_document->units();
+    auto set = [this](const char* key, const QString& text) {
+        m_poolFigures->setFigure(QLatin1String(key), text);
+    };
+    const auto layout = [](const ServingPoolEstimate& p) {
+        return tr("%1 × %2 GPU%3").arg(p.workers).arg(p.tp * p.dp).arg(p.tp * p.dp == 1 ? QString() : tr("s"));
+    };
+    set("serving.disaggregation.prefill.weights_bytes_per_gpu",
+        tr("%1, %2 weights / GPU").arg(layout(g.prefill), bytesText(g.prefill.weightsBytesPerGpu, units)));
+    const QString doesNotFit = tr("does not fit");
+    set("serving.disaggregation.kv_transfer_s",
+        s.fits ? tr("%1 (%2)").arg(duration(g.kvTransferS), bytesText(g.kvTransferBytes, units)) : doesNotFit);
+    set("serving.disaggregation.requests_per_s",
+        s.fits ? tr("%1 (%2-bound)").arg(g.requestsPerS, 0, 'g', 3).arg(QString::fromStdString(g.bottleneck))
+               : doesNotFit);
+    set("serving.disaggregation.prefill_tokens_per_s",
+        s.fits ? tr("%L1 tok/s").arg(qlonglong(std::llround(g.prefillTokensPerS))) : doesNotFit);
+    set("serving.disaggregation.decode_tokens_per_s",
+        s.fits ? tr("%L1 tok/s (%2)").arg(qlonglong(std::llround(g.decodeTokensPerS))).arg(layout(g.decode))
+               : doesNotFit);
+    for (const char* key : { "serving.disaggregation.kv_transfer_s", "serving.disaggregation.requests_per_s",
+             "serving.disaggregation.prefill_tokens_per_s", "serving.disaggregation.decode_tokens_per_s" })
+        m_poolFigures->setFigureColor(
+            QLatin1String(key), s.fits ? QColor() : palette().color(QPalette::PlaceholderText));
 }
 
 // The workload's figures (issue 27), each a simulated percentile or a rate of the deployment;

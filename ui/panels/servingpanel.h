@@ -33,6 +33,7 @@ public:
     SpeculativeControls* speculativeControls() const { return m_speculative; }
     // Under a workload: its percentiles, rates and SLO (hidden without one).
     FigureGrid* loadFigures() const { return m_loadFigures; }
+    FigureGrid* poolFigures() const { return m_poolFigures; }
 
     // The bars show at most this many GPUs of a tensor-parallel group (all are alike).
     static constexpr int kMaxGpuBars = 4;
@@ -43,6 +44,7 @@ protected:
 private:
     void redraw();
     void redrawLoad();
+    void redrawPools();
     QString tooltipFor(const QString& figure);
 
     PlanDocument* m_document;
@@ -55,6 +57,7 @@ private:
     SpeculativeControls* m_speculative;
     QLabel* m_loadHeader;
     FigureGrid* m_loadFigures;
+    FigureGrid* m_poolFigures; // serving.disaggregation's pools, transfer and rates
     MemoryBarChart* m_memoryChart;
     ServingCurveChart* m_curveChart;
     InteractivityChart* m_interactivityChart;
