@@ -9,6 +9,7 @@
 #include <string>
 
 #include "estimate/estimate.h"
+#include "export/export.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
 
@@ -294,6 +295,37 @@ TEST(OptimizerOffloadKeys, RoundTrip)
     const std::string plain = writePlan(plan(torchtune3b("")));
     EXPECT_EQ(plain.find("activation_offload"), std::string::npos);
     EXPECT_EQ(plain.find("optimizer_in_backward"), std::string::npos);
+}
+
+// ---- Exports: only what the engines accept --------------------------------------------------
+
+TEST(OptimizerOffloadKeys, ExportsNameTheEnginesOwnSwitches)
+{
+    // transformers TrainingArguments optim: adamw_bnb_8bit, paged_adamw_32bit, paged_adamw_8bit.
+    const struct {
+        const char* id;
+        const char* optim;
+    } rows[] = { { "adamw-8bit", "adamw_bnb_8bit" }, { "paged-adamw", "paged_adamw_32bit" },
+        { "paged-adamw-8bit", "paged_adamw_8bit" } };
+    for (const auto& row : rows) {
+        const Plan p = plan(torchtune3b(std::string(R"(, "optimizer": ")") + row.id + "\""));
+        const EngineConfig hf = exportPlan(p, estimate(p), Engine::Hf, "meta-llama/Llama-3.2-3B");
+        EXPECT_NE(hf.text.find(std::string("\"optim\": \"") + row.optim + "\""), std::string::npos)
+            << row.id << "\n" << hf.text;
+    }
+    // Megatron --cpu-offloading-num-layers takes 0 .. num_layers - 1 (Megatron-Bridge docs).
+    const Plan sixteen = plan(torchtune3b(R"(, "activation_offload": 16)"));
+    const EngineConfig megatron = exportPlan(sixteen, estimate(sixteen), Engine::Megatron, "");
+    EXPECT_NE(megatron.text.find("--cpu-offloading\n"), std::string::npos) << megatron.text;
+    EXPECT_NE(megatron.text.find("--cpu-offloading-num-layers 16"), std::string::npos);
+    const Plan all = plan(torchtune3b(R"(, "activation_offload": true, "optimizer_in_backward": true)"));
+    const EngineConfig capped = exportPlan(all, estimate(all), Engine::Megatron, "");
+    EXPECT_NE(capped.text.find("--cpu-offloading-num-layers 27"), std::string::npos);
+    std::string warnings;
+    for (const std::string& w : capped.warnings)
+        warnings += w + "\n";
+    EXPECT_NE(warnings.find("at most num_layers - 1 = 27"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find("training.optimizer_in_backward"), std::string::npos) << warnings;
 }
 
 } // namespace
