@@ -328,5 +328,22 @@ TEST(OptimizerOffloadKeys, ExportsNameTheEnginesOwnSwitches)
     EXPECT_NE(warnings.find("training.optimizer_in_backward"), std::string::npos) << warnings;
 }
 
+TEST(OptimizerOffloadKeys, MegatronImportReadsCpuOffloading)
+{
+    ImportOptions options;
+    options.modelJson = "\"llama-2-7b\"";
+    const Expected<ImportedPlan> imported = importEngineConfig(Engine::Megatron,
+        "--num-layers 32 --cpu-offloading --cpu-offloading-num-layers 16\n", presets(), options);
+    ASSERT_TRUE(imported.ok()) << imported.error().toString();
+    const Plan p = plan(imported->planJson);
+    EXPECT_TRUE(p.training.activationOffload);
+    EXPECT_EQ(p.training.activationOffloadLayers, 16);
+    // 0 layers (Megatron's default) offloads nothing.
+    const Expected<ImportedPlan> none = importEngineConfig(Engine::Megatron,
+        "--cpu-offloading --cpu-offloading-num-layers 0\n", presets(), options);
+    ASSERT_TRUE(none.ok()) << none.error().toString();
+    EXPECT_FALSE(plan(none->planJson).training.activationOffload);
+}
+
 } // namespace
 } // namespace envelope
