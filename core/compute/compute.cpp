@@ -78,6 +78,32 @@ void addOffload(const TrainingConfig& config, const CommDetail& d, const Compute
     c.cpuOptimizerS = divideOr(cpuBytes, positiveOrZero(gpu.hostMemoryBytesPerS), 0.0);
 }
 
+// Activation offload (training.activation_offload): each micro-batch's offloaded activations go
+// to pinned host memory in the forward and come back in the backward, over the GPU's host link
+// (host_link_gbps per direction, as optimizer offload), on a side stream that overlaps the
+// compute (torchtune OffloadActivations use_streams=True: a separate CUDA stream; Transformer
+// Engine's AsyncDoubleBufferGroupOffloadHandler: "completely hidden behind computation if
+// computation time of a layer is longer than host-device communication time"). The step pays
+// what the transfers take beyond the compute. The stage offloading the most sets it.
+void addActivationOffload(const ModelArch& arch, const ParamCounts& counts,
+    const TrainingConfig& config, const ComputeSetup& s, const Gpu& gpu, double computeS,
+    Communication& c)
+{
+    if (!config.activationOffload)
+        return;
+    const TrainingSetup setup = trainingSetup(arch, counts, config, gpu);
+    double perMicroBatch = 0;
+    for (int stage = 0; stage < setup.pp; ++stage) {
+        const StageActivation a = stageMemory(setup, config, stage, s.dp).activation;
+        if (a.inFlight > 0)
+            perMicroBatch = std::max(perMicroBatch, a.offloaded * a.calibration / a.inFlight);
+    }
+    c.activationOffloadBytes = 2 * s.microBatches * perMicroBatch; // down, then back up
+    c.activationOffloadS
+        = divideOr(c.activationOffloadBytes, positiveOrZero(gpu.hostLinkBytesPerS), 0.0);
+    c.activationOffloadExposedS = std::max(0.0, c.activationOffloadS - computeS);
+}
+
 } // namespace
 
 // The expected relative error of a step time, by how it was timed and on which GPU
@@ -259,8 +285,10 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
         arch, counts, config, s, gpu, r.computeTimeS, opTimed ? &stage : nullptr);
     r.communication = comm.result;
     addOffload(config, comm, s, gpu, r.communication);
+    addActivationOffload(arch, counts, config, s, gpu, r.computeTimeS, r.communication);
     r.stepTimeS = r.computeTimeS + r.communication.exposedS + r.communication.ppBubbleS
-        + r.communication.offloadS + r.communication.cpuOptimizerS + r.optimizerS;
+        + r.communication.offloadS + r.communication.cpuOptimizerS + r.optimizerS
+        + r.communication.activationOffloadExposedS;
     r.uncertainty = timingUncertainty(r.timingSource, gpu);
 
     r.tokensPerS = r.globalBatchTokens > 0 ? divideOr(r.globalBatchTokens, r.stepTimeS, 0.0) : 0.0;
@@ -299,7 +327,7 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
         { "pp-comm", c.ppS * onPath(comm.epPpOverlap) },
         { "cp-comm", c.cpS * onPath(comm.otherOverlap) },
         { "ep-comm", c.epS * onPath(comm.epPpOverlap) },
-        { "host-transfer", c.offloadS },
+        { "host-transfer", c.offloadS + c.activationOffloadExposedS },
         { "cpu-optimizer", c.cpuOptimizerS },
         { "optimizer", r.optimizerS },
     };

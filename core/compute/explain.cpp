@@ -210,9 +210,11 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
     const Communication& c = r.communication;
     ex.add("training.step_time_s",
         fmt::format("compute + exposed communication + pipeline bubble + offload transfers + CPU "
-                    "optimizer + optimizer step = {} + {} + {} + {} + {} + {} = {} (+-{:.0f}%, {})",
+                    "optimizer + optimizer step{} = {} + {} + {} + {} + {} + {}{} = {} (+-{:.0f}%, {})",
+            config.activationOffload ? " + exposed activation offload" : "",
             duration(r.computeTimeS), duration(c.exposedS), duration(c.ppBubbleS),
             duration(c.offloadS), duration(c.cpuOptimizerS), duration(r.optimizerS),
+            config.activationOffload ? " + " + duration(c.activationOffloadExposedS) : std::string(),
             duration(r.stepTimeS), 100 * r.uncertainty, r.timingSource),
         r.stepTimeS, "s",
         std::string(config.mfuOverride ? kStepSource
@@ -241,6 +243,37 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
             "ZeRO-Offload sec. 4.2 (the CPU Adam step is memory-bandwidth bound); host DRAM "
             "bandwidth per GPU (docs/formulas-compute.md)");
     }
+    if (config.activationOffload) {
+        ex.add("training.communication.activation_offload_s",
+            fmt::format("2 x micro-batches x offloaded activations per micro-batch / "
+                        "host_link_gbps = {} / {} GB/s = {} (down in the forward, back in the "
+                        "backward)",
+                num(c.activationOffloadBytes), num(gpu.hostLinkBytesPerS / 1e9),
+                duration(c.activationOffloadS)),
+            c.activationOffloadS, "s",
+            "torchtune OffloadActivations (non-blocking copies to pinned memory); Megatron "
+            "--cpu-offloading (Transformer Engine cpu_offload); host link per direction from the "
+            "GPU preset (PCIe Gen5 x16 64 GB/s, PCI-SIG)");
+        ex.add("training.communication.activation_offload_exposed_s",
+            fmt::format("max(0, transfers - compute) = max(0, {} - {}) = {} (the copies run on a "
+                        "side stream beside the compute)",
+                duration(c.activationOffloadS), duration(r.computeTimeS),
+                duration(c.activationOffloadExposedS)),
+            c.activationOffloadExposedS, "s",
+            "torchtune OffloadActivations use_streams=True (a separate CUDA stream overlaps the "
+            "copies with compute); Transformer Engine AsyncDoubleBufferGroupOffloadHandler "
+            "('completely hidden behind computation if computation time of a layer is longer "
+            "than host-device communication time')");
+    }
+    if (config.optimizerInBackward)
+        ex.add("training.time_breakdown.optimizer_in_backward",
+            fmt::format("optimizer_in_backward: the same optimizer step {} runs inside the "
+                        "backward, one parameter at a time on the compute stream: the step time "
+                        "is unchanged",
+                duration(r.optimizerS)),
+            r.optimizerS, "s",
+            "torchtune optimizer_in_bwd (post-accumulate-grad hooks on the default stream); "
+            "README 'Optimization flags': +1.38% tokens/s, within run-to-run noise");
     ex.add("training.tokens_per_s",
         fmt::format("global batch / step time = {} / {} = {}", num(r.globalBatchTokens),
             duration(r.stepTimeS), num(r.tokensPerS)),

@@ -539,10 +539,22 @@ void warnCommon(const Plan& plan, std::vector<std::string>& warnings, std::strin
         warnings.push_back(fmt::format("training.recipe: a custom recipe; {} gets the closest "
                                        "precision setting (read from its bytes per parameter)",
             engine));
-    if (t.optimizer != OptimizerKind::AdamW && t.optimizer != OptimizerKind::Adam)
+    const bool bnbForHf = engine == "the Hugging Face Trainer"
+        && optimizerSetsMomentWidth(t.optimizer); // the Trainer's optim names them
+    if (t.optimizer != OptimizerKind::AdamW && t.optimizer != OptimizerKind::Adam && !bnbForHf)
         warnings.push_back(fmt::format("training.optimizer = \"{}\": choose it in the training "
                                        "script; {} is configured for Adam(W) here",
             optimizerId(t.optimizer), engine));
+    if (t.optimizerInBackward)
+        warnings.push_back(fmt::format("training.optimizer_in_backward: {} has no switch to step "
+                                       "the optimizer inside the backward (torchtune's "
+                                       "optimizer_in_bwd); it keeps every gradient until the step",
+            engine));
+    if (t.activationOffload && engine != "Megatron-LM")
+        warnings.push_back(fmt::format("training.activation_offload: {} has no activation offload "
+                                       "switch in this export (torchtune "
+                                       "enable_activation_offloading, Megatron --cpu-offloading)",
+            engine));
     if (!t.flashAttention)
         warnings.push_back(fmt::format("training.flash_attention = false: the attention kernel is "
                                        "chosen by the model code, not by the {} config",

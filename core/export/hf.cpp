@@ -109,7 +109,14 @@ EngineConfig exportHf(const Plan& plan, const Estimate& estimate, const std::str
         j["fsdp_config"] = { { "backward_prefetch", "backward_pre" }, { "use_orig_params", true },
             { "activation_checkpointing", false } };
     }
-    if (p.eightBitOptimizer)
+    // transformers OptimizerNames: the bitsandbytes optimizers by their own names.
+    if (t.optimizer == OptimizerKind::AdamW8bit)
+        j["optim"] = "adamw_bnb_8bit";
+    else if (t.optimizer == OptimizerKind::PagedAdamW)
+        j["optim"] = "paged_adamw_32bit";
+    else if (t.optimizer == OptimizerKind::PagedAdamW8bit)
+        j["optim"] = "paged_adamw_8bit";
+    else if (p.eightBitOptimizer)
         j["optim"] = "adamw_bnb_8bit";
     else if (t.optimizer == OptimizerKind::Sgd || t.optimizer == OptimizerKind::SgdMomentum)
         j["optim"] = "sgd";

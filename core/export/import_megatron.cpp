@@ -339,6 +339,12 @@ Expected<ImportedPlan> importMegatron(
     const std::string backend = word("--attention-backend");
     t["flash_attention"]
         = switchOn("--use-flash-attn") || (backend != "unfused" && backend != "local");
+    // --cpu-offloading offloads the first --cpu-offloading-num-layers layers' activations
+    // (Transformer Engine); 0 layers offloads nothing.
+    const bool cpuOffloading = switchOn("--cpu-offloading");
+    const std::optional<long long> offloadLayers = count("--cpu-offloading-num-layers", 0);
+    if (cpuOffloading && offloadLayers && *offloadLayers >= 1)
+        t["activation_offload"] = *offloadLayers;
     const std::string optimizer = word("--optimizer");
     if (optimizer == "sgd")
         t["optimizer"] = "sgd-momentum";

@@ -315,6 +315,24 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     arg("--attention-backend", t.flashAttention ? "flash" : "unfused");
     if (t.optimizer == OptimizerKind::Sgd || t.optimizer == OptimizerKind::SgdMomentum)
         arg("--optimizer", "sgd");
+    if (t.activationOffload) {
+        // Megatron offloads the first N transformer layers' activations through Transformer
+        // Engine; N must stay below the layers (0 .. num_layers - 1) and PP must be 1.
+        const int layers = std::max(1, plan.model.arch.layers);
+        const int n = t.activationOffloadLayers > 0 ? std::min(t.activationOffloadLayers, layers - 1)
+                                                     : layers - 1;
+        if (n >= 1) {
+            args.push_back("--cpu-offloading");
+            arg("--cpu-offloading-num-layers", std::to_string(n));
+        }
+        if (t.activationOffloadLayers == 0 || t.activationOffloadLayers >= layers)
+            out.warnings.push_back(fmt::format("training.activation_offload: Megatron offloads at "
+                                               "most num_layers - 1 = {} layers; exported as {}",
+                layers - 1, n));
+        if (t.pp > 1)
+            out.warnings.push_back("training.activation_offload: Megatron's --cpu-offloading "
+                                   "needs pipeline parallelism 1");
+    }
 
     std::string s
         = commentBlock(fmt::format("Envelope export for Megatron-LM {} (pretrain_gpt.py arguments)",

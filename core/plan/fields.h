@@ -37,7 +37,8 @@ template <class E> struct EnumIds {
 };
 
 inline const EnumIds<OptimizerKind> kOptimizerIds { optimizerId, parseOptimizer,
-    "\"adamw\", \"adam\", \"lion\", \"sgd-momentum\", \"sgd\" or \"adafactor\"" };
+    "\"adamw\", \"adam\", \"lion\", \"sgd-momentum\", \"sgd\", \"adafactor\", \"adamw-8bit\", "
+    "\"paged-adamw\" or \"paged-adamw-8bit\"" };
 inline const EnumIds<Recompute> kRecomputeIds { recomputeId, parseRecompute,
     "\"none\", \"selective\", \"full\" or \"every-k\"" };
 inline const EnumIds<ServingEngine> kEngineIds { servingEngineId, parseServingEngine,

@@ -85,6 +85,10 @@ struct FrameworkProfile {
     // Parameters and gradients live in contiguous buffers allocated once (Megatron-Core's
     // ParamAndGradBuffer): fragmentation applies to the transient allocations only.
     bool contiguousStateBuffers = false;
+    // training.activation_offload: offloaded layers' activations on the GPU at once while they
+    // move (torchtune OffloadActivations: the node being run in the backward, 1; Transformer
+    // Engine's AsyncDoubleBufferGroupOffloadHandler under Megatron: a double buffer, 2).
+    double offloadBufferLayers = 1;
     // `training.framework_version`: the version row applied ("" = the base profile), what it
     // changed and its source; `versions` lists the rows a plan may name (presets/frameworks.json).
     std::string version;

@@ -155,6 +155,16 @@ struct TrainingConfig {
     // `training.expandable_segments`: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (the
     // framework's launcher default when the plan gives none; resolved when the plan is read).
     bool expandableSegments = false;
+    // `training.optimizer_in_backward` (torchtune optimizer_in_bwd): each parameter is stepped
+    // in a post-accumulate-grad hook as its gradient is produced, and the gradient freed; needs
+    // grad_accum 1.
+    bool optimizerInBackward = false;
+    // `training.activation_offload`: the saved activations of the first
+    // `activationOffloadLayers` layers of each stage (0 = every layer) go to pinned host memory
+    // in the forward and come back in the backward (torchtune enable_activation_offloading,
+    // Megatron --cpu-offloading --cpu-offloading-num-layers).
+    bool activationOffload = false;
+    int activationOffloadLayers = 0;
     // The loss the step runs: the plan's, else the framework's, compiled when torch.compile
     // covers the loss (FrameworkProfile::compileLoss) and the framework's loss is eager.
     LossKind effectiveLoss() const

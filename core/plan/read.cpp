@@ -386,6 +386,23 @@ void readTraining(
             f.fail(f.pathOf("hfu_convention"),
                 "must be \"forward\" or \"korthikanti\", got " + describeJson(*hfu));
     }
+    f.boolean("optimizer_in_backward", c.optimizerInBackward);
+    // training.activation_offload: false, true (every layer of each stage) or N (the first N
+    // layers of each stage, Megatron --cpu-offloading-num-layers).
+    if (const nlohmann::json* offload = f.get("activation_offload")) {
+        if (offload->is_boolean()) {
+            c.activationOffload = offload->get<bool>();
+            c.activationOffloadLayers = 0;
+        } else if (offload->is_number_integer() && offload->get<long long>() >= 1
+            && offload->get<long long>() <= 100'000) {
+            c.activationOffload = true;
+            c.activationOffloadLayers = static_cast<int>(offload->get<long long>());
+        } else {
+            f.fail(f.pathOf("activation_offload"),
+                "must be false, true (every layer) or a layer count 1..100000, got "
+                    + describeJson(*offload));
+        }
+    }
     if (const nlohmann::json* lora = f.get("lora"))
         readLora(*lora, f, c.lora);
     if (const nlohmann::json* loss = f.get("loss")) {

@@ -291,6 +291,22 @@ std::optional<Error> checkCrossFields(const Plan& plan)
         return Error { "training.recompute_every",
             fmt::format(
                 "must be at most the model's {} layers, got {}", arch.layers, t.recomputeEvery) };
+    // Optimizer in backward steps each parameter as its gradient is produced, so gradients
+    // cannot accumulate over micro-batches (torchtune full_finetune_single_device raises
+    // "Gradient accumulation is not supported with optimizer in bwd").
+    if (t.optimizerInBackward && t.gradAccum != 1)
+        return Error { "training.optimizer_in_backward",
+            fmt::format("needs grad_accum 1 (each gradient is consumed by the optimizer as it is "
+                        "produced), got grad_accum {}",
+                t.gradAccum) };
+    // Offloaded layers are counted per pipeline stage: at most the stage's layers.
+    const int stageLayers = arch.layers > 0 ? (arch.layers + t.pp - 1) / t.pp : 0;
+    if (t.activationOffload
+        && (t.activationOffloadLayers < 0
+            || (stageLayers > 0 && t.activationOffloadLayers > stageLayers)))
+        return Error { "training.activation_offload",
+            fmt::format("must be true or 1..{} (the layers of one pipeline stage), got {}",
+                stageLayers, t.activationOffloadLayers) };
     // Context parallelism splits each sequence into cp pieces.
     if (t.seqLen % t.cp != 0)
         return Error { "training.seq_len",

@@ -109,6 +109,14 @@ ordered_json trainingToJson(TrainingConfig t)
         j["hsdp_shard"] = t.hsdpShard;
     if (t.hfuConvention == HfuConvention::Korthikanti)
         j["hfu_convention"] = "korthikanti";
+    if (t.optimizerInBackward)
+        j["optimizer_in_backward"] = true;
+    if (t.activationOffload) {
+        if (t.activationOffloadLayers > 0)
+            j["activation_offload"] = t.activationOffloadLayers;
+        else
+            j["activation_offload"] = true;
+    }
     if (t.lora.enabled) {
         ordered_json lora = ordered_json::object();
         lora["rank"] = t.lora.rank;

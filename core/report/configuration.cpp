@@ -60,20 +60,29 @@ std::string recomputeText(const TrainingConfig& t)
 
 std::string offloadText(const TrainingConfig& t)
 {
+    std::string text;
     if (t.offloadOptimizer && t.offloadParams)
-        return "optimizer states and parameters to CPU";
-    if (t.offloadOptimizer)
-        return "optimizer states to CPU";
-    if (t.offloadParams)
-        return "parameters to CPU";
-    return "none";
+        text = "optimizer states and parameters to CPU";
+    else if (t.offloadOptimizer)
+        text = "optimizer states to CPU";
+    else if (t.offloadParams)
+        text = "parameters to CPU";
+    if (t.activationOffload) {
+        const std::string layers = t.activationOffloadLayers > 0
+            ? fmt::format("the first {} layers' activations", t.activationOffloadLayers)
+            : std::string("activations");
+        text += (text.empty() ? "" : "; ") + layers + " to CPU";
+    }
+    return text.empty() ? "none" : text;
 }
 
 void addTrainingRows(Table& t, const Plan& plan, const Estimate& e, ByteUnits units)
 {
     const TrainingConfig& tc = plan.training;
     t.add("precision recipe", recipeText(tc.recipe));
-    t.add("optimizer", std::string(optimizerId(tc.optimizer)));
+    t.add("optimizer",
+        std::string(optimizerId(tc.optimizer))
+            + (tc.optimizerInBackward ? " (stepped in the backward)" : ""));
     t.add("ZeRO stage", fmt::format("ZeRO-{}", tc.zeroStage));
     t.add("parallelism", parallelismText(tc, e.training.dataParallel));
     t.add("sequence length", fmt::format("{} tokens", tc.seqLen));

@@ -86,6 +86,9 @@ ordered_json communication(const Communication& c)
     j["offload_bytes"] = bytes(c.offloadBytes);
     j["offload_s"] = real(c.offloadS);
     j["cpu_optimizer_s"] = real(c.cpuOptimizerS);
+    j["activation_offload_bytes"] = bytes(c.activationOffloadBytes);
+    j["activation_offload_s"] = real(c.activationOffloadS);
+    j["activation_offload_exposed_s"] = real(c.activationOffloadExposedS);
     return j;
 }
 
@@ -126,6 +129,9 @@ ordered_json training(const Plan& plan, const Estimate& e)
     j["buffer_bytes"] = bytes(m.bufferBytes);
     j["optimizer_temp_bytes"] = bytes(m.optimizerTempBytes);
     j["lora_trainable_params"] = count(m.loraTrainableParams);
+    j["paged_optimizer_bytes"] = bytes(m.pagedOptimizerBytes);
+    j["activation_offload_bytes"] = bytes(m.activationOffloadBytes);
+    j["activation_offload_buffer_bytes"] = bytes(m.activationOffloadBufferBytes);
     j["micro_batches_in_flight"] = m.microBatchesInFlight;
     j["params_on_worst_gpu"] = count(m.paramsOnWorstGpu);
 

@@ -46,6 +46,13 @@ struct TrainingMemory {
     double bufferBytes = 0;         // FSDP prefetch, FSDP+PP unsharded state, gradient buckets
     double optimizerTempBytes = 0;  // the optimizer step's temporaries (foreach AdamW)
     double loraTrainableParams = 0; // training.lora: adapter parameters of the whole model
+    // bitsandbytes paged optimizer state counted on the device (cudaMallocManaged: in
+    // per_gpu_bytes.optimizer and the total, not in the allocated / reserved views).
+    double pagedOptimizerBytes = 0;
+    // training.activation_offload: kept activations per GPU moved to pinned host memory (all
+    // micro-batches in flight), and the offloaded layers' share left on the GPU while moving.
+    double activationOffloadBytes = 0;
+    double activationOffloadBufferBytes = 0;
 };
 
 struct Communication {
@@ -64,6 +71,12 @@ struct Communication {
     double offloadBytes = 0;
     double offloadS = 0;
     double cpuOptimizerS = 0;
+    // Activation offload (training.activation_offload): bytes each GPU sends to the host in the
+    // forward and reads back in the backward per step (both directions), their time at
+    // host_link_gbps on a side stream, and the part of it the compute does not cover.
+    double activationOffloadBytes = 0;
+    double activationOffloadS = 0;
+    double activationOffloadExposedS = 0;
 };
 
 struct TrainingCompute {

@@ -243,7 +243,10 @@ double microBatchesInFlight(int stage, int stages, int virtualStages, int microB
     return chunks / v;
 }
 
-StageActivation stageActivation(const ActivationCosts& costs, const TrainingConfig& config,
+namespace {
+
+// What the stage keeps on the GPU before activation offload.
+StageActivation keptActivation(const ActivationCosts& costs, const TrainingConfig& config,
     int stage, int stages, int denseLayers, int moeLayers)
 {
     StageActivation a;
@@ -335,6 +338,35 @@ StageActivation stageActivation(const ActivationCosts& costs, const TrainingConf
         break;
     }
     }
+    return a;
+}
+
+} // namespace
+
+StageActivation stageActivation(const ActivationCosts& costs, const TrainingConfig& config,
+    int stage, int stages, int denseLayers, int moeLayers)
+{
+    StageActivation a = keptActivation(costs, config, stage, stages, denseLayers, moeLayers);
+    const int n = std::max(denseLayers, 0) + std::max(moeLayers, 0);
+    if (!config.activationOffload || n == 0)
+        return a;
+    // Activation offload (torchtune OffloadActivations, Megatron --cpu-offloading via
+    // Transformer Engine): the saved tensors of the offloaded layers go to pinned host memory in
+    // the forward and come back in the backward, so the kept layer activations shrink by the
+    // offloaded layers' share (under full recompute, only the checkpointed layer inputs: the
+    // tensors the recompute rebuilds were never saved). What stays: the layers not offloaded
+    // (Megatron: layers past --cpu-offloading-num-layers), the output layer (torchtune runs the
+    // head under NoOpManager; Megatron offloads transformer layers only), the embedding, the
+    // layer being rebuilt by recompute, and the framework's buffer of offloaded layers moving
+    // to or from the host (offload_buffer_layers of one micro-batch).
+    a.offloadedLayers = config.activationOffloadLayers > 0
+        ? std::min(config.activationOffloadLayers, n)
+        : n;
+    a.offloaded = a.layers * a.offloadedLayers / n;
+    a.layers -= a.offloaded;
+    const double bufferLayers
+        = std::min(std::max(config.framework.offloadBufferLayers, 0.0), a.offloadedLayers);
+    a.offloadBuffer = bufferLayers * a.perLayer;
     return a;
 }
 

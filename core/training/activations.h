@@ -85,7 +85,15 @@ struct StageActivation {
     double perLayer = 0; // kept by one layer for one micro-batch (the larger layer kind)
     double inFlight = 0; // microBatchesInFlight() for this stage
     double calibration = 1;
-    double total() const { return (layers + workingSet + embedding + output) * calibration; }
+    // training.activation_offload: the kept layer activations moved to the host (taken out of
+    // `layers`), and the offloaded layers' share on the GPU while they move.
+    double offloaded = 0;
+    double offloadBuffer = 0;
+    double offloadedLayers = 0; // layers of the stage whose activations go to the host
+    double total() const
+    {
+        return (layers + workingSet + embedding + output + offloadBuffer) * calibration;
+    }
 };
 
 // Activation bytes of one pipeline stage holding `denseLayers` + `moeLayers` layers.

@@ -42,6 +42,11 @@ struct TrainingSetup {
     double loraDenseLayerParams = 0;
     double loraMoeLayerParams = 0;
     double loraBaseBytes = 2;
+    // The largest single parameter tensor on one GPU (embedding, LM head, an FFN or attention
+    // matrix, / tp): what training.optimizer_in_backward keeps a gradient of at once.
+    double largestTensorParams = 0;
+    bool optimizerInBackward = false;
+    bool pagedOptimizer = false; // bitsandbytes paged state: outside torch's allocator
     ActivationCosts activations;
 };
 
@@ -89,6 +94,12 @@ struct StageMemory {
     // One GPU, one accumulation step, set_to_none: gradients fill as activations free.
     bool gradientsFillAsActivationsFree = false;
     double firstGradientBytes = 0; // the output layer's gradient, alive at the activation peak
+    // bitsandbytes paged optimizer state (in perGpu.optimizer / lora): on the device, outside
+    // torch's caching allocator (not in allocatedBytes / reservedBytes).
+    double pagedBytes = 0;
+    // training.optimizer_in_backward: the one gradient alive at a time (in perGpu.gradients, or
+    // in perGpu.lora under LoRA).
+    double inBackwardGradientBytes = 0;
     double buffers() const { return prefetchBytes + ppUnshardedBytes + bucketBytes + fp8CastBytes; }
     // total <= fixed + unsharded + sharded / dp: the parts (each with its fragmentation share)
     // that do not and do shrink with the DP size (dp a multiple of ep).

@@ -22,6 +22,17 @@ constexpr const char* kSeedsSimple
     = "seeds 002/003 (k x L x B x S x h x bytes, k = 12), seed 001 (every k: L/k + k layers), "
       "seed 002 (gradient checkpointing: int(sqrt(L)) layers)";
 
+constexpr const char* kBnbSource
+    = "bitsandbytes optim/optimizer.py Optimizer2State.init_state (uint8 state1/state2, fp32 "
+      "absmax1/absmax2 per 256-element block since 0.44.0, aa57bd89 'Change 8bit optimizer "
+      "blocksize 2048->256'; 2048 before, as in Dettmers et al. 2022, 8-bit Optimizers via "
+      "Block-wise Quantization, sec. 2; optim_bits 32: fp32 states)";
+constexpr const char* kInBackwardSource
+    = "torchtune optimizer_in_bwd (training.create_optim_in_bwd_wrapper, "
+      "register_optim_in_bwd_hooks: one optimizer per parameter stepped in a "
+      "register_post_accumulate_grad_hook, then p.grad = None); PyTorch tutorial 'How to save "
+      "memory by fusing the optimizer step into the backward pass'";
+
 // GB with two decimals; small figures (token ids, masks) in MB so they do not read as 0.
 std::string gb(double bytes)
 {
@@ -115,7 +126,13 @@ void explainStates(
         m.weights, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
 
     ex.add("training.per_gpu_bytes.gradients",
-        s.gradientsOffloaded()
+        s.optimizerInBackward && !s.gradientsOffloaded()
+            ? fmt::format("optimizer_in_backward: one parameter's gradient at a time, the largest "
+                          "tensor: gradient_bytes x {} = {} x {} = {} (instead of {} x {})",
+                num(s.largestTensorParams), num(s.gradientBytes), num(s.largestTensorParams),
+                gb(m.gradients), num(s.gradientBytes),
+                paramsOver(p, w.shards.gradients, w.shards.expertGradients))
+            : s.gradientsOffloaded()
             ? std::string("offload_optimizer with ZeRO >= 2: each reduced gradient bucket "
                           "streams to the host for the CPU optimizer = 0")
             : fmt::format(
@@ -128,8 +145,17 @@ void explainStates(
         m.gradients, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
 
     const Recipe& r = config.recipe.recipe;
+    const bool bnb8bit = config.optimizer == OptimizerKind::AdamW8bit
+        || config.optimizer == OptimizerKind::PagedAdamW8bit;
     const std::string moments = r.optimizerBytes
         ? fmt::format("custom optimizer state {} B", num(*r.optimizerBytes))
+        : bnb8bit ? fmt::format("{} moments ({}) x (1 B uint8 + {} B fp32 absmax / {}-element "
+                                "block) = {} B",
+                        momentCount(config.optimizer), optimizerId(config.optimizer),
+                        num(kBnbAbsmaxBytes), num(kBnb8bitBlock), num(s.momentBytes))
+        : config.optimizer == OptimizerKind::PagedAdamW
+        ? fmt::format("{} moments (paged-adamw, bitsandbytes optim_bits 32) x {} B fp32",
+              momentCount(config.optimizer), num(kBnb32bitMomentBytes))
         : fmt::format("{} moments ({}) x {} B", momentCount(config.optimizer),
             optimizerId(config.optimizer), num(r.momentBytes));
     ex.add("training.per_gpu_bytes.optimizer",
@@ -139,7 +165,50 @@ void explainStates(
                 "(master {} B + {}) x params / shard (dp from ZeRO-1, else 1) = {} x {} = {}",
                 num(s.masterBytes), moments, num(s.masterBytes + s.momentBytes),
                 paramsOver(p, w.shards.optimizer, w.shards.expertOptimizer), gb(m.optimizer)),
-        m.optimizer, "bytes", fmt::format("{}; {}", kZeroSource, recipe));
+        m.optimizer, "bytes",
+        optimizerSetsMomentWidth(config.optimizer) && !r.optimizerBytes
+            ? fmt::format("{}; {}; {}", kZeroSource, kBnbSource, recipe)
+            : fmt::format("{}; {}", kZeroSource, recipe));
+}
+
+// bitsandbytes paged state and optimizer in backward (issue 24).
+void explainOptimizerPlacement(
+    const TrainingSetup& s, const TrainingConfig& config, const StageMemory& w, Explainer& ex)
+{
+    if (s.pagedOptimizer)
+        ex.add("training.paged_optimizer_bytes",
+            s.offloadOptimizer
+                ? std::string("offload_optimizer: the state lives in host memory = 0")
+                : fmt::format("moments {} B x {} optimizer params = {}: allocated by "
+                              "bitsandbytes in CUDA unified memory (cudaMallocManaged), counted "
+                              "on the GPU in per_gpu_bytes.optimizer and the total while it fits, "
+                              "and left out of allocated_bytes / allocator_reserved_bytes "
+                              "(outside torch's caching allocator). The driver evicts pages to "
+                              "the host only when the GPU is oversubscribed; Envelope does not "
+                              "count on that: a plan over HBM stays 'over', its eviction traffic "
+                              "unpriced",
+                    num(s.momentBytes),
+                    s.lora ? num(w.loraParams / w.shards.optimizer)
+                           : paramsOver(w.params, w.shards.optimizer, w.shards.expertOptimizer),
+                    gb(w.pagedBytes)),
+            w.pagedBytes, "bytes",
+            "bitsandbytes optim/optimizer.py get_state_buffer (is_paged and numel >= 1e5: "
+            "F.get_paged, cuda managed memory; page_mng prefetches it before each step); "
+            "functional.py get_paged (cget_managed_ptr)");
+    if (s.optimizerInBackward)
+        ex.add("training.optimizer_in_backward_gradient_bytes",
+            s.lora ? fmt::format("gradient_bytes {} x one layer's adapters {} = {} (the adapters' "
+                                 "gradients are consumed as they are produced)",
+                         num(s.gradientBytes),
+                         num(std::max(s.loraDenseLayerParams, s.loraMoeLayerParams)),
+                         gb(w.inBackwardGradientBytes))
+                   : fmt::format("gradient_bytes x the largest parameter tensor = {} x {} = {} "
+                                 "(each gradient is stepped and freed as it is produced; the "
+                                 "step's temporaries are that tensor's, during the backward; "
+                                 "grad_accum must be 1)",
+                         num(s.gradientBytes), num(s.largestTensorParams),
+                         gb(w.inBackwardGradientBytes)),
+            w.inBackwardGradientBytes, "bytes", kInBackwardSource);
 }
 
 void explainLayer(const ModelArch& arch, const TrainingSetup& s, const TrainingConfig& config,
@@ -275,11 +344,44 @@ void explainActivations(const ModelArch& arch, const TrainingSetup& s, const Tra
 
     ex.add("training.per_gpu_bytes.activations",
         fmt::format("(stage {}: layers {} x in flight {} + recompute working set {} + "
-                    "embedding {} + output layer {}) x calibration {} = {}",
+                    "embedding {} + output layer {}{}) x calibration {} = {}",
             w.stage, gb(a.layers / (a.inFlight > 0 ? a.inFlight : 1)), num(a.inFlight),
-            gb(a.workingSet), gb(a.embedding), gb(a.output), num(a.calibration),
-            gb(w.perGpu.activations)),
+            gb(a.workingSet), gb(a.embedding), gb(a.output),
+            config.activationOffload
+                ? fmt::format(" + offload buffer {}; {} offloaded layers' {} x in flight moved "
+                              "to the host",
+                    gb(a.offloadBuffer), num(a.offloadedLayers),
+                    gb(a.offloaded / (a.inFlight > 0 ? a.inFlight : 1)))
+                : std::string(),
+            num(a.calibration), gb(w.perGpu.activations)),
         w.perGpu.activations, "bytes", c.simple ? kSeedsSimple : kKorthikanti);
+    if (config.activationOffload) {
+        const int stageLayers = w.params.denseLayers + w.params.moeLayers;
+        ex.add("training.activation_offload_bytes",
+            fmt::format("kept layer activations x offloaded layers / stage layers = ({} + {}) x "
+                        "{} / {} x calibration {} = {} to pinned host memory (stays on the GPU: "
+                        "the {} layers not offloaded, the output layer, the embedding and the "
+                        "layer being rebuilt; under full recompute only the checkpointed layer "
+                        "inputs move)",
+                gb(a.layers), gb(a.offloaded), num(a.offloadedLayers), stageLayers,
+                num(a.calibration), gb(r.activationOffloadBytes),
+                num(stageLayers - a.offloadedLayers)),
+            r.activationOffloadBytes, "bytes",
+            "torchtune training/_activation_offloading.py OffloadActivations (every saved tensor "
+            ">= 1 KiB but parameters; the output head under NoOpManager; with activation "
+            "checkpointing only the checkpointed tensors, docs memory_optimizations.rst); "
+            "Megatron --cpu-offloading-num-layers (0..layers - 1) through Transformer Engine "
+            "get_cpu_offload_context");
+        ex.add("training.activation_offload_buffer_bytes",
+            fmt::format("offload_buffer_layers x one layer's kept activations (one micro-batch) = "
+                        "min({}, {}) x {} x calibration {} = {}",
+                num(config.framework.offloadBufferLayers), num(a.offloadedLayers),
+                gb(a.perLayer), num(a.calibration), gb(r.activationOffloadBufferBytes)),
+            r.activationOffloadBufferBytes, "bytes",
+            fmt::format("framework \"{}\": {}", config.framework.id,
+                config.framework.source.empty() ? std::string("presets/frameworks.json")
+                                                : config.framework.source));
+    }
 }
 
 void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& config,
@@ -331,13 +433,22 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
             "LoRA (Hu et al. 2021): A is rank x in, B is out x rank for each adapted matrix; q: h -> "
             "heads x head_dim, k/v: h -> kv_heads x head_dim, o: heads x head_dim -> h, gate/up: "
             "h -> ffn, down: ffn -> h");
-    if (w.gradientsFillAsActivationsFree)
+    if (s.optimizerInBackward)
+        ex.add("training.allocated_bytes",
+            fmt::format("weights + optimizer{} + one gradient (+ LoRA adapters) + activations + "
+                        "buffers + that parameter's step temporaries = {} + {} + {} + {} = {} "
+                        "(optimizer_in_backward: the step runs inside the backward)",
+                w.pagedBytes > 0 ? " (less the paged state)" : "",
+                gb(states - w.pagedBytes), gb(w.perGpu.activations), gb(r.bufferBytes),
+                gb(r.optimizerTempBytes), gb(r.allocatedBytes)),
+            r.allocatedBytes, "bytes", kInBackwardSource);
+    else if (w.gradientsFillAsActivationsFree)
         ex.add("training.allocated_bytes",
             fmt::format("weights + optimizer + max(activations + buffers + output-layer "
                         "gradient, gradients + optimizer temporaries) = {} + max({} + {} + {}, "
                         "{} + {}) = {} (one GPU, grad_accum 1, zero_grad(set_to_none=True): the "
                         "gradients fill as the activations are freed)",
-                gb(w.perGpu.weights + w.perGpu.optimizer), gb(w.perGpu.activations),
+                gb(w.perGpu.weights + w.perGpu.optimizer - w.pagedBytes), gb(w.perGpu.activations),
                 gb(r.bufferBytes), gb(w.firstGradientBytes), gb(w.perGpu.gradients),
                 gb(r.optimizerTempBytes), gb(r.allocatedBytes)),
             r.allocatedBytes, "bytes",
@@ -347,10 +458,11 @@ void explainFrameworkBuffers(const TrainingSetup& s, const TrainingConfig& confi
                 + source);
     else
         ex.add("training.allocated_bytes",
-            fmt::format("weights + gradients + optimizer (+ LoRA adapters) + max(activations + "
+            fmt::format("weights + gradients + optimizer{} (+ LoRA adapters) + max(activations + "
                         "buffers, optimizer temporaries) = {} + max({} + {}, {}) = {}",
-                gb(states), gb(w.perGpu.activations), gb(r.bufferBytes), gb(r.optimizerTempBytes),
-                gb(r.allocatedBytes)),
+                w.pagedBytes > 0 ? " (less the paged state, outside torch's allocator)" : "",
+                gb(states - w.pagedBytes), gb(w.perGpu.activations), gb(r.bufferBytes),
+                gb(r.optimizerTempBytes), gb(r.allocatedBytes)),
             r.allocatedBytes, "bytes",
             "what torch.cuda.max_memory_allocated() and peak active bytes report: live tensors "
             "only");
@@ -399,6 +511,7 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
         "first stage: embedding and pp micro-batches in flight; last: LM head and logits");
     explainParams(setup, worst, ex);
     explainStates(setup, config, worst, ex);
+    explainOptimizerPlacement(setup, config, worst, ex);
     explainActivations(arch, setup, config, worst, result, ex);
 
     const double before = m.weights + m.gradients + m.optimizer + m.activations;
@@ -489,7 +602,7 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
 
     const int gpusPerNode = std::clamp(cluster.gpusPerNode, 1, std::max(cluster.gpus, 1));
     std::string hostText;
-    if (!setup.offloadOptimizer && !setup.offloadParams) {
+    if (!setup.offloadOptimizer && !setup.offloadParams && !config.activationOffload) {
         hostText = "no offload = 0";
     } else {
         std::string parts;
@@ -501,11 +614,17 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
             parts += fmt::format("{}weight_bytes {} x {}", parts.empty() ? "" : " + ",
                 num(setup.weightBytes),
                 paramsOver(host.params, host.shards.weights, host.shards.expertWeights));
+        if (config.activationOffload)
+            parts += fmt::format("{}offloaded activations {} x calibration {}",
+                parts.empty() ? "" : " + ", gb(host.activation.offloaded),
+                num(host.activation.calibration));
         hostText = fmt::format("per GPU of stage {}: {} = {}; x GPUs per node {} = {}", host.stage,
             parts, gb(host.hostBytes), gpusPerNode, gb(result.hostBytesPerNode));
     }
     ex.add("training.host_bytes_per_node", std::move(hostText), result.hostBytesPerNode, "bytes",
-        "ZeRO-Offload (Ren et al. 2021) sec. 4; ZeRO-Infinity (Rajbhandari et al. 2021)");
+        "ZeRO-Offload (Ren et al. 2021) sec. 4; ZeRO-Infinity (Rajbhandari et al. 2021); "
+        "activation offload: pinned host copies (torchtune OffloadActivations use_pin_memory, "
+        "Transformer Engine cpu_offload)");
 }
 
 } // namespace envelope

@@ -139,6 +139,19 @@ TrainingSetup trainingSetup(
     }
     s.layerParamsMax = std::max(s.denseLayerParams,
         moeLayers > 0 ? s.moeLayerParams + s.moeLayerExpertParams : 0.0);
+    // The largest single parameter tensor one GPU holds (/ tp): the embedding or LM head, a
+    // dense FFN matrix (h x f), an expert's (h x f_e), the query projection (h x heads x d).
+    // Without a shape (a bare parameter count) one layer bounds it.
+    const double hidden = positiveOrZero(double(arch.hidden));
+    const double queryWidth = positiveOrZero(double(arch.heads) * arch.headDim);
+    const double expertWidth = arch.moe ? positiveOrZero(double(arch.moe->expertFfnHidden)) : 0.0;
+    s.largestTensorParams = std::max({ embedding / tp, lmHead / tp,
+        hidden * positiveOrZero(double(arch.ffnHidden)) / tp, hidden * expertWidth / tp,
+        hidden * queryWidth / tp });
+    if (s.largestTensorParams <= 0)
+        s.largestTensorParams = s.layerParamsMax;
+    s.optimizerInBackward = config.optimizerInBackward;
+    s.pagedOptimizer = pagedOptimizer(config.optimizer);
     return s;
 }
 
@@ -241,8 +254,39 @@ StageMemory stageMemory(
             : std::max(1.0, fsdp ? fw.prefetchLayers : 1.0) * s.layerParamsMax;
         m.fp8CastBytes = fw.fp8WeightCastBytes * castParams;
     }
-    m.optimizerTempBytes
-        = s.offloadOptimizer ? 0.0 : positiveOrZero(fw.optimizerTempBytes) * localOptimizerParams;
+    // bitsandbytes steps each tensor with one in-place kernel (optimizer_update_8bit_blockwise,
+    // optimizer_update_32bit): no foreach temporaries whatever the framework's optimizer.
+    const double tempBytesPerParam
+        = optimizerSetsMomentWidth(config.optimizer) ? 0.0 : positiveOrZero(fw.optimizerTempBytes);
+    m.optimizerTempBytes = s.offloadOptimizer ? 0.0 : tempBytesPerParam * localOptimizerParams;
+    // Optimizer in backward (torchtune optimizer_in_bwd; PyTorch tutorial "How to save memory by
+    // fusing the optimizer step into the backward pass"): a post-accumulate-grad hook steps each
+    // parameter as its gradient is produced and sets the gradient to None, so the GPU holds one
+    // parameter's gradient at a time (the largest tensor bounds it; under LoRA one layer's
+    // adapters), and the step's temporaries are that parameter's, during the backward.
+    if (s.optimizerInBackward) {
+        if (s.lora) {
+            const double adapters = std::min(m.loraParams,
+                std::max(s.loraDenseLayerParams, s.loraMoeLayerParams));
+            m.perGpu.lora -= s.gradientBytes * m.loraParams / m.shards.gradients;
+            m.perGpu.lora += s.gradientBytes * adapters;
+            m.inBackwardGradientBytes = s.gradientBytes * adapters;
+            localOptimizerParams = std::min(localOptimizerParams, adapters);
+        } else if (!s.gradientsOffloaded()) {
+            m.perGpu.gradients = std::min(m.perGpu.gradients, s.gradientBytes * s.largestTensorParams);
+            m.inBackwardGradientBytes = m.perGpu.gradients;
+            localOptimizerParams = std::min(localOptimizerParams, s.largestTensorParams);
+        }
+        m.optimizerTempBytes = s.offloadOptimizer ? 0.0 : tempBytesPerParam * localOptimizerParams;
+    }
+    // bitsandbytes paged optimizers allocate their state with cudaMallocManaged (functional.py
+    // get_paged), outside PyTorch's caching allocator: on the device while it fits (the driver
+    // evicts pages to the host only under oversubscription), but not in torch's allocated and
+    // reserved counters. Tensors under 1e5 elements stay ordinary (optimizer.py
+    // get_state_buffer): not separated here.
+    if (s.pagedOptimizer && !s.offloadOptimizer)
+        m.pagedBytes
+            = s.momentBytes * (s.lora ? m.loraParams / m.shards.optimizer : optimizerParams);
 
     // The peak of live tensors: the states plus the larger of the forward/backward peak
     // (activations and buffers) and the optimizer step's temporaries, which come after the
@@ -255,11 +299,15 @@ StageMemory stageMemory(
     // activations (with the output layer's gradient, the first one made) and all the gradients
     // (with the optimizer step's temporaries, after the backward).
     m.gradientsFillAsActivationsFree = fw.gradsSetToNone && config.gradAccum <= 1 && !s.lora
+        && !s.optimizerInBackward
         && s.tp * s.pp * s.cp == 1 && m.dataParallel == 1 && m.perGpu.gradients > 0;
     const double stateBytes
         = m.perGpu.weights + m.perGpu.gradients + m.perGpu.optimizer + m.perGpu.lora;
     double states = stateBytes;
-    double transient = std::max(m.perGpu.activations + m.buffers(), m.optimizerTempBytes);
+    double transient = s.optimizerInBackward
+        // the step runs inside the backward, beside the live activations
+        ? m.perGpu.activations + m.buffers() + m.optimizerTempBytes
+        : std::max(m.perGpu.activations + m.buffers(), m.optimizerTempBytes);
     if (m.gradientsFillAsActivationsFree) {
         // The LM head's gradient is the first; a tied head's is the embedding matrix's (the
         // last stage then holds only the final norm as `head`).
@@ -269,17 +317,20 @@ StageMemory stageMemory(
         transient = std::max(m.perGpu.activations + m.buffers() + m.firstGradientBytes,
             m.perGpu.gradients + m.optimizerTempBytes);
     }
-    m.allocatedBytes = states + transient;
+    // Paged optimizer state is device memory the caching allocator does not serve.
+    m.allocatedBytes = states - m.pagedBytes + transient;
     // The caching allocator reserves a fragmentation share of what it serves; parameters and
     // gradients in contiguous buffers allocated once (Megatron-Core) leave no holes, so only
     // the transient allocations carry it there.
     m.fragmentedBytes = fw.contiguousStateBuffers ? transient : m.allocatedBytes;
     m.reservedBytes = m.allocatedBytes + s.fragmentation * m.fragmentedBytes;
-    m.perGpu.overhead = s.fixedBytes + (m.allocatedBytes - stateBytes - m.perGpu.activations)
+    m.perGpu.overhead = s.fixedBytes
+        + (m.allocatedBytes + m.pagedBytes - stateBytes - m.perGpu.activations)
         + s.fragmentation * m.fragmentedBytes;
     m.hostBytes
         = (s.offloadOptimizer ? (optimizerBytes + kHostGradientBytes) * optimizerParams : 0.0)
-        + (s.offloadParams ? s.weightBytes * weightParams : 0.0);
+        + (s.offloadParams ? s.weightBytes * weightParams : 0.0)
+        + m.activation.offloaded * m.activation.calibration; // pinned host copies
 
     // The same sum split by what shrinks with dp, for min_gpus (dp a multiple of ep, so the
     // expert shard dp / ep >= 1 and expert / (dp / ep) = expert x ep / dp).
@@ -287,10 +338,10 @@ StageMemory stageMemory(
     // contiguous buffers.
     const double stateFactor = 1.0 + (fw.contiguousStateBuffers ? 0.0 : s.fragmentation);
     const double transientFactor = 1.0 + s.fragmentation;
-    const auto split = [&](double bytesPerParam, bool onGpu, bool sharded) {
+    const auto split = [&](double bytesPerParam, bool onGpu, bool sharded, double factor) {
         if (!onGpu)
             return;
-        bytesPerParam *= stateFactor;
+        bytesPerParam *= factor;
         if (sharded && hsdp)
             m.unshardedBytes += bytesPerParam * (dense / m.shardGroup + expert / edp);
         else if (sharded)
@@ -314,12 +365,21 @@ StageMemory stageMemory(
                 m.unshardedBytes += bytes;
         };
         add(base + adapterW, s.zeroStage >= 3);
-        add(adapterG, s.zeroStage >= 2);
+        if (s.optimizerInBackward)
+            add(m.inBackwardGradientBytes, false);
+        else
+            add(adapterG, s.zeroStage >= 2);
         add(adapterO, s.zeroStage >= 1);
     } else {
-        split(s.weightBytes, !s.offloadParams, s.zeroStage >= 3);
-        split(s.gradientBytes, !s.gradientsOffloaded(), s.zeroStage >= 2);
-        split(optimizerBytes, !s.offloadOptimizer, s.zeroStage >= 1);
+        split(s.weightBytes, !s.offloadParams, s.zeroStage >= 3, stateFactor);
+        if (s.optimizerInBackward)
+            m.unshardedBytes += stateFactor * m.perGpu.gradients; // one tensor's, whatever dp
+        else
+            split(s.gradientBytes, !s.gradientsOffloaded(), s.zeroStage >= 2, stateFactor);
+        // Paged moments are outside the caching allocator: no fragmentation share.
+        split(s.masterBytes, !s.offloadOptimizer, s.zeroStage >= 1, stateFactor);
+        split(s.momentBytes, !s.offloadOptimizer, s.zeroStage >= 1,
+            s.pagedOptimizer ? 1.0 : stateFactor);
     }
     m.unshardedBytes += transientFactor * (m.perGpu.activations + m.buffers());
     return m;
@@ -404,6 +464,9 @@ TrainingMemory estimateTrainingMemory(const ModelArch& arch, const ParamCounts& 
     r.reservedBytes = worst.reservedBytes;
     r.bufferBytes = worst.buffers();
     r.optimizerTempBytes = worst.optimizerTempBytes;
+    r.pagedOptimizerBytes = worst.pagedBytes;
+    r.activationOffloadBytes = worst.activation.offloaded * worst.activation.calibration;
+    r.activationOffloadBufferBytes = worst.activation.offloadBuffer * worst.activation.calibration;
     if (config.lora.enabled)
         r.loraTrainableParams = loraTrainableParams(arch, config.lora);
     r.gpuMemoryBytes = hbm;

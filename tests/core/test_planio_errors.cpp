@@ -88,7 +88,16 @@ INSTANTIATE_TEST_SUITE_P(Table, PlanBadInput,
             "got \"sometimes\" (a string)" },
         BadPlan { "OptimizerNumber", { { "/training/optimizer", 3 } },
             "training.optimizer: must be \"adamw\", \"adam\", \"lion\", \"sgd-momentum\", "
-            "\"sgd\" or \"adafactor\", got 3" },
+            "\"sgd\", \"adafactor\", \"adamw-8bit\", \"paged-adamw\" or \"paged-adamw-8bit\", "
+            "got 3" },
+        BadPlan { "ActivationOffloadZero", { { "/training/activation_offload", 0 } },
+            "training.activation_offload: must be false, true (every layer) or a layer count "
+            "1..100000, got 0" },
+        BadPlan { "ActivationOffloadString", { { "/training/activation_offload", "all" } },
+            "training.activation_offload: must be false, true (every layer) or a layer count "
+            "1..100000, got \"all\" (a string)" },
+        BadPlan { "OptimizerInBackwardString", { { "/training/optimizer_in_backward", "yes" } },
+            "training.optimizer_in_backward: must be true or false, got \"yes\" (a string)" },
         BadPlan { "ActivationModelUnknown", { { "/training/activation_model", "simple" } },
             "training.activation_model: must be \"tensors\" or {\"bytes_per_sbh_per_layer\": "
             "k x bytes}, got \"simple\" (a string)" },

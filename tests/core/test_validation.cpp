@@ -23,8 +23,9 @@ namespace envelope {
 namespace {
 
 // The errors reached (|estimate / measured - 1|; docs/validation.md), guarded with a little room:
-// training memory 3.1% median / 17.0% worst over 10 points (9.0% / 17.0% over the 7 before
-// issue 24 added torchtune's compile, chunked-CE and AC rows), vLLM KV 0.3% median / 1.1%
+// training memory 3.3% median / 17.0% worst over 13 points (9.0% / 17.0% over the 7 before
+// issue 24 added torchtune's compile, chunked-CE and AC rows, then its optimizer-in-backward,
+// activation-offload and 8-bit AdamW rows), vLLM KV 0.3% median / 1.1%
 // worst, throughput
 // Throughput is timed from ops (issue 22) on the GPUs' measured kernel tables, no plan sets
 // `mfu`: 69% median / 90% worst. These five runs are PyTorch-native (torchtitan eager and
@@ -125,7 +126,7 @@ TEST(Validation, EveryPointHasAPlanThatReadsAndAFiniteEstimate)
 TEST(Validation, TrainingPeakMemoryInTheMetricEachRunReports)
 {
     const Summary s = summarise(compareAll(), { "reserved", "allocated", "device" });
-    EXPECT_EQ(s.count, 10u);
+    EXPECT_EQ(s.count, 13u);
     EXPECT_LE(s.median, kTrainingMedian) << "median |error| of training peak memory";
     EXPECT_LE(s.worst, kTrainingWorst) << "worst |error| of training peak memory";
 }
@@ -148,6 +149,34 @@ TEST(Validation, ThroughputFromOps)
     EXPECT_EQ(s.count, 5u);
     EXPECT_LE(s.median, kThroughputMedian) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.worst, kThroughputWorst) << "worst |error| of tokens/s per GPU";
+}
+
+// The open points (points.json "open": expressible, not calibrated) are real plans that run,
+// name the measurement they miss and say why; a point moves to the summary once its miss is
+// explained. Today torchtune's QLoRA and LoRA rows: their measured peaks are below the frozen
+// base, the adapters' state and the chunked loss's bf16 logits added up.
+TEST(Validation, OpenPointsAreExpressibleAndSayWhy)
+{
+    const Expected<PresetLibrary> presets = builtinPresets();
+    ASSERT_TRUE(presets.ok());
+    const nlohmann::json points = nlohmann::json::parse(testing::readText(kDir + "points.json"));
+    ASSERT_TRUE(points.contains("open"));
+    EXPECT_TRUE(points.at("skipped").empty()) << "every published point has its plan keys";
+    int open = 0;
+    for (const nlohmann::json& point : points.at("open")) {
+        const std::string id = point.at("id");
+        ReadOptions options;
+        options.baseDir = kDir;
+        const Expected<Plan> plan = readPlan(testing::readText(kDir + id + ".json"), *presets, options);
+        ASSERT_TRUE(plan.ok()) << id << ": " << (plan.ok() ? "" : plan.error().toString());
+        EXPECT_TRUE(plan->training.activationOffload) << id;
+        EXPECT_FALSE(point.at("reason").get<std::string>().empty()) << id;
+        const Estimate e = estimate(*plan);
+        // Both runs fit their A100 80GB: Envelope must not call them over.
+        EXPECT_NE(e.training.verdict, Verdict::Over) << id;
+        ++open;
+    }
+    EXPECT_EQ(open, 2);
 }
 
 // The throughput is predicted, not fitted: no validation plan states its own efficiency, so
