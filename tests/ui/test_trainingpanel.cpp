@@ -188,6 +188,37 @@ private slots:
         QVERIFY(!offload->isChecked());
     }
 
+    // Issue 24's keys in the Memory savers group: the bitsandbytes optimizers are choices (a
+    // plan that names one shows it), and the activation-offload switch moves the saved
+    // activations off the GPU and enables its layer count; undo brings them back.
+    void offloadAndEightBitOptimizerEditThePlan()
+    {
+        MemorySaverControls* savers = m_panel->memorySaverControls();
+        QComboBox* optimizer = savers->optimizerCombo();
+        const int eightBit = optimizer->findText(QStringLiteral("adamw-8bit"));
+        QVERIFY(eightBit >= 0);
+        const double optimizerBefore = m_panel->memoryChart()->barSet(Tenant::Optimizer)->at(0);
+        optimizer->setCurrentIndex(eightBit);
+        emit optimizer->activated(eightBit);
+        QCOMPARE(int(m_doc->plan().training.optimizer), int(OptimizerKind::AdamW8bit));
+        // 2 moments of 1 B + a 4 B scale per 256 against bf16 AdamW's 2 x 2 B (the default
+        // recipe's moments): about half.
+        QVERIFY(m_panel->memoryChart()->barSet(Tenant::Optimizer)->at(0) < 0.6 * optimizerBefore);
+
+        QVERIFY(!savers->activationOffloadLayersSpin()->isEnabled());
+        const double activationsBefore = m_panel->memoryChart()->barSet(Tenant::Activations)->at(0);
+        QCheckBox* offload = savers->activationOffloadCheck();
+        QTest::mouseClick(offload, Qt::LeftButton, {}, QPoint(8, offload->height() / 2));
+        QVERIFY(m_doc->plan().training.activationOffload);
+        QVERIFY(savers->activationOffloadLayersSpin()->isEnabled());
+        QVERIFY(m_panel->memoryChart()->barSet(Tenant::Activations)->at(0) < activationsBefore);
+        m_doc->undoStack()->undo();
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().training.activationOffload);
+        QCOMPARE(int(m_doc->plan().training.optimizer), int(OptimizerKind::AdamW));
+        QCOMPARE(optimizer->currentText(), QStringLiteral("adamw"));
+    }
+
     void modelSizeOffAPresetUsesAStandardShape()
     {
         typeInto(m_panel->modelControls()->sizeControl()->spinBox(), QStringLiteral("13"));

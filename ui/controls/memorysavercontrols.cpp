@@ -14,7 +14,8 @@
 namespace envelope::ui {
 namespace {
 constexpr std::array kOptimizers { OptimizerKind::AdamW, OptimizerKind::Adam, OptimizerKind::Lion,
-    OptimizerKind::SgdMomentum, OptimizerKind::Sgd, OptimizerKind::Adafactor };
+    OptimizerKind::SgdMomentum, OptimizerKind::Sgd, OptimizerKind::Adafactor,
+    OptimizerKind::AdamW8bit, OptimizerKind::PagedAdamW, OptimizerKind::PagedAdamW8bit };
 constexpr std::array kRecomputeModes { Recompute::None, Recompute::Selective, Recompute::Full,
     Recompute::EveryK };
 } // namespace
@@ -88,6 +89,26 @@ MemorySaverControls::MemorySaverControls(PlanDocument* document, QWidget* parent
     m_offloadParams = addSwitch(tr("Offload parameters to CPU"),
         tr("Weights in host memory between uses (ZeRO-Infinity)"),
         [](Plan& p, bool on) { p.training.offloadParams = on; });
+    m_optimizerInBackward = addSwitch(tr("Optimizer in backward"),
+        tr("training.optimizer_in_backward (torchtune optimizer_in_bwd): each parameter is stepped "
+           "as its gradient arrives and the gradient freed, so one gradient is alive at a time; "
+           "needs gradient accumulation 1"),
+        [](Plan& p, bool on) { p.training.optimizerInBackward = on; });
+    m_activationOffload = addSwitch(tr("Offload activations"),
+        tr("training.activation_offload (torchtune enable_activation_offloading, Megatron "
+           "--cpu-offloading): saved activations go to pinned host memory in the forward and "
+           "come back in the backward, over the host link"),
+        [](Plan& p, bool on) {
+            p.training.activationOffload = on;
+            if (!on)
+                p.training.activationOffloadLayers = 0;
+        });
+    m_activationOffloadLayers = addSpin(tr("Offloaded layers:"),
+        tr("Layers of each pipeline stage whose activations are offloaded (Megatron "
+           "--cpu-offloading-num-layers); 0 = every layer (torchtune)"),
+        0, 100'000, kActivationOffloadLayersControl,
+        [](Plan& p, int v) { p.training.activationOffloadLayers = v; });
+    m_activationOffloadLayers->setSpecialValueText(tr("all"));
     refresh();
 }
 
@@ -109,6 +130,12 @@ void MemorySaverControls::refresh()
     m_flash->setChecked(t.flashAttention);
     m_offloadOptimizer->setChecked(t.offloadOptimizer);
     m_offloadParams->setChecked(t.offloadParams);
+    const QSignalBlocker b7(m_optimizerInBackward), b8(m_activationOffload),
+        b9(m_activationOffloadLayers);
+    m_optimizerInBackward->setChecked(t.optimizerInBackward);
+    m_activationOffload->setChecked(t.activationOffload);
+    m_activationOffloadLayers->setValue(t.activationOffloadLayers);
+    m_activationOffloadLayers->setEnabled(t.activationOffload);
 }
 
 } // namespace envelope::ui

@@ -1,4 +1,5 @@
-// Memory savers group: precision recipe, optimizer, recompute (with k), flash attention, offload.
+// Memory savers group: precision recipe, optimizer, recompute (with k), flash attention, offload
+// (optimizer, parameters, activations) and the optimizer step in the backward.
 #pragma once
 
 #include "controls/plancontrolgroup.h"
@@ -20,6 +21,9 @@ public:
     QSpinBox* recomputeEveryControl() const { return m_every; }
     QCheckBox* flashAttentionCheck() const { return m_flash; }
     QCheckBox* offloadOptimizerCheck() const { return m_offloadOptimizer; }
+    QCheckBox* optimizerInBackwardCheck() const { return m_optimizerInBackward; }
+    QCheckBox* activationOffloadCheck() const { return m_activationOffload; }
+    QSpinBox* activationOffloadLayersSpin() const { return m_activationOffloadLayers; }
 
 protected:
     void refresh() override;
@@ -32,6 +36,9 @@ private:
     QCheckBox* m_flash;
     QCheckBox* m_offloadOptimizer;
     QCheckBox* m_offloadParams;
+    QCheckBox* m_optimizerInBackward;
+    QCheckBox* m_activationOffload;
+    QSpinBox* m_activationOffloadLayers;
 };
 
 } // namespace envelope::ui

@@ -30,6 +30,7 @@ enum ControlId {
     kCpControl,
     kEpControl,
     kRecomputeEveryControl,
+    kActivationOffloadLayersControl,
 };
 
 class PlanControlGroup : public QGroupBox {
