@@ -214,4 +214,35 @@ void BM_InteractivityCurve(benchmark::State& state)
 }
 BENCHMARK(BM_InteractivityCurve)->Unit(benchmark::kMicrosecond);
 
+// Disaggregated, expert-parallel serving (issue 27): DeepSeek's published deployment (EP32
+// prefill, EP144 decode with data-parallel attention, MTP) as a slider step estimates it (both
+// pools' memory and ops; Arg 0), and under a Poisson workload through both pools' simulations
+// (Arg 1).
+void BM_EstimateDisaggregated(benchmark::State& state)
+{
+    auto presets = envelope::builtinPresets();
+    const std::string workload = state.range(0) == 1
+        ? R"(, "workload": {"input_tokens": {"mean": 3000, "p90": 6000}, "output_tokens": {"mean": 1000, "p90": 2000}, "request_rate": 20})"
+        : "";
+    auto read = envelope::readPlan(R"({"model": "deepseek-v3", "gpu": "h800", "cluster": {"gpus": 176},
+        "serving": {"weight_bits": 8, "context": 8192, "concurrency": 12672,
+        "speculative": {"kind": "mtp", "tokens": 1, "acceptance": 0.875},
+        "disaggregation": {"prefill": {"tp": 1, "ep": 32, "dp": 32}, "decode": {"tp": 1, "ep": 144, "dp": 144}})"
+            + workload + "}}",
+        *presets);
+    if (!read) {
+        std::cerr << read.error().toString() << '\n';
+        std::abort();
+    }
+    envelope::Plan plan = *read;
+    envelope::EstimateOptions options;
+    options.training = options.compute = options.rl = false;
+    int i = 0;
+    for (auto _ : state) {
+        plan.serving.concurrency = 12000 + (i++ % 64); // a slider drag: no memo hit
+        benchmark::DoNotOptimize(envelope::estimate(plan, options));
+    }
+}
+BENCHMARK(BM_EstimateDisaggregated)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 }  // namespace

@@ -181,6 +181,28 @@ void BM_SearchServing70b(benchmark::State& state)
 }
 BENCHMARK(BM_SearchServing70b)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// Serving a MoE model: DeepSeek-V3 on 1,024 H200s, 16,384 sequences of 8k: the TP engines and
+// every data-parallel-attention engine of EP 2 x tp ... 1,024 (issue 27). Arg 0: max-throughput;
+// 1: min-gpus.
+void BM_SearchServingDeepSeekEp(benchmark::State& state)
+{
+    const envelope::Plan plan = readOrDie(R"({"format": "envelope.plan", "version": 1,
+        "model": "deepseek-v3", "gpu": "h200", "cluster": {"gpus": 1024, "gpus_per_node": 8},
+        "serving": {"weight_bits": 8, "context": 8192, "concurrency": 16384}})");
+    envelope::SearchOptions options;
+    options.goal = state.range(0) ? envelope::SearchGoal::ServingMinGpus
+                                  : envelope::SearchGoal::ServingMaxThroughput;
+    envelope::ServingSearchResult last;
+    for (auto _ : state) {
+        last = envelope::searchServing(plan, options);
+        benchmark::DoNotOptimize(last);
+    }
+    if (last.candidates.empty())
+        state.SkipWithError("no layout fits");
+    state.counters["evaluated"] = static_cast<double>(last.evaluated);
+}
+BENCHMARK(BM_SearchServingDeepSeekEp)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 // RL: GRPO on Qwen2.5-7B, pools of Arg GPUs (disjoint splits and the colocated pool).
 void BM_SearchRlPools(benchmark::State& state)
 {

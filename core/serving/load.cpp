@@ -373,6 +373,46 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         prefilling.erase(std::remove_if(prefilling.begin(), prefilling.end(),
                              [&](int i) { return req[i].computeLeft <= 0; }),
             prefilling.end());
+
+        // Steady decoding: no prompt in flight and none the scheduler could admit before the
+        // next finish or arrival, so the steps until then differ only in the KV length. Run
+        // them here with the same arithmetic, without the scheduler's bookkeeping: a lightly
+        // loaded engine (a data-parallel attention rank, a disaggregated decode pool) spends
+        // most of its steps this way.
+        if (batch == 0 || !prefilling.empty() || !steps.decodeLine || batch != lineBatch)
+            continue;
+        if (!waiting.empty()) {
+            const double running = double(batch);
+            const bool admissible = budgetTokens - double(batch) > 0
+                && running < limits.maxNumSeqs
+                && reserved + req[waiting.front()].reserve <= limits.kvTokens;
+            if (admissible)
+                continue;
+        }
+        const std::size_t arrivingNow = closedLoop ? std::size_t(std::min(users, n)) : req.size();
+        const double nextArrivalTime
+            = nextArrival < arrivingNow ? req[nextArrival].arrival : std::numeric_limits<double>::infinity();
+        const long long nextFinish
+            = decoding.empty() ? std::numeric_limits<long long>::max() : decoding.top().first;
+        const double inEngine = double(batch) + double(waiting.size());
+        while (iter + 1 < nextFinish && t < nextArrivalTime && iter < maxIterations) {
+            double dt = std::max(0.0, line.first + line.second * (kvSum / double(batch)));
+            if (!(dt > 0))
+                dt = 1e-6;
+            if (windowStart >= 0) {
+                batchArea += double(batch) * dt;
+                inEngineArea += inEngine * dt;
+                areaTime += dt;
+            }
+            t += dt;
+            ++iter;
+            kvSum += double(batch) * perStep;
+            emitted += double(batch) * perStep;
+            if (emittedAtEnd < 0 && int(req.size()) == n && t >= req.back().arrival) {
+                emittedAtEnd = emitted;
+                windowEndTime = t;
+            }
+        }
     }
 
     // The measured window: from the warm-up's end to the last arrival (open loop) or the last
