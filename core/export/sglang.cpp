@@ -44,13 +44,20 @@ EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std:
         flag("--mem-fraction-static", numberText(estimate.serving.memoryFraction));
     flag("--max-running-requests", sc.concurrency);
     flag("--chunked-prefill-size", sc.maxBatchedTokens);
-    if (sc.kvBits == 8)
+    const KvCacheFormat kvFormat = servingKvFormat(sc);
+    if (kvFormat == KvCacheFormat::Fp8)
         flag("--kv-cache-dtype", "fp8_e5m2");
-    else if (sc.kvBits < 8)
-        out.warnings.push_back(fmt::format("serving.kv_bits = {}: SGLang's KV cache is 16-bit or "
-                                           "fp8; a {}-bit cache cannot be expressed",
-            sc.kvBits, sc.kvBits));
-    if (sc.weightBits == 8)
+    else if (sc.kvBits < 16)
+        out.warnings.push_back(fmt::format("serving.kv_bits = {} (kv_format \"{}\"): SGLang's KV cache is "
+                                           "16-bit or fp8; this cache cannot be expressed",
+            sc.kvBits, kvCacheFormatId(kvFormat)));
+    const WeightFormat weights = sc.weightFormat;
+    if (weights != WeightFormat::Auto && weights != WeightFormat::Fp8 && weights != WeightFormat::Bf16)
+        out.warnings.push_back(fmt::format("serving.weight_format = \"{}\": SGLang reads it from "
+                                           "the checkpoint's quantization config: serve such a "
+                                           "checkpoint; no --quantization is written",
+            weightFormatId(weights)));
+    else if (sc.weightBits == 8)
         flag("--quantization", "fp8");
     else if (sc.weightBits == 4)
         out.warnings.push_back("serving.weight_bits = 4: SGLang reads 4-bit weights from the "

@@ -43,13 +43,14 @@ EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std:
         flag("--kv_cache_free_gpu_memory_fraction", numberText(estimate.serving.memoryFraction));
 
     std::string yaml;
-    if (sc.kvBits == 8)
+    const KvCacheFormat kvFormat = servingKvFormat(sc);
+    if (kvFormat == KvCacheFormat::Fp8)
         yaml += "kv_cache_config:\n  dtype: fp8\n";
-    else if (sc.kvBits < 8)
-        out.warnings.push_back(fmt::format("serving.kv_bits = {}: TensorRT-LLM's KV cache is "
-                                           "16-bit, fp8 or nvfp4 by checkpoint; a {}-bit cache is "
-                                           "not written",
-            sc.kvBits, sc.kvBits));
+    else if (sc.kvBits < 16)
+        out.warnings.push_back(fmt::format("serving.kv_bits = {} (kv_format \"{}\"): TensorRT-LLM's KV cache "
+                                           "is 16-bit, fp8 or (from a ModelOpt checkpoint) nvfp4; "
+                                           "it is not written",
+            sc.kvBits, kvCacheFormatId(kvFormat)));
     if (sc.weightBits < 16)
         out.warnings.push_back(fmt::format(
             "serving.weight_bits = {}: TensorRT-LLM reads quantized weights from the checkpoint "

@@ -51,19 +51,27 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
             sc.maxBatchedTokens, sc.concurrency, batchedTokens));
     flag("--max-num-batched-tokens", batchedTokens);
     flag("--block-size", sc.blockSize);
-    if (sc.kvBits == 8)
+    const KvCacheFormat kvFormat = servingKvFormat(sc);
+    if (kvFormat == KvCacheFormat::Fp8)
         flag("--kv-cache-dtype", "fp8");
-    else if (sc.kvBits < 8)
-        out.warnings.push_back(fmt::format("serving.kv_bits = {}: vLLM's KV cache is 16- or "
-                                           "8-bit (fp8); a {}-bit cache cannot be expressed",
-            sc.kvBits, sc.kvBits));
-    if (sc.weightBits == 8) {
+    else if (sc.kvBits < 16)
+        out.warnings.push_back(fmt::format("serving.kv_bits = {} (kv_format \"{}\"): vLLM's KV cache is 16-bit "
+                                           "or fp8 (one scale per layer); this cache cannot be "
+                                           "expressed",
+            sc.kvBits, kvCacheFormatId(kvFormat)));
+    const WeightFormat weights = sc.weightFormat;
+    if (weights != WeightFormat::Auto && weights != WeightFormat::Fp8 && weights != WeightFormat::Bf16)
+        out.warnings.push_back(fmt::format("serving.weight_format = \"{}\": vLLM reads it from the "
+                                           "checkpoint's quantization config: serve such a "
+                                           "checkpoint; no --quantization is written",
+            weightFormatId(weights)));
+    else if (sc.weightBits == 8) {
         flag("--quantization", "fp8");
     } else if (sc.weightBits == 4) {
         // In-flight 4-bit NF4 of a 16-bit checkpoint; an AWQ/GPTQ checkpoint names its own method.
         flag("--quantization", "bitsandbytes");
     }
-    if (sc.weightBits < 16)
+    if (sc.weightBits < 16 && weights == WeightFormat::Auto)
         out.warnings.push_back(fmt::format(
             "serving.quant_group_size = {}: vLLM takes the quantization group size from the "
             "checkpoint (AWQ/GPTQ) or the method (fp8 per-tensor, bitsandbytes blocks of 64)",
@@ -138,7 +146,7 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
     rflag("--max-num-batched-tokens", std::max<long long>(sc.maxBatchedTokens, rolloutSeqs));
     rflag("--gpu-memory-utilization", numberText(sc.gpuMemoryUtilization));
     rflag("--block-size", sc.blockSize);
-    if (sc.kvBits == 8)
+    if (kvFormat == KvCacheFormat::Fp8)
         rflag("--kv-cache-dtype", "fp8");
     if (rl.placement == RlPlacement::Colocated)
         rollout.push_back("--enable-sleep-mode");

@@ -43,6 +43,10 @@ inline const EnumIds<Recompute> kRecomputeIds { recomputeId, parseRecompute,
     "\"none\", \"selective\", \"full\" or \"every-k\"" };
 inline const EnumIds<ServingEngine> kEngineIds { servingEngineId, parseServingEngine,
     "\"vllm\", \"sglang\", \"trtllm\" or \"generic\"" };
+inline const EnumIds<KvCacheFormat> kKvFormatIds { kvCacheFormatId, parseKvCacheFormat,
+    "\"auto\", \"bf16\", \"fp8\", \"int8\", \"int4\" or \"nvfp4\"" };
+inline const EnumIds<WeightFormat> kWeightFormatIds { weightFormatId, parseWeightFormat,
+    "\"auto\", \"bf16\", \"fp8\", \"fp8-block\", \"int8\", \"nvfp4\" or \"mxfp4\"" };
 inline const EnumIds<SpeculativeKind> kSpeculativeKindIds { speculativeKindId,
     parseSpeculativeKind, "\"mtp\", \"eagle\" or \"draft\"" };
 inline const EnumIds<RlAlgorithm> kAlgorithmIds { rlAlgorithmId, parseRlAlgorithm,

@@ -57,7 +57,77 @@ constexpr std::array<std::pair<SpeculativeKind, std::string_view>, 3> kSpeculati
     {SpeculativeKind::Draft, "draft"},
 }};
 
+constexpr std::array<std::pair<KvCacheFormat, std::string_view>, 6> kKvFormats{{
+    {KvCacheFormat::Auto, "auto"},
+    {KvCacheFormat::Bf16, "bf16"},
+    {KvCacheFormat::Fp8, "fp8"},
+    {KvCacheFormat::Int8, "int8"},
+    {KvCacheFormat::Int4, "int4"},
+    {KvCacheFormat::Nvfp4, "nvfp4"},
+}};
+constexpr std::array<std::pair<WeightFormat, std::string_view>, 7> kWeightFormats{{
+    {WeightFormat::Auto, "auto"},
+    {WeightFormat::Bf16, "bf16"},
+    {WeightFormat::Fp8, "fp8"},
+    {WeightFormat::Fp8Block, "fp8-block"},
+    {WeightFormat::Int8, "int8"},
+    {WeightFormat::Nvfp4, "nvfp4"},
+    {WeightFormat::Mxfp4, "mxfp4"},
+}};
+
 }  // namespace
+
+std::string_view kvCacheFormatId(KvCacheFormat f) { return idOf(kKvFormats, f); }
+bool parseKvCacheFormat(std::string_view id, KvCacheFormat& out) { return parseId(kKvFormats, id, out); }
+std::string_view weightFormatId(WeightFormat f) { return idOf(kWeightFormats, f); }
+bool parseWeightFormat(std::string_view id, WeightFormat& out) { return parseId(kWeightFormats, id, out); }
+
+int kvCacheFormatBits(KvCacheFormat f)
+{
+    switch (f) {
+    case KvCacheFormat::Bf16:
+        return 16;
+    case KvCacheFormat::Fp8:
+    case KvCacheFormat::Int8:
+        return 8;
+    case KvCacheFormat::Int4:
+    case KvCacheFormat::Nvfp4:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+int weightFormatBits(WeightFormat f)
+{
+    switch (f) {
+    case WeightFormat::Bf16:
+        return 16;
+    case WeightFormat::Fp8:
+    case WeightFormat::Fp8Block:
+    case WeightFormat::Int8:
+        return 8;
+    case WeightFormat::Nvfp4:
+    case WeightFormat::Mxfp4:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+KvCacheFormat servingKvFormat(const ServingConfig& c)
+{
+    if (c.kvFormat != KvCacheFormat::Auto)
+        return c.kvFormat;
+    if (c.kvBits >= 16)
+        return KvCacheFormat::Bf16;
+    if (c.kvBits >= 8)
+        // vLLM, SGLang and TensorRT-LLM cache 8-bit KV as FP8 with one scale per layer (vLLM
+        // --kv-cache-dtype fp8, SGLang fp8_e5m2 / fp8_e4m3, TensorRT-LLM FP8 KV); the seeds'
+        // generic engine keeps LMDeploy's per-token INT8.
+        return c.engine == ServingEngine::Generic ? KvCacheFormat::Int8 : KvCacheFormat::Fp8;
+    return KvCacheFormat::Int4;
+}
 
 std::string_view speculativeKindId(SpeculativeKind k) { return idOf(kSpeculativeKinds, k); }
 bool parseSpeculativeKind(std::string_view id, SpeculativeKind& out)

@@ -216,6 +216,29 @@ struct ServingSpeculative {
     bool operator==(const ServingSpeculative&) const = default;
 };
 
+// `serving.kv_format`: how the KV cache stores a value (docs/formulas-serving.md sec. 1).
+// Auto: the engine's format at serving.kv_bits (8 bits: FP8 in vLLM, SGLang and TensorRT-LLM,
+// per-token INT8 in the generic engine; 4 bits: per-token INT4).
+enum class KvCacheFormat {
+    Auto,
+    Bf16,  // 16-bit
+    Fp8,   // e4m3 / e5m2 with one scale per layer (vLLM --kv-cache-dtype fp8): 1 B, no per-token scale
+    Int8,  // per-token asymmetric (LMDeploy, KIVI): 1 B + an fp16 scale and zero per vector
+    Int4,  // the same at 4 bits
+    Nvfp4  // e2m1 with an e4m3 scale per 16 values (TensorRT-LLM on Blackwell): 0.5625 B
+};
+// `serving.weight_format`: how the linear layers' weights are stored. Auto: bf16 at 16 bits,
+// else group-quantized (GPTQ / AWQ: an fp16 scale and a zero per serving.quant_group_size).
+enum class WeightFormat {
+    Auto,
+    Bf16,
+    Fp8,      // per-tensor or per-channel scale (ModelOpt / compressed-tensors FP8): 1 B
+    Fp8Block, // 128 x 128 blocks with an fp32 scale each (DeepSeek-V3, Qwen3-FP8): 1 B + 4 / 16,384
+    Int8,     // W8A8 per-channel (SmoothQuant, compressed-tensors): 1 B
+    Nvfp4,    // e2m1 with an e4m3 scale per 16 (ModelOpt NVFP4): 0.5625 B
+    Mxfp4     // e2m1 with an e8m0 scale per 32 (OCP MX; gpt-oss's experts): 0.53125 B
+};
+
 // One pool of a disaggregated deployment (`serving.disaggregation.prefill` / `.decode`):
 // `workers` engine instances of tp x dp GPUs each. dp > 1 is data-parallel attention (dp
 // ranks of tp GPUs, each with its own batch and KV cache) with the experts spread over all
@@ -250,6 +273,8 @@ struct ServingConfig {
     int maxNumSeqs = 1024;        // vLLM max_num_seqs: the sampler warm-up's rows
     int weightBits = 16;          // 16, 8 or 4
     int kvBits = 16;              // 16, 8 or 4
+    KvCacheFormat kvFormat = KvCacheFormat::Auto;   // agrees with kvBits (readPlan checks)
+    WeightFormat weightFormat = WeightFormat::Auto; // agrees with weightBits
     int quantGroupSize = 128;     // per-group scales for 4/8-bit formats (elements per scale)
     int tp = 1;                   // attention tensor parallel (the engine's GPUs without dp attention)
     // `serving.ep`: expert parallel. Without dp attention the experts of one TP group are
@@ -343,6 +368,15 @@ std::string_view recomputeId(Recompute r);  // "none" "selective" "full" "every-
 bool parseRecompute(std::string_view id, Recompute& out);
 std::string_view servingEngineId(ServingEngine e); // "vllm" "sglang" "trtllm" "generic"
 bool parseServingEngine(std::string_view id, ServingEngine& out);
+std::string_view kvCacheFormatId(KvCacheFormat f); // "auto" "bf16" "fp8" "int8" "int4" "nvfp4"
+bool parseKvCacheFormat(std::string_view id, KvCacheFormat& out);
+std::string_view weightFormatId(WeightFormat f); // "auto" "bf16" "fp8" "fp8-block" "int8" "nvfp4" "mxfp4"
+bool parseWeightFormat(std::string_view id, WeightFormat& out);
+// The bits a format stores a value in (Auto: 0, any).
+int kvCacheFormatBits(KvCacheFormat f);
+int weightFormatBits(WeightFormat f);
+// The KV format the engine uses: the plan's, or under Auto the engine's at serving.kv_bits.
+KvCacheFormat servingKvFormat(const ServingConfig& c);
 std::string_view speculativeKindId(SpeculativeKind k); // "mtp" "eagle" "draft"
 bool parseSpeculativeKind(std::string_view id, SpeculativeKind& out);
 std::string_view rlAlgorithmId(RlAlgorithm a);  // "ppo" "grpo" "dpo"

@@ -644,6 +644,33 @@ void readSpeculative(FieldReader& serving, const PresetLibrary& presets, const R
     out = std::move(s);
 }
 
+// serving.kv_format / weight_format: a format sets its bits when serving.kv_bits /
+// weight_bits are not given, and must agree with them when they are.
+void readFormats(ReadVisitor& v, ServingConfig& c)
+{
+    v.enumeration("kv_format", c.kvFormat, kKvFormatIds);
+    v.enumeration("weight_format", c.weightFormat, kWeightFormatIds);
+    if (v.f.failed())
+        return;
+    const auto agree = [&](const char* formatKey, const char* bitsKey, int formatBits, int& bits,
+                           std::string_view id) {
+        if (formatBits == 0)
+            return;
+        if (!v.f.get(bitsKey)) {
+            bits = formatBits;
+            return;
+        }
+        if (bits != formatBits)
+            v.f.fail(v.f.pathOf(formatKey),
+                fmt::format("\"{}\" stores {} bits a value, but serving.{} = {}: give one of "
+                            "the two, or both agreeing",
+                    id, formatBits, bitsKey, bits));
+    };
+    agree("kv_format", "kv_bits", kvCacheFormatBits(c.kvFormat), c.kvBits, kvCacheFormatId(c.kvFormat));
+    agree("weight_format", "weight_bits", weightFormatBits(c.weightFormat), c.weightBits,
+        weightFormatId(c.weightFormat));
+}
+
 // serving.disaggregation: {"prefill": {workers, tp, ep, dp}, "decode": {...}}, both pools given.
 void readDisaggregation(FieldReader& serving, std::optional<ServingDisaggregation>& out)
 {
@@ -764,6 +791,7 @@ Expected<Plan> readPlan(
         v.enumeration("engine", c.engine, kEngineIds);
         readEngine(v.f, c);
         v.integer("max_num_seqs", c.maxNumSeqs, 1, 10'000'000);
+        readFormats(v, c);
         v.integer("ep", c.ep, 1, planfields::kMaxParallel);
         v.boolean("dp_attention", c.dpAttention);
         readDisaggregation(v.f, c.disaggregation);

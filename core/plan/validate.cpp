@@ -318,6 +318,14 @@ std::optional<Error> checkCrossFields(const Plan& plan)
             fmt::format("must be 4, 8 or 16, got {}", s.weightBits) };
     if (!isBitWidth(s.kvBits))
         return Error { "serving.kv_bits", fmt::format("must be 4, 8 or 16, got {}", s.kvBits) };
+    if (const int bits = kvCacheFormatBits(s.kvFormat); bits != 0 && bits != s.kvBits)
+        return Error { "serving.kv_format",
+            fmt::format("\"{}\" stores {} bits a value, but serving.kv_bits = {}",
+                kvCacheFormatId(s.kvFormat), bits, s.kvBits) };
+    if (const int bits = weightFormatBits(s.weightFormat); bits != 0 && bits != s.weightBits)
+        return Error { "serving.weight_format",
+            fmt::format("\"{}\" stores {} bits a weight, but serving.weight_bits = {}",
+                weightFormatId(s.weightFormat), bits, s.weightBits) };
     if (auto e = checkServingLayout(arch, s.tp, s.ep, s.dpAttention ? 0 : 1, "serving"))
         return e;
     if (s.disaggregation)

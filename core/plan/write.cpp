@@ -226,6 +226,10 @@ std::string writePlan(const Plan& input)
         serving["free_gpu_memory_fraction"] = *plan.serving.freeGpuMemoryFraction;
     if (plan.serving.maxNumSeqs != ServingConfig {}.maxNumSeqs)
         serving["max_num_seqs"] = plan.serving.maxNumSeqs;
+    if (plan.serving.kvFormat != KvCacheFormat::Auto)
+        serving["kv_format"] = std::string(kvCacheFormatId(plan.serving.kvFormat));
+    if (plan.serving.weightFormat != WeightFormat::Auto)
+        serving["weight_format"] = std::string(weightFormatId(plan.serving.weightFormat));
     if (plan.serving.ep != 1)
         serving["ep"] = plan.serving.ep;
     if (plan.serving.dpAttention)

@@ -205,6 +205,9 @@ ordered_json serving(const ServingEstimate& s)
         j["engine_version_note"] = s.engineVersionNote;
     j["memory_fraction"] = s.memoryFraction;
     j["kv_bytes_per_token"] = bytes(s.kvBytesPerToken);
+    // A quantized cache names its format (serving.kv_format: its scales are in the bytes).
+    if (!s.kvFormat.empty() && s.kvFormat != "bf16")
+        j["kv_format"] = s.kvFormat;
     j["weights_bytes_per_gpu"] = bytes(s.weightsBytesPerGpu);
     j["activation_peak_bytes"] = bytes(s.activationPeakBytes);
     j["overhead_bytes"] = bytes(s.overheadBytes);

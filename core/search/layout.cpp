@@ -200,6 +200,13 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const ServingLayout& l)
         out.push_back({ "serving.disaggregation", "null" });
     number("serving.weight_bits", l.weightBits, from.weightBits);
     number("serving.kv_bits", l.kvBits, from.kvBits);
+    // applyServingLayout's formats: one of other bits gives way to the engine's own.
+    const int kvFormatBits = kvCacheFormatBits(plan.serving.kvFormat);
+    if (kvFormatBits != 0 && kvFormatBits != l.kvBits)
+        out.push_back({ "serving.kv_format", "\"auto\"" });
+    const int weightBits = weightFormatBits(plan.serving.weightFormat);
+    if (weightBits != 0 && weightBits != l.weightBits)
+        out.push_back({ "serving.weight_format", "\"auto\"" });
     number("serving.concurrency", l.concurrency, from.concurrency);
     return out;
 }

@@ -70,6 +70,12 @@ Plan applyServingLayout(const Plan& plan, const ServingLayout& l)
     p.serving.disaggregation.reset();
     p.serving.weightBits = l.weightBits;
     p.serving.kvBits = l.kvBits;
+    // A format of other bits than the layout's gives way to the engine's own at those bits.
+    if (kvCacheFormatBits(p.serving.kvFormat) != 0 && kvCacheFormatBits(p.serving.kvFormat) != l.kvBits)
+        p.serving.kvFormat = KvCacheFormat::Auto;
+    if (weightFormatBits(p.serving.weightFormat) != 0
+        && weightFormatBits(p.serving.weightFormat) != l.weightBits)
+        p.serving.weightFormat = WeightFormat::Auto;
     p.serving.concurrency = l.concurrency;
     return p;
 }
@@ -162,6 +168,13 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                 for (int kb : kvBits) {
                     cfg.weightBits = wb;
                     cfg.kvBits = kb;
+                    // The plan's formats where they store these bits, else the engine's.
+                    cfg.weightFormat = weightFormatBits(plan.serving.weightFormat) == wb
+                        ? plan.serving.weightFormat
+                        : WeightFormat::Auto;
+                    cfg.kvFormat = kvCacheFormatBits(plan.serving.kvFormat) == kb
+                        ? plan.serving.kvFormat
+                        : KvCacheFormat::Auto;
                     ++r.evaluated;
                     ++r.estimates;
                     const ServingEstimate e = estimateServing(arch, counts, cfg, plan.gpu.gpu);

@@ -31,22 +31,29 @@ std::string num(double x)
 
 std::string kvFormula(const ModelArch& arch, const ServingConfig& config, double value)
 {
-    const double bytes = config.kvBits / 8.0;
-    const std::string scale = config.kvBits < 16
-        ? fmt::format(" + {} B scale/zero", num(kvScaleBytes(config.kvBits)))
-        : std::string();
+    const KvCacheFormat format = servingKvFormat(config);
+    const KvStorage kv = kvStorage(format);
+    const double bytes = kv.bytesPerValue;
+    const bool scaled = kv.bytesPerVector > 0;
+    const std::string scale
+        = scaled ? fmt::format(" + {} B scale/zero", num(kv.bytesPerVector)) : std::string();
+    const std::string name = fmt::format(" [{}{}]", kvCacheFormatId(format),
+        format == KvCacheFormat::Fp8 ? ": one scale per layer, none per token"
+            : format == KvCacheFormat::Nvfp4 ? ": an e4m3 scale per 16 values"
+            : scaled ? ": an fp16 scale and zero per vector and token"
+                     : "");
     if (arch.mla)
         return fmt::format("MLA: L x ((kv_lora_rank + qk_rope_head_dim) x kv_bytes{}) = {} x "
-                           "(({} + {}) x {}{}) = {}",
-            config.kvBits < 16 ? " + scale" : "", cacheLayers(arch), arch.mla->kvLoraRank,
-            arch.mla->qkRopeHeadDim, num(bytes), scale, servingBytesText(value));
+                           "(({} + {}) x {}{}) = {}{}",
+            scaled ? " + scale" : "", cacheLayers(arch), arch.mla->kvLoraRank,
+            arch.mla->qkRopeHeadDim, num(bytes), scale, servingBytesText(value), name);
     const int kvHeads = arch.kvHeadsOrDefault();
     const int headDim = arch.headDimOrDefault();
     const char* kind = kvHeads == arch.heads ? "MHA" : (kvHeads == 1 ? "MQA" : "GQA");
     return fmt::format("{}: 2 (K, V) x L x kv_heads x (head_dim x kv_bytes{}) = 2 x {} x {} x ({} "
-                       "x {}{}) = {}",
-        kind, config.kvBits < 16 ? " + scale" : "", cacheLayers(arch), kvHeads, headDim, num(bytes),
-        scale, servingBytesText(value));
+                       "x {}{}) = {}{}",
+        kind, scaled ? " + scale" : "", cacheLayers(arch), kvHeads, headDim, num(bytes), scale,
+        servingBytesText(value), name);
 }
 
 } // namespace
@@ -107,23 +114,36 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         r.kvBytesPerTokenPerGpu, "bytes",
         "vLLM ModelConfig.get_num_kv_heads (KV heads replicated when tp > kv_heads)");
 
+    // Under data-parallel attention each GPU holds ceil(E / ep) whole routed experts rather
+    // than 1 / tp of every one.
+    const double expertShare = servingExpertShare(arch, config);
+    const bool expertsSpread = w.expertParams > 0 && std::abs(expertShare * tp - 1) > 1e-12;
+    const std::string linear = expertsSpread
+        ? fmt::format("(linear {} - routed experts {}) x {} B/param [{}{}] / tp {} + routed experts "
+                      "{} x {} B x {} (ceil(E / ep) of E on a GPU)",
+              num(w.quantizedParams), num(w.expertParams), num(w.bytesPerQuantized), "{}", "{}",
+              tp, num(w.expertParams), num(w.bytesPerQuantized), num(expertShare))
+        : fmt::format("linear {} x {} B/param [{}{}] / tp {}", num(w.quantizedParams),
+              num(w.bytesPerQuantized), "{}", "{}", tp);
+    const std::string format = config.weightFormat != WeightFormat::Auto
+        ? std::string(weightFormatId(config.weightFormat))
+        : fmt::format("{}-bit", config.weightBits);
+    const std::string groups = config.weightFormat == WeightFormat::Auto && config.weightBits < 16
+            && config.quantGroupSize > 0
+        ? fmt::format(", fp16 scale + {}-bit zero per {} weights", config.weightBits, config.quantGroupSize)
+        : std::string();
     ex.add("serving.weights_bytes_per_gpu",
-        fmt::format("(linear {} x {} B/param [{}-bit{}] + embedding/head {} x 2 B) / tp {} + "
-                    "norms/positions {} x 2 B = {}{}",
-            num(w.quantizedParams), num(w.bytesPerQuantized), config.weightBits,
-            config.weightBits < 16 && config.quantGroupSize > 0
-                ? fmt::format(", fp16 scale + {}-bit zero per {} weights", config.weightBits,
-                    config.quantGroupSize)
-                : std::string(),
-            num(w.embeddingParams), tp, num(w.replicatedParams),
-            servingBytesText(r.weightsBytesPerGpu - draftWeights),
+        fmt::format("{} + embedding/head {} x 2 B / tp {} + norms/positions {} x 2 B = {}{}",
+            fmt::format(fmt::runtime(linear), format, groups), num(w.embeddingParams), tp,
+            num(w.replicatedParams), servingBytesText(r.weightsBytesPerGpu - draftWeights),
             r.speculative ? fmt::format(" + the {} draft's {} = {}", r.speculative->kind,
                                 servingBytesText(draftWeights), servingBytesText(r.weightsBytesPerGpu))
                           : std::string()),
         r.weightsBytesPerGpu, "bytes",
         "GPTQ (Frantar et al. 2023) / AWQ (Lin et al. 2024) checkpoint layout: per-group fp16 "
-        "scales and packed zeros, embeddings and LM head left in 16 bit; Megatron TP splits "
-        "matrices");
+        "scales and packed zeros, embeddings and LM head left in 16 bit; FP8 / NVFP4 / MXFP4 "
+        "scales as docs/formulas-serving.md sec. 2 gives them; Megatron TP splits matrices; "
+        "data-parallel attention holds whole experts (SGLang --enable-dp-attention)");
     const EngineProfile& engine = config.engineProfile;
     const std::string engineSource = engine.source.empty()
         ? std::string("presets/engines.json")

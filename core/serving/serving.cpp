@@ -53,7 +53,7 @@ double causalPairs(const ModelArch& arch, double n)
 // The engine's layout for the op lists: weights in the serving format's GEMM (8-bit: FP8 where
 // the GPU has it, else int8 weight-only; 4-bit: int4 weight-only), the KV cache's element
 // bytes, TP inside one node (the engines run TP over NVLink).
-InferenceLayout inferenceLayout(const ServingConfig& config, const Gpu& gpu)
+InferenceLayout inferenceLayout(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu)
 {
     InferenceLayout l;
     const ServingParallel p = servingParallel(config);
@@ -70,26 +70,77 @@ InferenceLayout inferenceLayout(const ServingConfig& config, const Gpu& gpu)
     // Blackwell; TensorRT-LLM and vLLM serve ModelOpt FP4 checkpoints that way), else int4
     // weight-only (AWQ / GPTQ kernels dequantizing into bf16 matmuls).
     const bool nativeFp4 = gpu.kernels && gpu.kernels->findGemm(GemmDtype::Nvfp4);
-    l.weightDtype = config.weightBits >= 16 ? GemmDtype::Bf16
-        : config.weightBits >= 8 ? (gpu.fp8Flops > 0 ? GemmDtype::Fp8 : GemmDtype::Int8WeightOnly)
-        : nativeFp4              ? GemmDtype::Nvfp4
-                                 : GemmDtype::Int4WeightOnly;
-    l.kvBytesPerElement = std::max(config.kvBits, 1) / 8.0;
+    const GemmDtype eightBit = gpu.fp8Flops > 0 ? GemmDtype::Fp8 : GemmDtype::Int8WeightOnly;
+    switch (config.weightFormat) {
+    case WeightFormat::Bf16:
+        l.weightDtype = GemmDtype::Bf16;
+        break;
+    case WeightFormat::Fp8Block:
+        // DeepSeek's block-scaled GEMM where the tables have it, else per-tensor FP8.
+        l.weightDtype = gpu.kernels && gpu.kernels->findGemm(GemmDtype::Fp8Block) ? GemmDtype::Fp8Block
+                                                                                 : eightBit;
+        break;
+    case WeightFormat::Fp8:
+    case WeightFormat::Int8:
+        // W8A8 INT8 runs at the FP8 rate on Hopper and Blackwell (the same tensor-core peak);
+        // the tables have no INT8 GEMM, so it is timed as FP8 there, weight-only elsewhere.
+        l.weightDtype = eightBit;
+        break;
+    case WeightFormat::Nvfp4:
+    case WeightFormat::Mxfp4:
+        l.weightDtype = nativeFp4 ? GemmDtype::Nvfp4 : GemmDtype::Int4WeightOnly;
+        break;
+    default:
+        l.weightDtype = config.weightBits >= 16 ? GemmDtype::Bf16
+            : config.weightBits >= 8            ? eightBit
+            : nativeFp4                         ? GemmDtype::Nvfp4
+                                                : GemmDtype::Int4WeightOnly;
+    }
+    // The bytes a decode step reads per cached value, its scales spread over the head.
+    const KvStorage kv = kvStorage(servingKvFormat(config));
+    const double vector = arch.mla ? std::max(arch.mla->kvLoraRank + arch.mla->qkRopeHeadDim, 1)
+                                   : std::max(arch.headDimOrDefault(), 1);
+    l.kvBytesPerElement = kv.bytesPerValue + kv.bytesPerVector / vector;
     return l;
 }
 
 } // namespace
 
-double kvScaleBytes(int kvBits)
+KvStorage kvStorage(KvCacheFormat format)
 {
-    // One fp16 scale + one fp16 zero point per cached vector and token (LMDeploy int8/int4 KV,
-    // KIVI); 16-bit caches store the values as they are.
-    return kvBits < 16 ? 4.0 : 0.0;
+    switch (format) {
+    case KvCacheFormat::Fp8:
+        // One scale per layer (vLLM k_scale / v_scale; SGLang, TensorRT-LLM the same): nothing
+        // per token.
+        return { 1.0, 0.0 };
+    case KvCacheFormat::Int8:
+        // One fp16 scale + one fp16 zero point per cached vector and token (LMDeploy's online
+        // int8 / int4 KV, KIVI).
+        return { 1.0, 4.0 };
+    case KvCacheFormat::Int4:
+        return { 0.5, 4.0 };
+    case KvCacheFormat::Nvfp4:
+        // e2m1 values with one e4m3 scale per 16 (NVIDIA's NVFP4; the per-tensor fp32 scale is
+        // negligible).
+        return { 0.5 + 1.0 / 16, 0.0 };
+    default:
+        return { 2.0, 0.0 };
+    }
 }
 
-double kvBytesPerToken(const ModelArch& arch, int kvBits)
+KvCacheFormat kvFormatOfBits(int kvBits)
 {
-    const double bytes = std::max(kvBits, 0) / 8.0;
+    return kvBits >= 16 ? KvCacheFormat::Bf16 : kvBits >= 8 ? KvCacheFormat::Int8 : KvCacheFormat::Int4;
+}
+
+double kvScaleBytes(int kvBits)
+{
+    return kvStorage(kvFormatOfBits(kvBits)).bytesPerVector;
+}
+
+double kvBytesPerToken(const ModelArch& arch, KvCacheFormat format)
+{
+    const KvStorage kv = kvStorage(format);
     // Linear-attention layers keep a fixed state, not a per-token cache.
     const double layers = std::max(cacheLayers(arch), 0);
     if (arch.mla) {
@@ -97,9 +148,15 @@ double kvBytesPerToken(const ModelArch& arch, int kvBits)
         // (DeepSeek-V2 eq. 9-10; DeepSeek-V3 config: 512 + 64).
         const double width
             = std::max(arch.mla->kvLoraRank, 0) + std::max(arch.mla->qkRopeHeadDim, 0);
-        return layers * (width * bytes + kvScaleBytes(kvBits));
+        return layers * (width * kv.bytesPerValue + kv.bytesPerVector);
     }
-    return 2.0 * layers * arch.kvHeadsOrDefault() * (arch.headDimOrDefault() * bytes + kvScaleBytes(kvBits));
+    return 2.0 * layers * arch.kvHeadsOrDefault()
+        * (arch.headDimOrDefault() * kv.bytesPerValue + kv.bytesPerVector);
+}
+
+double kvBytesPerToken(const ModelArch& arch, int kvBits)
+{
+    return kvBytesPerToken(arch, kvFormatOfBits(kvBits));
 }
 
 double kvTokensKept(const ModelArch& arch, double tokens)
@@ -107,9 +164,14 @@ double kvTokensKept(const ModelArch& arch, double tokens)
     return meanKeptTokens(arch, positiveOrZero(tokens));
 }
 
+double kvBytesForTokens(const ModelArch& arch, KvCacheFormat format, double tokens)
+{
+    return kvBytesPerToken(arch, format) * kvTokensKept(arch, tokens);
+}
+
 double kvBytesForTokens(const ModelArch& arch, int kvBits, double tokens)
 {
-    return kvBytesPerToken(arch, kvBits) * kvTokensKept(arch, tokens);
+    return kvBytesForTokens(arch, kvFormatOfBits(kvBits), tokens);
 }
 
 int kvHeadsPerGpu(const ModelArch& arch, int tp)
@@ -121,7 +183,12 @@ int kvHeadsPerGpu(const ModelArch& arch, int tp)
 
 double kvBytesPerTokenPerGpu(const ModelArch& arch, int kvBits, int tp)
 {
-    const double whole = kvBytesPerToken(arch, kvBits);
+    return kvBytesPerTokenPerGpu(arch, kvFormatOfBits(kvBits), tp);
+}
+
+double kvBytesPerTokenPerGpu(const ModelArch& arch, KvCacheFormat format, int tp)
+{
+    const double whole = kvBytesPerToken(arch, format);
     const int heads = arch.kvHeadsOrDefault();
     if (arch.mla || heads <= 0)
         return whole;
@@ -147,7 +214,40 @@ double servingExpertShare(const ModelArch& arch, const ServingConfig& config)
     return 1.0 / p.tp;
 }
 
+double servingWeightBytes(const ServingConfig& config)
+{
+    switch (config.weightFormat) {
+    case WeightFormat::Bf16:
+        return 2.0;
+    case WeightFormat::Fp8:
+    case WeightFormat::Int8:
+        // One scale per tensor or per output channel: negligible beside the weights.
+        return 1.0;
+    case WeightFormat::Fp8Block:
+        // An fp32 scale per 128 x 128 block (DeepSeek-V3's weight_scale_inv).
+        return 1.0 + 4.0 / (128.0 * 128.0);
+    case WeightFormat::Nvfp4:
+        return 0.5 + 1.0 / 16; // an e4m3 scale per 16 values
+    case WeightFormat::Mxfp4:
+        return 0.5 + 1.0 / 32; // an e8m0 scale per 32 values
+    default:
+        return quantizedBytesPerWeight(config.weightBits, config.quantGroupSize);
+    }
+}
+
 ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightBits, int groupSize,
+    int tp, double expertShare)
+{
+    return servingWeightsAt(counts, layers, quantizedBytesPerWeight(weightBits, groupSize), tp, expertShare);
+}
+
+ServingWeights servingWeights(
+    const ParamCounts& counts, int layers, const ServingConfig& config, int tp, double expertShare)
+{
+    return servingWeightsAt(counts, layers, servingWeightBytes(config), tp, expertShare);
+}
+
+ServingWeights servingWeightsAt(const ParamCounts& counts, int layers, double bytesPerQuantized,
     int tp, double expertShare)
 {
     ServingWeights w;
@@ -157,7 +257,7 @@ ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightB
         positiveOrZero(counts.positions) + positiveOrZero(counts.finalNorm)
             + std::max(layers, 0) * positiveOrZero(counts.normsPerLayer));
     w.quantizedParams = std::max(0.0, total - w.embeddingParams - w.replicatedParams);
-    w.bytesPerQuantized = quantizedBytesPerWeight(weightBits, groupSize);
+    w.bytesPerQuantized = bytesPerQuantized;
     const double quantizedBytes = w.quantizedParams * w.bytesPerQuantized;
     const double keptBytes = 2.0 * (w.embeddingParams + w.replicatedParams);
     w.totalBytes = quantizedBytes + keptBytes;
@@ -219,8 +319,7 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
     const double b = positiveOrZero(batch);
     const int tp = std::max(config.tp, 1);
     const double expertShare = servingExpertShare(arch, config);
-    const ServingWeights w = servingWeights(
-        counts, arch.layers, config.weightBits, config.quantGroupSize, tp, expertShare);
+    const ServingWeights w = servingWeights(counts, arch.layers, config, tp, expertShare);
     s.weightReadBytes = w.perGpuBytes;
     if (arch.moe && arch.moe->experts > 0 && counts.expertParamsPerLayer > 0) {
         // A batch of b tokens, each routed to k of E experts, touches an expected
@@ -234,7 +333,7 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
         s.weightReadBytes -= std::min(expertBytes, s.weightReadBytes) * (1.0 - touched);
     }
     s.kvReadBytes
-        = b * kvBytesPerTokenPerGpu(arch, config.kvBits, tp) * kvTokensKept(arch, contextTokens);
+        = b * kvBytesPerTokenPerGpu(arch, servingKvFormat(config), tp) * kvTokensKept(arch, contextTokens);
     const double bandwidth = positiveOrZero(gpu.hbmBytesPerS) * positiveOrZero(config.decodeEfficiency);
     s.memoryS = bandwidth > 0 ? (s.weightReadBytes + s.kvReadBytes) / bandwidth : 0.0;
     const double peak = positiveOrZero(gpu.bf16Flops) * tp;
@@ -487,9 +586,7 @@ double speculativeDraftWeightsBytesPerGpu(const SpeculativeDraft& draft, const S
     // ceil(E / ep) of them whole on a GPU).
     const double share = servingExpertShare(draft.arch, config);
     if (!draft.sharesEmbedding)
-        return servingWeights(
-            counts, draft.arch.layers, config.weightBits, config.quantGroupSize, tp, share)
-            .perGpuBytes;
+        return servingWeights(counts, draft.arch.layers, config, tp, share).perGpuBytes;
     // The layer's weights (all but the shared embedding and LM head) and the 2h x h projection,
     // linear layers at the serving format, split across the tp group.
     const double h = double(draft.arch.hidden);
@@ -498,14 +595,16 @@ double speculativeDraftWeightsBytesPerGpu(const SpeculativeDraft& draft, const S
     const double experts = std::min(perLayer,
         positiveOrZero(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0));
     return double(draft.layers) * ((perLayer - experts) / tp + experts * share)
-        * quantizedBytesPerWeight(config.weightBits, config.quantGroupSize);
+        * servingWeightBytes(config);
 }
 
 double speculativeDraftKvBytesPerTokenPerGpu(const SpeculativeDraft& draft, const ServingConfig& config)
 {
     ModelArch kept = draft.arch;
     kept.layers = std::max(draft.layers, 0);
-    return kept.layers > 0 ? kvBytesPerTokenPerGpu(kept, config.kvBits, std::max(config.tp, 1)) : 0.0;
+    return kept.layers > 0
+        ? kvBytesPerTokenPerGpu(kept, servingKvFormat(config), std::max(config.tp, 1))
+        : 0.0;
 }
 
 DecodeStepTiming decodeStepTiming(const ModelArch& arch, const ServingConfig& config,
@@ -514,7 +613,7 @@ DecodeStepTiming decodeStepTiming(const ModelArch& arch, const ServingConfig& co
     DecodeStepTiming t;
     if (!(batch > 0))
         return t;
-    const InferenceLayout layout = inferenceLayout(config, gpu);
+    const InferenceLayout layout = inferenceLayout(arch, config, gpu);
     const SpecDefaults defaults = servingDefaults(config);
     const double kept = kvTokensKept(arch, contextTokens);
     t.plainS = servingOps(false, arch, layout, batch, kept, gpu, defaults).total();
@@ -558,7 +657,7 @@ double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu
 {
     if (!(sequences > 0) || !(tokens > 0))
         return 0.0;
-    const InferenceLayout layout = inferenceLayout(config, gpu);
+    const InferenceLayout layout = inferenceLayout(arch, config, gpu);
     const SpecDefaults defaults = servingDefaults(config);
     double s = servingOps(true, arch, layout, sequences, tokens, gpu, defaults).total();
     // A speculative draft fills its own cache over the prompt too.
@@ -585,13 +684,15 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     const double concurrency = std::ceil(engineConcurrency / ranks);
     const double blockSize = std::max(config.blockSize, 1);
 
-    r.kvBytesPerToken = kvBytesPerToken(arch, config.kvBits);
+    const KvCacheFormat kvFormat = servingKvFormat(config);
+    r.kvFormat = std::string(kvCacheFormatId(kvFormat));
+    r.kvBytesPerToken = kvBytesPerToken(arch, kvFormat);
     r.kvHeadsPerGpu = kvHeadsPerGpu(arch, tp);
-    r.kvBytesPerTokenPerGpu = kvBytesPerTokenPerGpu(arch, config.kvBits, tp);
+    r.kvBytesPerTokenPerGpu = kvBytesPerTokenPerGpu(arch, kvFormat, tp);
 
     const ServingParallel parallel = servingParallel(config);
-    const ServingWeights w = servingWeights(counts, arch.layers, config.weightBits,
-        config.quantGroupSize, tp, servingExpertShare(arch, config));
+    const ServingWeights w
+        = servingWeights(counts, arch.layers, config, tp, servingExpertShare(arch, config));
     r.weightsBytesPerGpu = w.perGpuBytes;
     r.ep = parallel.ep;
     r.attentionRanks = parallel.dp;
@@ -710,7 +811,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     // attention over each sequence's KV cache, the TP all-reduces (two per layer, the
     // engine's custom all-reduce) and the LM head, timed from the GPU's kernel tables or its
     // specs. `decode_efficiency` is the HBM fraction of the spec fallback.
-    const InferenceLayout layout = inferenceLayout(config, gpu);
+    const InferenceLayout layout = inferenceLayout(arch, config, gpu);
     const SpecDefaults defaults = servingDefaults(config);
     const OpTimes decode = timed && concurrency > 0
         ? servingOps(false, arch, layout, concurrency, keptContext, gpu, defaults)
@@ -843,7 +944,7 @@ ServingEstimate estimateDisaggregated(const ModelArch& arch, const ParamCounts& 
     // own NIC to the decode GPU that holds the same share, so the transfer runs on as many links
     // as the narrower side's attention-TP group has GPUs (MLA: one latent every rank keeps; the
     // ranks send disjoint layers' slices in the engines, so the same links share it).
-    g.kvTransferBytes = kvBytesForTokens(arch, config.kvBits, context);
+    g.kvTransferBytes = kvBytesForTokens(arch, servingKvFormat(config), context);
     const double links = std::max(1, std::min(d.prefill.tp, d.decode.tp));
     const double link = positiveOrZero(gpu.interNodeBytesPerS);
     g.kvTransferS = link > 0 ? g.kvTransferBytes / (links * link) : 0.0;

@@ -21,6 +21,25 @@ namespace envelope {
 // (per-head, per-token asymmetric), KIVI (Liu et al. 2024).
 double kvBytesPerToken(const ModelArch& arch, int kvBits);
 
+// What a KV format stores (docs/formulas-serving.md sec. 1): bytes per cached value, and per
+// cached vector (one head's K or V, or one MLA latent, of one token) the scales it adds.
+// kv_bits alone reads as the per-token formats (16: bf16, 8: INT8, 4: INT4, each with an fp16
+// scale and zero per vector); the plan's engine may cache otherwise (servingKvFormat: vLLM's
+// 8-bit cache is FP8 with one scale per layer, 163,840 B a token for Llama-3-70B, not 168,960).
+struct KvStorage {
+    double bytesPerValue = 2;
+    double bytesPerVector = 0;
+};
+KvStorage kvStorage(KvCacheFormat format);
+KvCacheFormat kvFormatOfBits(int kvBits);
+double kvBytesPerToken(const ModelArch& arch, KvCacheFormat format);
+double kvBytesForTokens(const ModelArch& arch, KvCacheFormat format, double tokens);
+double kvBytesPerTokenPerGpu(const ModelArch& arch, KvCacheFormat format, int tp);
+
+// Bytes of one linear-layer weight in the plan's format: serving.weight_format, or under Auto
+// quantizedBytesPerWeight(weight_bits, quant_group_size).
+double servingWeightBytes(const ServingConfig& config);
+
 // Tokens whose KV a sequence of `tokens` tokens keeps: min(tokens, sliding_window) when the
 // architecture uses sliding-window attention (every layer, as Mistral v0.1), else `tokens`.
 double kvTokensKept(const ModelArch& arch, double tokens);
@@ -56,6 +75,11 @@ struct ServingWeights {
 // `expertShare`: the share of the routed experts one GPU holds (0: 1 / tp, the experts split
 // with the other linears). Data-parallel attention holds ceil(E / ep) of E experts whole.
 ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightBits, int groupSize,
+    int tp, double expertShare = 0);
+// The same in the plan's weight format (servingWeightBytes).
+ServingWeights servingWeights(
+    const ParamCounts& counts, int layers, const ServingConfig& config, int tp, double expertShare = 0);
+ServingWeights servingWeightsAt(const ParamCounts& counts, int layers, double bytesPerQuantized,
     int tp, double expertShare = 0);
 // The routed experts' share on the fullest GPU of the engine: 1 / tp inside a TP group (EP there
 // moves whole experts between the group's ranks, the bytes stay), ceil(E / ep) / E under

@@ -110,7 +110,8 @@ TEST(ServingEp, ExpertParallelInsideTheTpGroupMovesNoBytes)
     EXPECT_DOUBLE_EQ(up->n, 2 * 14336.0);
     // Without EP the same experts are split 8 ways: 2 x 14336 / 8 wide.
     l.ep = 1;
-    const Op* split = findOp(decodeStepOps(arch, l, 64, 4096), "experts up");
+    const std::vector<Op> splitOps = decodeStepOps(arch, l, 64, 4096);
+    const Op* split = findOp(splitOps, "experts up");
     ASSERT_NE(split, nullptr);
     EXPECT_DOUBLE_EQ(split->n, 2 * 14336.0 / 8);
 }
@@ -143,7 +144,8 @@ TEST(ServingEp, DataParallelAttentionExchangesTokensAcrossRanks)
     l.dp = 16;
     l.epIntraNode = false;
     l.epRanksPerNode = 8;
-    const Op* wide = findOp(decodeStepOps(arch, l, 64, 4096), "ep dispatch");
+    const std::vector<Op> wideOps = decodeStepOps(arch, l, 64, 4096);
+    const Op* wide = findOp(wideOps, "ep dispatch");
     ASSERT_NE(wide, nullptr);
     EXPECT_FALSE(wide->intraNode);
     EXPECT_EQ(wide->ranksPerNode, 8);
@@ -295,7 +297,7 @@ TEST(ServingEp, ThePlannerPicksDataParallelAttentionForDeepSeek)
 
 // DeepSeek-AI, "DeepSeek-V3 / R1 Inference System Overview" (2025-03-01): prefill on units of
 // 4 nodes (routed experts EP32, attention and shared expert DP32), decode on units of 18 nodes
-// (EP144, DP144), H800s, FP8 weights; "each H800 node delivers an average ... output throughput
+// (EP144, DP144), H800s, FP8 weights (128 x 128 block scales, as the checkpoint); "each H800 node delivers an average ... output throughput
 // of ~14.8k tokens/s during decoding", with an "average output speed of 20-22 tokens per
 // second" per user and "the average kvcache length per output token was 4,989 tokens"; MTP's
 // second token accepted 85-90% of the time (DeepSeek-V3 report, sec. 5.4.3).
@@ -304,7 +306,7 @@ TEST(ServingEp, ThePlannerPicksDataParallelAttentionForDeepSeek)
 TEST(Disaggregation, DeepSeekInferenceSystemDecodesWithin25PercentPerNode)
 {
     const Plan p = readOrDie(plan("deepseek-v3", "h800", 176,
-        R"({"weight_bits": 8, "context": 4989, "concurrency": 12672,
+        R"({"weight_format": "fp8-block", "context": 4989, "concurrency": 12672,
             "speculative": {"kind": "mtp", "tokens": 1, "acceptance": 0.875},
             "disaggregation": {"prefill": {"workers": 1, "tp": 1, "ep": 32, "dp": 32},
                                "decode": {"workers": 1, "tp": 1, "ep": 144, "dp": 144}}})"));

@@ -138,10 +138,15 @@ private slots:
         const double w16 = m_panel->memoryChart()->barSet(Tenant::Weights)->at(0);
         QComboBox* kv = m_panel->controls()->kvBitsCombo();
         kv->setFocus();
-        QTest::keyClick(kv, Qt::Key_Down); // 16 -> 8
+        QTest::keyClick(kv, Qt::Key_Down); // bf16 -> FP8
         QCOMPARE(m_doc->plan().serving.kvBits, 8);
+        QCOMPARE(int(m_doc->plan().serving.kvFormat), int(KvCacheFormat::Fp8));
         verifyMatchesCore(*m_panel, m_doc->plan());
-        // int8 KV: 128 B a vector + a 4 B scale/zero pair, of 256 B in bf16.
+        // vLLM's FP8 KV: 128 B a head vector, one scale per layer, of 256 B in bf16.
+        QVERIFY(close(m_panel->memoryChart()->barSet(Tenant::KvCache)->at(0), kv16 * 128 / 256));
+        QTest::keyClick(kv, Qt::Key_Down); // FP8 -> per-token INT8
+        QCOMPARE(int(m_doc->plan().serving.kvFormat), int(KvCacheFormat::Int8));
+        // 128 B a vector + a 4 B scale/zero pair.
         QVERIFY(close(m_panel->memoryChart()->barSet(Tenant::KvCache)->at(0), kv16 * 132 / 256));
 
         QComboBox* weights = m_panel->controls()->weightBitsCombo();

@@ -9,6 +9,7 @@
 #include <QSpinBox>
 
 #include <cmath>
+#include <tuple>
 
 #include "controls/choicecombo.h"
 #include "document/plandocument.h"
@@ -73,12 +74,53 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
             kServingConcurrencyControl);
     });
 
-    m_kvBits = addBitsCombo(tr("&KV cache:"),
-        tr("KV cache precision; 8/4-bit add a fp16 scale + zero point per head and token"),
-        &ServingConfig::kvBits, tr("KV cache"));
-    m_weightBits = addBitsCombo(tr("&Weights:"),
-        tr("Weight precision; 8/4-bit add GPTQ/AWQ group scales (group 128)"),
-        &ServingConfig::weightBits, tr("Weights"));
+    // Formats with the scales each stores (serving.kv_format, serving.weight_format); each item
+    // sets the format and its bits.
+    m_kvBits = new ChoiceCombo(this);
+    const std::pair<QString, KvCacheFormat> kvFormats[] = {
+        { tr("16-bit (bf16)"), KvCacheFormat::Bf16 },
+        { tr("FP8 (scale per layer)"), KvCacheFormat::Fp8 },
+        { tr("INT8 (scale per token)"), KvCacheFormat::Int8 },
+        { tr("INT4 (scale per token)"), KvCacheFormat::Int4 },
+        { tr("NVFP4 (scale per 16)"), KvCacheFormat::Nvfp4 },
+    };
+    for (const auto& [text, format] : kvFormats)
+        m_kvBits->addItem(text, static_cast<int>(format));
+    m_kvBits->setToolTip(tr("KV cache format: FP8 as vLLM, SGLang and TensorRT-LLM store it; "
+                            "INT8/INT4 add an fp16 scale + zero point per head and token"));
+    form()->addRow(tr("&KV cache:"), m_kvBits);
+    connect(m_kvBits, &QComboBox::activated, this, [this](int index) {
+        const auto format = static_cast<KvCacheFormat>(m_kvBits->itemData(index).toInt());
+        edit(tr("KV cache %1").arg(m_kvBits->itemText(index)), [format](Plan& p) {
+            p.serving.kvBits = kvCacheFormatBits(format);
+            // 16 bits stays the plan's default spelling.
+            p.serving.kvFormat = format == KvCacheFormat::Bf16 ? KvCacheFormat::Auto : format;
+        });
+    });
+    m_weightBits = new ChoiceCombo(this);
+    const std::tuple<QString, WeightFormat, int> weightFormats[] = {
+        { tr("16-bit (bf16)"), WeightFormat::Auto, 16 },
+        { tr("8-bit, group scales (GPTQ)"), WeightFormat::Auto, 8 },
+        { tr("4-bit, group scales (GPTQ/AWQ)"), WeightFormat::Auto, 4 },
+        { tr("FP8"), WeightFormat::Fp8, 8 },
+        { tr("FP8, 128×128 blocks"), WeightFormat::Fp8Block, 8 },
+        { tr("INT8 (W8A8)"), WeightFormat::Int8, 8 },
+        { tr("NVFP4 (scale per 16)"), WeightFormat::Nvfp4, 4 },
+        { tr("MXFP4 (scale per 32)"), WeightFormat::Mxfp4, 4 },
+    };
+    for (const auto& [text, format, bits] : weightFormats)
+        m_weightBits->addItem(text, QList<QVariant> { static_cast<int>(format), bits });
+    m_weightBits->setToolTip(tr("Weight format of the linear layers, with the scales each stores"));
+    form()->addRow(tr("&Weights:"), m_weightBits);
+    connect(m_weightBits, &QComboBox::activated, this, [this](int index) {
+        const QList<QVariant> data = m_weightBits->itemData(index).toList();
+        const auto format = static_cast<WeightFormat>(data.value(0).toInt());
+        const int bits = data.value(1).toInt();
+        edit(tr("Weights %1").arg(m_weightBits->itemText(index)), [format, bits](Plan& p) {
+            p.serving.weightBits = bits;
+            p.serving.weightFormat = format;
+        });
+    });
 
     m_tp->setRange(1, 64);
     m_tp->setKeyboardTracking(false);
@@ -184,23 +226,6 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
     refresh();
 }
 
-QComboBox* ServingControls::addBitsCombo(
-    const QString& label, const QString& tip, int ServingConfig::*field, const QString& what)
-{
-    auto* combo = new ChoiceCombo(this);
-    combo->addItem(tr("16-bit (bf16)"), 16);
-    combo->addItem(tr("8-bit"), 8);
-    combo->addItem(tr("4-bit"), 4);
-    combo->setToolTip(tip);
-    form()->addRow(label, combo);
-    connect(combo, &QComboBox::activated, this, [this, combo, field, what](int index) {
-        const int bits = combo->itemData(index).toInt();
-        edit(tr("%1 %2-bit").arg(what).arg(bits),
-            [field, bits](Plan& p) { p.serving.*field = bits; });
-    });
-    return combo;
-}
-
 void ServingControls::refresh()
 {
     const Plan& plan = document()->plan();
@@ -224,8 +249,12 @@ void ServingControls::refresh()
     }
     m_context->setValue(s.context);
     m_concurrency->setValue(s.concurrency);
-    m_kvBits->setCurrentIndex(m_kvBits->findData(s.kvBits));
-    m_weightBits->setCurrentIndex(m_weightBits->findData(s.weightBits));
+    m_kvBits->setCurrentIndex(m_kvBits->findData(static_cast<int>(servingKvFormat(s))));
+    for (int i = 0; i < m_weightBits->count(); ++i) {
+        const QList<QVariant> data = m_weightBits->itemData(i).toList();
+        if (data.value(0).toInt() == static_cast<int>(s.weightFormat) && data.value(1).toInt() == s.weightBits)
+            m_weightBits->setCurrentIndex(i);
+    }
     m_tp->setValue(s.tp);
     const bool moe = plan.model.arch.moe && plan.model.arch.moe->experts > 0;
     const bool disaggregated = s.disaggregation.has_value();

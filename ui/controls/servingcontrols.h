@@ -49,8 +49,6 @@ protected:
     void refresh() override;
 
 private:
-    QComboBox* addBitsCombo(
-        const QString& label, const QString& tip, int ServingConfig::*field, const QString& what);
 
     QComboBox* m_engine;
     SliderSpin* m_context;
