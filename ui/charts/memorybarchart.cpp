@@ -246,9 +246,10 @@ void MemoryBarChart::placeCategoryLabels(const QRectF& plot)
     const double twoLines = m_twoLineWidth;
     const double category = plot.width() / std::max(1, columnCount());
     auto fits = [&](LabelMode mode, double needed) {
-        // Qt elides a label well before it fills its category (about 70% of it, measured at
-        // 1280x800); going back to a wider mode asks for more room than leaving it.
-        return needed * (int(mode) >= int(m_labelMode) ? 1.35 : 1.5) + 8 <= category;
+        // Qt gives the first and last labels only the half of their category inside the plot
+        // (a 45 px "Decode" under a two-bar chart's 83 px category read "Deco..." at 1280x800);
+        // going back to a wider mode asks for more room than leaving it.
+        return needed * (int(mode) >= int(m_labelMode) ? 1.0 : 1.1) + 4 <= category / 2;
     };
     m_labelMode = fits(LabelMode::OneLine, oneLine) ? LabelMode::OneLine
         : fits(LabelMode::TwoLines, twoLines)       ? LabelMode::TwoLines
