@@ -215,6 +215,9 @@ ordered_json serving(const ServingEstimate& s)
     j["max_tokens"] = count(s.maxTokens);
     j["blocks"] = count(s.blocks);
     j["max_sequences"] = count(s.maxSequences);
+    // A hybrid model's linear-attention layers keep a fixed state per sequence (per GPU).
+    if (s.linearStateBytesPerSequence > 0)
+        j["linear_state_bytes_per_sequence"] = bytes(s.linearStateBytesPerSequence);
     j["contiguous_waste_bytes"] = bytes(s.contiguousWasteBytes);
     // Rates at `concurrency` only when that concurrency fits (issue 11: no "decode 77 tok/s"
     // for a plan that cannot hold its batch).

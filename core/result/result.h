@@ -209,6 +209,7 @@ struct DisaggregationEstimate {
 struct ServingEstimate {
     double kvBytesPerToken = 0;      // whole model, one token
     std::string kvFormat;            // the KV cache's format (serving.kv_format, resolved)
+    double linearStateBytesPerSequence = 0; // per GPU: linear-attention layers' fixed state
     double weightsBytesPerGpu = 0;
     double activationPeakBytes = 0;  // forward at max batched tokens
     double overheadBytes = 0;

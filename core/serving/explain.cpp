@@ -258,12 +258,28 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         fmt::format("blocks x block_size = {} x {} = {}", num(r.blocks), config.blockSize,
             num(r.maxTokens)),
         r.maxTokens, "tokens", kPaged);
+    const double seqBlocks = std::ceil(kvTokensKept(arch, config.context) / std::max(config.blockSize, 1));
+    const std::string ranks = r.attentionRanks > 1
+        ? fmt::format(" x {} attention ranks", r.attentionRanks)
+        : std::string();
     ex.add("serving.max_sequences",
-        fmt::format("floor(blocks / ceil({} tokens / {})) = floor({} / {}) = {}",
-            num(kvTokensKept(arch, config.context)), config.blockSize, num(r.blocks),
-            num(std::ceil(kvTokensKept(arch, config.context) / std::max(config.blockSize, 1))),
-            num(r.maxSequences)),
-        r.maxSequences, "sequences", kPaged);
+        r.linearStateBytesPerSequence > 0
+            ? fmt::format("floor(KV budget / (ceil({} tokens / {}) blocks x {} + linear-attention "
+                          "state {})){} = floor({} / ({} x {} + {})){} = {}",
+                  num(kvTokensKept(arch, config.context)), config.blockSize,
+                  servingBytesText(config.blockSize * r.kvBytesPerTokenPerGpu),
+                  servingBytesText(r.linearStateBytesPerSequence), ranks,
+                  servingBytesText(r.kvBudgetBytes), num(seqBlocks),
+                  servingBytesText(config.blockSize * r.kvBytesPerTokenPerGpu),
+                  servingBytesText(r.linearStateBytesPerSequence), ranks, num(r.maxSequences))
+            : fmt::format("floor(blocks / ceil({} tokens / {})){} = floor({} / {}){} = {}",
+                  num(kvTokensKept(arch, config.context)), config.blockSize, ranks,
+                  num(r.blocks), num(seqBlocks), ranks, num(r.maxSequences)),
+        r.maxSequences, "sequences",
+        r.linearStateBytesPerSequence > 0
+            ? std::string(kPaged) + "; vLLM MambaStateShapeCalculator.gated_delta_net_state_shape "
+                                    "(the linear layers' conv and recurrent state, bf16)"
+            : std::string(kPaged));
     ex.add("serving.contiguous_waste_bytes",
         fmt::format("max-length slots {} x (context - average) x KV/token/GPU; average {} of {} "
                     "tokens wastes {:.1f}% = {} (PagedAttention admits {} sequences at the "

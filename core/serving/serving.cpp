@@ -128,6 +128,24 @@ KvStorage kvStorage(KvCacheFormat format)
     }
 }
 
+double linearStateBytesPerSequence(const ModelArch& arch, int tp)
+{
+    if (!arch.linearAttention)
+        return 0.0;
+    const LinearAttentionConfig& l = *arch.linearAttention;
+    const int layers = countLayers(arch, LayerAttention::Linear);
+    const double t = std::max(tp, 1);
+    // vLLM MambaStateShapeCalculator.gated_delta_net_state_shape: the causal conv's last
+    // kernel - 1 inputs of q, k and v, and the recurrent d_v x d_k state of each value head,
+    // split over the TP group, in the model dtype (bf16).
+    const double convDim = 2.0 * std::max(l.keyHeads, 0) * std::max(l.keyHeadDim, 0)
+        + double(std::max(l.valueHeads, 0)) * std::max(l.valueHeadDim, 0);
+    const double conv = convDim / t * std::max(l.convKernel - 1, 0);
+    const double recurrent = std::max(l.valueHeads, 0) / t * std::max(l.valueHeadDim, 0)
+        * std::max(l.keyHeadDim, 0);
+    return std::max(layers, 0) * (conv + recurrent) * 2.0;
+}
+
 KvCacheFormat kvFormatOfBits(int kvBits)
 {
     return kvBits >= 16 ? KvCacheFormat::Bf16 : kvBits >= 8 ? KvCacheFormat::Int8 : KvCacheFormat::Int4;
@@ -789,7 +807,13 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.maxTokens = r.blocks * blockSize;
     const double keptContext = kvTokensKept(arch, context);
     const double blocksPerSequence = std::max(1.0, std::ceil(keptContext / blockSize));
-    r.maxSequences = std::floor(r.blocks / blocksPerSequence) * ranks;
+    // Linear-attention layers keep a fixed state per sequence from the same pool (vLLM's hybrid
+    // KV-cache manager allocates it beside the attention blocks): each sequence takes its
+    // blocks and its state.
+    r.linearStateBytesPerSequence = linearStateBytesPerSequence(arch, tp);
+    r.maxSequences = r.linearStateBytesPerSequence > 0
+        ? std::floor(r.kvBudgetBytes / (blocksPerSequence * blockBytes + r.linearStateBytesPerSequence)) * ranks
+        : std::floor(r.blocks / blocksPerSequence) * ranks;
 
     // Contiguous pre-allocation reserves `context` tokens per sequence whatever its length.
     const double average = config.averageLength > 0 ? config.averageLength : context / 4;
@@ -874,7 +898,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
 
     r.perGpu.weights = r.weightsBytesPerGpu;
     r.perGpu.activations = r.activationPeakBytes;
-    r.perGpu.kvCache = concurrency * sequenceBytes;
+    r.perGpu.kvCache = concurrency * (sequenceBytes + r.linearStateBytesPerSequence);
     r.perGpu.overhead = r.overheadBytes;
     // The requested concurrency fits when PagedAttention admits that many sequences of
     // `context` tokens in whole blocks (the same count as max_sequences), not merely when the

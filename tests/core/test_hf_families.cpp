@@ -5,6 +5,7 @@
 // by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "model/attention.h"
@@ -89,6 +90,31 @@ TEST(HfFamilies, Qwen3NextCountsGatedDeltaNetLayersAndCachesOnlyItsFullLayers)
     // Only the 12 full-attention layers cache K and V: 2 x 12 x 2 x 256 x 2 B = 24,576 B/token.
     EXPECT_EQ(kvBytesPerToken(a, 16), 24'576.0);
     EXPECT_EQ(kvBytesForTokens(a, 16, 32768), 24'576.0 * 32768);
+
+    // The 36 Gated DeltaNet layers keep a fixed state per sequence instead (vLLM
+    // gated_delta_net_state_shape, bf16): conv (2 x 16 x 128 + 32 x 128) x (4 - 1) = 24,576
+    // and recurrent 32 x 128 x 128 = 524,288 values a layer: 548,864 x 2 B x 36 = 39,518,208 B
+    // a sequence; TP 2 halves both.
+    EXPECT_EQ(linearStateBytesPerSequence(a, 1), 39'518'208.0);
+    EXPECT_EQ(linearStateBytesPerSequence(a, 2), 39'518'208.0 / 2);
+    // The serving pool holds each sequence's blocks and its state: at 4,096 tokens 256 blocks
+    // of 16 x 24,576 B = 100,663,296 B plus 39,518,208 B.
+    ServingConfig config;
+    config.context = 4096;
+    config.concurrency = 8;
+    Gpu h200;
+    h200.name = "H200";
+    h200.memoryBytes = 150e9;
+    h200.hbmBytesPerS = 4.8e12;
+    h200.bf16Flops = 989e12;
+    const ServingEstimate e = estimateServing(a, countParameters(a), config, h200, nullptr, false);
+    EXPECT_EQ(e.linearStateBytesPerSequence, 39'518'208.0);
+    EXPECT_EQ(e.maxSequences, std::floor(e.kvBudgetBytes / (100'663'296.0 + 39'518'208.0)));
+    EXPECT_DOUBLE_EQ(e.perGpu.kvCache, 8 * (100'663'296.0 + 39'518'208.0));
+    // A model without linear layers keeps none.
+    EXPECT_EQ(linearStateBytesPerSequence(imported(R"({"model_type": "llama", "hidden_size": 4096,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000,
+        "intermediate_size": 11008})"), 1), 0.0);
 }
 
 TEST(HfFamilies, Gemma2AlternatesLocalAndGlobalLayers)
