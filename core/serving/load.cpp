@@ -758,9 +758,9 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     if (w.concurrency) {
         perEngine.concurrency = std::max(1, int(std::lround(double(*w.concurrency) / units)));
         if (*w.concurrency % units != 0)
-            load.notes.push_back(fmt::format("{} users over {} engines: each engine simulated "
-                                             "with {}",
-                *w.concurrency, units, *perEngine.concurrency));
+            load.notes.push_back(fmt::format("{} users over {} {}: each simulated with {}",
+                *w.concurrency, units, parallel.dp > 1 ? "attention ranks" : "engines",
+                *perEngine.concurrency));
         if (*perEngine.concurrency > 16'384)
             load.notes.push_back(fmt::format("{} users per engine simulated as 16,384: past what "
                                              "the engine runs at once, more users only queue",
@@ -903,10 +903,14 @@ void explainServingLoad(const ServingConfig& config, const ServingEstimate& serv
             sample, load, formatDuration(l.tpotMeanS), formatDuration(l.tpotP50S),
             formatDuration(l.tpotP90S), formatDuration(l.tpotP99S), l.meanBatch),
         l.tpotP90S, "s", source);
+    // The deployment's GPUs: its engines' (tp x attention ranks each), or both pools'.
+    const double gpus = serving.disaggregation
+        ? double(serving.disaggregation->prefill.gpus + serving.disaggregation->decode.gpus)
+        : double(l.replicas) * std::max(serving.engineGpus, 1);
     ex.add("serving.output_tokens_per_s_per_gpu",
-        fmt::format("output tokens completed in the measured window / its length / tp = {:.0f} / "
-                    "{} = {:.0f}",
-            l.outputTokensPerS / l.replicas, config.tp, l.outputTokensPerSPerGpu),
+        fmt::format("output tokens completed in the measured window / its length / the "
+                    "deployment's GPUs = {:.0f} / {:.0f} = {:.0f}",
+            l.outputTokensPerS, gpus, l.outputTokensPerSPerGpu),
         l.outputTokensPerSPerGpu, "tokens/s", source);
     ex.add("serving.output_tokens_per_s_per_user",
         fmt::format("1 / mean TPOT = 1 / {} = {:.1f}", formatDuration(l.tpotMeanS),
