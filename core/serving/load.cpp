@@ -535,6 +535,45 @@ LengthDistribution oneToken()
     return d;
 }
 
+// The figures of a run through `units` engines alike (attention ranks, replicas or a pool's
+// ranks): per-request figures as they are, rates times the engines.
+void takeRunFigures(ServingLoad& load, const EngineRun& run, int units)
+{
+    load.requests = run.requests;
+    load.requestRateRps = run.requestsPerS * units;
+    load.meanConcurrency = run.meanInEngine * units;
+    load.meanBatch = run.meanBatch;
+    load.ttftMeanS = run.ttftMeanS;
+    load.ttftP50S = run.ttftP50S;
+    load.ttftP90S = run.ttftP90S;
+    load.ttftP99S = run.ttftP99S;
+    load.tpotMeanS = run.tpotMeanS;
+    load.tpotP50S = run.tpotP50S;
+    load.tpotP90S = run.tpotP90S;
+    load.tpotP99S = run.tpotP99S;
+    load.itlMeanS = run.itlMeanS;
+    load.e2eMeanS = run.e2eMeanS;
+    load.outputTokensPerS = run.outputTokensPerS * units;
+    load.outputTokensPerSPerUser = run.tpotMeanS > 0 ? 1 / run.tpotMeanS : 0;
+}
+
+// Goodput: the highest rate whose run meets every objective (`missAt` empty), by bisection
+// between 1% of `capacity` and `capacity` (the percentiles grow with the rate), 12 halvings at
+// most. 0, with the 1% rate's miss in `lowMiss`, when even that misses.
+double highestRateMeeting(
+    double capacity, const std::function<std::string(double)>& missAt, std::string& lowMiss)
+{
+    double lo = 0.01 * capacity, hi = capacity;
+    lowMiss = missAt(lo);
+    if (!lowMiss.empty())
+        return 0.0;
+    for (int i = 0; i < 12 && hi - lo > 1e-3 * capacity; ++i) {
+        const double mid = (lo + hi) / 2;
+        (missAt(mid).empty() ? lo : hi) = mid;
+    }
+    return lo;
+}
+
 EngineLimits poolLimits(const ServingConfig& config, double kvTokens)
 {
     EngineLimits limits;
@@ -641,26 +680,11 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
         return load;
     }
     const EngineRun& run = at.run;
-    load.requests = run.requests;
+    takeRunFigures(load, run, decodeUnits);
     load.offeredRateRps = at.rateRps;
-    load.requestRateRps = run.requestsPerS * decodeUnits;
     load.saturated = w.requestRate && at.saturated;
-    load.meanConcurrency = run.meanInEngine * decodeUnits;
-    load.meanBatch = run.meanBatch;
-    load.ttftMeanS = run.ttftMeanS;
-    load.ttftP50S = run.ttftP50S;
-    load.ttftP90S = run.ttftP90S;
-    load.ttftP99S = run.ttftP99S;
-    load.tpotMeanS = run.tpotMeanS;
-    load.tpotP50S = run.tpotP50S;
-    load.tpotP90S = run.tpotP90S;
-    load.tpotP99S = run.tpotP99S;
-    load.itlMeanS = run.itlMeanS;
-    load.e2eMeanS = run.e2eMeanS;
-    load.outputTokensPerS = run.outputTokensPerS * decodeUnits;
     const int gpus = d.prefill.gpus() + d.decode.gpus();
     load.outputTokensPerSPerGpu = gpus > 0 ? load.outputTokensPerS / gpus : 0.0;
-    load.outputTokensPerSPerUser = run.tpotMeanS > 0 ? 1 / run.tpotMeanS : 0;
     load.notes.push_back(fmt::format("disaggregated: {} prefill and {} decode ranks; TTFT adds "
                                      "the prefill queue and prompt, the KV transfer ({:.3g} ms "
                                      "per 1k tokens) and the wait for a decode slot: its "
@@ -696,19 +720,15 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
         const Combined c = simulate(open, searchRequests, 3);
         return sloMissText(slo, c.run, c.saturated);
     };
-    double lo = 0.01 * load.capacityRps, hi = load.capacityRps;
-    if (const std::string lowMiss = missAt(lo); !lowMiss.empty()) {
-        load.goodputRps = 0.0;
+    std::string lowMiss;
+    const double lo = highestRateMeeting(load.capacityRps, missAt, lowMiss);
+    load.goodputRps = lo;
+    if (!lowMiss.empty()) {
         load.sloNote = fmt::format("no request rate meets the SLO: even at {:.3g} requests/s (1% "
                                    "of capacity) {}",
-            lo, lowMiss);
+            0.01 * load.capacityRps, lowMiss);
         return load;
     }
-    for (int i = 0; i < 12 && hi - lo > 1e-3 * load.capacityRps; ++i) {
-        const double mid = (lo + hi) / 2;
-        (missAt(mid).empty() ? lo : hi) = mid;
-    }
-    load.goodputRps = lo;
     load.sloNote = fmt::format("goodput {:.3g} requests/s: the highest Poisson rate whose "
                                "percentiles meet the SLO ({} prefill x {} GPUs, {} decode x {} "
                                "GPUs)",
@@ -791,25 +811,10 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
             : "no request finished in the simulation";
         return load;
     }
-    load.requests = run.requests;
+    takeRunFigures(load, run, units);
     load.offeredRateRps = w.requestRate ? *w.requestRate : run.requestsPerS * units;
-    load.requestRateRps = run.requestsPerS * units;
     load.saturated = w.requestRate && (*w.requestRate >= load.capacityRps || run.backlog);
-    load.meanConcurrency = run.meanInEngine * units;
-    load.meanBatch = run.meanBatch;
-    load.ttftMeanS = run.ttftMeanS;
-    load.ttftP50S = run.ttftP50S;
-    load.ttftP90S = run.ttftP90S;
-    load.ttftP99S = run.ttftP99S;
-    load.tpotMeanS = run.tpotMeanS;
-    load.tpotP50S = run.tpotP50S;
-    load.tpotP90S = run.tpotP90S;
-    load.tpotP99S = run.tpotP99S;
-    load.itlMeanS = run.itlMeanS;
-    load.e2eMeanS = run.e2eMeanS;
-    load.outputTokensPerS = run.outputTokensPerS * units;
     load.outputTokensPerSPerGpu = run.outputTokensPerS / tp;
-    load.outputTokensPerSPerUser = run.tpotMeanS > 0 ? 1 / run.tpotMeanS : 0;
     if (run.truncated || capacity.truncated)
         load.notes.push_back("the simulation stopped at its 20 million steps before every request "
                              "finished: the figures are of the requests that did");
@@ -842,23 +847,21 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
         open.requestRate = perEngineRate;
         return simulateEngine(open, limits, steps, context, searchRequests, 3);
     };
-    double lo = 0.01 * capacityPerEngine;
-    const EngineRun low = runAt(lo);
-    const std::string lowMiss = miss(low, low.backlog);
+    std::string lowMiss;
+    const double lo = highestRateMeeting(
+        capacityPerEngine,
+        [&](double rate) {
+            const EngineRun r = runAt(rate);
+            return miss(r, r.backlog);
+        },
+        lowMiss);
+    load.goodputRps = lo * units;
     if (!lowMiss.empty()) {
-        load.goodputRps = 0.0;
         load.sloNote = fmt::format("no request rate meets the SLO: even at {:.3g} requests/s (1% of "
                                    "capacity) {}",
-            lo * units, lowMiss);
+            0.01 * capacityPerEngine * units, lowMiss);
         return load;
     }
-    double hi = capacityPerEngine;
-    for (int i = 0; i < 12 && hi - lo > 1e-3 * capacityPerEngine; ++i) {
-        const double mid = (lo + hi) / 2;
-        const EngineRun r = runAt(mid);
-        (miss(r, r.backlog).empty() ? lo : hi) = mid;
-    }
-    load.goodputRps = lo * units;
     load.sloNote = fmt::format("goodput {:.3g} requests/s: the highest Poisson rate whose "
                                "percentiles meet the SLO ({} engines of {} GPUs)",
         *load.goodputRps, load.replicas, parallel.gpus());
@@ -869,9 +872,8 @@ void attachServingGoodput(const Plan& plan, Estimate& estimate)
 {
     if (!plan.serving.workload || !plan.serving.slo || !estimate.serving.load)
         return;
-    estimate.serving.load = estimateServingLoad(plan.model.arch,
-        servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu)),
-        plan.gpu.gpu, estimate.serving, plan.cluster.gpus, true);
+    estimate.serving.load = estimateServingLoad(
+        plan.model.arch, servingOfPlan(plan), plan.gpu.gpu, estimate.serving, plan.cluster.gpus, true);
 }
 
 void explainServingLoad(const ServingConfig& config, const ServingEstimate& serving, Explainer& ex)
