@@ -252,6 +252,18 @@ ServingConfig exportedEngine(const Plan& plan, const char* engineName, std::vect
     return servingPoolConfig(plan.serving, decode);
 }
 
+bool weightsFromCheckpoint(const ServingConfig& sc, const char* engineName, std::vector<std::string>& warnings)
+{
+    const WeightFormat weights = sc.weightFormat;
+    if (weights == WeightFormat::Auto || weights == WeightFormat::Fp8 || weights == WeightFormat::Bf16)
+        return false;
+    warnings.push_back(fmt::format("serving.weight_format = \"{}\": {} reads it from the "
+                                   "checkpoint's quantization config: serve such a checkpoint; no "
+                                   "--quantization is written",
+        weightFormatId(weights), engineName));
+    return true;
+}
+
 int servingEngines(const Plan& plan)
 {
     return std::max(1, plan.cluster.gpus / servingParallel(plan.serving).gpus());

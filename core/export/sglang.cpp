@@ -51,18 +51,14 @@ EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std:
         out.warnings.push_back(fmt::format("serving.kv_bits = {} (kv_format \"{}\"): SGLang's KV cache is "
                                            "16-bit or fp8; this cache cannot be expressed",
             sc.kvBits, kvCacheFormatId(kvFormat)));
-    const WeightFormat weights = sc.weightFormat;
-    if (weights != WeightFormat::Auto && weights != WeightFormat::Fp8 && weights != WeightFormat::Bf16)
-        out.warnings.push_back(fmt::format("serving.weight_format = \"{}\": SGLang reads it from "
-                                           "the checkpoint's quantization config: serve such a "
-                                           "checkpoint; no --quantization is written",
-            weightFormatId(weights)));
-    else if (sc.weightBits == 8)
-        flag("--quantization", "fp8");
-    else if (sc.weightBits == 4)
-        out.warnings.push_back("serving.weight_bits = 4: SGLang reads 4-bit weights from the "
-                               "checkpoint's quantization config (AWQ, GPTQ, NVFP4): serve a "
-                               "4-bit checkpoint; no flag is written");
+    if (!weightsFromCheckpoint(sc, "SGLang", out.warnings)) {
+        if (sc.weightBits == 8)
+            flag("--quantization", "fp8");
+        else if (sc.weightBits == 4)
+            out.warnings.push_back("serving.weight_bits = 4: SGLang reads 4-bit weights from the "
+                                   "checkpoint's quantization config (AWQ, GPTQ, NVFP4): serve a "
+                                   "4-bit checkpoint; no flag is written");
+    }
     if (sc.speculative) {
         const ServingSpeculative& spec = *sc.speculative;
         // One draft token per step and sequence at top-k 1: a chain of `tokens` drafts, verified

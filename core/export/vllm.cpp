@@ -59,19 +59,15 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
                                            "or fp8 (one scale per layer); this cache cannot be "
                                            "expressed",
             sc.kvBits, kvCacheFormatId(kvFormat)));
-    const WeightFormat weights = sc.weightFormat;
-    if (weights != WeightFormat::Auto && weights != WeightFormat::Fp8 && weights != WeightFormat::Bf16)
-        out.warnings.push_back(fmt::format("serving.weight_format = \"{}\": vLLM reads it from the "
-                                           "checkpoint's quantization config: serve such a "
-                                           "checkpoint; no --quantization is written",
-            weightFormatId(weights)));
-    else if (sc.weightBits == 8) {
-        flag("--quantization", "fp8");
-    } else if (sc.weightBits == 4) {
-        // In-flight 4-bit NF4 of a 16-bit checkpoint; an AWQ/GPTQ checkpoint names its own method.
-        flag("--quantization", "bitsandbytes");
+    if (!weightsFromCheckpoint(sc, "vLLM", out.warnings)) {
+        if (sc.weightBits == 8)
+            flag("--quantization", "fp8");
+        else if (sc.weightBits == 4)
+            // In-flight 4-bit NF4 of a 16-bit checkpoint; an AWQ/GPTQ checkpoint names its own
+            // method.
+            flag("--quantization", "bitsandbytes");
     }
-    if (sc.weightBits < 16 && weights == WeightFormat::Auto)
+    if (sc.weightBits < 16 && sc.weightFormat == WeightFormat::Auto)
         out.warnings.push_back(fmt::format(
             "serving.quant_group_size = {}: vLLM takes the quantization group size from the "
             "checkpoint (AWQ/GPTQ) or the method (fp8 per-tensor, bitsandbytes blocks of 64)",
