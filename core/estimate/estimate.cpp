@@ -100,8 +100,7 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options)
         result.compute
             = estimateCompute(arch, counts, plan.training, plan.cluster, plan.gpu.gpu, ex);
     if (options.serving) {
-        const ServingConfig serving
-            = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
+        const ServingConfig serving = servingOfPlan(plan);
         result.serving = estimateServing(arch, counts, serving, plan.gpu.gpu, ex);
         // Under a workload (issue 27): the deployment's percentiles, rates and goodput, when its
         // weights leave a KV pool to serve from.

@@ -157,10 +157,10 @@ ServingParallel servingParallel(const ServingConfig& c)
     return p;
 }
 
-ServingConfig servingForCluster(const ServingConfig& c, int nvlinkDomainGpus)
+ServingConfig servingOfPlan(const Plan& plan)
 {
-    ServingConfig s = c;
-    s.nvlinkDomainGpus = std::max(nvlinkDomainGpus, 0);
+    ServingConfig s = plan.serving;
+    s.nvlinkDomainGpus = std::max(nvlinkDomainGpus(plan.cluster, plan.gpu.gpu), 0);
     return s;
 }
 

@@ -286,7 +286,7 @@ struct ServingConfig {
     bool dpAttention = false;
     std::optional<ServingDisaggregation> disaggregation;
     // Not a plan key: the GPUs of one NVLink domain, filled from the cluster where the plan is
-    // estimated (servingForCluster), so that an engine wider than the domain (wide EP across
+    // estimated (servingOfPlan), so that an engine wider than the domain (wide EP across
     // nodes) prices its all-to-alls over the network. 0: the engine is inside one domain.
     int nvlinkDomainGpus = 0;
     int context = 8192;           // tokens per sequence (prompt + generated)
@@ -358,11 +358,12 @@ struct ServingParallel {
     int gpus() const { return tp * dp; }
 };
 ServingParallel servingParallel(const ServingConfig& c);
-// The plan's serving config with its cluster's NVLink domain (nvlinkDomainGpus) filled in:
-// what every estimate of the plan's engine uses.
-ServingConfig servingForCluster(const ServingConfig& c, int nvlinkDomainGpus);
 // The engine of one disaggregated pool: the plan's serving config with the pool's layout.
 ServingConfig servingPoolConfig(const ServingConfig& c, const ServingPool& pool);
+
+// The plan's serving config with its cluster's NVLink domain (nvlinkDomainGpus) filled in:
+// what every estimate of the plan's engine uses.
+ServingConfig servingOfPlan(const Plan& plan);
 
 std::string_view recomputeId(Recompute r);  // "none" "selective" "full" "every-k"
 bool parseRecompute(std::string_view id, Recompute& out);

@@ -123,36 +123,31 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
 
     // Engine layouts: TP engines, and for a MoE model data-parallel attention over ep GPUs
     // (ep = tp x 2, 4, ... up to the fleet and 1,024), what DeepSeek's and SGLang's large-EP
-    // deployments run. A fixed serving.ep keeps only engines of that EP.
-    struct Engine {
-        int tp = 1, ep = 1;
-        bool dpAttention = false;
-        int gpus() const { return dpAttention ? ep : tp; }
-    };
+    // deployments run. A fixed serving.ep keeps only engines of that EP. Each as the plan's
+    // servingParallel reads it: tp x dp GPUs, dp > 1 the attention ranks.
     const FixedField* fixedEp = fixedOf(o, "serving.ep");
     const bool moe = arch.moe && arch.moe->experts > 0;
-    std::vector<Engine> engines;
+    std::vector<ServingParallel> engines;
     for (int tp : tps) {
         if (!fixedEp || fixedEp->number == 1)
-            engines.push_back({ tp, 1, false });
+            engines.push_back({ tp, 1, 1 });
         if (!moe)
             continue;
         for (long long ep = 2LL * tp; ep <= std::min(lastGpus, 1024); ep *= 2)
             if (!fixedEp || fixedEp->number == ep)
-                engines.push_back({ tp, int(ep), true });
+                engines.push_back({ tp, int(ep), int(ep / tp) });
     }
 
     // Mutated in place per layout. The search covers aggregated TP engines: a plan's expert
     // parallelism and disaggregated pools are its own layout, not a candidate's.
-    ServingConfig cfg
-        = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
+    ServingConfig cfg = servingOfPlan(plan);
     cfg.disaggregation.reset();
     cfg.ep = 1;
     cfg.dpAttention = false;
     ServingCandidate miss;
     double missWorst = INFINITY;
     for (int gpus = firstGpus; gpus <= lastGpus; ++gpus) {
-        for (const Engine& engine : engines) {
+        for (const ServingParallel& engine : engines) {
             // min-gpus: the fleet is exactly `gpus`; max-throughput: as many replicas as fit.
             const int tp = engine.tp;
             if (engine.gpus() > gpus || (minGpus && gpus % engine.gpus() != 0)) {
@@ -162,7 +157,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
             const int replicas = gpus / engine.gpus();
             cfg.tp = tp;
             cfg.ep = engine.ep;
-            cfg.dpAttention = engine.dpAttention;
+            cfg.dpAttention = engine.dp > 1;
             cfg.concurrency = static_cast<int>((target + replicas - 1) / replicas);
             for (int wb : weightBits)
                 for (int kb : kvBits) {
@@ -180,7 +175,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                     const ServingEstimate e = estimateServing(arch, counts, cfg, plan.gpu.gpu);
                     ServingCandidate c;
                     c.layout = { minGpus ? engine.gpus() * replicas : plan.cluster.gpus, tp,
-                        replicas, engine.ep, engine.dpAttention, wb, kb, cfg.concurrency };
+                        replicas, engine.ep, engine.dp > 1, wb, kb, cfg.concurrency };
                     c.gpus = engine.gpus() * replicas;
                     c.perGpuBytes = e.perGpu.total();
                     c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;

@@ -15,8 +15,7 @@ namespace {
 // serving.disaggregation (the pool that holds the sequences and sets ITL).
 ServingConfig decodeEngine(const Plan& plan)
 {
-    const ServingConfig config
-        = servingForCluster(plan.serving, nvlinkDomainGpus(plan.cluster, plan.gpu.gpu));
+    const ServingConfig config = servingOfPlan(plan);
     return config.disaggregation ? servingPoolConfig(config, config.disaggregation->decode) : config;
 }
 
