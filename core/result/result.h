@@ -186,7 +186,6 @@ struct ServingPoolEstimate {
     double kvBudgetBytes = 0;        // per GPU
     double maxTokens = 0;            // token slots of one attention rank's pool
     double maxSequences = 0;         // of `context` tokens, one worker (all its ranks)
-    double usableBytes = 0;
     MemoryBreakdown perGpu;          // decode: with the KV of its share of the concurrency
     bool fits = false;               // prefill: one prompt's KV fits; decode: the concurrency does
 };

@@ -5,10 +5,6 @@
 
 namespace envelope {
 
-// Scale overhead per cached vector and token of a quantized KV cache (fp16 scale + fp16 zero
-// point for bits < 16, else 0).
-double kvScaleBytes(int kvBits);
-
 // Records every serving.* figure of `r` with its formula (serving_explain.cpp).
 void explainServing(const ModelArch& arch, const ParamCounts& counts, const ServingConfig& config,
     const Gpu& gpu, const ServingWeights& weights, const ServingEstimate& r, Explainer& ex);

@@ -151,11 +151,6 @@ KvCacheFormat kvFormatOfBits(int kvBits)
     return kvBits >= 16 ? KvCacheFormat::Bf16 : kvBits >= 8 ? KvCacheFormat::Int8 : KvCacheFormat::Int4;
 }
 
-double kvScaleBytes(int kvBits)
-{
-    return kvStorage(kvFormatOfBits(kvBits)).bytesPerVector;
-}
-
 double kvBytesPerToken(const ModelArch& arch, KvCacheFormat format)
 {
     const KvStorage kv = kvStorage(format);
@@ -253,18 +248,9 @@ double servingWeightBytes(const ServingConfig& config)
     }
 }
 
-ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightBits, int groupSize,
-    int tp, double expertShare)
-{
-    return servingWeightsAt(counts, layers, quantizedBytesPerWeight(weightBits, groupSize), tp, expertShare);
-}
+namespace {
 
-ServingWeights servingWeights(
-    const ParamCounts& counts, int layers, const ServingConfig& config, int tp, double expertShare)
-{
-    return servingWeightsAt(counts, layers, servingWeightBytes(config), tp, expertShare);
-}
-
+// servingWeights at `bytesPerQuantized` bytes a linear weight.
 ServingWeights servingWeightsAt(const ParamCounts& counts, int layers, double bytesPerQuantized,
     int tp, double expertShare)
 {
@@ -288,6 +274,21 @@ ServingWeights servingWeightsAt(const ParamCounts& counts, int layers, double by
         + expertBytes * share + 2.0 * w.replicatedParams;
     return w;
 }
+
+} // namespace
+
+ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightBits, int groupSize,
+    int tp, double expertShare)
+{
+    return servingWeightsAt(counts, layers, quantizedBytesPerWeight(weightBits, groupSize), tp, expertShare);
+}
+
+ServingWeights servingWeights(
+    const ParamCounts& counts, int layers, const ServingConfig& config, int tp, double expertShare)
+{
+    return servingWeightsAt(counts, layers, servingWeightBytes(config), tp, expertShare);
+}
+
 
 double inferenceActivationPeakBytes(const ModelArch& arch, double tokens, double sequences, int tp)
 {
@@ -924,7 +925,6 @@ ServingPoolEstimate poolEstimate(const ServingPool& pool, const ServingEstimate&
     p.kvBudgetBytes = e.kvBudgetBytes;
     p.maxTokens = e.maxTokens;
     p.maxSequences = e.maxSequences;
-    p.usableBytes = e.usableBytes;
     p.perGpu = e.perGpu;
     return p;
 }

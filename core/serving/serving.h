@@ -86,8 +86,6 @@ ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightB
 // The same in the plan's weight format (servingWeightBytes).
 ServingWeights servingWeights(
     const ParamCounts& counts, int layers, const ServingConfig& config, int tp, double expertShare = 0);
-ServingWeights servingWeightsAt(const ParamCounts& counts, int layers, double bytesPerQuantized,
-    int tp, double expertShare = 0);
 // The routed experts' share on the fullest GPU of the engine: 1 / tp inside a TP group (EP there
 // moves whole experts between the group's ranks, the bytes stay), ceil(E / ep) / E under
 // data-parallel attention.
