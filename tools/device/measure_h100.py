@@ -1,0 +1,493 @@
+#!/usr/bin/env python3
+"""Dev-only: measure kernel times, training step time and peak memory on a lent GPU.
+
+Runs on the device machine (PyTorch, transformers and peft are in its image); nothing here runs
+in the product or in CI. It writes $OUT/measured.json and prints a short table; the figures go
+into docs/validation.md ("Measured on a lent H100") and tests/data/validation/device/ by hand.
+
+What it measures, each at points that Envelope's tables or plans can state exactly:
+  - GEMM C[m,n] = A[m,k] B[k,n] (bf16 F.linear, fp8 tensor-wise torch._scaled_mm) at axis points
+    of presets/kernels/h100-sxm.json, weights rotated through > 2x the L2 so small-m GEMMs read HBM;
+  - FlashAttention through SDPA, causal, head dim 128: forward and forward+backward, kv_ratio 1 and 8;
+  - decode attention through SDPA (q length 1) over a contiguous KV cache (not a paged kernel);
+  - HBM: device copy, RMSNorm, SiLU-and-multiply, residual add (bytes read + written / time);
+  - training steps of Llama-3.2-1B/3B shapes (random weights, HF transformers, SDPA) at seq 4096:
+    step time (median of timed steps) and torch.cuda.max_memory_allocated / reserved.
+"""
+import gc
+import json
+import math
+import os
+import statistics
+import sys
+import time
+import traceback
+
+import torch
+import torch.nn.functional as F
+
+OUT = os.environ.get("OUT", "/tmp/out")
+os.makedirs(OUT, exist_ok=True)
+DEV = torch.device("cuda")
+res = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def save():
+    with open(os.path.join(OUT, "measured.json"), "w") as f:
+        json.dump(res, f, indent=1)
+
+
+def section(name):
+    def wrap(fn):
+        def run():
+            t0 = time.time()
+            try:
+                fn()
+            except Exception:
+                res.setdefault("errors", {})[name] = traceback.format_exc()[-2000:]
+                print(f"[{name}] FAILED\n{traceback.format_exc()[-1500:]}", flush=True)
+            res.setdefault("section_seconds", {})[name] = round(time.time() - t0, 1)
+            save()
+            torch.cuda.synchronize()
+            gc.collect()
+            torch.cuda.empty_cache()
+        return run
+    return wrap
+
+
+def timed_events(fn, iters, reps=5):
+    """Median over reps of (time for iters back-to-back calls) / iters, in microseconds."""
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    out = []
+    for _ in range(reps):
+        start.record()
+        for _ in range(iters):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        out.append(start.elapsed_time(end) * 1e3 / iters)
+    return statistics.median(out)
+
+
+def timed_graph(fns, reps=7):
+    """Capture the list of calls in one CUDA graph; median replay time / len(fns), microseconds."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for f in fns[:3]:
+            f()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for f in fns:
+            f()
+    g.replay()
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    out = []
+    for _ in range(reps):
+        start.record()
+        g.replay()
+        end.record()
+        torch.cuda.synchronize()
+        out.append(start.elapsed_time(end) * 1e3 / len(fns))
+    del g
+    return statistics.median(out)
+
+
+@section("device")
+def device_info():
+    p = torch.cuda.get_device_properties(0)
+    res["device"] = {
+        "name": p.name,
+        "sms": p.multi_processor_count,
+        "memory_bytes": p.total_memory,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+    }
+    try:
+        import transformers
+        import peft
+        res["device"]["transformers"] = transformers.__version__
+        res["device"]["peft"] = peft.__version__
+    except Exception as e:  # recorded, the training sections will fail on their own
+        res["device"]["import_error"] = repr(e)
+    q = os.popen("nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,"
+                 "power.limit,memory.total --format=csv,noheader").read().strip()
+    res["device"]["nvidia_smi"] = q
+    print(res["device"], flush=True)
+
+
+GEMM_M = [1, 16, 64, 256, 1024, 4096, 16384]
+GEMM_NK = [(4096, 4096), (6144, 4096), (12288, 4096), (4096, 12288), (8192, 8192), (2048, 2048)]
+L2_BYTES = 50 * 2**20
+
+
+@section("gemm")
+def gemm():
+    rows = []
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+    for n, k in GEMM_NK:
+        wbytes = n * k * 2
+        copies = max(1, min(16, math.ceil(4 * L2_BYTES / wbytes)))
+        ws = [torch.randn(n, k, device=DEV, dtype=torch.bfloat16) * 0.02 for _ in range(copies)]
+        w8 = [(w * 8).to(fp8) for w in ws] if fp8 is not None else []
+        one = torch.ones((), device=DEV, dtype=torch.float32)
+        for m in GEMM_M:
+            x = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
+            flops = 2.0 * m * n * k
+            big = flops > 2e11
+            row = {"m": m, "n": n, "k": k}
+            fns = [(lambda w=w: F.linear(x, w)) for w in ws]
+            if big:
+                row["bf16_us"] = timed_events(fns[0], iters=10)
+            else:
+                reps = max(1, 48 // len(fns))
+                row["bf16_us"] = timed_graph(fns * reps)
+            row["bf16_tflops"] = flops / row["bf16_us"] / 1e6
+            if w8 and m % 16 == 0:
+                try:
+                    x8 = (x * 8).to(fp8)
+                    f8 = [(lambda w=w: torch._scaled_mm(x8, w.t(), scale_a=one, scale_b=one,
+                                                        out_dtype=torch.bfloat16)) for w in w8]
+                    if big:
+                        row["fp8_us"] = timed_events(f8[0], iters=10)
+                    else:
+                        reps = max(1, 48 // len(f8))
+                        row["fp8_us"] = timed_graph(f8 * reps)
+                    row["fp8_tflops"] = flops / row["fp8_us"] / 1e6
+                except Exception as e:
+                    row["fp8_error"] = repr(e)[:200]
+            rows.append(row)
+        del ws, w8
+        torch.cuda.empty_cache()
+    res["gemm"] = rows
+    for r in rows:
+        print(f"gemm m={r['m']:>6} n={r['n']:>6} k={r['k']:>6}  bf16 {r['bf16_us']:9.1f} us "
+              f"{r['bf16_tflops']:6.1f} TF   fp8 {r.get('fp8_us', float('nan')):9.1f} us "
+              f"{r.get('fp8_tflops', float('nan')):6.1f} TF", flush=True)
+
+
+@section("attention")
+def attention():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    rows = []
+    d = 128
+    for kv_ratio in (1, 8):
+        for seq in (1024, 4096, 8192, 16384):
+            for batch, heads in ((1, 32), (2, 32), (4, 32)):
+                if seq * batch > 32768:
+                    continue
+                q = torch.randn(batch, heads, seq, d, device=DEV, dtype=torch.bfloat16,
+                                requires_grad=True)
+                kvh = heads // kv_ratio
+                kk = torch.randn(batch, kvh, seq, d, device=DEV, dtype=torch.bfloat16,
+                                 requires_grad=True)
+                vv = torch.randn(batch, kvh, seq, d, device=DEV, dtype=torch.bfloat16,
+                                 requires_grad=True)
+                go = torch.randn(batch, heads, seq, d, device=DEV, dtype=torch.bfloat16)
+                kw = {"enable_gqa": True} if kv_ratio > 1 else {}
+                with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                    def fwd():
+                        return F.scaled_dot_product_attention(q, kk, vv, is_causal=True, **kw)
+
+                    def fwd_bwd():
+                        o = fwd()
+                        torch.autograd.grad(o, (q, kk, vv), go)
+
+                    try:
+                        fwd()
+                    except RuntimeError:  # no GQA in this flash kernel: same FLOPs on expanded KV
+                        kk = kk.detach().repeat_interleave(kv_ratio, 1).requires_grad_()
+                        vv = vv.detach().repeat_interleave(kv_ratio, 1).requires_grad_()
+                        kw = {}
+                        fwd()
+                    fwd_us = timed_events(lambda: fwd(), iters=5)
+                    fb_us = timed_events(fwd_bwd, iters=3)
+                flops = 2.0 * batch * heads * seq * seq * d  # table convention (causal half)
+                row = {"kv_ratio": kv_ratio, "seq": seq, "batch": batch, "heads": heads,
+                       "batch_heads": batch * heads, "fwd_us": fwd_us,
+                       "bwd_us": fb_us - fwd_us, "fwd_tflops": flops / fwd_us / 1e6,
+                       "bwd_tflops_2_5x": 2.5 * flops / (fb_us - fwd_us) / 1e6}
+                rows.append(row)
+                print(f"attn r={kv_ratio} s={seq:>6} bh={batch*heads:>4} fwd {fwd_us:9.1f} us "
+                      f"{row['fwd_tflops']:6.1f} TF  bwd {row['bwd_us']:9.1f} us "
+                      f"(bwd/fwd {row['bwd_us']/fwd_us:4.2f})", flush=True)
+                del q, kk, vv, go
+    res["attention_prefill"] = rows
+
+
+@section("decode_attention")
+def decode_attention():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    rows = []
+    for batch in (1, 16, 64, 256):
+        for kv_len in (1024, 4096):
+            caches = max(1, min(8, math.ceil(4 * L2_BYTES / (2 * batch * 8 * kv_len * 128 * 2))))
+            q = torch.randn(batch, 32, 1, 128, device=DEV, dtype=torch.bfloat16)
+            kvs = [(torch.randn(batch, 8, kv_len, 128, device=DEV, dtype=torch.bfloat16),
+                    torch.randn(batch, 8, kv_len, 128, device=DEV, dtype=torch.bfloat16))
+                   for _ in range(caches)]
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+                fns = [(lambda k=k, v=v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
+                       for k, v in kvs]
+                us = timed_graph(fns * max(1, 16 // len(fns)))
+            kv_bytes = 2 * batch * 8 * kv_len * 128 * 2
+            rows.append({"batch": batch, "kv_len": kv_len, "us": us,
+                         "kv_gbps": kv_bytes / us / 1e3})
+            print(f"decode-attn b={batch:>4} kv={kv_len:>5} {us:8.1f} us "
+                  f"{kv_bytes/us/1e3:7.1f} GB/s", flush=True)
+            del kvs
+    res["attention_decode_sdpa"] = rows
+
+
+@section("hbm")
+def hbm():
+    n = 512 * 2**20  # 1 GiB of bf16
+    x = torch.randn(n, device=DEV, dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    rows = {}
+    us = timed_events(lambda: y.copy_(x), iters=10)
+    rows["copy_gbps"] = 2 * n * 2 / us / 1e3
+    tokens, h = 16384, 4096
+    a = x[: tokens * h].view(tokens, h)
+    wt = torch.ones(h, device=DEV, dtype=torch.bfloat16)
+    us = timed_events(lambda: F.rms_norm(a, (h,), wt, 1e-5), iters=10)
+    rows["rms_norm_gbps"] = 2 * tokens * h * 2 / us / 1e3
+    g = x[: tokens * 14336].view(tokens, 14336)
+    u = y[: tokens * 14336].view(tokens, 14336)
+    us = timed_events(lambda: F.silu(g) * u, iters=10)
+    rows["silu_mul_unfused_gbps"] = 3 * tokens * 14336 * 2 / us / 1e3  # minimal bytes
+    b = y[: tokens * h].view(tokens, h)
+    us = timed_events(lambda: a + b, iters=10)
+    rows["add_gbps"] = 3 * tokens * h * 2 / us / 1e3
+    res["hbm"] = rows
+    print("hbm", {k: round(v, 1) for k, v in rows.items()}, flush=True)
+
+
+def llama_config(size):
+    from transformers import LlamaConfig
+    if size == "1b":
+        dims = dict(num_hidden_layers=16, hidden_size=2048, intermediate_size=8192,
+                    num_attention_heads=32, num_key_value_heads=8, head_dim=64)
+    else:
+        dims = dict(num_hidden_layers=28, hidden_size=3072, intermediate_size=8192,
+                    num_attention_heads=24, num_key_value_heads=8, head_dim=128)
+    return LlamaConfig(vocab_size=128256, max_position_embeddings=131072, rms_norm_eps=1e-5,
+                       tie_word_embeddings=True, attention_bias=False,
+                       mlp_bias=False, hidden_act="silu", **dims)
+
+
+def classify_kernel(name):
+    n = name.lower()
+    if "flash" in n or "fmha" in n or "attention" in n:
+        return "attention"
+    if "adam" in n:
+        return "optimizer"
+    if any(t in n for t in ("gemm", "nvjet", "xmma", "cutlass", "cublas", "sm90_", "sm80_")):
+        return "gemm"
+    if any(t in n for t in ("log_softmax", "nll_loss", "cross_entropy", "softmax")):
+        return "loss"
+    return "elementwise"
+
+
+def profile_step(step):
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        wall = time.perf_counter() - t0
+    by_class, by_name = {}, {}
+    kernels = 0
+    for e in prof.events():
+        if e.device_type != DeviceType.CUDA:
+            continue
+        us = e.time_range.elapsed_us()
+        kernels += 1
+        c = classify_kernel(e.name)
+        by_class[c] = by_class.get(c, 0.0) + us
+        by_name[e.name] = by_name.get(e.name, 0.0) + us
+    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:40]
+    return {"wall_s": wall, "kernels": kernels, "busy_s": sum(by_class.values()) / 1e6,
+            "by_class_s": {k: v / 1e6 for k, v in by_class.items()},
+            "top_kernels_us": [[n[:160], round(v, 1)] for n, v in top]}
+
+
+def train_case(name, size, mode, mbs, seq=4096, ckpt=False, steps=4, warm=2, compiled=False,
+               profiled=False):
+    from transformers import LlamaForCausalLM
+    gc.collect()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    baseline = torch.cuda.memory_allocated()
+    cfg = llama_config(size)
+    try:
+        cfg._attn_implementation = "sdpa"
+    except Exception:
+        pass
+    torch.manual_seed(0)
+    with torch.device(DEV):
+        model = LlamaForCausalLM(cfg)
+    if mode == "mixed":  # fp32 weights, grads, Adam moments; bf16 autocast
+        model = model.float()
+    else:
+        model = model.to(torch.bfloat16)
+    params_total = sum(p.numel() for p in model.parameters())
+    if ckpt:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if mode == "lora":
+        from peft import LoraConfig, get_peft_model
+        lcfg = LoraConfig(r=64, lora_alpha=128, lora_dropout=0.0,
+                          target_modules=["q_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                          "down_proj"])
+        model = get_peft_model(model, lcfg, autocast_adapter_dtype=False)
+    model.config.use_cache = False
+    model.train()
+    fwd_model = torch.compile(model) if compiled else model
+    params = [p for p in model.parameters() if p.requires_grad]
+    trainable = sum(p.numel() for p in params)
+    opt = torch.optim.AdamW(params, lr=1e-5, fused=True)
+    ids = torch.randint(0, 128256, (mbs, seq), device=DEV)
+
+    def step():
+        if mode == "mixed":
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = fwd_model(input_ids=ids, labels=ids).loss
+        else:
+            loss = fwd_model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    for _ in range(warm):
+        step()
+    torch.cuda.synchronize()
+    after_warm_alloc = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    prof = profile_step(step) if profiled else None
+    row = {"name": name, "model": size, "mode": mode, "micro_batch": mbs, "seq_len": seq,
+           "compiled": compiled, "baseline_allocated_bytes": baseline,
+           "recompute": "full" if ckpt else "none", "params": params_total,
+           "attn_implementation": getattr(cfg, "_attn_implementation", None),
+           "trainable_params": trainable, "step_s": statistics.median(times),
+           "step_s_all": [round(t, 4) for t in times],
+           "peak_allocated_bytes": torch.cuda.max_memory_allocated(),
+           "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
+           "steady_allocated_bytes": after_warm_alloc,
+           "tokens_per_s": mbs * seq / statistics.median(times)}
+    if prof:
+        row["profile"] = prof
+    res.setdefault("training", []).append(row)
+    print(f"train {name:<28} step {row['step_s']*1e3:8.1f} ms  peak alloc "
+          f"{row['peak_allocated_bytes']/1e9:6.2f} GB reserved {row['peak_reserved_bytes']/1e9:6.2f}"
+          f" GB  steady {after_warm_alloc/1e9:6.2f} GB  {row['tokens_per_s']:8.0f} tok/s",
+          flush=True)
+    if prof:
+        print("   profile: wall %.1f ms busy %.1f ms kernels %d %s" % (
+            prof["wall_s"] * 1e3, prof["busy_s"] * 1e3, prof["kernels"],
+            {k: round(v * 1e3, 1) for k, v in prof["by_class_s"].items()}), flush=True)
+    del model, fwd_model, opt, params, ids
+    gc.collect()
+    torch.cuda.empty_cache()
+    save()
+
+
+@section("training")
+def training():
+    cases = [
+        ("1b-mixed-mbs2", "1b", "mixed", 2, False, False),
+        ("1b-mixed-mbs2-ckpt", "1b", "mixed", 2, True, False),
+        ("1b-pure-mbs2", "1b", "pure", 2, False, False),
+        ("1b-pure-mbs2-compiled", "1b", "pure", 2, False, True),
+        ("3b-bf16pure-mbs2-ckpt", "3b", "pure", 2, True, False),
+        ("3b-bf16pure-mbs1", "3b", "pure", 1, False, False),
+        ("3b-lora-mbs2-ckpt", "3b", "lora", 2, True, False),
+        ("3b-lora-mbs1", "3b", "lora", 1, False, False),
+    ]
+    for name, size, mode, mbs, ckpt, compiled in cases:
+        try:
+            train_case(name, size, mode, mbs, ckpt=ckpt, compiled=compiled, profiled=True)
+        except Exception:
+            res.setdefault("errors", {})[name] = traceback.format_exc()[-2000:]
+            print(f"[{name}] FAILED\n{traceback.format_exc()[-1500:]}", flush=True)
+            gc.collect()
+            torch.cuda.empty_cache()
+
+
+@section("eager_modules")
+def eager_modules():
+    """HF's eager RMSNorm, RoPE and loss against one fused kernel, forward + backward."""
+    from transformers.models.llama import modeling_llama as ml
+    rows = {}
+    tokens, h = 8192, 2048
+    x = torch.randn(1, tokens, h, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    gx = torch.randn_like(x)
+    norm = ml.LlamaRMSNorm(h, eps=1e-5).to(DEV, torch.bfloat16)
+    wt = norm.weight
+
+    def hf_norm():
+        torch.autograd.grad(norm(x), (x, wt), gx)
+
+    def fused_norm():
+        torch.autograd.grad(F.rms_norm(x, (h,), wt, 1e-5), (x, wt), gx)
+    rows["rmsnorm_hf_us"] = timed_events(hf_norm, iters=10)
+    rows["rmsnorm_fused_us"] = timed_events(fused_norm, iters=10)
+    rows["rmsnorm_elements"] = tokens * h
+    q = torch.randn(1, 32, tokens, 64, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(1, 8, tokens, 64, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    ang = torch.randn(1, tokens, 64, device=DEV, dtype=torch.float32)
+    cos, sin = ang.cos().to(torch.bfloat16), ang.sin().to(torch.bfloat16)
+    gq, gk = torch.randn_like(q), torch.randn_like(k)
+
+    def hf_rope():
+        qo, ko = ml.apply_rotary_pos_emb(q, k, cos, sin)
+        torch.autograd.grad((qo, ko), (q, k), (gq, gk))
+    rows["rope_hf_us"] = timed_events(hf_rope, iters=10)
+    rows["rope_elements"] = tokens * (32 + 8) * 64
+    g = torch.randn(tokens, 8192, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    u = torch.randn(tokens, 8192, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    go = torch.randn(tokens, 8192, device=DEV, dtype=torch.bfloat16)
+
+    def swiglu():
+        torch.autograd.grad(F.silu(g) * u, (g, u), go)
+    rows["swiglu_eager_us"] = timed_events(swiglu, iters=10)
+    rows["swiglu_elements"] = tokens * 8192
+    del q, k, g, u, go
+    logits = torch.randn(tokens, 128256, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    labels = torch.randint(0, 128256, (tokens,), device=DEV)
+
+    def hf_loss():
+        loss = F.cross_entropy(logits.float(), labels)
+        torch.autograd.grad(loss, (logits,))
+    rows["loss_hf_us"] = timed_events(hf_loss, iters=5)
+    rows["loss_logits"] = tokens * 128256
+    res["eager_modules"] = rows
+    print("eager", {k: round(v, 1) for k, v in rows.items()}, flush=True)
+
+
+if __name__ == "__main__":
+    table = {"device": device_info, "hbm": hbm, "gemm": gemm, "attention": attention,
+             "decode_attention": decode_attention, "training": training,
+             "eager_modules": eager_modules}
+    order = sys.argv[1:] or ["hbm", "gemm", "attention", "decode_attention", "training",
+                             "eager_modules"]
+    device_info()
+    for name in order:
+        table[name]()
+    res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    save()
+    print("done", res.get("section_seconds"), "errors:", list(res.get("errors", {})), flush=True)
