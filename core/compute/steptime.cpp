@@ -78,6 +78,45 @@ std::vector<Op> recomputeOps(const std::vector<Op>& forward, const TrainingConfi
     return ops;
 }
 
+// Eager PyTorch (transformers, torchtune without torch.compile: the profile's eager_kernels)
+// runs the norms, RoPE and SwiGLU as chains of separate kernels, each reading and writing whole
+// tensors. The one-pass byte counts of layerForwardOps / backwardOps (a norm 2a bytes per
+// element forward, twice that backward) become the chains' sums, counted kernel by kernel from
+// the module code and its autograd graph, a = activation bytes (docs/formulas-compute.md,
+// 'Eager kernels'):
+//  - RMSNorm (LlamaRMSNorm: x.float(), pow(2), mean, x * rsqrt, .to(a), weight *): forward
+//    (a+4) + 8 + 4 + 8 + (4+a) + 2a = 28 + 4a per element; backward 6a (weight product, its
+//    gradient sum) + (a+4) + 24 (rsqrt product, its row sum) + 4 (mean) + 20 (pow) + 12 (the two
+//    fp32 gradients summed) + (4+a) = 68 + 8a;
+//  - RoPE (q * cos + rotate_half(q) * sin): forward 3a (neg, cat) + 2a + 2a + 3a = 10a per
+//    element of q and k; backward 2a + 2a + a (neg) + 4a (slice backward: zeros and copy, twice)
+//    + 6a (three gradients summed) = 15a;
+//  - SwiGLU (silu(gate) * up, the silu output its own tensor): forward 2a + 3a = 5a per element
+//    of the FFN width; backward 3a + 3a (both products) + 3a (silu) = 9a.
+// Fused counts: norm 2a / 4a, RoPE 2a / 4a, SwiGLU 3a / 6a. Plain GELU is one kernel either way.
+void applyEagerKernels(std::vector<Op>& ops, double a, bool gated)
+{
+    for (Op& op : ops) {
+        if (op.cls != OpClass::Elementwise)
+            continue;
+        const std::string_view name(op.name);
+        const bool backward = op.phase == Phase::Backward;
+        double fused = 0, eager = 0;
+        if (name.ends_with("norm")) {
+            fused = backward ? 4 * a : 2 * a;
+            eager = backward ? 68 + 8 * a : 28 + 4 * a;
+        } else if (name == "rope") {
+            fused = backward ? 4 * a : 2 * a;
+            eager = backward ? 15 * a : 10 * a;
+        } else if (name == "activation" && gated) {
+            fused = backward ? 6 * a : 3 * a;
+            eager = backward ? 9 * a : 5 * a;
+        }
+        if (fused > 0)
+            op.bytes *= eager / fused;
+    }
+}
+
 // QLoRA / 8-bit LoRA: the base weights are dequantized to bf16 before every use (forward,
 // backward, recompute): read the packed weights, write bf16 (bitsandbytes dequantize_4bit).
 Op dequantizeOp(double layerParamsPerGpu, int baseBits)
@@ -184,7 +223,7 @@ struct OpStepKey {
     double microBatch = 0, seqLen = 0, sacRecomputeParams = 0, layerMatmulParams = 0;
     Recompute recompute = Recompute::None;
     SelectivePolicy selective = SelectivePolicy::AttentionCore;
-    bool spGatheredInputs = false, tpBackwardOverlap = false;
+    bool spGatheredInputs = false, tpBackwardOverlap = false, eagerKernels = false;
     LossKind loss = LossKind::Fused;
     Recipe recipe;
     double efficiencyScale = 1;
@@ -224,6 +263,7 @@ OpStepKey keyOf(const ModelArch& arch, const ParamCounts& counts, const Training
     k.selective = c.framework.selective;
     k.spGatheredInputs = c.framework.spGatheredInputs;
     k.tpBackwardOverlap = c.framework.tpBackwardOverlap;
+    k.eagerKernels = c.eagerKernels();
     k.loss = c.effectiveLoss();
     k.recipe = c.recipe.recipe;
     k.efficiencyScale = c.efficiencyScale;
@@ -321,6 +361,8 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
     const double sacShare = s.sacRecomputeParams > 0 && s.layerMatmulParams > 0
         ? s.sacRecomputeParams / s.layerMatmulParams
         : 0.5;
+    const bool eager = config.eagerKernels();
+    const bool gated = arch.ffn == FfnKind::Gated;
     const double pp = s.pp;
     const double denseLayers = std::max(counts.denseLayers, 0) / pp;
     const double moeLayers = std::max(counts.moeLayers, 0) / pp;
@@ -334,7 +376,12 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
             forward.push_back(dequantizeOp(params / s.tp, config.lora.baseBits));
         }
         std::vector<Op> backward = backwardOps(forward, l);
-        const std::vector<Op> recompute = recomputeOps(forward, config, sacShare);
+        std::vector<Op> recompute = recomputeOps(forward, config, sacShare);
+        if (eager) {
+            applyEagerKernels(forward, l.activationBytes, gated);
+            applyEagerKernels(backward, l.activationBytes, gated);
+            applyEagerKernels(recompute, l.activationBytes, gated);
+        }
         // Megatron keeps a sequence-parallel linear's input sharded and all-gathers it again
         // for the weight gradient (torchtitan keeps it gathered: sp_gathered_inputs).
         const bool sp = config.sequenceParallel && s.tp > 1;
@@ -373,7 +420,10 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
     layer(true, moeLayers);
 
     // The last stage adds the LM head and the loss, the first the embedding (one stage: both).
-    addOps(r.head, headOps(arch, l, lossBytesPerLogit(config.effectiveLoss())), 1, gpu, scale);
+    std::vector<Op> head = headOps(arch, l, lossBytesPerLogit(config.effectiveLoss()));
+    if (eager)
+        applyEagerKernels(head, l.activationBytes, gated);
+    addOps(r.head, head, 1, gpu, scale);
     addOps(r.embedding, embeddingOps(arch, l), 1, gpu, scale);
 
     return r;
