@@ -479,10 +479,66 @@ def eager_modules():
     print("eager", {k: round(v, 1) for k, v in rows.items()}, flush=True)
 
 
+@section("decode_step")
+def decode_step():
+    """One decode step of a Llama-3.1-8B shape (random bf16 weights), the whole step in one CUDA
+    graph the way engines replay it: per layer F.rms_norm, the fused QKV GEMM, SDPA with one query
+    over a contiguous KV cache of kv_len tokens (flash / memory-efficient kernels), the O GEMM, the
+    residual, F.rms_norm, the fused gate-up GEMM, silu * mul, the down GEMM, the residual; the
+    final norm and the LM head. No RoPE, sampling, scheduler or cache writes: the GPU work of an
+    engine's step, not its overheads."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    L, h, heads, kvh, d, ffn, vocab = 32, 4096, 32, 8, 128, 14336, 128256
+    bf = torch.bfloat16
+    g = torch.Generator(device=DEV).manual_seed(0)
+
+    def w(*shape):
+        return (torch.randn(*shape, device=DEV, dtype=bf, generator=g) * 0.02)
+    layers = [dict(qkv=w((heads + 2 * kvh) * d, h), o=w(h, heads * d), gu=w(2 * ffn, h),
+                   down=w(h, ffn), n1=torch.ones(h, device=DEV, dtype=bf),
+                   n2=torch.ones(h, device=DEV, dtype=bf)) for _ in range(L)]
+    head = w(vocab, h)
+    rows = []
+    for batch, kv_len in ((1, 1024), (8, 1024), (32, 1024), (64, 1024), (128, 1024),
+                          (1, 4096), (32, 4096), (64, 4096), (128, 2048)):
+        kv_bytes = 2 * L * batch * kvh * kv_len * d * 2
+        if kv_bytes > 40e9:
+            continue
+        caches = [(torch.randn(batch, kvh, kv_len, d, device=DEV, dtype=bf, generator=g),
+                   torch.randn(batch, kvh, kv_len, d, device=DEV, dtype=bf, generator=g))
+                  for _ in range(L)]
+        x0 = torch.randn(batch, h, device=DEV, dtype=bf, generator=g)
+
+        def step():
+            x = x0
+            for lw, (kc, vc) in zip(layers, caches):
+                y = F.rms_norm(x, (h,), lw["n1"], 1e-5)
+                qkv = F.linear(y, lw["qkv"])
+                q = qkv[:, : heads * d].view(batch, heads, 1, d)
+                a = F.scaled_dot_product_attention(q, kc, vc, enable_gqa=True)
+                x = x + F.linear(a.reshape(batch, heads * d), lw["o"])
+                y = F.rms_norm(x, (h,), lw["n2"], 1e-5)
+                gu = F.linear(y, lw["gu"])
+                x = x + F.linear(F.silu(gu[:, :ffn]) * gu[:, ffn:], lw["down"])
+            return F.linear(F.rms_norm(x, (h,), layers[0]["n1"], 1e-5), head)
+
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+            us = timed_graph([step], reps=10)
+        weight_bytes = 2 * (L * (((heads + 2 * kvh) * d + heads * d) * h + 3 * ffn * h) + vocab * h)
+        rows.append({"batch": batch, "kv_len": kv_len, "step_us": us,
+                     "weight_bytes": weight_bytes, "kv_bytes": kv_bytes,
+                     "gbps": (weight_bytes + kv_bytes) / us / 1e3})
+        print(f"decode-step 8B b={batch:>4} kv={kv_len:>5} {us/1e3:7.3f} ms "
+              f"{(weight_bytes + kv_bytes)/us/1e3:7.1f} GB/s", flush=True)
+        del caches
+        torch.cuda.empty_cache()
+    res["decode_step_llama8b"] = rows
+
+
 if __name__ == "__main__":
     table = {"device": device_info, "hbm": hbm, "gemm": gemm, "attention": attention,
              "decode_attention": decode_attention, "training": training,
-             "eager_modules": eager_modules}
+             "eager_modules": eager_modules, "decode_step": decode_step}
     order = sys.argv[1:] or ["hbm", "gemm", "attention", "decode_attention", "training",
                              "eager_modules"]
     device_info()
