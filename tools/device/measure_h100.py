@@ -535,10 +535,28 @@ def decode_step():
     res["decode_step_llama8b"] = rows
 
 
+@section("kernel_floor")
+def kernel_floor():
+    """What a tiny kernel costs inside a CUDA graph (the floor under the decode step's ~380
+    small kernels): 64 back-to-back launches of one op on a [batch, 4096] bf16 tensor."""
+    rows = {}
+    for batch in (1, 64):
+        x = torch.randn(batch, 4096, device=DEV, dtype=torch.bfloat16)
+        r = torch.randn_like(x)
+        wt = torch.ones(4096, device=DEV, dtype=torch.bfloat16)
+        rows[f"add_b{batch}_us"] = timed_graph([lambda: x + r] * 64)
+        rows[f"rms_norm_b{batch}_us"] = timed_graph([lambda: F.rms_norm(x, (4096,), wt, 1e-5)] * 64)
+        g = torch.randn(batch, 2 * 14336, device=DEV, dtype=torch.bfloat16)
+        rows[f"silu_mul_b{batch}_us"] = timed_graph([lambda: F.silu(g[:, :14336]) * g[:, 14336:]] * 32) / 2
+    res["kernel_floor"] = rows
+    print("kernel floor (us per kernel)", {k: round(v, 2) for k, v in rows.items()}, flush=True)
+
+
 if __name__ == "__main__":
     table = {"device": device_info, "hbm": hbm, "gemm": gemm, "attention": attention,
              "decode_attention": decode_attention, "training": training,
-             "eager_modules": eager_modules, "decode_step": decode_step}
+             "eager_modules": eager_modules, "decode_step": decode_step,
+             "kernel_floor": kernel_floor}
     order = sys.argv[1:] or ["hbm", "gemm", "attention", "decode_attention", "training",
                              "eager_modules"]
     device_info()
