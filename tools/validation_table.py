@@ -99,15 +99,18 @@ def device_section(cli):
         return []
     with open(os.path.join(ddir, "points.json")) as f:
         device = json.load(f)
-    with open(os.path.join(ddir, "h100-sxm-2026-11-26-training.json")) as f:
-        raw = {r["name"]: r for r in json.load(f)["training"]}
+    raw = {}
+    for point in device["points"]:
+        with open(os.path.join(ddir, point["raw"])) as f:
+            runs = {r["name"]: r for r in json.load(f)["training"]}
+        raw[point["id"]] = runs[point.get("raw_name", point["id"])]
     lines = ["", "## Measured on a lent H100", "", device["description"], "",
              "Step time and peak memory (`training.step_time_s`, `training.allocated_bytes`); "
              "GPU time per op class read from one profiled step (torch.profiler kernel times; "
              "the GPU was busy 95-100% of each step, so launch gaps are not the miss):", "",
-             "| point | step measured | estimate | error | peak allocated measured | estimate "
+             "| point | GPU | step measured | estimate | error | peak allocated measured | estimate "
              "| error | GEMM ms meas / est | attention | elementwise + loss | optimizer |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     step_err, mem_err = [], []
     for point in device["points"]:
         result = estimate(cli, os.path.join(ddir, point["plan"]))
@@ -123,9 +126,9 @@ def device_section(cli):
         annotation = sum(us for n, us in prof["top_kernels_us"] if n.startswith("Optimizer.step#")) / 1e6
         c["optimizer"] = c.get("optimizer", 0) - annotation
         tb = t["time_breakdown"]
-        lines.append("| %s | %.1f ms | %.1f ms | %+.1f%% | %.2f GB | %.2f GB | %+.1f%% | %.1f / %.1f "
+        lines.append("| %s | %s | %.1f ms | %.1f ms | %+.1f%% | %.2f GB | %.2f GB | %+.1f%% | %.1f / %.1f "
                      "| %.1f / %.1f | %.1f / %.1f | %.1f / %.1f |" % (
-                         point["id"], 1e3 * point["measured_step_s"], 1e3 * step, 100 * se,
+                         point["id"], point["gpu"], 1e3 * point["measured_step_s"], 1e3 * step, 100 * se,
                          point["measured_peak_allocated_bytes"] / 1e9, alloc / 1e9, 100 * me,
                          1e3 * c.get("gemm", 0), 1e3 * tb["gemm_s"],
                          1e3 * c.get("attention", 0), 1e3 * tb["attention_s"],
@@ -136,44 +139,48 @@ def device_section(cli):
               "(worst %.1f%%) over %d steps." % (
                   100 * statistics.median(step_err), 100 * max(step_err),
                   100 * statistics.median(mem_err), 100 * max(mem_err), len(step_err))]
+    lines += ["", "Kernels on the same cards against `presets/kernels/<gpu>.json` "
+              "(aiconfigurator's tables), at the tables' own grid points:", "",
+              "| GPU | kernel | points | table / measured, median | range |", "|---|---|---|---|---|"]
+    for gpu, kfile in (("h100-sxm", "h100-sxm-2026-11-26.json"), ("h200", "h200-2026-11-26.json")):
+        with open(os.path.join(ddir, kfile)) as f:
+            kern = json.load(f)
+        with open(os.path.join(ROOT, "presets", "kernels", gpu + ".json")) as f:
+            table = json.load(f)
+        for dtype, key, label in (("bf16", "bf16_tflops", "GEMM bf16 (F.linear, cuBLAS)"),
+                                  ("fp8", "fp8_tflops", "GEMM fp8 (torch._scaled_mm, tensor-wise scales)")):
+            e = next(x for x in table["gemm"] if x["dtype"] == dtype)
+            ratios = []
+            for r in kern["gemm"]:
+                if key in r and r["m"] in e["m"] and r["n"] in e["n"] and r["k"] in e["k"]:
+                    i, j, l = e["m"].index(r["m"]), e["n"].index(r["n"]), e["k"].index(r["k"])
+                    ratios.append(e["tflops"][(i * len(e["n"]) + j) * len(e["k"]) + l] / r[key])
+            lines.append("| %s | %s | %d | %.3f | %.2f-%.2f |" % (gpu, label, len(ratios), statistics.median(ratios),
+                                                                min(ratios), max(ratios)))
+        for kv in (1, 8):
+            e = next(x for x in table["attention_prefill"] if x["dtype"] == "bf16" and x["kv_ratio"] == kv)
+            ratios = [e["tflops"][e["seq"].index(r["seq"]) * len(e["batch_heads"]) + e["batch_heads"].index(r["batch_heads"])]
+                      / r["fwd_tflops"] for r in kern["attention_prefill"]
+                      if r["kv_ratio"] == kv and r["seq"] in e["seq"] and r["batch_heads"] in e["batch_heads"]]
+            lines.append("| %s | causal attention forward, head dim 128, kv ratio %d (SDPA FLASH_ATTENTION "
+                         "backend = FlashAttention-2) | %d | %.3f | %.2f-%.2f |" % (
+                             gpu, kv, len(ratios), statistics.median(ratios), min(ratios), max(ratios)))
     with open(os.path.join(ddir, "h100-sxm-2026-11-26.json")) as f:
         kern = json.load(f)
-    with open(os.path.join(ROOT, "presets", "kernels", "h100-sxm.json")) as f:
-        table = json.load(f)
-    lines += ["", "Kernels on the same card against `presets/kernels/h100-sxm.json` "
-              "(aiconfigurator's tables), at the table's own grid points:", "",
-              "| kernel | points | table / measured, median | range |", "|---|---|---|---|"]
-    for dtype, key, label in (("bf16", "bf16_tflops", "GEMM bf16 (F.linear, cuBLAS)"),
-                              ("fp8", "fp8_tflops", "GEMM fp8 (torch._scaled_mm, tensor-wise scales)")):
-        e = next(x for x in table["gemm"] if x["dtype"] == dtype)
-        ratios = []
-        for r in kern["gemm"]:
-            if key in r and r["m"] in e["m"] and r["n"] in e["n"] and r["k"] in e["k"]:
-                i, j, l = e["m"].index(r["m"]), e["n"].index(r["n"]), e["k"].index(r["k"])
-                ratios.append(e["tflops"][(i * len(e["n"]) + j) * len(e["k"]) + l] / r[key])
-        lines.append("| %s | %d | %.3f | %.2f-%.2f |" % (label, len(ratios), statistics.median(ratios),
-                                                        min(ratios), max(ratios)))
-    for kv in (1, 8):
-        e = next(x for x in table["attention_prefill"] if x["dtype"] == "bf16" and x["kv_ratio"] == kv)
-        ratios = [e["tflops"][e["seq"].index(r["seq"]) * len(e["batch_heads"]) + e["batch_heads"].index(r["batch_heads"])]
-                  / r["fwd_tflops"] for r in kern["attention_prefill"]
-                  if r["kv_ratio"] == kv and r["seq"] in e["seq"] and r["batch_heads"] in e["batch_heads"]]
-        lines.append("| causal attention forward, head dim 128, kv ratio %d (SDPA FLASH_ATTENTION backend = FlashAttention-2) "
-                     "| %d | %.3f | %.2f-%.2f |" % (kv, len(ratios), statistics.median(ratios), min(ratios), max(ratios)))
     bw = [r["bwd_us"] / r["fwd_us"] for r in kern["attention_prefill"]]
     hbm = kern["hbm"]
     eager = json.load(open(os.path.join(ddir, "h100-sxm-2026-11-26-training.json")))["eager_modules"]
-    lines += ["", "- Flash attention backward / forward time: median %.2f (%.2f-%.2f over %d shapes); "
+    lines += ["", "- H100 flash attention backward / forward time: median %.2f (%.2f-%.2f over %d shapes); "
               "Envelope's backward is 2.5x the FLOPs at 0.8x the forward's throughput, %.3f." % (
                   statistics.median(bw), min(bw), max(bw), len(bw), 2.5 / 0.8),
               "- Inside the training steps SDPA chose cuDNN's flash kernels "
               "(`cudnn_generated_fort_native_sdpa_sm90_flash_*`), which the table matches within a few "
               "percent (attention column above); PyTorch's FlashAttention-2 backend, timed alone in the "
               "rows above, is the slower kernel.",
-              "- HBM (GB/s, bytes read + written): copy %.0f, add %.0f, fused F.rms_norm %.0f; Envelope "
+              "- H100 HBM (GB/s, bytes read + written; the H200 read 4,213 for a copy): copy %.0f, add %.0f, fused F.rms_norm %.0f; Envelope "
               "streams elementwise work at 0.8 x 3,350 = 2,680." % (
                   hbm["copy_gbps"], hbm["add_gbps"], hbm["rms_norm_gbps"]),
-              "- Eager modules, forward + backward at 8,192 tokens, against the byte counts of "
+              "- H100 eager modules, forward + backward at 8,192 tokens, against the byte counts of "
               "docs/formulas-compute.md 'Eager kernels' at 2,680 GB/s: LlamaRMSNorm %.0f us for %d "
               "elements (counted 120 B each: %.0f us); apply_rotary_pos_emb %.0f us for %d (50 B: %.0f us); "
               "silu(gate) * up %.0f us for %d (28 B: %.0f us); logits.float() + cross_entropy %.0f us "

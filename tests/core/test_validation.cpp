@@ -270,13 +270,14 @@ TEST(Validation, ThroughputOfThePublishedRunsFromOps)
 }
 
 
-// Steps this project measured on a lent H100 80GB (tests/data/validation/device/points.json,
-// tools/device/measure_h100.py, 2026-11-26): HF transformers Llama-3.2 1B and 3B shapes, full
-// and LoRA, eager and compiled, with and without checkpointing. The measured figures are the
-// card's, not the code's. Step time: 18% median (the eager PyTorch chains of the norms, RoPE
-// and SwiGLU took it from 33%); the rest is eager kernels below 0.8 of HBM, autocast's casts,
+// Steps this project measured on a lent H100 80GB and a lent H200 141GB
+// (tests/data/validation/device/points.json, tools/device/measure_h100.py, 2026-11-26): HF
+// transformers Llama-3.2 1B and 3B shapes, full and LoRA, eager and compiled, with and without
+// checkpointing, eight on each card. The measured figures are the cards', not the code's. Step
+// time: 18.6% median, 33.9% worst (the eager PyTorch chains of the norms, RoPE and SwiGLU took
+// the H100 steps from 33% to 18%); the rest is eager kernels below 0.8 of HBM, autocast's casts,
 // PEFT's scaling and add, and cuDNN's attention backward under torch.compile (docs/validation.md,
-// 'Measured on a lent H100'). Peak allocated: 6.3% median, 12.7% worst.
+// 'Measured on a lent H100'). Peak allocated: 6.3% median, 13.0% worst.
 TEST(Validation, StepsMeasuredOnALentH100)
 {
     const std::string dir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/device/";
@@ -293,48 +294,51 @@ TEST(Validation, StepsMeasuredOnALentH100)
         memory.push_back(std::abs(result.at("training").at("allocated_bytes").get<double>()
                 / point.at("measured_peak_allocated_bytes").get<double>() - 1));
     }
-    ASSERT_EQ(step.size(), 8u);
+    ASSERT_EQ(step.size(), 16u);
     const auto median = [](std::vector<double> v) {
         std::sort(v.begin(), v.end());
         return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
     };
-    EXPECT_LE(median(step), 0.19) << "median |error| of the step time";
-    EXPECT_LE(*std::max_element(step.begin(), step.end()), 0.31);
+    EXPECT_LE(median(step), 0.20) << "median |error| of the step time";
+    EXPECT_LE(*std::max_element(step.begin(), step.end()), 0.35);
     EXPECT_LE(median(memory), 0.07) << "median |error| of the peak allocated bytes";
-    EXPECT_LE(*std::max_element(memory.begin(), memory.end()), 0.13);
+    EXPECT_LE(*std::max_element(memory.begin(), memory.end()), 0.14);
 }
 
-// The kernel table against the same card: aiconfigurator's H100 bf16 GEMM table, read through
-// the code's own lookup, within 10% (median) of cuBLAS GEMMs timed at the table's grid points
-// (h100-sxm-2026-11-26.json: 4.7% faster, median of 42); the attention backward rule (2.5x the
-// forward's FLOPs at 0.8x its throughput: 3.125x the forward's time) within 10% of the measured
-// FlashAttention backward / forward median (3.03 over 22 shapes).
-TEST(Validation, H100KernelTableAgainstTheLentCard)
+// The kernel tables against the lent cards: aiconfigurator's H100 and H200 bf16 GEMM tables,
+// read through the code's own lookup, within 10% (median) of cuBLAS GEMMs timed at the tables'
+// grid points (h100-sxm-2026-11-26.json, h200-2026-11-26.json: the tables 4.7% and 5.3% faster,
+// medians of 42); the attention backward rule (2.5x the forward's FLOPs at 0.8x its throughput:
+// 3.125x the forward's time) within 10% of the measured FlashAttention backward / forward
+// medians (3.03 and 2.93 over 22 shapes).
+TEST(Validation, KernelTablesAgainstTheLentCards)
 {
     const std::string dir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/device/";
-    const nlohmann::json measured = nlohmann::json::parse(testing::readText(dir + "h100-sxm-2026-11-26.json"));
     const Expected<PresetLibrary> lib = builtinPresets();
     ASSERT_TRUE(lib.ok());
-    const Gpu& h100 = lib->findGpu("h100-sxm")->gpu;
-    std::vector<double> ratios;
-    for (const nlohmann::json& row : measured.at("gemm")) {
-        const double m = row.at("m"), n = row.at("n"), k = row.at("k");
-        const OpTime t = gemmTime(m, n, k, 1, GemmDtype::Bf16, h100);
-        ASSERT_TRUE(t.measured);
-        ratios.push_back(row.at("bf16_us").get<double>() * 1e-6 / t.seconds);
+    for (const auto& [gpuId, file] : { std::pair<std::string, std::string> { "h100-sxm", "h100-sxm-2026-11-26.json" },
+             std::pair<std::string, std::string> { "h200", "h200-2026-11-26.json" } }) {
+        SCOPED_TRACE(gpuId);
+        const nlohmann::json measured = nlohmann::json::parse(testing::readText(dir + file));
+        const Gpu& gpu = lib->findGpu(gpuId)->gpu;
+        std::vector<double> ratios;
+        for (const nlohmann::json& row : measured.at("gemm")) {
+            const double m = row.at("m"), n = row.at("n"), k = row.at("k");
+            const OpTime t = gemmTime(m, n, k, 1, GemmDtype::Bf16, gpu);
+            ASSERT_TRUE(t.measured);
+            ratios.push_back(row.at("bf16_us").get<double>() * 1e-6 / t.seconds);
+        }
+        ASSERT_EQ(ratios.size(), 42u);
+        std::sort(ratios.begin(), ratios.end());
+        EXPECT_NEAR((ratios[20] + ratios[21]) / 2, 1.0, 0.10); // measured / table time
+        std::vector<double> backward;
+        for (const nlohmann::json& row : measured.at("attention_prefill"))
+            backward.push_back(row.at("bwd_us").get<double>() / row.at("fwd_us").get<double>());
+        ASSERT_EQ(backward.size(), 22u);
+        std::sort(backward.begin(), backward.end());
+        EXPECT_NEAR(2.5 / 0.8 / ((backward[10] + backward[11]) / 2), 1.0, 0.10);
     }
-    ASSERT_EQ(ratios.size(), 42u);
-    std::sort(ratios.begin(), ratios.end());
-    const double gemm = (ratios[20] + ratios[21]) / 2; // measured / table time
-    EXPECT_NEAR(gemm, 1.0, 0.10);
-    std::vector<double> backward;
-    for (const nlohmann::json& row : measured.at("attention_prefill"))
-        backward.push_back(row.at("bwd_us").get<double>() / row.at("fwd_us").get<double>());
-    std::sort(backward.begin(), backward.end());
-    const double ratio = (backward[backward.size() / 2 - 1] + backward[backward.size() / 2]) / 2;
-    EXPECT_NEAR(2.5 / 0.8 / ratio, 1.0, 0.10);
 }
-
 
 // One decode step of a Llama-3.1-8B shape on the lent H100, the whole step replayed as one CUDA
 // graph (h100-sxm-2026-11-26-decode.json, tools/device/measure_h100.py decode_step): the GPU work
