@@ -344,33 +344,45 @@ TEST(Validation, KernelTablesAgainstTheLentCards)
 // graph (h100-sxm-2026-11-26-decode.json, tools/device/measure_h100.py decode_step): the GPU work
 // of an engine's step without its RoPE, cache writes, sampling or scheduler. decodeStepOps timed
 // on the H100 table is the same work, 1 to 128 sequences over 1k to 4k tokens (6.6 ms to 21.2 ms
-// measured): 0.4% to 15.7% faster than the card, 10.8% median. Open (docs/validation.md): the
-// step's ~380 small kernels each take a few microseconds however few bytes they move, and the
-// weight-streaming GEMMs ran at 2.3-2.5 TB/s inside the step where the table's read faster.
+// measured): 0.4% to 15.7% faster than the card, 10.8% median. On the H200 (5.3 ms to 20.2 ms)
+// 13.2% to 32.5% faster, 16.7% median: SDPA's one-query kernel read the cache at about the H100's
+// speed there (64 x 4k: 19.2 ms against 20.1 ms), where the table's engine kernels scale with
+// the H200's bandwidth. Open (docs/validation.md): the step's ~380 small kernels each take a few
+// microseconds however few bytes they move, and the weight-streaming GEMMs ran at 2.3-2.9 TB/s.
 TEST(Validation, DecodeStepOpsAgainstTheLentH100)
 {
     const std::string dir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/device/";
-    const nlohmann::json measured = nlohmann::json::parse(testing::readText(dir + "h100-sxm-2026-11-26-decode.json"));
     const Expected<PresetLibrary> lib = builtinPresets();
     ASSERT_TRUE(lib.ok());
-    const Gpu& h100 = lib->findGpu("h100-sxm")->gpu;
     const ModelArch arch = lib->findModel("llama-3-8b")->arch; // the 3.1 shape: 32 x 4096, 14336, 32/8 heads
     const InferenceLayout layout;
-    std::vector<double> errors;
-    for (const nlohmann::json& row : measured.at("decode_step_llama8b")) {
-        const double batch = row.at("batch"), kvLen = row.at("kv_len");
-        const std::vector<Op> ops = decodeStepOps(arch, layout, batch, kvLen);
-        const double seconds = timeOps(ops, h100).total();
-        const double step = row.at("step_us").get<double>() * 1e-6;
-        std::cout << "decode b=" << batch << " kv=" << kvLen << ": measured " << step * 1e3
-                  << " ms, ops " << seconds * 1e3 << " ms (" << (seconds / step - 1) * 100 << "%)\n";
-        EXPECT_GE(seconds / step, 0.83) << "batch " << batch << ", kv " << kvLen;
-        EXPECT_LE(seconds / step, 1.05) << "batch " << batch << ", kv " << kvLen;
-        errors.push_back(std::abs(seconds / step - 1));
+    struct Card {
+        const char* gpu;
+        const char* file;
+        double lowest, median; // the reached figures, guarded
+    };
+    for (const Card& card : { Card { "h100-sxm", "h100-sxm-2026-11-26-decode.json", 0.83, 0.12 },
+             Card { "h200", "h200-2026-11-26.json", 0.65, 0.18 } }) {
+        const std::string gpuId = card.gpu;
+        SCOPED_TRACE(gpuId);
+        const nlohmann::json measured = nlohmann::json::parse(testing::readText(dir + card.file));
+        const Gpu& gpu = lib->findGpu(gpuId)->gpu;
+        std::vector<double> errors;
+        for (const nlohmann::json& row : measured.at("decode_step_llama8b")) {
+            const double batch = row.at("batch"), kvLen = row.at("kv_len");
+            const std::vector<Op> ops = decodeStepOps(arch, layout, batch, kvLen);
+            const double seconds = timeOps(ops, gpu).total();
+            const double step = row.at("step_us").get<double>() * 1e-6;
+            std::cout << gpuId << " decode b=" << batch << " kv=" << kvLen << ": measured " << step * 1e3
+                      << " ms, ops " << seconds * 1e3 << " ms (" << (seconds / step - 1) * 100 << "%)\n";
+            EXPECT_GE(seconds / step, card.lowest) << "batch " << batch << ", kv " << kvLen;
+            EXPECT_LE(seconds / step, 1.05) << "batch " << batch << ", kv " << kvLen;
+            errors.push_back(std::abs(seconds / step - 1));
+        }
+        ASSERT_EQ(errors.size(), 9u);
+        std::sort(errors.begin(), errors.end());
+        EXPECT_LE(errors[4], card.median) << "median |error| of the decode step";
     }
-    ASSERT_EQ(errors.size(), 9u);
-    std::sort(errors.begin(), errors.end());
-    EXPECT_LE(errors[4], 0.12) << "median |error| of the decode step";
 }
 
 } // namespace
