@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <queue>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -560,6 +561,19 @@ void takeRunFigures(ServingLoad& load, const EngineRun& run, int units)
 // Goodput: the highest rate whose run meets every objective (`missAt` empty), by bisection
 // between 1% of `capacity` and `capacity` (the percentiles grow with the rate), 12 halvings at
 // most. 0, with the 1% rate's miss in `lowMiss`, when even that misses.
+// The notes every simulated load carries when they apply: a run cut at its step limit, and an
+// offered rate above what `sustainer` ("the pools sustain", "the deployment sustains") holds.
+void noteTruncatedOrSaturated(ServingLoad& load, bool truncated, std::string_view sustainer)
+{
+    if (truncated)
+        load.notes.push_back("the simulation stopped at its 20 million steps before every request "
+                             "finished: the figures are of the requests that did");
+    if (load.saturated)
+        load.notes.push_back(fmt::format("{:.3g} requests/s is above the {:.3g} {}: the queue "
+                                         "grows without bound, so TTFT is withheld",
+            load.offeredRateRps, load.capacityRps, sustainer));
+}
+
 double highestRateMeeting(
     double capacity, const std::function<std::string(double)>& missAt, std::string& lowMiss)
 {
@@ -695,14 +709,7 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
         load.notes.push_back("closed loop: the users cycle through the decode pool; the prefill "
                              "pool's latency is in each TTFT but not in the loop, so the rate is "
                              "an upper bound");
-    if (run.truncated)
-        load.notes.push_back("the simulation stopped at its 20 million steps before every request "
-                             "finished: the figures are of the requests that did");
-    if (load.saturated)
-        load.notes.push_back(fmt::format("{:.3g} requests/s is above the {:.3g} the pools "
-                                         "sustain: the queue grows without bound, so TTFT is "
-                                         "withheld",
-            load.offeredRateRps, load.capacityRps));
+    noteTruncatedOrSaturated(load, run.truncated, "the pools sustain");
     if (!config.slo)
         return load;
     const ServingSlo& slo = *config.slo;
@@ -815,14 +822,7 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     load.offeredRateRps = w.requestRate ? *w.requestRate : run.requestsPerS * units;
     load.saturated = w.requestRate && (*w.requestRate >= load.capacityRps || run.backlog);
     load.outputTokensPerSPerGpu = run.outputTokensPerS / tp;
-    if (run.truncated || capacity.truncated)
-        load.notes.push_back("the simulation stopped at its 20 million steps before every request "
-                             "finished: the figures are of the requests that did");
-    if (load.saturated)
-        load.notes.push_back(fmt::format("{:.3g} requests/s is above the {:.3g} the deployment "
-                                         "sustains: the queue grows without bound, so TTFT is "
-                                         "withheld",
-            load.offeredRateRps, load.capacityRps));
+    noteTruncatedOrSaturated(load, run.truncated || capacity.truncated, "the deployment sustains");
     load.notes.push_back("each step costs decode(B, mean KV) + its prompt chunks: the weights "
                          "are read once in a fused step, so mixed steps are an upper bound");
     load.notes.push_back("a request is admitted when the KV pool holds its whole length (no "
