@@ -157,14 +157,10 @@ BENCHMARK(BM_WhatMakesItFitPathological)
     ->Arg(0)
     ->Unit(benchmark::kMillisecond);
 
-// Serving: Llama-3 70B, 256 sequences of 8k tokens. Arg 0: serving-max-throughput on 1,024
-// H100s (every TP x weight x KV precision at the replicas the GPUs hold); 1: serving-min-gpus
-// (GPU counts ascending to the first fleet that serves them).
-void BM_SearchServing70b(benchmark::State& state)
+// A serving search per iteration: Arg 0 serving-max-throughput, 1 serving-min-gpus; counters
+// for the layouts evaluated and their rate.
+void runServingSearch(benchmark::State& state, const envelope::Plan& plan)
 {
-    const envelope::Plan plan = readOrDie(R"({"format": "envelope.plan", "version": 1,
-        "model": "llama-3-70b", "gpu": "h100-sxm", "cluster": {"gpus": 1024, "gpus_per_node": 8},
-        "serving": {"context": 8192, "concurrency": 256}})");
     envelope::SearchOptions options;
     options.goal = state.range(0) ? envelope::SearchGoal::ServingMinGpus
                                   : envelope::SearchGoal::ServingMaxThroughput;
@@ -179,6 +175,17 @@ void BM_SearchServing70b(benchmark::State& state)
     state.counters["evaluated_per_s"] = benchmark::Counter(
         static_cast<double>(last.evaluated), benchmark::Counter::kIsIterationInvariantRate);
 }
+
+// Serving: Llama-3 70B, 256 sequences of 8k tokens. Arg 0: serving-max-throughput on 1,024
+// H100s (every TP x weight x KV precision at the replicas the GPUs hold); 1: serving-min-gpus
+// (GPU counts ascending to the first fleet that serves them).
+void BM_SearchServing70b(benchmark::State& state)
+{
+    const envelope::Plan plan = readOrDie(R"({"format": "envelope.plan", "version": 1,
+        "model": "llama-3-70b", "gpu": "h100-sxm", "cluster": {"gpus": 1024, "gpus_per_node": 8},
+        "serving": {"context": 8192, "concurrency": 256}})");
+    runServingSearch(state, plan);
+}
 BENCHMARK(BM_SearchServing70b)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // Serving a MoE model: DeepSeek-V3 on 1,024 H200s, 16,384 sequences of 8k: the TP engines and
@@ -189,17 +196,7 @@ void BM_SearchServingDeepSeekEp(benchmark::State& state)
     const envelope::Plan plan = readOrDie(R"({"format": "envelope.plan", "version": 1,
         "model": "deepseek-v3", "gpu": "h200", "cluster": {"gpus": 1024, "gpus_per_node": 8},
         "serving": {"weight_bits": 8, "context": 8192, "concurrency": 16384}})");
-    envelope::SearchOptions options;
-    options.goal = state.range(0) ? envelope::SearchGoal::ServingMinGpus
-                                  : envelope::SearchGoal::ServingMaxThroughput;
-    envelope::ServingSearchResult last;
-    for (auto _ : state) {
-        last = envelope::searchServing(plan, options);
-        benchmark::DoNotOptimize(last);
-    }
-    if (last.candidates.empty())
-        state.SkipWithError("no layout fits");
-    state.counters["evaluated"] = static_cast<double>(last.evaluated);
+    runServingSearch(state, plan);
 }
 BENCHMARK(BM_SearchServingDeepSeekEp)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
