@@ -99,11 +99,14 @@ def device_section(cli):
         return []
     with open(os.path.join(ddir, "points.json")) as f:
         device = json.load(f)
-    raw = {}
+    outputs = {}  # each raw output file, read once
     for point in device["points"]:
-        with open(os.path.join(ddir, point["raw"])) as f:
-            runs = {r["name"]: r for r in json.load(f)["training"]}
-        raw[point["id"]] = runs[point.get("raw_name", point["id"])]
+        if point["raw"] not in outputs:
+            with open(os.path.join(ddir, point["raw"])) as f:
+                outputs[point["raw"]] = json.load(f)
+    raw = {point["id"]: next(r for r in outputs[point["raw"]]["training"]
+                             if r["name"] == point.get("raw_name", point["id"]))
+           for point in device["points"]}
     lines = ["", "## Measured on a lent H100", "", device["description"], "",
              "Step time and peak memory (`training.step_time_s`, `training.allocated_bytes`); "
              "GPU time per op class read from one profiled step (torch.profiler kernel times; "
@@ -169,7 +172,7 @@ def device_section(cli):
         kern = json.load(f)
     bw = [r["bwd_us"] / r["fwd_us"] for r in kern["attention_prefill"]]
     hbm = kern["hbm"]
-    eager = json.load(open(os.path.join(ddir, "h100-sxm-2026-11-26-training.json")))["eager_modules"]
+    eager = outputs["h100-sxm-2026-11-26-training.json"]["eager_modules"]
     lines += ["", "- H100 flash attention backward / forward time: median %.2f (%.2f-%.2f over %d shapes); "
               "Envelope's backward is 2.5x the FLOPs at 0.8x the forward's throughput, %.3f." % (
                   statistics.median(bw), min(bw), max(bw), len(bw), 2.5 / 0.8),
