@@ -186,11 +186,17 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
             r.computeTimeS, "s",
             "ops per layer (GEMMs with their shapes after TP/EP, attention, elementwise at HBM "
             "bandwidth) timed from " + table + "; docs/formulas-compute.md, 'Step time from ops'");
+        std::string ceiling;
+        if (const GemmTable* g = gpu.kernels ? gpu.kernels->findGemm(GemmDtype::Bf16) : nullptr;
+            g && g->ceilingFlopsPerS > 0)
+            ceiling = fmt::format("; no GEMM faster than the GPU's maximum achievable bf16 matmul rate, "
+                                  "{:.1f} TFLOP/s ({})",
+                g->ceilingFlopsPerS / 1e12, g->ceilingSource);
         ex.add("training.time_breakdown.gemm_s",
             fmt::format("every GEMM of the slowest stage (forward, input and weight gradients, "
                         "recompute) x {} micro-batches = {}",
                 num(m), duration(r.gemmS)),
-            r.gemmS, "s", table);
+            r.gemmS, "s", table + ceiling);
         ex.add("training.time_breakdown.attention_s",
             fmt::format("flash attention forward (table) and backward (2.5x the FLOPs at 0.8x the "
                         "forward's throughput) x {} micro-batches = {}",

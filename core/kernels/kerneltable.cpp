@@ -259,6 +259,37 @@ Expected<KernelTable> parseKernelTable(std::string_view jsonText, std::string_vi
             g.log2FlopsPerS = log2Of(g.flopsPerS);
             t.gemm.push_back(std::move(g));
         }
+    // Optional, written by hand and kept by the converter: the maximum achievable matmul rate
+    // per format (MAMF). A weight-only table runs bf16 tensor-core matmuls after dequantizing,
+    // so the bf16 ceiling bounds it too; the block-scaled 8-bit formats run at the FP8 rate,
+    // so the fp8 ceiling bounds them.
+    if (const json* list = r.array(root, "", "matmul_ceiling"))
+        for (std::size_t i = 0; i < list->size() && !r.failed(); ++i) {
+            const json& e = (*list)[i];
+            const std::string path = itemPath("matmul_ceiling", i);
+            const std::string id = r.text(e, path, "dtype");
+            GemmDtype dtype = GemmDtype::Bf16;
+            if (!r.failed() && (!parseGemmDtype(id, dtype) || (dtype != GemmDtype::Bf16 && dtype != GemmDtype::Fp8)))
+                r.fail(childPath(path, "dtype"), "must be \"bf16\" or \"fp8\", not \"" + id + "\"");
+            const double flops = r.number(e, path, "tflops", 1, 1e6) * 1e12;
+            const std::string source = r.text(e, path, "source");
+            if (r.failed())
+                break;
+            bool bounds = false;
+            for (GemmTable& g : t.gemm) {
+                const bool bf16Path = g.dtype == GemmDtype::Bf16 || g.dtype == GemmDtype::Int4WeightOnly
+                    || g.dtype == GemmDtype::Int8WeightOnly;
+                const bool fp8Path = g.dtype == GemmDtype::Fp8 || g.dtype == GemmDtype::Fp8Block
+                    || g.dtype == GemmDtype::Mxfp8;
+                if (dtype == GemmDtype::Bf16 ? bf16Path : fp8Path) {
+                    g.ceilingFlopsPerS = flops;
+                    g.ceilingSource = source;
+                    bounds = true;
+                }
+            }
+            if (!bounds)
+                r.fail(childPath(path, "dtype"), "no gemm table of dtype \"" + id + "\" to bound");
+        }
     if (const json* list = r.array(root, "", "attention_prefill"))
         for (std::size_t i = 0; i < list->size() && !r.failed(); ++i) {
             const json& e = (*list)[i];

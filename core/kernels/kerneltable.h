@@ -30,6 +30,12 @@ struct GemmTable {
     // log2 of the axes and of the values, computed once when read: a lookup then costs three
     // log2 and one exp2 (docs/performance.md).
     std::vector<double> log2M, log2N, log2K, log2FlopsPerS;
+    // The GPU's maximum achievable matmul rate in this format (the table's "matmul_ceiling"
+    // block: the fastest sustained GEMM over a search of shapes, MAMF), or 0 where none is
+    // published. No lookup runs faster: a table measured in short CUDA-graph bursts reads
+    // above what a sustained run gets at its largest shapes (docs/kernel-tables.md).
+    double ceilingFlopsPerS = 0;
+    std::string ceilingSource;
 };
 
 // Causal attention forward (prefill / training forward): achieved FLOP/s counting

@@ -4,7 +4,8 @@
 // curves are close to straight there, as aiconfigurator's perf database interpolates them).
 // Outside a table: a dimension below the grid's smallest value is timed as that smallest value
 // (launch- and memory-bound shapes take no less time when smaller); above the largest, the
-// edge's throughput holds (large shapes saturate).
+// edge's throughput holds (large shapes saturate). A GEMM table with a "matmul_ceiling" reads
+// no faster than it: the GPU's maximum achievable matmul rate, sustained over 100 calls.
 #include "kernels/timing.h"
 
 #include <algorithm>
@@ -190,8 +191,11 @@ OpTime gemmTime(double m, double n, double k, double batch, GemmDtype dtype, con
     if (g && !g->flopsPerS.empty()) {
         const double mm = std::max(m, g->m.front()), nn = std::max(n, g->n.front()),
                      kk = std::max(k, g->k.front());
-        const double flopsPerS
-            = interpolateLog3(g->log2M, g->log2N, g->log2K, g->log2FlopsPerS, mm, nn, kk) * scale;
+        double tableRate = interpolateLog3(g->log2M, g->log2N, g->log2K, g->log2FlopsPerS, mm, nn, kk);
+        // No shape sustains more than the GPU's maximum achievable matmul rate (MAMF).
+        if (g->ceilingFlopsPerS > 0)
+            tableRate = std::min(tableRate, g->ceilingFlopsPerS);
+        const double flopsPerS = tableRate * scale;
         r.seconds = batch * 2 * mm * nn * kk / flopsPerS;
         r.measured = !fallback;
         return r;

@@ -42,23 +42,30 @@ Plan planFrom(const std::string& json)
 }
 
 // presets/kernels/h100-sxm.json, gemm bf16 (aiconfigurator vllm 0.19.0 gemm_perf): the grid
-// point m = n = k = 4096 holds 827.8 TFLOP/s, so one such GEMM takes 2 x 4096^3 / 827.8e12 =
-// 166.0 us; m = 1, n = k = 8192 holds 2.599 TFLOP/s: 2 x 8192^2 / 2.599e12 = 51.64 us, the
-// 134.2 MB of weights at 2.60 TB/s (78% of the 3.35 TB/s HBM: decode GEMMs are memory-bound).
+// point m = 256, n = k = 4096 holds 438.7 TFLOP/s, so one such GEMM takes 2 x 256 x 4096^2 /
+// 438.7e12 = 19.58 us. The point m = n = k = 4096 holds 827.8 TFLOP/s, above the H100's
+// maximum achievable matmul rate of 794.5 (the table's matmul_ceiling: ml-engineering's MAMF,
+// the fastest of a shape search sustained over 100 calls; the lent H100 peaked at 792.0), so it
+// reads 794.5: 2 x 4096^3 / 794.5e12 = 172.99 us, not the table's 166.0. m = 1, n = k = 8192
+// holds 2.599 TFLOP/s: 2 x 8192^2 / 2.599e12 = 51.64 us, the 134.2 MB of weights at 2.60 TB/s
+// (78% of the 3.35 TB/s HBM: decode GEMMs are memory-bound).
 TEST(OpTiming, GemmAtAGridPointIsTheMeasuredEntry)
 {
     const Gpu& h100 = presetGpu("h100-sxm");
     ASSERT_NE(h100.kernels, nullptr);
+    const OpTime mid = gemmTime(256, 4096, 4096, 1, GemmDtype::Bf16, h100);
+    EXPECT_TRUE(mid.measured);
+    EXPECT_NEAR(mid.seconds * 1e6, 19.58, 0.01);
     const OpTime big = gemmTime(4096, 4096, 4096, 1, GemmDtype::Bf16, h100);
     EXPECT_TRUE(big.measured);
-    EXPECT_NEAR(big.seconds * 1e6, 166.0, 0.2);
+    EXPECT_NEAR(big.seconds * 1e6, 172.99, 0.01);
     const OpTime decode = gemmTime(1, 8192, 8192, 1, GemmDtype::Bf16, h100);
     EXPECT_NEAR(decode.seconds * 1e6, 51.64, 0.05);
     // Between grid points the throughput interpolates in log space, so a shape between two
     // entries takes between their times scaled by FLOPs.
-    const OpTime between = gemmTime(4096, 4096, 5000, 1, GemmDtype::Bf16, h100);
-    EXPECT_GT(between.seconds, big.seconds);
-    EXPECT_LT(between.seconds, big.seconds * 6144.0 / 4096.0);
+    const OpTime between = gemmTime(256, 4096, 5000, 1, GemmDtype::Bf16, h100);
+    EXPECT_GT(between.seconds, mid.seconds);
+    EXPECT_LT(between.seconds, mid.seconds * 6144.0 / 4096.0);
 }
 
 // A format without a measured table (int4 weight-only on an H100, whose table has bf16, fp8 and
@@ -77,7 +84,7 @@ TEST(OpTiming, AFormatWithoutATableScalesTheBf16TableByItsRoofline)
     EXPECT_NEAR(decode.seconds * 1e6, 51.64 * 37.781248 / 134.250496, 0.05);
     EXPECT_FALSE(decode.measured);
     const OpTime big = gemmTime(4096, 4096, 4096, 1, GemmDtype::Int4WeightOnly, h100);
-    EXPECT_NEAR(big.seconds * 1e6, 166.0, 0.2);
+    EXPECT_NEAR(big.seconds * 1e6, 172.99, 0.01); // bf16's, at the MAMF ceiling (above)
     EXPECT_FALSE(big.measured);
     EXPECT_TRUE(gemmTime(1, 8192, 8192, 1, GemmDtype::Bf16, h100).measured);
 }
@@ -362,6 +369,38 @@ TEST(OpTiming, AUserKernelTableReplacesTheBuiltIn)
     EXPECT_NEAR(gemmTime(4096, 4096, 4096, 1, GemmDtype::Bf16, h100).seconds * 1e6, 274.9, 0.1);
 }
 
+// A table's matmul_ceiling bounds every lookup of its format and of the formats that run at
+// its rate: a user table of one entry at 900 TFLOP/s with a bf16 ceiling of 600 times the
+// 4096^3 GEMM at 600 (2 x 4096^3 / 600e12 = 229.1 us), as does its int8 weight-only table
+// (dequantized into bf16 matmuls); a ceiling above the entry changes nothing. A ceiling for a
+// format the table does not have is refused, naming the field.
+TEST(OpTiming, NoGemmRunsFasterThanTheGpusMaximumAchievableMatmulRate)
+{
+    const auto withCeiling = [](double ceiling, const char* ceilingDtype) {
+        PresetLibrary library = presets();
+        const std::string doc = R"({"kernels": [{"format": "envelope.kernels", "version": 1, "gpu": "h100-sxm",
+            "source": "test", "matmul_ceiling": [{"dtype": ")" + std::string(ceilingDtype)
+            + R"(", "tflops": )" + std::to_string(ceiling) + R"(, "source": "a hand figure"}],
+            "gemm": [{"dtype": "bf16", "source": "t", "m": [4096], "n": [4096], "k": [4096], "tflops": [900]},
+                     {"dtype": "int8_wo", "source": "t", "m": [4096], "n": [4096], "k": [4096], "tflops": [900]}]}]})";
+        const std::optional<Error> e = mergePresetFile(library, doc, "user.json");
+        return std::make_pair(library, e);
+    };
+    const auto [capped, ok] = withCeiling(600, "bf16");
+    ASSERT_FALSE(ok.has_value()) << ok->toString();
+    const Gpu& h100 = capped.findGpu("h100-sxm")->gpu;
+    EXPECT_NEAR(gemmTime(4096, 4096, 4096, 1, GemmDtype::Bf16, h100).seconds * 1e6, 229.07, 0.01);
+    EXPECT_NEAR(gemmTime(4096, 4096, 4096, 1, GemmDtype::Int8WeightOnly, h100).seconds * 1e6, 229.07, 0.01);
+    EXPECT_EQ(h100.kernels->findGemm(GemmDtype::Bf16)->ceilingSource, "a hand figure");
+    const auto [loose, ok2] = withCeiling(1000, "bf16");
+    ASSERT_FALSE(ok2.has_value());
+    // 2 x 4096^3 / 900e12 = 152.7 us.
+    EXPECT_NEAR(gemmTime(4096, 4096, 4096, 1, GemmDtype::Bf16, loose.findGpu("h100-sxm")->gpu).seconds * 1e6, 152.71, 0.01);
+    const auto [unused, refused] = withCeiling(1400, "fp8");
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_NE(refused->toString().find("matmul_ceiling[0].dtype"), std::string::npos) << refused->toString();
+}
+
 // Korthikanti et al. 2022 Table 5 (tests/data/validation/korthikanti/table5.json): time per
 // iteration of GPT 22B, 175B, 530B and 1T on A100 under full recompute and under selective
 // recompute + sequence parallelism. Calculon reaches 2.7% median, 8.9% worst on the same
@@ -384,8 +423,8 @@ TEST(TrainingStep, KorthikantiTable5TimePerIteration)
     ASSERT_EQ(errors.size(), 8u);
     std::sort(errors.begin(), errors.end());
     const double median = (errors[3] + errors[4]) / 2;
-    EXPECT_LT(median, 0.06);
-    EXPECT_LT(errors.back(), 0.10);
+    EXPECT_LE(median, 0.05); // the issue's target; 4.3% reached, 5.1% before the matmul ceilings
+    EXPECT_LT(errors.back(), 0.10); // 8.1% reached
 }
 
 } // namespace
