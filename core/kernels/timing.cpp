@@ -198,6 +198,14 @@ OpTime gemmTime(double m, double n, double k, double batch, GemmDtype dtype, con
         const double flopsPerS = tableRate * scale;
         r.seconds = batch * 2 * mm * nn * kk / flopsPerS;
         r.measured = !fallback;
+        // Block-scaled FP8 no slower than per-tensor FP8 on the same GPU: its scales add 1/128
+        // of the activation bytes and 1/16,384 of the weight bytes. aiconfigurator's fp8_block
+        // rows carry a host-side floor the per-tensor rows do not (the grid's smallest shapes
+        // read 59 us on H100 and 155 us on B200 against 6-21 us; docs/kernel-tables.md), which a
+        // CUDA-graph decode step does not pay; at large shapes the block kernel is the faster.
+        if (dtype == GemmDtype::Fp8Block && !fallback)
+            if (table->findGemm(GemmDtype::Fp8))
+                r.seconds = std::min(r.seconds, gemmTime(m, n, k, batch, GemmDtype::Fp8, gpu, defaults).seconds);
         return r;
     }
     // Roofline at the spec: compute at the large-GEMM efficiency, or reading A, B and writing

@@ -246,8 +246,13 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
         // Each token goes to top-k experts; the ep ranks exchange them (dispatch) and back
         // (combine). Balanced routing: every GPU ends with tokens x top-k assignments.
         const double assignments = tokens * topK;
+        // Block-scaled FP8 linears (DeepSeek-V3's 128 x 128 weights, 1 x 128 activation groups)
+        // quantize the tokens before the dispatch and send them in FP8 with one fp32 scale per
+        // 128 values; the combine returns BF16 (DeepSeek-V3 report sec. 3.3.3; DeepEP's FP8
+        // dispatch).
+        const double dispatchBytes = l.linearDtype == GemmDtype::Fp8Block ? 1 + 4.0 / 128 : act;
         if (exchange) {
-            ops.push_back(collective("ep dispatch", CollectiveKind::AllToAll, assignments * h * act, l.ep, l.epIntraNode));
+            ops.push_back(collective("ep dispatch", CollectiveKind::AllToAll, assignments * h * dispatchBytes, l.ep, l.epIntraNode));
             ops.back().ranksPerNode = l.epRanksPerNode;
         }
         else

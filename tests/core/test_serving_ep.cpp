@@ -139,6 +139,14 @@ TEST(ServingEp, DataParallelAttentionExchangesTokensAcrossRanks)
     EXPECT_NEAR(up->batch, 32.0, 32.0 * 2e-7);
     EXPECT_NEAR(up->m, 16.0, 16.0 * 2e-7);
     EXPECT_DOUBLE_EQ(up->n, 2 * 2048.0); // whole experts: no TP split
+    // Block-scaled FP8 weights (the checkpoint's 128 x 128 scales): the tokens are quantized
+    // before the dispatch and travel in FP8 with one fp32 scale per 128 values, 64 x 8 x 7168 x
+    // (1 + 4 / 128) = 3,784,704 B; the combine returns BF16 (DeepSeek-V3 report sec. 3.3.3).
+    InferenceLayout fp8 = l;
+    fp8.weightDtype = GemmDtype::Fp8Block;
+    const std::vector<Op> fp8Ops = decodeStepOps(arch, fp8, 64, 4096);
+    EXPECT_DOUBLE_EQ(findOp(fp8Ops, "ep dispatch")->bytes, 3784704.0);
+    EXPECT_DOUBLE_EQ(findOp(fp8Ops, "ep combine")->bytes, 64.0 * 8 * 7168 * 2);
     // An engine wider than the NVLink domain sends across the network.
     l.ep = 16;
     l.dp = 16;

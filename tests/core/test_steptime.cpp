@@ -369,6 +369,23 @@ TEST(OpTiming, AUserKernelTableReplacesTheBuiltIn)
     EXPECT_NEAR(gemmTime(4096, 4096, 4096, 1, GemmDtype::Bf16, h100).seconds * 1e6, 274.9, 0.1);
 }
 
+// presets/kernels/h100-sxm.json at m = 128, n = k = 4096: the per-tensor fp8 row holds 296.6
+// TFLOP/s (2 x 128 x 4096^2 / 296.6e12 = 14.48 us), the fp8_block row 46.81 (91.75 us: vLLM
+// 0.24 ran the block-scaled kernels eagerly, so the row carries ~80 us of launch overhead).
+// Block-scaled FP8 reads no slower than per-tensor FP8: 14.48 us. At m = 4096, n = k = 16384
+// the block kernel is the faster (its row: 1,689 us, per-tensor 1,803) and its own row holds.
+TEST(OpTiming, BlockScaledFp8IsNoSlowerThanPerTensorFp8)
+{
+    const Gpu& h100 = presetGpu("h100-sxm");
+    const OpTime small = gemmTime(128, 4096, 4096, 1, GemmDtype::Fp8Block, h100);
+    EXPECT_TRUE(small.measured);
+    EXPECT_NEAR(small.seconds * 1e6, 14.48, 0.01);
+    EXPECT_NEAR(gemmTime(128, 4096, 4096, 1, GemmDtype::Fp8, h100).seconds * 1e6, 14.48, 0.01);
+    const OpTime large = gemmTime(4096, 16384, 16384, 1, GemmDtype::Fp8Block, h100);
+    EXPECT_LT(large.seconds, gemmTime(4096, 16384, 16384, 1, GemmDtype::Fp8, h100).seconds);
+    EXPECT_NEAR(large.seconds * 1e6, 1689.0, 1.0);
+}
+
 // A table's matmul_ceiling bounds every lookup of its format and of the formats that run at
 // its rate: a user table of one entry at 900 TFLOP/s with a bf16 ceiling of 600 times the
 // 4096^3 GEMM at 600 (2 x 4096^3 / 600e12 = 229.1 us), as does its int8 weight-only table

@@ -26,6 +26,8 @@ const GPUS = [
   { id: 'a100-40gb', aic: 'a100_sxm', peak: { bf16: 312 }, aliasOf: 'a100-80gb',
     note: 'a100-40gb is converted from the same a100_sxm data as a100-80gb (measured on A100-SXM4-80GB): same SXM4 chip, clocks and tensor cores; only HBM capacity (and 1.56 vs 2.04 TB/s bandwidth) differ, so memory-bound points (small-m GEMM, decode attention) may be slightly optimistic for the 40 GB part.' },
   { id: 'h100-sxm', aic: 'h100_sxm', peak: { bf16: 989.4, fp8: 1978.9 } },
+  { id: 'h800', aic: 'h100_sxm', peak: { bf16: 989.4, fp8: 1978.9 }, aliasOf: 'h100-sxm', collectives: false,
+    note: 'h800 is converted from the h100_sxm data without its collectives: the H800 SXM5 is the H100 SXM5\'s GH100 die at the same clocks, 700 W and 3.35 TB/s HBM3 (NVIDIA H800 datasheet), so GEMM and attention kernels run alike; its NVLink is cut to 400 GB/s (900 on the H100), so the H100\'s NCCL curves do not apply and collectives are timed from the GPU preset\'s link bandwidth (a spec estimate).' },
   { id: 'h200', aic: 'h200_sxm', peak: { bf16: 989.4, fp8: 1978.9 } },
   { id: 'b200', aic: 'b200_sxm', peak: { bf16: 2250, fp8: 4500, fp4: 9000 } },
   { id: 'b300', aic: 'b300_sxm', peak: { bf16: 2500, fp8: 5000, fp4: 15000 } },
@@ -706,7 +708,7 @@ async function main() {
     const gemm = await buildGemm(src, gpu, ctx);
     const attention_prefill = await buildPrefill(src, gpu, ctx);
     const attention_decode = await buildDecode(src, gpu, ctx);
-    const collectives = await buildCollectives(src, gpu, ctx);
+    const collectives = gpu.collectives === false ? [] : await buildCollectives(src, gpu, ctx);
     const notes = [
       ...(gpu.note ? [gpu.note] : []),
       'Conventions: docs/kernel-tables.md. Measured values carry 4 significant digits; axis values are exact.',
