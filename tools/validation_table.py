@@ -205,6 +205,26 @@ def device_section(cli):
               "- Peak memory: the 1B checkpointed step is 11% over (29.3 GB measured): HF's checkpointing "
               "keeps less than the layer inputs plus one layer's rebuilt activations counted here; the "
               "LoRA rows 6-13% over."]
+    with open(os.path.join(ddir, "h100-sxm-2026-11-26-sustained.json")) as f:
+        sus = json.load(f)["sustained"]
+    with open(os.path.join(ROOT, "presets", "kernels", "h100-sxm.json")) as f:
+        ceiling = next(c["tflops"] for c in json.load(f)["matmul_ceiling"] if c["dtype"] == "bf16")
+    lines += ["", "Burst against sustained (h100-sxm-2026-11-26-sustained.json, `tools/device/measure_h100.py "
+              "sustained`): each bf16 GEMM five times after a second idle, as a kernel table times it, "
+              "then back to back for four seconds, as a training step runs it, timed over the last "
+              "second, with nvidia-smi's SM clock, power and temperature at the end. The burst reads at "
+              "the kernel tables' `matmul_ceiling` (%.1f TFLOP/s, the published MAMF); sustained at the "
+              "700 W limit the SM clock falls from 1,980 MHz to 1,335-1,455 MHz and the rate by 6-12%%. "
+              "Open: Envelope caps the tables at the burst ceiling; a sustained ceiling for compute-bound "
+              "GEMMs (about %.0f TFLOP/s here, 0.70 of the peak) is measured on this one card only, and "
+              "a training step interleaves memory-bound and communication phases that let the clock "
+              "recover, so it is not applied yet." % (ceiling, statistics.median(r["sustained_tflops"] for r in sus)), "",
+              "| shape m x n x k | burst TFLOP/s | sustained TFLOP/s | sustained / burst | SM clock, power, temp after |",
+              "|---|---|---|---|---|"]
+    for r in sus:
+        lines.append("| %d x %d x %d | %.0f | %.0f | %.2f | %s |" % (
+            r["m"], r["n"], r["k"], r["burst_tflops"], r["sustained_tflops"],
+            r["sustained_tflops"] / r["burst_tflops"], r["nvidia_smi_after"].replace(",", ";")))
     with open(os.path.join(ddir, "h100-sxm-2026-11-26-decode.json")) as f:
         decode = json.load(f)["decode_step_llama8b"]
     with open(os.path.join(ddir, "h100-sxm-2026-11-26-kernel-floor.json")) as f:
