@@ -31,9 +31,9 @@ struct GemmTable {
     // log2 and one exp2 (docs/performance.md).
     std::vector<double> log2M, log2N, log2K, log2FlopsPerS;
     // The GPU's maximum achievable matmul rate in this format (the table's "matmul_ceiling"
-    // block: the fastest sustained GEMM over a search of shapes, MAMF), or 0 where none is
-    // published. No lookup runs faster: a table measured in short CUDA-graph bursts reads
-    // above what a sustained run gets at its largest shapes (docs/kernel-tables.md).
+    // block: the fastest shape of a search, each the mean of 100 calls, MAMF), or 0 where none
+    // is published. No lookup runs faster: the tables' largest shapes read up to 96% of the
+    // peak, above any GEMM a card was measured at (docs/kernel-tables.md).
     double ceilingFlopsPerS = 0;
     std::string ceilingSource;
 };

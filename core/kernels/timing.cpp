@@ -5,7 +5,7 @@
 // Outside a table: a dimension below the grid's smallest value is timed as that smallest value
 // (launch- and memory-bound shapes take no less time when smaller); above the largest, the
 // edge's throughput holds (large shapes saturate). A GEMM table with a "matmul_ceiling" reads
-// no faster than it: the GPU's maximum achievable matmul rate, sustained over 100 calls.
+// no faster than it: the GPU's maximum achievable matmul rate, the mean of 100 calls.
 #include "kernels/timing.h"
 
 #include <algorithm>
