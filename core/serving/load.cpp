@@ -558,9 +558,6 @@ void takeRunFigures(ServingLoad& load, const EngineRun& run, int units)
     load.outputTokensPerSPerUser = run.tpotMeanS > 0 ? 1 / run.tpotMeanS : 0;
 }
 
-// Goodput: the highest rate whose run meets every objective (`missAt` empty), by bisection
-// between 1% of `capacity` and `capacity` (the percentiles grow with the rate), 12 halvings at
-// most. 0, with the 1% rate's miss in `lowMiss`, when even that misses.
 // The notes every simulated load carries when they apply: a run cut at its step limit, and an
 // offered rate above what `sustainer` ("the pools sustain", "the deployment sustains") holds.
 void noteTruncatedOrSaturated(ServingLoad& load, bool truncated, std::string_view sustainer)
@@ -574,6 +571,9 @@ void noteTruncatedOrSaturated(ServingLoad& load, bool truncated, std::string_vie
             load.offeredRateRps, load.capacityRps, sustainer));
 }
 
+// Goodput: the highest rate whose run meets every objective (`missAt` empty), by bisection
+// between 1% of `capacity` and `capacity` (the percentiles grow with the rate), 12 halvings at
+// most. 0, with the 1% rate's miss in `lowMiss`, when even that misses.
 double highestRateMeeting(
     double capacity, const std::function<std::string(double)>& missAt, std::string& lowMiss)
 {
