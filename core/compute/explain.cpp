@@ -186,12 +186,17 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
             r.computeTimeS, "s",
             "ops per layer (GEMMs with their shapes after TP/EP, attention, elementwise at HBM "
             "bandwidth) timed from " + table + "; docs/formulas-compute.md, 'Step time from ops'");
+        // The ceilings that bound this step's GEMMs: bf16's, and FP8's where the linears run FP8.
         std::string ceiling;
-        if (const GemmTable* g = gpu.kernels ? gpu.kernels->findGemm(GemmDtype::Bf16) : nullptr;
-            g && g->ceilingFlopsPerS > 0)
-            ceiling = fmt::format("; no GEMM faster than the GPU's maximum achievable bf16 matmul rate, "
-                                  "{:.1f} TFLOP/s ({})",
-                g->ceilingFlopsPerS / 1e12, g->ceilingSource);
+        for (const GemmDtype dtype : { GemmDtype::Bf16, GemmDtype::Fp8 }) {
+            if (dtype == GemmDtype::Fp8 && config.recipe.recipe.compute != ComputeDtype::Fp8)
+                continue;
+            if (const GemmTable* g = gpu.kernels ? gpu.kernels->findGemm(dtype) : nullptr;
+                g && g->ceilingFlopsPerS > 0)
+                ceiling += fmt::format("; no {} GEMM faster than the GPU's maximum achievable {} "
+                                       "matmul rate, {:.1f} TFLOP/s ({})",
+                    gemmDtypeId(dtype), gemmDtypeId(dtype), g->ceilingFlopsPerS / 1e12, g->ceilingSource);
+        }
         ex.add("training.time_breakdown.gemm_s",
             fmt::format("every GEMM of the slowest stage (forward, input and weight gradients, "
                         "recompute) x {} micro-batches = {}",
