@@ -5,25 +5,27 @@
 #include <benchmark/benchmark.h>
 
 #include <QApplication>
+#include <QHash>
 #include <QSlider>
 #include <QSpinBox>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <vector>
 
-#include "window/application.h"
-#include "window/mainwindow.h"
 #include "controls/modelcontrols.h"
-#include "document/settings.h"
 #include "controls/sliderspin.h"
+#include "document/plandocument.h"
+#include "document/settings.h"
 #include "panels/planpanel.h"
 #include "panels/plantable.h"
-#include "document/plandocument.h"
 #include "panels/trainingpanel.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "search/search.h"
+#include "window/application.h"
+#include "window/mainwindow.h"
 
 #include <QTableWidget>
 
@@ -39,6 +41,47 @@ double percentile(std::vector<double> values, double p)
     const auto index = std::size_t(p * double(values.size() - 1) + 0.5);
     return values[std::min(index, values.size() - 1)];
 }
+
+// Counts the paint events widgets receive while a benchmark steps: a step that repaints what
+// did not change (a scroll bar, a whole panel) shows here before it shows in the clock. With
+// ENVELOPE_BENCH_PAINTS set, the widgets painted most are listed on stderr.
+class PaintCounter : public QObject {
+public:
+    PaintCounter() { qApp->installEventFilter(this); }
+    ~PaintCounter() override
+    {
+        qApp->removeEventFilter(this);
+        if (qEnvironmentVariableIsEmpty("ENVELOPE_BENCH_PAINTS"))
+            return;
+        std::vector<std::pair<int, QString>> rows;
+        for (auto it = m_byWidget.cbegin(); it != m_byWidget.cend(); ++it)
+            rows.emplace_back(it.value(), it.key());
+        std::sort(rows.rbegin(), rows.rend());
+        for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), 40); ++i)
+            fprintf(stderr, "%7d  %s\n", rows[i].first, qPrintable(rows[i].second));
+    }
+    int total() const { return m_total; }
+
+protected:
+    bool eventFilter(QObject* object, QEvent* event) override
+    {
+        if (event->type() == QEvent::Paint && object->isWidgetType()) {
+            ++m_total;
+            if (!qEnvironmentVariableIsEmpty("ENVELOPE_BENCH_PAINTS")) {
+                QString path;
+                for (QObject* o = object; o; o = o->parent())
+                    path.prepend(QString::fromLatin1(o->metaObject()->className())
+                        + (o->objectName().isEmpty() ? QString() : "#" + o->objectName()) + "/");
+                ++m_byWidget[path];
+            }
+        }
+        return false;
+    }
+
+private:
+    int m_total = 0;
+    QHash<QString, int> m_byWidget;
+};
 
 void reportLatencies(benchmark::State& state, const std::vector<double>& ms)
 {
@@ -70,6 +113,7 @@ void sliderChange(benchmark::State& state, QSlider* (*pick)(TrainingPanel*), boo
     const int high = std::min(slider->maximum(), low + 4);
     int step = 0;
     std::vector<double> ms;
+    PaintCounter paints;
     for (auto _ : state) {
         const auto start = Clock::now();
         slider->setValue(low + (step++ % (high - low + 1)));
@@ -78,6 +122,7 @@ void sliderChange(benchmark::State& state, QSlider* (*pick)(TrainingPanel*), boo
         QApplication::processEvents();
         ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     }
+    state.counters["paints_per_step"] = double(paints.total()) / double(ms.size());
     reportLatencies(state, ms);
 }
 
@@ -128,12 +173,15 @@ BENCHMARK(BM_ContextSliderOnAPlanThatDoesNotFit)->Unit(benchmark::kMillisecond)-
 
 // The same while "Find a plan" searches on its worker thread (21-35 ms a step before, on two
 // cores): the planner tab searches 16,384 GPUs for max throughput, restarted whenever it ends.
+// The tab is hidden behind Training, so its streamed batches and each result wait for it to be
+// shown (the fills of its 200-row table were most of a step here).
 void startPlanner(MainWindow& window)
 {
     PlanPanel* planner = window.findChild<PlanPanel*>();
     planner->maxGpusSpin()->setValue(16384);
     planner->startSearch();
-    QObject::connect(planner, &PlanPanel::searchFinished, planner, [planner] { planner->startSearch(); });
+    QObject::connect(
+        planner, &PlanPanel::searchFinished, planner, [planner] { planner->startSearch(); });
 }
 void BM_ContextSliderWhileAPlanSearchRuns(benchmark::State& state)
 {
@@ -181,20 +229,25 @@ void BM_PlanTableStreamedBatch(benchmark::State& state)
     QApplication::processEvents();
     // A streamed batch moves rows: each fill alternates between the list and the list without
     // its first entry, so every row shows another candidate than the fill before.
-    std::vector<envelope::Candidate> shifted(result.candidates.begin() + 1, result.candidates.end());
+    std::vector<envelope::Candidate> shifted(
+        result.candidates.begin() + 1, result.candidates.end());
     std::vector<double> ms;
     int fills = 0;
     for (auto _ : state) {
         const auto start = Clock::now();
-        fillPlanTable(&table, *plan, fills++ % 2 ? shifted : result.candidates,
-            envelope::ByteUnits::GB);
+        fillPlanTable(
+            &table, *plan, fills++ % 2 ? shifted : result.candidates, envelope::ByteUnits::GB);
         table.repaint();
         ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     }
     state.counters["rows"] = double(result.candidates.size());
     reportLatencies(state, ms);
 }
-BENCHMARK(BM_PlanTableStreamedBatch)->Arg(50)->Arg(200)->Unit(benchmark::kMillisecond)->Iterations(50);
+BENCHMARK(BM_PlanTableStreamedBatch)
+    ->Arg(50)
+    ->Arg(200)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(50);
 
 } // namespace
 

@@ -6,34 +6,42 @@
 #include <QChart>
 #include <QChartView>
 #include <QClipboard>
+#include <QComboBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QImage>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPainter>
 #include <QProcess>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
 #include <QSvgRenderer>
 #include <QTabBar>
-#include <QSignalSpy>
-#include <QComboBox>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QUndoStack>
 #include <QUrl>
 
+#include "charts/memorybarchart.h"
+#include "charts/tenantpalette.h"
+#include "controls/modelcontrols.h"
+#include "controls/parallelismcontrols.h"
+#include "controls/sliderspin.h"
+#include "document/plandocument.h"
+#include "document/settings.h"
 #include "estimate/estimate.h"
 #include "panels/planpanel.h"
+#include "panels/trainingpanel.h"
+#include "uitestutil.h"
+#include "widgets/appresources.h"
 #include "window/application.h"
 #include "window/exporter.h"
 #include "window/mainwindow.h"
-#include "charts/memorybarchart.h"
-#include "document/plandocument.h"
-#include "document/settings.h"
-#include "panels/trainingpanel.h"
-#include "charts/tenantpalette.h"
-#include "uitestutil.h"
-#include "widgets/appresources.h"
 
 using namespace envelope;
 using namespace envelope::ui;
@@ -49,6 +57,21 @@ int distinctColours(const QImage& image)
             colours.insert(image.pixel(x, y));
     return int(colours.size());
 }
+
+// Counts the paint events a widget receives.
+class PaintCount : public QObject {
+public:
+    explicit PaintCount(QWidget* widget) { widget->installEventFilter(this); }
+    int count = 0;
+
+protected:
+    bool eventFilter(QObject*, QEvent* event) override
+    {
+        if (event->type() == QEvent::Paint)
+            ++count;
+        return false;
+    }
+};
 
 void writeText(const QString& path, const QByteArray& text)
 {
@@ -254,6 +277,83 @@ private slots:
         QVERIFY(m_window->selectPanel(QStringLiteral("serving")));
         QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(planner).center());
         QCOMPARE(SearchKind(panel->kindCombo()->currentData().toInt()), SearchKind::Serving);
+    }
+
+    void aSliderStepRepaintsWhatChangedAndNotTheRest()
+    {
+        // Issue 22 (a slider step within 8 ms): a step repainted every spin box of the tab (a
+        // spin box repaints on any setValue) and, through QTabWidget's answer to the layout
+        // request a changed label posts, every scroll bar, the tab bar and the combo boxes,
+        // each gradient split across Qt's raster threads. Only what shows a new value repaints.
+        QVERIFY(m_window->selectPanel(QStringLiteral("training")));
+        TrainingPanel* training = m_window->trainingPanel();
+        QSlider* context = training->modelControls()->contextControl()->slider();
+        QDoubleSpinBox* contextBox = training->modelControls()->contextControl()->spinBox();
+        QSpinBox* tp = training->parallelismControls()->tpControl();
+        context->setFocus();
+        QTest::keyClick(context, Qt::Key_Left); // a first step: focus, first layouts
+        QTest::qWait(50);
+        PaintCount contextPaints(contextBox), tpPaints(tp),
+            tabBarPaints(m_window->tabs()->tabBar());
+        std::vector<std::unique_ptr<PaintCount>> scrollBarPaints;
+        for (QScrollBar* bar : training->findChildren<QScrollBar*>())
+            if (bar->isVisible())
+                scrollBarPaints.push_back(std::make_unique<PaintCount>(bar));
+        const int before = context->value();
+        QTest::keyClick(context, Qt::Key_Right);
+        QCOMPARE(context->value(), before + 1);
+        QTest::qWait(50);
+        QVERIFY(contextPaints.count > 0); // the box shows the new context
+        QCOMPARE(tpPaints.count, 0);
+        QCOMPARE(tabBarPaints.count, 0);
+        for (const auto& bar : scrollBarPaints)
+            QCOMPARE(bar->count, 0);
+    }
+
+    void aSearchThatEndsBehindAnotherTabFillsItsTableWhenShown()
+    {
+        // While the user works in another tab, a search that ends does not refill the planner's
+        // table on the GUI thread; showing the tab shows that search's candidates.
+        QTabBar* bar = m_window->tabs()->tabBar();
+        const int plannerIndex = int(m_window->panelIds().indexOf(QStringLiteral("planner")));
+        QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(plannerIndex).center());
+        auto* panel = qobject_cast<PlanPanel*>(m_window->tabs()->currentWidget());
+        QVERIFY(panel != nullptr);
+        if (panel->isSearching()) {
+            QSignalSpy finished(panel, &PlanPanel::searchFinished);
+            QVERIFY(finished.wait(20000));
+        }
+        QTableWidget* table = panel->table();
+        // The first row's GPUs and micro-batch × accumulation, and the same of a candidate.
+        const auto firstRow = [table] {
+            return table->item(0, 1)->text() + QLatin1Char('/') + table->item(0, 10)->text();
+        };
+        const auto rowOf = [](const Candidate& c) {
+            return QStringLiteral("%1/%2 × %3")
+                .arg(c.layout.gpus)
+                .arg(c.layout.microBatch)
+                .arg(c.layout.gradAccum);
+        };
+        QVERIFY(!panel->result().candidates.empty());
+        const Candidate shown = panel->result().candidates.front();
+        QCOMPARE(firstRow(), rowOf(shown));
+        QVERIFY(m_window->selectPanel(QStringLiteral("training")));
+        // Another goal, whose best is another layout.
+        const SearchGoal other
+            = SearchGoal(panel->goalCombo()->currentData().toInt()) == SearchGoal::MinGpus
+            ? SearchGoal::MaxThroughput
+            : SearchGoal::MinGpus;
+        panel->goalCombo()->setCurrentIndex(panel->goalCombo()->findData(int(other)));
+        QSignalSpy finished(panel, &PlanPanel::searchFinished);
+        panel->startSearch();
+        QVERIFY(finished.wait(20000));
+        QVERIFY(!panel->result().candidates.empty());
+        const Candidate best = panel->result().candidates.front();
+        QVERIFY(rowOf(best) != rowOf(shown));
+        QCOMPARE(firstRow(), rowOf(shown)); // not refilled behind the tab
+        QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(plannerIndex).center());
+        QCOMPARE(table->rowCount(), int(panel->result().candidates.size()));
+        QCOMPARE(firstRow(), rowOf(best));
     }
 
     void importHfConfigReplacesTheModel()

@@ -1,4 +1,5 @@
 #include "controls/hardwarecontrols.h"
+#include "controls/showvalue.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -82,7 +83,7 @@ void HardwareControls::refresh()
             .arg(gpu.bf16Flops / 1e12, 0, 'f', 0)
             .arg(plan.cluster.gpusPerNode));
     const QSignalBlocker block(m_gpus);
-    m_gpus->setValue(plan.cluster.gpus);
+    showValue(m_gpus, plan.cluster.gpus);
 }
 
 } // namespace envelope::ui

@@ -1,4 +1,5 @@
 #include "controls/memorysavercontrols.h"
+#include "controls/showvalue.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -125,7 +126,7 @@ void MemorySaverControls::refresh()
     for (std::size_t i = 0; i < kRecomputeModes.size(); ++i)
         if (kRecomputeModes[i] == t.recompute)
             m_recompute->setCurrentIndex(int(i));
-    m_every->setValue(t.recomputeEvery);
+    showValue(m_every, t.recomputeEvery);
     m_every->setEnabled(t.recompute == Recompute::EveryK);
     m_flash->setChecked(t.flashAttention);
     m_offloadOptimizer->setChecked(t.offloadOptimizer);
@@ -134,7 +135,7 @@ void MemorySaverControls::refresh()
         b9(m_activationOffloadLayers);
     m_optimizerInBackward->setChecked(t.optimizerInBackward);
     m_activationOffload->setChecked(t.activationOffload);
-    m_activationOffloadLayers->setValue(t.activationOffloadLayers);
+    showValue(m_activationOffloadLayers, t.activationOffloadLayers);
     m_activationOffloadLayers->setEnabled(t.activationOffload);
 }
 

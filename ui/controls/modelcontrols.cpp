@@ -1,4 +1,5 @@
 #include "controls/modelcontrols.h"
+#include "controls/showvalue.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -165,7 +166,7 @@ void ModelControls::refresh()
     m_context->setValue(plan.training.seqLen);
     m_microBatch->setValue(plan.training.microBatch);
     const QSignalBlocker block(m_gradAccum);
-    m_gradAccum->setValue(plan.training.gradAccum);
+    showValue(m_gradAccum, plan.training.gradAccum);
 }
 
 } // namespace envelope::ui

@@ -1,4 +1,5 @@
 #include "controls/parallelismcontrols.h"
+#include "controls/showvalue.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -53,10 +54,10 @@ void ParallelismControls::refresh()
     const TrainingConfig& t = this->document()->plan().training;
     const QSignalBlocker b0(m_zero), b1(m_tp), b2(m_pp), b3(m_cp), b4(m_ep), b5(m_sequenceParallel);
     m_zero->setCurrentIndex(t.zeroStage);
-    m_tp->setValue(t.tp);
-    m_pp->setValue(t.pp);
-    m_cp->setValue(t.cp);
-    m_ep->setValue(t.ep);
+    showValue(m_tp, t.tp);
+    showValue(m_pp, t.pp);
+    showValue(m_cp, t.cp);
+    showValue(m_ep, t.ep);
     m_sequenceParallel->setChecked(t.sequenceParallel);
 }
 

@@ -1,4 +1,5 @@
 #include "controls/rlcontrols.h"
+#include "controls/showvalue.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -120,13 +121,13 @@ void RlControls::refresh()
         b9(m_offPolicy);
     m_algorithm->setCurrentIndex(m_algorithm->findData(int(r.algorithm)));
     m_placement->setCurrentIndex(m_placement->findData(int(r.placement)));
-    m_trainerGpus->setValue(r.trainerGpus);
-    m_rolloutGpus->setValue(r.rolloutGpus);
-    m_referenceGpus->setValue(r.referenceGpus);
-    m_criticGpus->setValue(r.criticGpus);
-    m_rewardGpus->setValue(r.rewardGpus);
+    showValue(m_trainerGpus, r.trainerGpus);
+    showValue(m_rolloutGpus, r.rolloutGpus);
+    showValue(m_referenceGpus, r.referenceGpus);
+    showValue(m_criticGpus, r.criticGpus);
+    showValue(m_rewardGpus, r.rewardGpus);
     m_prompts->setValue(r.prompts);
-    m_groupSize->setValue(r.groupSize);
+    showValue(m_groupSize, r.groupSize);
     m_promptLen->setValue(r.promptLen);
     m_responseLen->setValue(r.responseLen);
     m_kl->setChecked(r.kl);

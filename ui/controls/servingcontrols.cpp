@@ -1,4 +1,5 @@
 #include "controls/servingcontrols.h"
+#include "controls/showvalue.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -255,12 +256,12 @@ void ServingControls::refresh()
         if (data.value(0).toInt() == static_cast<int>(s.weightFormat) && data.value(1).toInt() == s.weightBits)
             m_weightBits->setCurrentIndex(i);
     }
-    m_tp->setValue(s.tp);
+    showValue(m_tp, s.tp);
     const bool moe = plan.model.arch.moe && plan.model.arch.moe->experts > 0;
     const bool disaggregated = s.disaggregation.has_value();
     {
         const QSignalBlocker b4(m_ep), b5(m_dpAttention), b6(m_disaggregation);
-        m_ep->setValue(s.ep);
+        showValue(m_ep, s.ep);
         m_dpAttention->setChecked(s.dpAttention);
         m_disaggregation->setChecked(disaggregated);
     }
@@ -279,7 +280,7 @@ void ServingControls::refresh()
         const int values[3] = { pool.workers, pool.tp, pool.dp };
         for (int f = 0; f < 3; ++f) {
             const QSignalBlocker block(m_pool[i][f]);
-            m_pool[i][f]->setValue(values[f]);
+            showValue(m_pool[i][f], values[f]);
         }
         m_pool[i][2]->setEnabled(moe);
     }

@@ -1,4 +1,5 @@
 #include "controls/sliderspin.h"
+#include "controls/showvalue.h"
 
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
@@ -66,8 +67,8 @@ void SliderSpin::setValue(double value)
 {
     const QSignalBlocker blockSpin(m_spin);
     const QSignalBlocker blockSlider(m_slider);
-    m_spin->setValue(value);
-    m_slider->setValue(toSlider(value));
+    showValue(m_spin, value);
+    m_slider->setValue(toSlider(value)); // QAbstractSlider repaints only on a new position
 }
 
 void SliderSpin::setSuffix(const QString& suffix)

@@ -1,4 +1,5 @@
 #include "controls/speculativecontrols.h"
+#include "controls/showvalue.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -118,8 +119,8 @@ void SpeculativeControls::refresh()
         return;
     }
     m_kind->setCurrentIndex(m_kind->findData(int(spec->kind)));
-    m_tokens->setValue(spec->tokens);
-    m_acceptance->setValue(spec->acceptance);
+    showValue(m_tokens, spec->tokens);
+    showValue(m_acceptance, spec->acceptance);
     const ServingEstimate& s = document()->results().estimate.serving;
     if (!s.speculative) {
         m_note->clear();

@@ -1,4 +1,5 @@
 #include "controls/workloadcontrols.h"
+#include "controls/showvalue.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -227,7 +228,7 @@ void WorkloadControls::refresh()
     const ServingWorkload& w = *s.workload;
     m_arrival->setCurrentIndex(m_arrival->findData(w.concurrency ? 1 : 0));
     m_rate->setValue(w.requestRate.value_or(1.0));
-    m_users->setValue(w.concurrency.value_or(1));
+    showValue(m_users, w.concurrency.value_or(1));
     QStringList histograms;
     const auto showLength = [&](const LengthDistribution& d, QSpinBox* mean, QSpinBox* p90,
                                 const QString& what) {
@@ -250,8 +251,8 @@ void WorkloadControls::refresh()
             ? tr("Lengths are log-normal with that mean and p90, cut at the context.")
             : histograms.join(QStringLiteral("; ")) + QLatin1Char('.'));
     const ServingSlo slo = s.slo.value_or(ServingSlo {});
-    m_ttft->setValue(slo.ttftP90S ? *slo.ttftP90S * 1000 : 0);
-    m_tpot->setValue(slo.tpotP90S ? *slo.tpotP90S * 1000 : 0);
+    showValue(m_ttft, slo.ttftP90S ? *slo.ttftP90S * 1000 : 0);
+    showValue(m_tpot, slo.tpotP90S ? *slo.tpotP90S * 1000 : 0);
 }
 
 } // namespace envelope::ui

@@ -246,6 +246,10 @@ void PlanPanel::setPreferredKind(SearchKind kind)
 void PlanPanel::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
+    if (m_resultStale) {
+        m_resultStale = false;
+        showResult();
+    }
     if (!m_searchedOnce && m_document->isValid()) {
         if (SearchKind(m_kind->currentData().toInt()) == SearchKind::Training) {
             // A plan that does not fit asks "how many GPUs", one that fits "how fast".
@@ -337,7 +341,9 @@ void PlanPanel::streamTo(Job* job, std::function<void(const std::vector<C>&)>& s
             [this, job,
                 rows
                 = std::vector<C>(top.begin(), top.begin() + std::min(top.size(), kStreamedRows))] {
-                if (m_job.get() != job)
+                // Hidden behind another tab, a batch would refill a table nobody sees on the
+                // thread that is redrawing the tab the user works in; the result fills it.
+                if (m_job.get() != job || !isVisible())
                     return;
                 fillPlanTable(m_table, m_searchedPlan, rows, m_document->units());
                 fitTableWidth();
@@ -410,11 +416,19 @@ void PlanPanel::finish(const std::shared_ptr<Job>& job)
         if (!m_result.headroomNote.empty())
             m_status->setText(m_status->text() + QLatin1Char(' ')
                 + tr("Note: %1.").arg(QString::fromStdString(m_result.headroomNote)));
-        m_chart->setResult(m_result, units);
         break;
     }
-    fillTable();
+    m_resultStale = !isVisible();
+    if (!m_resultStale)
+        showResult();
     emit searchFinished();
+}
+
+void PlanPanel::showResult()
+{
+    if (m_resultKind == SearchKind::Training)
+        m_chart->setResult(m_result, m_document->units());
+    fillTable();
 }
 
 void PlanPanel::fillTable()

@@ -84,6 +84,9 @@ private:
     struct Job;
     void finish(const std::shared_ptr<Job>& job);
     void fillTable();
+    // The finished search's table and chart; while the tab is hidden (a user dragging a
+    // Training slider as a search ends) they wait for showEvent instead.
+    void showResult();
     // Widens the table to what its columns need (up to three quarters of the tab) unless the
     // user has moved the splitter, so tokens/s, step and cost are not clipped at 1280 px.
     void fitTableWidth();
@@ -122,6 +125,7 @@ private:
     ServingSearchResult m_servingResult;
     RlSearchResult m_rlResult;
     int m_batchesShown = 0;
+    bool m_resultStale = false; // a search finished while the tab was hidden: showResult when shown
     bool m_searchedOnce = false;
 };
 

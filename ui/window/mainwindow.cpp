@@ -24,6 +24,7 @@
 #include "panels/trainingpanel.h"
 #include "plan/planio.h"
 #include "widgets/appresources.h"
+#include "widgets/pagetabs.h"
 #include "window/calibratedialog.h"
 
 namespace envelope::ui {
@@ -32,7 +33,7 @@ MainWindow::MainWindow(PresetLibrary presets, Settings* settings, QWidget* paren
     : QMainWindow(parent)
     , m_settings(settings)
     , m_document(new PlanDocument(std::move(presets), settings, this))
-    , m_tabs(new QTabWidget(this))
+    , m_tabs(new PageTabs(this))
 {
     setWindowIcon(applicationIcon());
     m_training = new TrainingPanel(m_document);
