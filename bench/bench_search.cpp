@@ -188,6 +188,36 @@ void BM_SearchServing70b(benchmark::State& state)
 }
 BENCHMARK(BM_SearchServing70b)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// serving-max-goodput (issue 27: "a goodput search over every serving layout for one model on
+// up to 64 GPUs takes < 1 s"): each layout's capacity is one event simulation, its goodput a
+// bisection of a dozen, run in falling capacity order while a capacity can beat the top ten.
+// Arg 0: Llama-3 70B on 64 H100s (TP engines); 1: Qwen3-235B-A22B on 64 H200s (TP engines and
+// data-parallel-attention engines of EP 2 x tp ... 64). A Poisson workload of 2,000 + 300
+// tokens at 40 requests/s, p90 TTFT 1 s and TPOT 50 ms.
+void BM_SearchServingGoodput(benchmark::State& state)
+{
+    const char* model = state.range(0) ? "qwen3-235b-a22b" : "llama-3-70b";
+    const char* gpu = state.range(0) ? "h200" : "h100-sxm";
+    const envelope::Plan plan = readOrDie(std::string(R"({"format": "envelope.plan", "version": 1,
+        "model": ")") + model + R"(", "gpu": ")" + gpu + R"(",
+        "cluster": {"gpus": 64, "gpus_per_node": 8},
+        "serving": {"context": 8192, "workload": {"input_tokens": {"mean": 2000, "p90": 3500},
+            "output_tokens": {"mean": 300, "p90": 600}, "request_rate": 40},
+            "slo": {"ttft_p90_s": 1.0, "tpot_p90_s": 0.05}}})");
+    envelope::SearchOptions options;
+    options.goal = envelope::SearchGoal::ServingMaxGoodput;
+    envelope::ServingSearchResult last;
+    for (auto _ : state) {
+        last = envelope::searchServing(plan, options);
+        benchmark::DoNotOptimize(last);
+    }
+    if (last.candidates.empty())
+        state.SkipWithError("no layout meets the SLO");
+    state.counters["layouts"] = static_cast<double>(last.searched);
+    state.counters["bisected"] = static_cast<double>(last.estimates - last.evaluated);
+}
+BENCHMARK(BM_SearchServingGoodput)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 // Serving a MoE model: DeepSeek-V3 on 1,024 H200s, 16,384 sequences of 8k: the TP engines and
 // every data-parallel-attention engine of EP 2 x tp ... 1,024 (issue 27). Arg 0: max-throughput;
 // 1: min-gpus.

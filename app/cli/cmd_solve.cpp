@@ -83,12 +83,13 @@ std::shared_ptr<SolveArgs> addSolveCommand(CLI::App& app)
     cmd->add_option("PLAN", args->planPath, "plan JSON file")->required();
     cmd->add_option("--goal", args->goal,
            "training: min-gpus, max-throughput, min-cost, min-time, max-seq-len, "
-           "max-micro-batch; serving: serving-max-throughput, serving-min-gpus; RL: "
+           "max-micro-batch; serving: serving-max-throughput, serving-min-gpus, "
+           "serving-max-goodput (needs serving.workload and serving.slo); RL: "
            "rl-max-steps-per-hour")
         ->required()
         ->check(CLI::IsMember({ "min-gpus", "max-throughput", "min-cost", "min-time", "max-seq-len",
             "max-micro-batch", "serving-max-throughput", "serving-min-gpus",
-            "rl-max-steps-per-hour" }));
+            "serving-max-goodput", "rl-max-steps-per-hour" }));
     cmd->add_option("--top", args->top, "candidates to list (default 10)")
         ->check(CLI::Range(1, 10000));
     cmd->add_option("--fix", args->fixes, "hold a field, e.g. training.tp=8 (repeatable)");

@@ -184,6 +184,12 @@ public:
             tally.capped = true;
         return !tally.cancelled && !tally.capped;
     }
+    // The best so far, best first (at most the options' `top`).
+    const std::vector<C>& best() const { return m_top.items(); }
+    bool bestIsFull() const
+    {
+        return m_top.items().size() >= static_cast<size_t>(std::max(m_options.top, 1));
+    }
     void finish(SearchTally& tally, std::vector<C>& candidates, std::vector<C>& pareto)
     {
         candidates = m_top.take();

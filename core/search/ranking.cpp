@@ -25,6 +25,7 @@ constexpr std::array kGoals {
     GoalName { SearchGoal::MaxMicroBatch, "max-micro-batch" },
     GoalName { SearchGoal::ServingMaxThroughput, "serving-max-throughput" },
     GoalName { SearchGoal::ServingMinGpus, "serving-min-gpus" },
+    GoalName { SearchGoal::ServingMaxGoodput, "serving-max-goodput" },
     GoalName { SearchGoal::RlMaxStepsPerHour, "rl-max-steps-per-hour" },
 };
 
@@ -76,6 +77,7 @@ SearchKind searchKind(SearchGoal goal)
     switch (goal) {
     case SearchGoal::ServingMaxThroughput:
     case SearchGoal::ServingMinGpus:
+    case SearchGoal::ServingMaxGoodput:
         return SearchKind::Serving;
     case SearchGoal::RlMaxStepsPerHour:
         return SearchKind::Rl;
@@ -167,15 +169,17 @@ bool ranksBefore(SearchGoal goal, const Candidate& a, const Candidate& b)
     return a.perGpuBytes < b.perGpuBytes;
 }
 
-// Serving: fewest GPUs (serving-min-gpus only), then fleet tokens/s; ties go to more precision
-// (the estimate does not charge quantization's accuracy loss), then a smaller TP group, then
-// less memory per GPU.
+// Serving: fewest GPUs (serving-min-gpus only) or most goodput (serving-max-goodput only),
+// then fleet tokens/s; ties go to more precision (the estimate does not charge quantization's
+// accuracy loss), then a smaller TP group, then less memory per GPU.
 bool ranksBefore(SearchGoal goal, const ServingCandidate& a, const ServingCandidate& b)
 {
     const ServingLayout& la = a.layout;
     const ServingLayout& lb = b.layout;
     if (goal == SearchGoal::ServingMinGpus && a.gpus != b.gpus)
         return a.gpus < b.gpus;
+    if (goal == SearchGoal::ServingMaxGoodput && a.goodputRps != b.goodputRps)
+        return a.goodputRps.value_or(0) > b.goodputRps.value_or(0);
     if (a.tokensPerS != b.tokensPerS)
         return a.tokensPerS > b.tokensPerS;
     if (la.weightBits != lb.weightBits)
@@ -208,6 +212,7 @@ const char* paretoAxis(SearchGoal goal)
     switch (goal) {
     case SearchGoal::ServingMaxThroughput:
     case SearchGoal::ServingMinGpus:
+    case SearchGoal::ServingMaxGoodput:
         return "gpus";
     case SearchGoal::RlMaxStepsPerHour:
         return "peak_bytes_per_gpu";

@@ -32,6 +32,9 @@ enum class SearchGoal {
     // sequences of serving.context tokens, within serving.max_ttft_s / max_itl_s when given.
     ServingMaxThroughput, // most decode tokens/s on the plan's GPUs
     ServingMinGpus, // fewest GPUs, then decode tokens/s
+    // Most goodput on the plan's GPUs: the highest Poisson request rate whose percentiles meet
+    // serving.slo under serving.workload's lengths (serving.goodput_rps of the applied plan).
+    ServingMaxGoodput,
     // RL (searchRl): trainer, reference and rollout pools (disjoint) or one colocated pool.
     RlMaxStepsPerHour // most RL steps per hour on the plan's GPUs
 };
@@ -107,6 +110,13 @@ struct ServingCandidate {
     // (the fullest replica's step; the others step no slower).
     double tokensPerS = 0;
     bool fits = false; // serving.fits: the replica's share of the concurrency fits
+    // serving-max-goodput only: the fleet's goodput under the plan's workload and SLO and the
+    // most requests/s it sustains (serving.goodput_rps, serving.capacity_rps of the applied
+    // plan); `tokensPerS` is then the output tokens/s at that goodput. `sloNote` says why the
+    // goodput is what it is (which objective the next rate misses, or why none is met).
+    std::optional<double> goodputRps;
+    double capacityRps = 0;
+    std::string sloNote;
 };
 
 // RL pools. Disjoint: trainer, reference and rollout GPUs (PPO's critic and reward pools stay
@@ -246,7 +256,10 @@ SearchResult search(const Plan& plan, const SearchOptions& options);
 // GPUs (serving-max-throughput) or the fewest GPUs (serving-min-gpus), each replica estimated by
 // estimateServing. Engine layouts: TP engines of a node or less; for a MoE model also engines
 // of ep GPUs with data-parallel attention (ep = tp x 2, 4, ... within the fleet). Feasible:
-// serving.fits, TTFT and ITL within the limits. Pure.
+// serving.fits, TTFT and ITL within the limits. serving-max-goodput (the plan has a workload and
+// an SLO): every such layout on the plan's GPUs whose weights fit, ranked by the goodput the
+// event simulation finds (estimateServingLoad), feasible when some rate meets the SLO; layouts
+// are bisected in falling capacity order until a capacity cannot beat the top goodputs. Pure.
 ServingSearchResult searchServing(const Plan& plan, const SearchOptions& options);
 Plan applyServingLayout(const Plan& plan, const ServingLayout& layout);
 ServingLayout servingLayoutOf(const Plan& plan);

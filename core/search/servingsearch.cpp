@@ -10,6 +10,7 @@
 
 #include "plan/planio.h"
 #include "search/detail.h"
+#include "serving/load.h"
 #include "serving/serving.h"
 
 namespace envelope {
@@ -43,6 +44,28 @@ double missRatio(const ServingCandidate& c, const ServingSearchResult& r, double
     return worst;
 }
 
+// serving-max-goodput: how far a layout is from meeting the SLO at any rate, the worst of its
+// single-request TTFT and ITL over the tightest TTFT and TPOT objectives (lower bounds of every
+// percentile under load).
+double sloMissRatio(const ServingCandidate& c, const ServingSlo& slo)
+{
+    double worst = 0;
+    for (const std::optional<double>& limit : { slo.ttftP50S, slo.ttftP90S, slo.ttftP99S })
+        if (limit && *limit > 0)
+            worst = std::max(worst, c.ttftS / *limit);
+    for (const std::optional<double>& limit : { slo.tpotP50S, slo.tpotP90S, slo.tpotP99S })
+        if (limit && *limit > 0)
+            worst = std::max(worst, c.itlS / *limit);
+    return worst;
+}
+
+// A layout whose weights fit, waiting for its goodput: the capacity run bounds it from above.
+struct GoodputProspect {
+    ServingCandidate candidate;
+    ServingConfig config;
+    ServingEstimate estimate;
+};
+
 } // namespace
 
 ServingLayout servingLayoutOf(const Plan& plan)
@@ -71,7 +94,8 @@ Plan applyServingLayout(const Plan& plan, const ServingLayout& l)
     p.serving.weightBits = l.weightBits;
     p.serving.kvBits = l.kvBits;
     // A format of other bits than the layout's gives way to the engine's own at those bits.
-    if (kvCacheFormatBits(p.serving.kvFormat) != 0 && kvCacheFormatBits(p.serving.kvFormat) != l.kvBits)
+    if (kvCacheFormatBits(p.serving.kvFormat) != 0
+        && kvCacheFormatBits(p.serving.kvFormat) != l.kvBits)
         p.serving.kvFormat = KvCacheFormat::Auto;
     if (weightFormatBits(p.serving.weightFormat) != 0
         && weightFormatBits(p.serving.weightFormat) != l.weightBits)
@@ -92,6 +116,13 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     const ModelArch& arch = plan.model.arch;
     const ParamCounts counts = countParameters(arch);
     const bool minGpus = o.goal == SearchGoal::ServingMinGpus;
+    const bool goodputGoal = o.goal == SearchGoal::ServingMaxGoodput;
+    if (goodputGoal && !(plan.serving.workload && plan.serving.slo && plan.serving.slo->any())) {
+        // Nothing to rank by: noSolutionMessage says what the plan lacks.
+        r.elapsedS
+            = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        return r;
+    }
     const FixedField* fixedGpus = fixedOf(o, "cluster.gpus");
     const int gpusPerNode
         = std::max(1, o.gpusPerNode > 0 ? o.gpusPerNode : plan.cluster.gpusPerNode);
@@ -146,6 +177,19 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     cfg.dpAttention = false;
     ServingCandidate miss;
     double missWorst = INFINITY;
+    // serving-max-goodput: a layout whose weights fit but that misses the SLO is nearer than
+    // any whose weights do not fit (their ratios are of different things).
+    bool missHoldsWeights = false;
+    const auto missed = [&](const ServingCandidate& c, double worst, bool holdsWeights = false) {
+        if (missHoldsWeights && !holdsWeights)
+            return;
+        if (worst < missWorst || (holdsWeights && !missHoldsWeights)) {
+            missWorst = worst;
+            miss = c;
+            missHoldsWeights = holdsWeights;
+        }
+    };
+    std::vector<GoodputProspect> prospects;
     for (int gpus = firstGpus; gpus <= lastGpus; ++gpus) {
         for (const ServingParallel& engine : engines) {
             // min-gpus: the fleet is exactly `gpus`; max-throughput: as many replicas as fit.
@@ -184,17 +228,35 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                     c.itlS = e.itlS;
                     c.tokensPerS = e.itlS > 0 ? target / e.itlS : 0;
                     c.fits = e.fits;
+                    if (goodputGoal) {
+                        // The workload's requests are admitted by the KV pool, whatever
+                        // serving.concurrency says: the weights must leave one.
+                        if (!e.fitsWeights) {
+                            collect.reject("memory");
+                            missed(c, missRatio(c, r, cfg.gpuMemoryUtilization));
+                            continue;
+                        }
+                        const ServingLoad load
+                            = estimateServingLoad(arch, cfg, plan.gpu.gpu, e, c.gpus);
+                        c.capacityRps = load.capacityRps;
+                        c.sloNote = load.sloNote;
+                        if (!(load.capacityRps > 0)) {
+                            if (c.sloNote.empty())
+                                c.sloNote = "no request completes in the simulation";
+                            collect.reject("slo");
+                            missed(c, sloMissRatio(c, *plan.serving.slo), true);
+                            continue;
+                        }
+                        prospects.push_back({ c, cfg, e });
+                        continue;
+                    }
                     const char* reason = !e.fits              ? "memory"
                         : r.maxTtftS && c.ttftS > *r.maxTtftS ? "ttft"
                         : r.maxItlS && c.itlS > *r.maxItlS    ? "itl"
                                                               : nullptr;
                     if (reason) {
                         collect.reject(reason);
-                        const double worst = missRatio(c, r, cfg.gpuMemoryUtilization);
-                        if (worst < missWorst) {
-                            missWorst = worst;
-                            miss = c;
-                        }
+                        missed(c, missRatio(c, r, cfg.gpuMemoryUtilization));
                         continue;
                     }
                     collect.accept(c, r, r.feasibleList);
@@ -203,7 +265,36 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
         const double fraction = lastGpus > firstGpus
             ? double(gpus - firstGpus + 1) / (lastGpus - firstGpus + 1)
             : 1.0;
-        if (!collect.between(r, fraction) || (minGpus && r.feasible > 0))
+        if (!collect.between(r, goodputGoal ? fraction / 2 : fraction)
+            || (minGpus && r.feasible > 0))
+            break;
+    }
+    // serving-max-goodput: each layout's goodput is a bisection of simulations (a dozen), its
+    // capacity one. Goodput never exceeds capacity, so in falling capacity order the bisections
+    // stop once a layout's capacity cannot beat the last of the best `top` goodputs.
+    std::stable_sort(
+        prospects.begin(), prospects.end(), [](const GoodputProspect& a, const GoodputProspect& b) {
+            return a.candidate.capacityRps > b.candidate.capacityRps;
+        });
+    for (size_t i = 0; i < prospects.size() && !r.cancelled && !r.capped; ++i) {
+        GoodputProspect& p = prospects[i];
+        ServingCandidate& c = p.candidate;
+        if (collect.bestIsFull() && c.capacityRps <= collect.best().back().goodputRps.value_or(0)) {
+            collect.reject("below-top-goodput", long(prospects.size() - i));
+            break;
+        }
+        ++r.estimates;
+        const ServingLoad load = estimateServingLoad(
+            arch, p.config, plan.gpu.gpu, p.estimate, c.gpus, /*goodput=*/true);
+        c.goodputRps = load.goodputRps.value_or(0);
+        c.sloNote = load.sloNote;
+        c.tokensPerS = *c.goodputRps * load.meanOutputTokens;
+        if (!(*c.goodputRps > 0)) {
+            collect.reject("slo");
+            missed(c, sloMissRatio(c, *plan.serving.slo), true);
+        } else
+            collect.accept(c, r, r.feasibleList);
+        if (!collect.between(r, 0.5 + 0.5 * double(i + 1) / double(prospects.size())))
             break;
     }
     collect.finish(r, r.candidates, r.pareto);

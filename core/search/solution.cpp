@@ -75,7 +75,7 @@ std::string tallyText(const SearchTally& r, bool markdown)
     for (const RejectCount& c : r.rejected)
         rejected += fmt::format("{}{} {}", rejected.empty() ? "" : ", ", c.count, c.reason);
     out += fmt::format("Searched {} layouts in {:.3f} s: {} fit; rejected: {}.\n", r.searched,
-        r.elapsedS, r.feasible, rejected);
+        r.elapsedS, r.feasible, rejected.empty() ? "none" : rejected);
     if (r.capped)
         out += "The search stopped at its evaluation cap: layouts were left unsearched.\n";
     return out;

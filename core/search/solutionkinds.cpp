@@ -8,6 +8,7 @@
 #include "search/detail.h"
 #include "search/solution.h"
 #include "search/solutiondetail.h"
+#include "serving/load.h"
 
 namespace envelope {
 namespace {
@@ -45,6 +46,16 @@ ordered_json candidateJson(const Plan& input, const ServingCandidate& c)
     j["ttft_s"] = real(c.ttftS);
     j["itl_s"] = real(c.itlS);
     j["tokens_per_s"] = real(c.tokensPerS);
+    if (c.goodputRps) {
+        // serving-max-goodput: tokens_per_s above is the output tokens/s at the goodput.
+        j["goodput_rps"] = real(*c.goodputRps);
+        j["capacity_rps"] = real(c.capacityRps);
+        j["slo_note"] = c.sloNote;
+    } else if (c.capacityRps > 0 || !c.sloNote.empty()) {
+        // A layout the goodput search did not bisect (a nearest miss): what it sustains.
+        j["capacity_rps"] = real(c.capacityRps);
+        j["slo_note"] = c.sloNote;
+    }
     return j;
 }
 
@@ -52,7 +63,10 @@ ordered_json candidateJson(const Plan& input, const ServingCandidate& c)
 ordered_json summaryJson(
     const Plan& plan, const ServingSearchResult& r, const ServingCandidate& best)
 {
-    const ServingEstimate s = estimate(plan).serving;
+    Estimate full = estimate(plan);
+    if (r.goal == SearchGoal::ServingMaxGoodput)
+        attachServingGoodput(plan, full); // what `envelope-cli estimate` of best.plan reports
+    const ServingEstimate& s = full.serving;
     ordered_json j;
     j["gpus"] = best.gpus;
     j["replicas"] = best.layout.replicas;
@@ -64,6 +78,8 @@ ordered_json summaryJson(
     j["itl_s"] = real(s.itlS);
     j["decode_tokens_per_s"] = real(s.decodeTokensPerS); // one replica
     j["tokens_per_s"] = real(s.itlS > 0 ? r.targetConcurrency / s.itlS : 0); // the fleet
+    if (s.load && s.load->goodputRps)
+        j["goodput_rps"] = real(*s.load->goodputRps);
     return j;
 }
 
@@ -75,6 +91,15 @@ std::vector<std::string> servingRow(int rank, const ServingCandidate& c, ByteUni
         std::to_string(l.replicas), fmt::format("{}/{}", l.weightBits, l.kvBits),
         std::to_string(l.concurrency), formatBytes(c.perGpuBytes, units), formatDuration(c.ttftS),
         formatDuration(c.itlS), fmt::format("{:.0f}", c.tokensPerS) };
+}
+
+// serving-max-goodput: the goodput and the capacity it is bounded by beside the same columns.
+std::vector<std::string> goodputRow(int rank, const ServingCandidate& c, ByteUnits units)
+{
+    std::vector<std::string> row = servingRow(rank, c, units);
+    row.push_back(fmt::format("{:.3g}", c.goodputRps.value_or(0)));
+    row.push_back(fmt::format("{:.3g}", c.capacityRps));
+    return row;
 }
 
 // ---- RL ----
@@ -201,28 +226,32 @@ std::string writeSolutionJson(const Plan& input, const RlSearchResult& r)
 
 std::string writeSolutionCsv(const ServingSearchResult& r)
 {
+    const bool goodput = r.goal == SearchGoal::ServingMaxGoodput;
     std::string out = "gpus,tp,replicas,weight_bits,kv_bits,concurrency_per_replica,"
-                      "per_gpu_bytes_total,max_sequences,fits,ttft_s,itl_s,tokens_per_s\n";
+                      "per_gpu_bytes_total,max_sequences,fits,ttft_s,itl_s,tokens_per_s";
+    out += goodput ? ",goodput_rps,capacity_rps\n" : "\n";
     for (const ServingCandidate& c : r.feasibleList.empty() ? r.candidates : r.feasibleList) {
         const ServingLayout& l = c.layout;
-        out += fmt::format("{},{},{},{},{},{},{:.0f},{:.0f},{},{:.6g},{:.6g},{:.6g}\n", c.gpus,
-            l.tp, l.replicas, l.weightBits, l.kvBits, l.concurrency, c.perGpuBytes, c.maxSequences,
+        out += fmt::format("{},{},{},{},{},{},{:.0f},{:.0f},{},{:.6g},{:.6g},{:.6g}", c.gpus, l.tp,
+            l.replicas, l.weightBits, l.kvBits, l.concurrency, c.perGpuBytes, c.maxSequences,
             c.fits ? "true" : "false", c.ttftS, c.itlS, c.tokensPerS);
+        out += goodput ? fmt::format(",{:.6g},{:.6g}\n", c.goodputRps.value_or(0), c.capacityRps)
+                       : std::string("\n");
     }
     return out;
 }
 
 std::string writeSolutionCsv(const RlSearchResult& r)
 {
-    std::string out
-        = "gpus,placement,trainer_gpus,reference_gpus,rollout_gpus,rollout_tp,"
-          "gpu_memory_utilization,peak_bytes_per_gpu,fits,step_s,rollout_s,train_s,steps_per_hour,bottleneck\n";
+    std::string out = "gpus,placement,trainer_gpus,reference_gpus,rollout_gpus,rollout_tp,"
+                      "gpu_memory_utilization,peak_bytes_per_gpu,fits,step_s,rollout_s,train_s,"
+                      "steps_per_hour,bottleneck\n";
     for (const RlCandidate& c : r.feasibleList.empty() ? r.candidates : r.feasibleList) {
         const RlLayout& l = c.layout;
         out += fmt::format("{},{},{},{},{},{},{:g},{:.0f},{},{:.6g},{:.6g},{:.6g},{:.6g},{}\n",
             c.gpus, rlPlacementId(l.placement), l.trainerGpus, l.referenceGpus, l.rolloutGpus,
-            l.rolloutTp, l.gpuMemoryUtilization, c.peakBytesPerGpu, c.fits ? "true" : "false", c.stepS, c.rolloutS, c.trainS,
-            c.stepsPerHour, c.rolloutBound ? "rollout" : "training");
+            l.rolloutTp, l.gpuMemoryUtilization, c.peakBytesPerGpu, c.fits ? "true" : "false",
+            c.stepS, c.rolloutS, c.trainS, c.stepsPerHour, c.rolloutBound ? "rollout" : "training");
     }
     return out;
 }
@@ -230,6 +259,11 @@ std::string writeSolutionCsv(const RlSearchResult& r)
 std::string writeSolutionText(
     const Plan& input, const ServingSearchResult& r, ByteUnits units, bool markdown)
 {
+    if (r.goal == SearchGoal::ServingMaxGoodput)
+        return solutionText(input, r,
+            { "#", "GPUs", "TP", "replicas", "bits w/kv", "seqs each", "per GPU", "TTFT", "ITL",
+                "output tokens/s at goodput", "goodput req/s", "capacity req/s" },
+            goodputRow, units, markdown);
     return solutionText(input, r,
         { "#", "GPUs", "TP", "replicas", "bits w/kv", "seqs each", "per GPU", "TTFT", "ITL",
             "tokens/s" },
@@ -240,8 +274,8 @@ std::string writeSolutionText(
     const Plan& input, const RlSearchResult& r, ByteUnits units, bool markdown)
 {
     return solutionText(input, r,
-        { "#", "GPUs", "placement", "trainer", "reference", "rollout", "rollout TP", "engine share", "peak/GPU",
-            "step", "steps/h", "bottleneck" },
+        { "#", "GPUs", "placement", "trainer", "reference", "rollout", "rollout TP", "engine share",
+            "peak/GPU", "step", "steps/h", "bottleneck" },
         rlRow, units, markdown);
 }
 
@@ -249,11 +283,27 @@ std::string noSolutionMessage(const Plan& input, const ServingSearchResult& r, B
 {
     if (r.cancelled)
         return "the search was cancelled before a serving layout fitted";
+    if (r.goal == SearchGoal::ServingMaxGoodput
+        && !(input.serving.workload && input.serving.slo && input.serving.slo->any()))
+        return "serving-max-goodput ranks layouts by the request rate they serve within an SLO: "
+               "the plan needs serving.workload (input_tokens, output_tokens and a request_rate "
+               "or concurrency) and serving.slo (ttft_p90_s and/or tpot_p90_s)";
     if (!r.nearestMiss)
         return fmt::format(
             "no serving layout fits: none of the {} layouts could be evaluated", r.searched);
     const ServingCandidate& m = *r.nearestMiss;
     std::string why;
+    // describeChanges names the GPU count when it differs from the plan's (issue 26: "on 65528
+    // GPUs on 65528 GPUs"); say it once.
+    const bool named = m.layout.clusterGpus != input.cluster.gpus && m.gpus == m.layout.clusterGpus;
+    const std::string where = describeChanges(input, m.layout)
+        + (named ? std::string() : fmt::format(" on {} GPUs", m.gpus));
+    if (r.goal == SearchGoal::ServingMaxGoodput && (m.goodputRps || !m.sloNote.empty())) {
+        // Its weights fit: it missed the SLO at every rate it was tried at.
+        return fmt::format("no serving layout meets the SLO at any request rate: nearest miss is "
+                           "{}: {}",
+            where, m.sloNote.empty() ? std::string("no rate meets it") : m.sloNote);
+    }
     if (!m.fits)
         why = fmt::format("holds {:.0f} of its {} sequences of {} tokens ({} per GPU)",
             m.maxSequences, m.layout.concurrency, input.serving.context,
@@ -264,12 +314,7 @@ std::string noSolutionMessage(const Plan& input, const ServingSearchResult& r, B
     else if (r.maxItlS)
         why = fmt::format(
             "ITL {} over the {} limit", formatDuration(m.itlS), formatDuration(*r.maxItlS));
-    // describeChanges names the GPU count when it differs from the plan's (issue 26: "on 65528
-    // GPUs on 65528 GPUs"); say it once.
-    const bool named = m.layout.clusterGpus != input.cluster.gpus && m.gpus == m.layout.clusterGpus;
-    return fmt::format("no serving layout fits: nearest miss is {}{}: {}",
-        describeChanges(input, m.layout), named ? std::string() : fmt::format(" on {} GPUs", m.gpus),
-        why);
+    return fmt::format("no serving layout fits: nearest miss is {}: {}", where, why);
 }
 
 std::string noSolutionMessage(const Plan& input, const RlSearchResult& r, ByteUnits units)

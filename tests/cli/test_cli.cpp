@@ -260,7 +260,8 @@ TEST_F(CliTest, ShellCompletionsCoverWhatHelpLists)
         + "COMP_WORDS=(envelope-cli solve p.json --goal serving-m); COMP_CWORD=4; _envelope_cli; echo \"${COMPREPLY[*]}\"; "
         + "COMP_WORDS=(envelope-cli import meg); COMP_CWORD=2; _envelope_cli; echo \"${COMPREPLY[*]}\"";
     ASSERT_EQ(std::system(("bash -c " + quote(probe) + " >" + quote(out.string())).c_str()), 0);
-    EXPECT_EQ(readFile(out), "estimate\nserving-max-throughput serving-min-gpus\nmegatron\n");
+    EXPECT_EQ(readFile(out),
+        "estimate\nserving-max-throughput serving-min-gpus serving-max-goodput\nmegatron\n");
     // zsh takes the same function through bashcompinit; fish gets its own lines.
     EXPECT_NE(cli("completion zsh").out.find("bashcompinit"), std::string::npos);
     const std::string fish = cli("completion fish").out;

@@ -175,6 +175,41 @@ TEST_F(CliSolveTest, ServingBestPlanEstimatesToTheFiguresTheSolutionStates)
     EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), s["feasible"].get<long long>() + 1);
 }
 
+// serving-max-goodput: the best layout's goodput is what `estimate` of the best plan reports
+// (its own bisection of simulations), and the text says which objective bounds it.
+TEST_F(CliSolveTest, GoodputBestPlanEstimatesToTheGoodputTheSolutionStates)
+{
+    const fs::path plan = write("goodput.json",
+        R"({"format": "envelope.plan", "version": 1, "model": "llama-3-8b", "gpu": "h100-sxm",
+            "cluster": {"gpus": 4, "gpus_per_node": 8},
+            "serving": {"context": 8192, "workload": {"input_tokens": 2000,
+                "output_tokens": 200, "request_rate": 8},
+                "slo": {"ttft_p90_s": 0.4, "tpot_p90_s": 0.02}}})");
+    const SolveRun r = cli("solve " + plan.string() + " --goal serving-max-goodput --top 3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json s = nlohmann::json::parse(r.out);
+    EXPECT_EQ(s["goal"], "serving-max-goodput");
+    const nlohmann::json& top = s["candidates"][0];
+    const double goodput = top["goodput_rps"].get<double>();
+    EXPECT_GT(goodput, 0);
+    EXPECT_LE(goodput, top["capacity_rps"].get<double>());
+    EXPECT_DOUBLE_EQ(s["best"]["summary"]["goodput_rps"].get<double>(), goodput);
+    const fs::path best = write("best-goodput.json", s["best"]["plan"].dump(2));
+    const SolveRun e = cli("estimate " + best.string());
+    ASSERT_EQ(e.status, 0) << e.err;
+    EXPECT_DOUBLE_EQ(nlohmann::json::parse(e.out)["serving"]["goodput_rps"].get<double>(), goodput);
+    const SolveRun text
+        = cli("solve " + plan.string() + " --goal serving-max-goodput --format text");
+    EXPECT_NE(text.out.find("goodput req/s"), std::string::npos) << text.out;
+    // No SLO: exit 3, and the message says what the plan needs.
+    const fs::path bare = write("bare.json",
+        R"({"format": "envelope.plan", "version": 1, "model": "llama-3-8b", "gpu": "h100-sxm",
+            "cluster": {"gpus": 4, "gpus_per_node": 8}, "serving": {"context": 8192}})");
+    const SolveRun none = cli("solve " + bare.string() + " --goal serving-max-goodput");
+    EXPECT_EQ(none.status, 3);
+    EXPECT_NE(none.err.find("serving.workload"), std::string::npos) << none.err;
+}
+
 TEST_F(CliSolveTest, RlBestPlanEstimatesToTheStepsPerHourTheSolutionStates)
 {
     const fs::path plan = write("rl.json",

@@ -9,6 +9,7 @@
 #include "plan/planio.h"
 #include "search/search.h"
 #include "search/solution.h"
+#include "serving/load.h"
 #include "test_search_fixtures.h"
 
 namespace envelope {
@@ -232,6 +233,122 @@ TEST(SearchServing, TheNearestMissNamesItsGpuCountOnce)
          at = message.find(" GPUs", at + 1))
         ++count;
     EXPECT_EQ(count, 1u) << message;
+}
+
+} // namespace
+} // namespace envelope
+
+namespace envelope {
+namespace {
+
+// serving-max-goodput (issue 27): Llama-3 8B on 4 H100s under a Poisson workload of fixed
+// lengths (2,000 prompt + 200 output tokens) and an SLO.
+Plan goodputPlan(const std::string& slo)
+{
+    return searchPlan(R"({"format": "envelope.plan", "version": 1, "model": "llama-3-8b",
+        "gpu": "h100-sxm", "cluster": {"gpus": 4, "gpus_per_node": 8},
+        "serving": {"context": 8192, "concurrency": 16, "workload": {"input_tokens": 2000,
+        "output_tokens": 200, "request_rate": 8})"
+        + (slo.empty() ? std::string() : R"(, "slo": )" + slo) + "}}");
+}
+
+// The goodput of every (tp, weight bits, kv bits) on the plan's GPUs, each applied to the plan
+// by hand and estimated as `envelope-cli estimate` does (estimate + attachServingGoodput).
+struct GoodputBrute {
+    double best = 0;
+    long long meetsSlo = 0; // layouts with a goodput above zero
+};
+GoodputBrute goodputBruteForce(const Plan& input)
+{
+    GoodputBrute b;
+    for (int tp : { 1, 2, 4 }) {
+        const int replicas = input.cluster.gpus / tp;
+        for (int wb : { 16, 8, 4 })
+            for (int kb : { 16, 8 }) {
+                Plan p = input;
+                p.serving.tp = tp;
+                p.serving.weightBits = wb;
+                p.serving.kvBits = kb;
+                p.serving.concurrency = (input.serving.concurrency + replicas - 1) / replicas;
+                Estimate e = estimate(p);
+                if (!e.serving.fitsWeights)
+                    continue;
+                attachServingGoodput(p, e);
+                const double g = e.serving.load ? e.serving.load->goodputRps.value_or(0) : 0;
+                if (g > 0) {
+                    ++b.meetsSlo;
+                    b.best = std::max(b.best, g);
+                }
+            }
+    }
+    return b;
+}
+
+TEST(SearchServingGoodput, TheBestIsTheHighestGoodputOfEveryLayoutEstimatedOnItsOwn)
+{
+    const Plan input = goodputPlan(R"({"ttft_p90_s": 0.4, "tpot_p90_s": 0.02})");
+    const GoodputBrute brute = goodputBruteForce(input);
+    ASSERT_GT(brute.meetsSlo, 0);
+    // top 1 bisects only while a capacity can beat the best goodput; top 100 bisects every layout.
+    for (int top : { 1, 100 }) {
+        SearchOptions o;
+        o.goal = SearchGoal::ServingMaxGoodput;
+        o.top = top;
+        const ServingSearchResult r = searchServing(input, o);
+        ASSERT_FALSE(r.candidates.empty()) << top;
+        EXPECT_NEAR(r.candidates.front().goodputRps.value_or(0), brute.best, 1e-9 * brute.best)
+            << top;
+        for (size_t i = 0; i < r.candidates.size(); ++i) {
+            const ServingCandidate& c = r.candidates[i];
+            ASSERT_TRUE(c.goodputRps.has_value());
+            // The bisection searches below the capacity run's rate.
+            EXPECT_LE(*c.goodputRps, c.capacityRps * (1 + 1e-12));
+            // Output tokens/s at the goodput: every request of the fixed-length workload
+            // returns 200 tokens.
+            EXPECT_NEAR(c.tokensPerS, *c.goodputRps * 200, 1e-6 * c.tokensPerS);
+            if (i > 0)
+                EXPECT_GE(*r.candidates[i - 1].goodputRps, *c.goodputRps);
+        }
+        if (top == 100)
+            EXPECT_EQ(r.feasible, brute.meetsSlo);
+        else
+            EXPECT_GT(r.searched, r.feasible); // the bound skipped bisections
+    }
+}
+
+TEST(SearchServingGoodput, ALooserSloNeverServesLess)
+{
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxGoodput;
+    const ServingSearchResult tight
+        = searchServing(goodputPlan(R"({"ttft_p90_s": 0.4, "tpot_p90_s": 0.02})"), o);
+    const ServingSearchResult loose
+        = searchServing(goodputPlan(R"({"ttft_p90_s": 2, "tpot_p90_s": 0.1})"), o);
+    ASSERT_FALSE(tight.candidates.empty());
+    ASSERT_FALSE(loose.candidates.empty());
+    EXPECT_GE(*loose.candidates.front().goodputRps, *tight.candidates.front().goodputRps);
+}
+
+TEST(SearchServingGoodput, NoRateMeetingTheSloNamesTheNearestMissAndWhy)
+{
+    // A TPOT of 0.1 ms: no H100 decodes a token of an 8B model that fast, even alone.
+    const Plan input = goodputPlan(R"({"tpot_p90_s": 0.0001})");
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxGoodput;
+    const ServingSearchResult r = searchServing(input, o);
+    EXPECT_TRUE(r.candidates.empty());
+    ASSERT_TRUE(r.nearestMiss.has_value());
+    const std::string message = noSolutionMessage(input, r, ByteUnits::GB);
+    EXPECT_NE(message.find("no serving layout meets the SLO at any request rate: nearest miss is "),
+        std::string::npos)
+        << message;
+    EXPECT_NE(message.find("TPOT p90"), std::string::npos) << message;
+
+    // Without an SLO there is nothing to rank by: the message names what the plan lacks.
+    const Plan noSlo = goodputPlan("");
+    const ServingSearchResult none = searchServing(noSlo, o);
+    EXPECT_EQ(none.searched, 0);
+    EXPECT_NE(noSolutionMessage(noSlo, none, ByteUnits::GB).find("serving.slo"), std::string::npos);
 }
 
 } // namespace

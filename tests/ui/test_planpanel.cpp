@@ -37,6 +37,12 @@ const char* kRlPlan = R"({"format": "envelope.plan", "version": 1, "model": "qwe
   "gpu": "h100-sxm", "cluster": {"gpus": 8, "gpus_per_node": 8}, "training": {"zero_stage": 3},
   "rl": {"algorithm": "grpo", "trainer_gpus": 4, "reference_gpus": 1, "rollout_gpus": 3}})";
 
+// Llama-3 8B on 4 H100s under a Poisson workload with an SLO (issue 27's goodput goal).
+const char* kGoodputPlan = R"({"format": "envelope.plan", "version": 1, "model": "llama-3-8b",
+  "gpu": "h100-sxm", "cluster": {"gpus": 4, "gpus_per_node": 8},
+  "serving": {"context": 8192, "workload": {"input_tokens": 2000, "output_tokens": 200,
+              "request_rate": 8}, "slo": {"ttft_p90_s": 0.4, "tpot_p90_s": 0.02}}})";
+
 bool waitForSearch(PlanPanel& panel)
 {
     if (!panel.isSearching())
@@ -220,6 +226,38 @@ private slots:
     }
 
     // RL: the pools the core ranks first become the plan's in one undo step.
+    // Serving, "Most goodput under the plan's SLO": the table ranks by goodput, with the
+    // capacity beside it, in the core's order.
+    void servingGoodputGoalShowsGoodputAndCapacity()
+    {
+        Expected<Plan> plan = readPlan(kGoodputPlan, uitest::presets());
+        QVERIFY(plan.ok());
+        m_doc->reset(*plan);
+        m_panel->kindCombo()->setCurrentIndex(
+            m_panel->kindCombo()->findData(int(SearchKind::Serving)));
+        const int goal = m_panel->goalCombo()->findData(int(SearchGoal::ServingMaxGoodput));
+        QVERIFY(goal >= 0);
+        m_panel->goalCombo()->setCurrentIndex(goal);
+        QSignalSpy finished(m_panel.get(), &PlanPanel::searchFinished);
+        QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(20000));
+        const ServingSearchResult& shown = m_panel->servingResult();
+        QVERIFY(!shown.candidates.empty());
+        QTableWidget* table = m_panel->table();
+        QCOMPARE(table->columnCount(), 13);
+        QCOMPARE(table->horizontalHeaderItem(11)->text(), QStringLiteral("Goodput req/s"));
+        QCOMPARE(table->horizontalHeaderItem(12)->text(), QStringLiteral("Capacity req/s"));
+        QCOMPARE(table->item(0, 11)->text(),
+            QString::number(*shown.candidates.front().goodputRps, 'g', 3));
+        QVERIFY(table->item(0, 0)->toolTip().contains(QStringLiteral("goodput")));
+        // Back to most tokens/s: the goodput columns go.
+        m_panel->goalCombo()->setCurrentIndex(
+            m_panel->goalCombo()->findData(int(SearchGoal::ServingMaxThroughput)));
+        QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(table->columnCount(), 11);
+    }
+
     void rlSearchAppliesPoolsAsOneUndoStep()
     {
         Expected<Plan> rl = readPlan(kRlPlan, uitest::presets());

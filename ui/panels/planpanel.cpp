@@ -188,6 +188,7 @@ void PlanPanel::fillGoals()
         m_goal->addItem(
             tr("Most tokens/s on the plan's GPUs"), int(SearchGoal::ServingMaxThroughput));
         m_goal->addItem(tr("Fewest GPUs"), int(SearchGoal::ServingMinGpus));
+        m_goal->addItem(tr("Most goodput under the plan's SLO"), int(SearchGoal::ServingMaxGoodput));
     } else if (kind == SearchKind::Rl) {
         m_goal->addItem(tr("Most steps per hour"), int(SearchGoal::RlMaxStepsPerHour));
     } else {
@@ -368,7 +369,7 @@ QString PlanPanel::statusText(
                        .arg(r.searched)
                        .arg(r.elapsedS, 0, 'f', 3)
                        .arg(r.feasible)
-                       .arg(rejected);
+                       .arg(rejected.isEmpty() ? tr("none") : rejected);
     if (r.cancelled)
         text = tr("Cancelled. ") + text;
     if (best.isEmpty()) {

@@ -134,10 +134,16 @@ void fillPlanTable(
 void fillPlanTable(QTableWidget* table, const Plan& searched,
     const std::vector<ServingCandidate>& rows, ByteUnits units)
 {
-    const QStringList header = { QObject::tr("#"), QObject::tr("GPUs"), QObject::tr("TP"),
+    // serving-max-goodput: the goodput ranks, beside the capacity that bounds it.
+    const bool goodput = !rows.empty() && rows.front().goodputRps.has_value();
+    QStringList header = { QObject::tr("#"), QObject::tr("GPUs"), QObject::tr("TP"),
         QObject::tr("Replicas"), QObject::tr("Weight bits"), QObject::tr("KV bits"),
         QObject::tr("Sequences each"), QObject::tr("Per GPU"), QObject::tr("TTFT"),
         QObject::tr("ITL"), QObject::tr("Tokens/s") };
+    if (goodput) {
+        header.back() = QObject::tr("Output tokens/s at goodput");
+        header << QObject::tr("Goodput req/s") << QObject::tr("Capacity req/s");
+    }
     fill(table, header, rows, searched, units, [&](int, const ServingCandidate& c, auto put) {
         const ServingLayout& l = c.layout;
         const auto integer
@@ -156,6 +162,11 @@ void fillPlanTable(QTableWidget* table, const Plan& searched,
         put(8, duration(c.ttftS), c.ttftS);
         put(9, duration(c.itlS), c.itlS);
         put(10, QString::number(c.tokensPerS, 'f', 0), c.tokensPerS);
+        if (goodput) {
+            const double g = c.goodputRps.value_or(0);
+            put(11, QString::number(g, 'g', 3), g);
+            put(12, QString::number(c.capacityRps, 'g', 3), c.capacityRps);
+        }
     });
 }
 
@@ -197,6 +208,13 @@ QString describeCandidate(const Plan& searched, const Candidate& c, ByteUnits un
 
 QString describeCandidate(const Plan& searched, const ServingCandidate& c, ByteUnits units)
 {
+    if (c.goodputRps)
+        return QObject::tr("%1 on %2 GPUs: goodput %3 requests/s within the SLO (capacity %4), "
+                           "%5 output tokens/s at that rate; %6")
+            .arg(QString::fromStdString(describeChanges(searched, c.layout)),
+                QString::number(c.gpus), QString::number(*c.goodputRps, 'g', 3),
+                QString::number(c.capacityRps, 'g', 3), QString::number(c.tokensPerS, 'f', 0),
+                QString::fromStdString(c.sloNote));
     return QObject::tr("%1: %2 per GPU, TTFT %3, ITL %4, %5 tokens/s on %6 GPUs")
         .arg(QString::fromStdString(describeChanges(searched, c.layout)),
             bytesText(c.perGpuBytes, units), duration(c.ttftS), duration(c.itlS),
