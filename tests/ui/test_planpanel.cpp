@@ -238,6 +238,7 @@ private slots:
         const int goal = m_panel->goalCombo()->findData(int(SearchGoal::ServingMaxGoodput));
         QVERIFY(goal >= 0);
         m_panel->goalCombo()->setCurrentIndex(goal);
+        QVERIFY(!m_panel->maxItlSpin()->isEnabled()); // the SLO, not a single-request limit
         QSignalSpy finished(m_panel.get(), &PlanPanel::searchFinished);
         QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
         QVERIFY(finished.wait(20000));
@@ -253,6 +254,7 @@ private slots:
         // Back to most tokens/s: the goodput columns go.
         m_panel->goalCombo()->setCurrentIndex(
             m_panel->goalCombo()->findData(int(SearchGoal::ServingMaxThroughput)));
+        QVERIFY(m_panel->maxItlSpin()->isEnabled());
         QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
         QVERIFY(finished.wait(20000));
         QCOMPARE(table->columnCount(), 11);

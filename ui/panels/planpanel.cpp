@@ -161,6 +161,7 @@ PlanPanel::PlanPanel(PlanDocument* document, QWidget* parent)
     connect(m_progressTimer, &QTimer::timeout, this, &PlanPanel::showProgress);
     connect(m_find, &QPushButton::clicked, this, &PlanPanel::startSearch);
     connect(m_kind, &QComboBox::currentIndexChanged, this, &PlanPanel::fillGoals);
+    connect(m_goal, &QComboBox::currentIndexChanged, this, &PlanPanel::enableLatencyLimits);
     connect(m_cancel, &QPushButton::clicked, this, &PlanPanel::cancelSearch);
     connect(m_table, &QTableWidget::itemSelectionChanged, this,
         [this] { m_apply->setEnabled(!m_table->selectedItems().isEmpty()); });
@@ -188,7 +189,8 @@ void PlanPanel::fillGoals()
         m_goal->addItem(
             tr("Most tokens/s on the plan's GPUs"), int(SearchGoal::ServingMaxThroughput));
         m_goal->addItem(tr("Fewest GPUs"), int(SearchGoal::ServingMinGpus));
-        m_goal->addItem(tr("Most goodput under the plan's SLO"), int(SearchGoal::ServingMaxGoodput));
+        m_goal->addItem(
+            tr("Most goodput under the plan's SLO"), int(SearchGoal::ServingMaxGoodput));
     } else if (kind == SearchKind::Rl) {
         m_goal->addItem(tr("Most steps per hour"), int(SearchGoal::RlMaxStepsPerHour));
     } else {
@@ -204,8 +206,18 @@ void PlanPanel::fillGoals()
             m_goal->addItem(label, int(goal));
     }
     m_offload->setEnabled(kind == SearchKind::Training);
-    m_maxTtft->setEnabled(kind == SearchKind::Serving);
-    m_maxItl->setEnabled(kind == SearchKind::Serving);
+    enableLatencyLimits();
+}
+
+void PlanPanel::enableLatencyLimits()
+{
+    // The goodput goal ranks by the plan's SLO percentiles; the single-request limits are for
+    // the other serving goals, and a box it would ignore is not offered.
+    const auto goal = SearchGoal(m_goal->currentData().toInt());
+    const bool limits
+        = searchKind(goal) == SearchKind::Serving && goal != SearchGoal::ServingMaxGoodput;
+    m_maxTtft->setEnabled(limits);
+    m_maxItl->setEnabled(limits);
 }
 
 void PlanPanel::applyRow(int row)

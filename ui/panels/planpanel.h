@@ -92,6 +92,7 @@ private:
     void fitTableWidth();
     void showProgress();
     void fillGoals();
+    void enableLatencyLimits(); // Max TTFT / Max ITL: the serving goals that apply them
     void applyRow(int row);
     // Posts a batch of partial results from the worker to the GUI thread (queued).
     template <class C> void streamTo(Job* job, std::function<void(const std::vector<C>&)>& sink);
