@@ -598,6 +598,54 @@ EngineLimits poolLimits(const ServingConfig& config, double kvTokens)
     return limits;
 }
 
+// The most sequences an engine runs at once: its max_num_seqs, or what its KV pool holds at the
+// workload's mean request length in whole blocks, whichever is fewer.
+double saturatingSequences(const EngineLimits& limits, const ServingWorkload& w)
+{
+    const double meanReserve
+        = std::ceil((meanTokens(w.input) + meanTokens(w.output)) / limits.blockSize)
+        * limits.blockSize;
+    return std::max(1.0,
+        std::min(double(limits.maxNumSeqs), std::floor(limits.kvTokens / std::max(1.0, meanReserve))));
+}
+
+// Capacity: a closed loop of `sequences` users that keeps the engine as full as its limits
+// allow.
+EngineRun capacityRun(const ServingWorkload& w, double sequences, const EngineLimits& limits,
+    const StepTimes& steps, double context, int requests)
+{
+    ServingWorkload full = w;
+    full.requestRate.reset();
+    full.concurrency = int(sequences);
+    return simulateEngine(full, limits, steps, context, requests, 7);
+}
+
+// An aggregated deployment as the simulation runs it: engines of tp x dp GPUs; under
+// data-parallel attention each of an engine's dp ranks schedules its own sequences over its own
+// KV pool, so the simulation runs one rank (an engine of its own, its steps the rank's share of
+// the engine's step) and the workload splits over every rank (`units`).
+struct AggregatedEngine {
+    ServingParallel parallel;
+    int replicas = 1, units = 1;
+    EngineLimits limits;
+    double context = 2, saturating = 1;
+    StepTimes steps;
+};
+
+AggregatedEngine aggregatedEngine(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, const ServingEstimate& base, int clusterGpus)
+{
+    AggregatedEngine e;
+    e.parallel = servingParallel(config);
+    e.replicas = std::max(1, clusterGpus / e.parallel.gpus());
+    e.units = e.replicas * e.parallel.dp;
+    e.limits = poolLimits(config, base.maxTokens);
+    e.context = std::max(2, config.context);
+    e.saturating = saturatingSequences(e.limits, *config.workload);
+    e.steps = tabulatedStepTimes(arch, config, gpu, e.saturating, e.context);
+    return e;
+}
+
 // Disaggregated prefill and decode under a workload (docs/formulas-serving.md, "Disaggregated
 // prefill and decode"): the decode pool's ranks are engines whose requests arrive with their KV
 // (no prompt to compute: it came from a prefill worker), the prefill pool's ranks engines whose
@@ -623,10 +671,7 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
 
     const ServingConfig decodeConfig = servingPoolConfig(config, d.decode);
     const EngineLimits decodeLimits = poolLimits(config, g.decode.maxTokens);
-    const double meanReserve = std::ceil((load.meanInputTokens + load.meanOutputTokens)
-                                   / decodeLimits.blockSize) * decodeLimits.blockSize;
-    const double saturating = std::max(1.0, std::min(double(decodeLimits.maxNumSeqs),
-        std::floor(decodeLimits.kvTokens / std::max(1.0, meanReserve))));
+    const double saturating = saturatingSequences(decodeLimits, w);
     StepTimes decodeSteps = tabulatedStepTimes(arch, decodeConfig, gpu, saturating, context);
     decodeSteps.prefillS = [](double) { return 0.0; }; // the prompt's KV arrives computed
 
@@ -635,17 +680,14 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
     const EngineLimits prefillLimits = poolLimits(config, g.prefill.maxTokens);
     const StepTimes prefillSteps = tabulatedStepTimes(arch, prefillConfig, gpu, 1, context);
 
-    ServingWorkload decodeFull = w;
-    decodeFull.requestRate.reset();
-    decodeFull.concurrency = int(saturating);
     const EngineRun decodeCapacity
-        = simulateEngine(decodeFull, decodeLimits, decodeSteps, context, requests, 7);
-    ServingWorkload prefillFull = decodeFull;
+        = capacityRun(w, saturating, decodeLimits, decodeSteps, context, requests);
+    ServingWorkload prefillFull = w;
     prefillFull.output = oneToken();
-    prefillFull.concurrency = std::max(1, int(std::min(double(prefillLimits.maxNumSeqs),
-        std::floor(prefillLimits.kvTokens / std::max(1.0, load.meanInputTokens + 1)))));
-    const EngineRun prefillCapacity
-        = simulateEngine(prefillFull, prefillLimits, prefillSteps, context, requests, 7);
+    const double prefillSequences = std::max(1.0, std::min(double(prefillLimits.maxNumSeqs),
+        std::floor(prefillLimits.kvTokens / std::max(1.0, load.meanInputTokens + 1))));
+    const EngineRun prefillCapacity = capacityRun(
+        prefillFull, prefillSequences, prefillLimits, prefillSteps, context, requests);
     if (decodeCapacity.tooLong || prefillCapacity.tooLong) {
         load.sloNote = "a request longer than a pool's whole KV pool cannot be served";
         return load;
@@ -756,30 +798,16 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     if (config.disaggregation)
         return disaggregatedLoad(arch, config, gpu, base, goodput, requests);
     const int tp = std::max(1, config.tp);
-    // Engines of tp x dp GPUs; under data-parallel attention each of an engine's dp ranks
-    // schedules its own sequences over its own KV pool, so the simulation runs one rank (an
-    // engine of its own, its steps the rank's share of the engine's step) and the workload
-    // splits over every rank.
-    const ServingParallel parallel = servingParallel(config);
-    load.replicas = std::max(1, clusterGpus / parallel.gpus());
-    const int units = load.replicas * parallel.dp;
+    const AggregatedEngine engine = aggregatedEngine(arch, config, gpu, base, clusterGpus);
+    const ServingParallel& parallel = engine.parallel;
+    const EngineLimits& limits = engine.limits;
+    const StepTimes& steps = engine.steps;
+    const double context = engine.context;
+    const int units = engine.units;
+    load.replicas = engine.replicas;
     load.latencyKind = "simulated";
     load.meanInputTokens = meanTokens(w.input);
     load.meanOutputTokens = meanTokens(w.output);
-
-    EngineLimits limits;
-    limits.kvTokens = base.maxTokens;
-    limits.blockSize = std::max(1, config.blockSize);
-    limits.maxNumSeqs = std::max(1, config.maxNumSeqs);
-    limits.maxBatchedTokens = std::max(1, config.maxBatchedTokens);
-    const double context = std::max(2, config.context);
-    const double meanReserve = std::ceil((load.meanInputTokens + load.meanOutputTokens) / limits.blockSize)
-        * limits.blockSize;
-    // The most sequences the engine runs at once: its max_num_seqs, or what its KV pool holds at
-    // the mean request length, whichever is fewer.
-    const double saturating = std::max(1.0,
-        std::min(double(limits.maxNumSeqs), std::floor(limits.kvTokens / std::max(1.0, meanReserve))));
-    const StepTimes steps = tabulatedStepTimes(arch, config, gpu, saturating, context);
 
     ServingWorkload perEngine = w;
     if (w.concurrency) {
@@ -796,11 +824,8 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
         perEngine.requestRate = *w.requestRate / units;
     }
 
-    // Capacity: a closed loop that keeps the engine as full as its limits allow.
-    ServingWorkload full = w;
-    full.requestRate.reset();
-    full.concurrency = int(saturating);
-    const EngineRun capacity = simulateEngine(full, limits, steps, context, requests, 7);
+    const EngineRun capacity
+        = capacityRun(w, engine.saturating, limits, steps, context, requests);
     if (capacity.tooLong) {
         load.sloNote = "a request longer than the whole KV pool cannot be served";
         load.notes.push_back(fmt::format("the KV pool holds {:.0f} tokens per engine; the "
@@ -866,6 +891,17 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
                                "percentiles meet the SLO ({} engines of {} GPUs)",
         *load.goodputRps, load.replicas, parallel.gpus());
     return load;
+}
+
+double servingCapacityRps(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    const ServingEstimate& base, int clusterGpus, int requests)
+{
+    if (!config.workload || config.disaggregation)
+        return 0;
+    const AggregatedEngine engine = aggregatedEngine(arch, config, gpu, base, clusterGpus);
+    const EngineRun capacity = capacityRun(*config.workload, engine.saturating, engine.limits,
+        engine.steps, engine.context, requests);
+    return capacity.tooLong ? 0 : capacity.requestsPerS * engine.units;
 }
 
 void attachServingGoodput(const Plan& plan, Estimate& estimate)

@@ -109,6 +109,13 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     const Gpu& gpu, const ServingEstimate& base, int clusterGpus, bool goodput = false,
     int requests = 2000);
 
+// The most requests/s an aggregated deployment (no serving.disaggregation) sustains under the
+// workload's lengths: estimateServingLoad's capacity_rps alone, one simulation, 0 when a request
+// is longer than the KV pool or there is no workload. serving-max-goodput bounds each layout's
+// goodput with it before bisecting.
+double servingCapacityRps(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    const ServingEstimate& base, int clusterGpus, int requests = 2000);
+
 // Every load figure as a formula with its values and source (serving.ttft_p90_s, ...).
 void explainServingLoad(const ServingConfig& config, const ServingEstimate& serving, Explainer& ex);
 
