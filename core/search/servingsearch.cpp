@@ -236,11 +236,12 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                             missed(c, missRatio(c, r, cfg.gpuMemoryUtilization));
                             continue;
                         }
-                        const ServingLoad load
-                            = estimateServingLoad(arch, cfg, plan.gpu.gpu, e, c.gpus);
-                        c.capacityRps = load.capacityRps;
-                        c.sloNote = load.sloNote;
-                        if (!(load.capacityRps > 0)) {
+                        // One capacity simulation; the bisection below reruns it exactly.
+                        c.capacityRps = servingCapacityRps(arch, cfg, plan.gpu.gpu, e, c.gpus);
+                        if (!(c.capacityRps > 0)) {
+                            // Why (a request longer than the pool): the load's own words.
+                            c.sloNote
+                                = estimateServingLoad(arch, cfg, plan.gpu.gpu, e, c.gpus).sloNote;
                             if (c.sloNote.empty())
                                 c.sloNote = "no request completes in the simulation";
                             collect.reject("slo");

@@ -301,8 +301,11 @@ TEST(SearchServingGoodput, TheBestIsTheHighestGoodputOfEveryLayoutEstimatedOnIts
         for (size_t i = 0; i < r.candidates.size(); ++i) {
             const ServingCandidate& c = r.candidates[i];
             ASSERT_TRUE(c.goodputRps.has_value());
-            // The bisection searches below the capacity run's rate.
+            // The bisection searches below the capacity run's rate, the same run the bound used:
+            // the applied plan's estimate reports that capacity.
             EXPECT_LE(*c.goodputRps, c.capacityRps * (1 + 1e-12));
+            const Plan applied = applyServingLayout(input, c.layout);
+            EXPECT_DOUBLE_EQ(estimate(applied).serving.load->capacityRps, c.capacityRps);
             // Output tokens/s at the goodput: every request of the fixed-length workload
             // returns 200 tokens.
             EXPECT_NEAR(c.tokensPerS, *c.goodputRps * 200, 1e-6 * c.tokensPerS);
