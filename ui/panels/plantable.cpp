@@ -210,11 +210,10 @@ QString describeCandidate(const Plan& searched, const ServingCandidate& c, ByteU
 {
     if (c.goodputRps)
         return QObject::tr("%1 on %2 GPUs: goodput %3 requests/s within the SLO (capacity %4), "
-                           "%5 output tokens/s at that rate; %6")
+                           "%5 output tokens/s at that rate")
             .arg(QString::fromStdString(describeChanges(searched, c.layout)),
                 QString::number(c.gpus), QString::number(*c.goodputRps, 'g', 3),
-                QString::number(c.capacityRps, 'g', 3), QString::number(c.tokensPerS, 'f', 0),
-                QString::fromStdString(c.sloNote));
+                QString::number(c.capacityRps, 'g', 3), QString::number(c.tokensPerS, 'f', 0));
     return QObject::tr("%1: %2 per GPU, TTFT %3, ITL %4, %5 tokens/s on %6 GPUs")
         .arg(QString::fromStdString(describeChanges(searched, c.layout)),
             bytesText(c.perGpuBytes, units), duration(c.ttftS), duration(c.itlS),
