@@ -117,7 +117,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     const ParamCounts counts = countParameters(arch);
     const bool minGpus = o.goal == SearchGoal::ServingMinGpus;
     const bool goodputGoal = o.goal == SearchGoal::ServingMaxGoodput;
-    if (goodputGoal && !(plan.serving.workload && plan.serving.slo && plan.serving.slo->any())) {
+    if (goodputGoal && !hasGoodputObjective(plan)) {
         // Nothing to rank by: noSolutionMessage says what the plan lacks.
         r.elapsedS
             = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

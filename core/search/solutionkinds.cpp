@@ -283,8 +283,7 @@ std::string noSolutionMessage(const Plan& input, const ServingSearchResult& r, B
 {
     if (r.cancelled)
         return "the search was cancelled before a serving layout fitted";
-    if (r.goal == SearchGoal::ServingMaxGoodput
-        && !(input.serving.workload && input.serving.slo && input.serving.slo->any()))
+    if (r.goal == SearchGoal::ServingMaxGoodput && !searchdetail::hasGoodputObjective(input))
         return "serving-max-goodput ranks layouts by the request rate they serve within an SLO: "
                "the plan needs serving.workload (input_tokens, output_tokens and a request_rate "
                "or concurrency) and serving.slo (ttft_p90_s and/or tpot_p90_s)";

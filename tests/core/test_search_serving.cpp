@@ -32,10 +32,10 @@ struct Brute {
     long long feasible = 0;
 };
 
-// Every (tp, weight bits, kv bits) with as many replicas as the GPUs hold, through estimate().
-Brute bruteForce(const Plan& input, double maxItlS)
+// Every (tp, weight bits, kv bits) of a TP engine with as many replicas as the GPUs hold, each
+// applied to the plan by hand (the replica's share of the sequences): visit(plan).
+template <class Visit> void forEachTpLayout(const Plan& input, Visit visit)
 {
-    Brute b;
     for (int tp : { 1, 2, 4, 8 }) {
         if (tp > input.cluster.gpus || input.model.arch.heads % tp != 0)
             continue;
@@ -47,13 +47,22 @@ Brute bruteForce(const Plan& input, double maxItlS)
                 p.serving.weightBits = wb;
                 p.serving.kvBits = kb;
                 p.serving.concurrency = (input.serving.concurrency + replicas - 1) / replicas;
-                const ServingEstimate s = estimate(p).serving;
-                if (!s.fits || s.itlS > maxItlS)
-                    continue;
-                ++b.feasible;
-                b.bestTokensPerS = std::max(b.bestTokensPerS, input.serving.concurrency / s.itlS);
+                visit(p);
             }
     }
+}
+
+// Every such layout through estimate().
+Brute bruteForce(const Plan& input, double maxItlS)
+{
+    Brute b;
+    forEachTpLayout(input, [&](const Plan& p) {
+        const ServingEstimate s = estimate(p).serving;
+        if (!s.fits || s.itlS > maxItlS)
+            return;
+        ++b.feasible;
+        b.bestTokensPerS = std::max(b.bestTokensPerS, input.serving.concurrency / s.itlS);
+    });
     return b;
 }
 
@@ -252,8 +261,8 @@ Plan goodputPlan(const std::string& slo)
         + (slo.empty() ? std::string() : R"(, "slo": )" + slo) + "}}");
 }
 
-// The goodput of every (tp, weight bits, kv bits) on the plan's GPUs, each applied to the plan
-// by hand and estimated as `envelope-cli estimate` does (estimate + attachServingGoodput).
+// The goodput of every TP layout on the plan's GPUs (forEachTpLayout), each estimated as
+// `envelope-cli estimate` does (estimate + attachServingGoodput).
 struct GoodputBrute {
     double best = 0;
     long long meetsSlo = 0; // layouts with a goodput above zero
@@ -261,26 +270,17 @@ struct GoodputBrute {
 GoodputBrute goodputBruteForce(const Plan& input)
 {
     GoodputBrute b;
-    for (int tp : { 1, 2, 4 }) {
-        const int replicas = input.cluster.gpus / tp;
-        for (int wb : { 16, 8, 4 })
-            for (int kb : { 16, 8 }) {
-                Plan p = input;
-                p.serving.tp = tp;
-                p.serving.weightBits = wb;
-                p.serving.kvBits = kb;
-                p.serving.concurrency = (input.serving.concurrency + replicas - 1) / replicas;
-                Estimate e = estimate(p);
-                if (!e.serving.fitsWeights)
-                    continue;
-                attachServingGoodput(p, e);
-                const double g = e.serving.load ? e.serving.load->goodputRps.value_or(0) : 0;
-                if (g > 0) {
-                    ++b.meetsSlo;
-                    b.best = std::max(b.best, g);
-                }
-            }
-    }
+    forEachTpLayout(input, [&](const Plan& p) {
+        Estimate e = estimate(p);
+        if (!e.serving.fitsWeights)
+            return;
+        attachServingGoodput(p, e);
+        const double g = e.serving.load ? e.serving.load->goodputRps.value_or(0) : 0;
+        if (g > 0) {
+            ++b.meetsSlo;
+            b.best = std::max(b.best, g);
+        }
+    });
     return b;
 }
 
