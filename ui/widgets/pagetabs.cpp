@@ -12,10 +12,9 @@ bool PageTabs::event(QEvent* event)
         // widget's size (a resize lays out again by itself); the window's layout needs to hear
         // only of a new size hint.
         const Hints hints { tabBar()->sizeHint(), minimumSizeHint(), sizeHint() };
-        if (m_laidOut && hints == m_hints)
+        if (hints == m_hints)
             return QWidget::event(event);
         m_hints = hints;
-        m_laidOut = true;
     }
     return QTabWidget::event(event);
 }

@@ -26,8 +26,7 @@ private:
         QSize tabBar, minimum, preferred;
         bool operator==(const Hints&) const = default;
     };
-    Hints m_hints; // as of the last layout
-    bool m_laidOut = false;
+    Hints m_hints; // as of the last layout (invalid sizes before the first)
 };
 
 } // namespace envelope::ui
