@@ -40,35 +40,57 @@ double seconds(double bytes, const Link& l)
     return bytes > 0 && l.bytesPerS > 0 ? bytes / l.bytesPerS : 0.0;
 }
 
-// The share of the data-parallel time the framework hides behind compute
-// (docs/formulas-compute.md sec. 4, "Overlap per framework"):
-// - prefetch, under ZeRO-3 / FSDP: each layer's all-gather runs behind the previous layer's
-//   compute (FSDP2 implicit prefetch; DeepSpeed ZeRO-3 overlap_comm); the first layer's
-//   all-gather and the last layer's reduce-scatter have nothing to hide behind:
-//   1 - 1 / layers per stage;
-// - buckets, below ZeRO-3: the gradient reduction of each bucket starts during the backward
-//   (DDP bucket_cap_mb); the last bucket is exposed, and so is ZeRO-1/2's all-gather of the
-//   updated weights after the optimizer step;
-// - none: the reduction runs after the backward.
-double dpFrameworkOverlap(const TrainingConfig& config, const CommDetail& d)
+// The data-parallel seconds that hide behind compute (docs/formulas-compute.md sec. 4,
+// "Overlap per framework"):
+// - ZeRO-3 / FSDP with prefetch: each layer's all-gather runs behind the previous layer's
+//   compute (FSDP2 implicit prefetch; DeepSpeed ZeRO-3 overlap_comm), on every micro-batch;
+//   the first layer's all-gather and the last layer's reduce-scatter have nothing to hide
+//   behind: 1 - 1 / layers per stage of the whole DP time;
+// - below ZeRO-3, the gradient reduction (training.overlap_grad_reduce; the framework's
+//   `buckets`): gradients accumulate locally until the last micro-batch, whose backward
+//   reduces each bucket as it fills (DDP no_sync + bucket_cap_mb; Megatron-LM
+//   --overlap-grad-reduce), so all but the last bucket hide, and no more than that one
+//   backward;
+// - below ZeRO-3, the updated weights' all-gather (training.overlap_param_gather, Megatron-LM
+//   --overlap-param-gather with the distributed optimizer): each bucket's all-gather is
+//   waited for by the next step's forward of the first micro-batch, so all but the first
+//   bucket hide, and no more than that one forward.
+DpHidden dpHidden(const TrainingConfig& config, const CommDetail& d, double backwardWindowS,
+    double forwardWindowS)
 {
+    DpHidden h;
     const DpOverlap mode = config.framework.dpOverlap;
     const int zero = std::clamp(config.zeroStage, 0, 3);
-    if (d.dpBytesPerParam <= 0)
-        return 0.0;
+    const double total = d.dpGradS + d.dpParamS;
+    if (d.dpBytesPerParam <= 0 || !(total > 0))
+        return h;
     if (zero >= 3) {
-        const bool prefetch = mode == DpOverlap::Prefetch || mode == DpOverlap::BucketsAndPrefetch;
-        return prefetch && d.layersPerStage > 0 ? 1 - 1 / std::max(1.0, d.layersPerStage) : 0.0;
+        const bool prefetch = config.overlapParamGather.value_or(
+            mode == DpOverlap::Prefetch || mode == DpOverlap::BucketsAndPrefetch);
+        h.prefetch = prefetch;
+        h.gradS = prefetch && d.layersPerStage > 0
+            ? total * (1 - 1 / std::max(1.0, d.layersPerStage))
+            : 0.0;
+        return h;
     }
-    if (mode != DpOverlap::Buckets && mode != DpOverlap::BucketsAndPrefetch)
-        return 0.0;
+    h.gradOn = config.overlapGradReduce.value_or(
+        mode == DpOverlap::Buckets || mode == DpOverlap::BucketsAndPrefetch);
+    h.paramOn = zero >= 1 && config.overlapParamGather.value_or(false);
+    const double params = d.dpParams + d.expertDpParams;
     const double gradBytes = positiveOrZero(config.recipe.recipe.gradientBytes);
-    const double gradientShare = zero == 0 ? 1.0 : gradBytes / d.dpBytesPerParam;
-    const double gradientBytesPerGpu = gradBytes * (d.dpParams + d.expertDpParams);
-    const double lastBucket = gradientBytesPerGpu > 0
-        ? std::min(1.0, positiveOrZero(config.framework.gradBucketBytes) / gradientBytesPerGpu)
-        : 1.0;
-    return gradientShare * (1 - lastBucket);
+    const FrameworkProfile& fw = config.framework;
+    const double bucketParams = fw.gradBucketBytes > 0 && gradBytes > 0
+        ? fw.gradBucketBytes / gradBytes
+        : std::max(positiveOrZero(fw.overlapBucketParams),
+              positiveOrZero(fw.overlapBucketParamsPerDp) * d.dp.group);
+    h.bucketShare = params > 0 ? std::min(1.0, bucketParams / params) : 1.0;
+    h.backwardWindowS = positiveOrZero(backwardWindowS);
+    h.forwardWindowS = positiveOrZero(forwardWindowS);
+    if (h.gradOn)
+        h.gradS = std::min(d.dpGradS * (1 - h.bucketShare), h.backwardWindowS);
+    if (h.paramOn)
+        h.paramS = std::min(d.dpParamS * (1 - h.bucketShare), h.forwardWindowS);
+    return h;
 }
 
 // Data-parallel traffic timed per collective from the kernel tables (intra-node) or the links
@@ -78,7 +100,7 @@ double dpFrameworkOverlap(const TrainingConfig& config, const CommDetail& d)
 // (FSDP2 reshard_after_forward, DeepSpeed ZeRO-3), except where the framework keeps the
 // stage's parameters unsharded across micro-batches (FSDP + PP: pp_unsharded). Returns the
 // seconds; `bytesOut` the bytes each GPU sends.
-double opTimedDp(const TrainingConfig& config, const CommDetail& d, const ComputeSetup& s,
+double opTimedDp(const TrainingConfig& config, CommDetail& d, const ComputeSetup& s,
     const Gpu& gpu, double& bytesOut)
 {
     const int zero = std::clamp(config.zeroStage, 0, 3);
@@ -94,12 +116,19 @@ double opTimedDp(const TrainingConfig& config, const CommDetail& d, const Comput
             return collectiveTime(kind, bytes, link.group, link.intraNode, false, gpu).seconds;
         };
         switch (zero) {
-        case 0:
-            return time(CollectiveKind::AllReduce, gradBytes * params);
+        case 0: {
+            const double reduce = time(CollectiveKind::AllReduce, gradBytes * params);
+            d.dpGradS += reduce;
+            return reduce;
+        }
         case 1:
-        case 2:
-            return time(CollectiveKind::ReduceScatter, gradBytes * params)
-                + time(CollectiveKind::AllGather, weightBytes * params);
+        case 2: {
+            const double reduce = time(CollectiveKind::ReduceScatter, gradBytes * params);
+            const double gather = time(CollectiveKind::AllGather, weightBytes * params);
+            d.dpGradS += reduce;
+            d.dpParamS += gather;
+            return reduce + gather;
+        }
         default:
             return gathers
                 * (2 * time(CollectiveKind::AllGather, d.allGatherBytes * params)
@@ -107,6 +136,7 @@ double opTimedDp(const TrainingConfig& config, const CommDetail& d, const Comput
         }
     };
     double seconds = 0;
+    d.dpGradS = d.dpParamS = 0;
     if (zero >= 3 && config.hsdpShard > 0 && config.hsdpShard < d.dp.group) {
         // HSDP: the shard group's collectives, then each rank's gradient shard all-reduced
         // across the replicas once per step.
@@ -123,6 +153,10 @@ double opTimedDp(const TrainingConfig& config, const CommDetail& d, const Comput
         seconds += part(d.dpParams, d.dp);
     }
     seconds += part(d.expertDpParams, d.expertDp);
+    if (zero >= 3) {
+        d.dpGradS = seconds; // one pool: the ZeRO-3 prefetch rule hides a share of all of it
+        d.dpParamS = 0;
+    }
     return seconds;
 }
 
@@ -187,6 +221,12 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     }
     c.dpBytes = denseDpBytes + d.expertDpBytes;
     c.dpS = denseDpS + seconds(d.expertDpBytes, d.expertDp);
+    // Below ZeRO-3 the reduction and the weight all-gather can overlap different windows.
+    const double reduceShare = zero == 0 || zero >= 3 || d.dpBytesPerParam <= 0
+        ? 1.0
+        : gradBytes / d.dpBytesPerParam;
+    d.dpGradS = c.dpS * reduceShare;
+    d.dpParamS = c.dpS - d.dpGradS;
 
     // Tensor parallel (Megatron-LM, Shoeybi et al. 2019 sec. 3): two all-reduces of the b x s x h
     // layer activations in the forward pass (after attention and after the MLP) and two in the
@@ -263,7 +303,12 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     // is no more than the compute time itself.
     d.totalS = c.dpS + c.tpS + c.ppS + c.cpS + c.epS;
     d.overlap = std::isfinite(config.commOverlap) ? std::clamp(config.commOverlap, 0.0, 1.0) : 0.0;
-    d.dpFrameworkOverlap = dpFrameworkOverlap(config, d);
+    // One micro-batch of the slowest stage: its backward (recompute included) and forward.
+    const double backwardWindow = ops ? ops->backwardS : computeTimeS / std::max(1.0, m) * 2 / 3;
+    const double forwardWindow
+        = ops ? ops->computeS() - ops->backwardS : computeTimeS / std::max(1.0, m) / 3;
+    d.dpHidden = dpHidden(config, d, backwardWindow, forwardWindow);
+    d.dpFrameworkOverlap = c.dpS > 0 ? std::clamp(d.dpHidden.totalS() / c.dpS, 0.0, 1.0) : 0.0;
     const auto combine = [&](double framework) { return 1 - (1 - framework) * (1 - d.overlap); };
     d.dpOverlap = combine(d.dpFrameworkOverlap);
     d.tpOverlap = combine(config.asyncTp ? 1.0 : 0.0);

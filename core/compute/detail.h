@@ -93,6 +93,16 @@ struct Link {
     double bytesPerS = 0; // per-GPU bandwidth of that link; 0 = not given (time 0)
 };
 
+// What the data-parallel overlap hides (docs/formulas-compute.md sec. 4).
+struct DpHidden {
+    bool prefetch = false; // ZeRO-3: each layer's all-gather prefetched behind the previous
+    bool gradOn = false, paramOn = false; // below ZeRO-3: overlap_grad_reduce / _param_gather
+    double bucketShare = 0; // one bucket's share of the rank's DP parameters (exposed)
+    double backwardWindowS = 0, forwardWindowS = 0; // one micro-batch of the slowest stage
+    double gradS = 0, paramS = 0; // hidden seconds (under ZeRO-3 all in gradS)
+    double totalS() const { return gradS + paramS; }
+};
+
 struct CommDetail {
     Communication result;
     Link dp, expertDp, tp, pp, cp, ep;
@@ -126,6 +136,10 @@ struct CommDetail {
     double epPpOverlap = 0; // EP all-to-all and PP p2p: DualPipe hides them, else as `other`
     double bubbleMicroBatches = 0; // the schedule's idle time in micro-batches of the stage
     double dpFrameworkOverlap = 0; // the framework's share alone (explained)
+    // The DP time split by window below ZeRO-3: the gradient reduction (all-reduce or
+    // reduce-scatter) and the updated weights' all-gather; under ZeRO-3 all of it is dpGradS.
+    double dpGradS = 0, dpParamS = 0;
+    DpHidden dpHidden;
     double overlappableS = 0; // sum of each kind x its fraction
     double allGatherBytes = 0; // bytes per parameter the ZeRO-3 all-gathers move (compute dtype)
 };

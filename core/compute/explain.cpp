@@ -92,15 +92,35 @@ std::string dpOverlapText(const TrainingConfig& config, const CommDetail& d)
 {
     const std::string profile = fmt::format("framework '{}', dp_overlap {}", config.framework.id,
         dpOverlapId(config.framework.dpOverlap));
-    if (d.dpFrameworkOverlap <= 0)
-        return profile + ": the reduction runs after the backward";
-    if (config.zeroStage >= 3)
+    const DpHidden& h = d.dpHidden;
+    if (config.zeroStage >= 3) {
+        if (!h.prefetch)
+            return profile + ": the gathers and reductions run exposed";
         return fmt::format("{}: all-gathers prefetched a layer ahead, the first all-gather and "
                            "last reduce-scatter exposed: 1 - 1 / {} layers",
             profile, num(d.layersPerStage));
-    return profile
-        + ": gradient buckets reduced during the backward; the last bucket and any "
-          "ZeRO-1/2 weight all-gather exposed";
+    }
+    const auto source = [](const std::optional<bool>& plan) {
+        return plan ? "plan" : "framework default";
+    };
+    std::string text = fmt::format("{}; overlap_grad_reduce {} ({})", profile,
+        h.gradOn ? "on" : "off", source(config.overlapGradReduce));
+    if (config.zeroStage >= 1)
+        text += fmt::format(", overlap_param_gather {} ({})", h.paramOn ? "on" : "off",
+            source(config.overlapParamGather));
+    if (!h.gradOn && !h.paramOn)
+        return text + ": the reduction runs after the backward";
+    if (h.gradOn)
+        text += fmt::format("; reduction hidden min({} x (1 - last bucket {}), last "
+                            "micro-batch's backward {}) = {}",
+            duration(d.dpGradS), pct(h.bucketShare), duration(h.backwardWindowS),
+            duration(h.gradS));
+    if (h.paramOn)
+        text += fmt::format("; weight all-gather hidden min({} x (1 - first bucket {}), first "
+                            "micro-batch's forward {}) = {}",
+            duration(d.dpParamS), pct(h.bucketShare), duration(h.forwardWindowS),
+            duration(h.paramS));
+    return text;
 }
 
 void explainFlops(
@@ -401,7 +421,10 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
         d.dpOverlap, "",
         "FSDP2 implicit forward/backward prefetch (pytorch.org/docs, torch.distributed.fsdp."
         "fully_shard); DDP gradient buckets (bucket_cap_mb, Li et al. 2020 sec. 3.2.3); "
-        "DeepSpeed overlap_comm; Megatron-LM --overlap-grad-reduce (off by default)");
+        "DeepSpeed overlap_comm; Megatron-LM --overlap-grad-reduce and --overlap-param-gather (off "
+        "by default; megatron/core/distributed/distributed_data_parallel.py, bucket_size "
+        "max(40000000, 1000000 x dp)); Megatron-Bridge communication overlap (docs/training/"
+        "communication-overlap.md: one DP chunk exposed)");
     ex.add("training.communication.tp_overlap",
         fmt::format("1 - (1 - {}) x (1 - comm_overlap {}) = {} ({})", config.asyncTp ? 1 : 0,
             num(d.overlap), num(d.tpOverlap),

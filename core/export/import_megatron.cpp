@@ -303,6 +303,10 @@ Expected<ImportedPlan> importMegatron(
 
     // Megatron-FSDP shards by --data-parallel-sharding-strategy (default optim_grads_params:
     // ZeRO-3); otherwise the distributed optimizer shards the optimizer state (ZeRO-1).
+    if (switchOn("--overlap-grad-reduce"))
+        t["overlap_grad_reduce"] = true;
+    if (switchOn("--overlap-param-gather"))
+        t["overlap_param_gather"] = true;
     int zeroStage = switchOn("--use-distributed-optimizer") ? 1 : 0;
     if (switchOn("--use-megatron-fsdp")) {
         const std::string strategy = word("--data-parallel-sharding-strategy");

@@ -268,6 +268,18 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
 
     if (t.zeroStage >= 1)
         args.push_back("--use-distributed-optimizer");
+    // The DP overlap switches the plan states (the framework profile's default is Megatron's:
+    // off). --overlap-param-gather needs the distributed optimizer (validate_args).
+    if (t.overlapGradReduce.value_or(false))
+        args.push_back("--overlap-grad-reduce");
+    if (t.overlapParamGather.value_or(false)) {
+        if (t.zeroStage >= 1)
+            args.push_back("--overlap-param-gather");
+        else
+            out.warnings.push_back("training.overlap_param_gather without the distributed "
+                                   "optimizer (zero_stage 0): Megatron's --overlap-param-gather "
+                                   "needs --use-distributed-optimizer; not written");
+    }
     if (t.zeroStage >= 2)
         out.warnings.push_back(fmt::format(
             "training.zero_stage = {}: Megatron's distributed optimizer shards the optimizer "

@@ -50,6 +50,11 @@ struct FrameworkProfile {
     bool eagerKernels = false;
     double prefetchLayers = 0; // unsharded layers alive at once under ZeRO-3 / FSDP
     double gradBucketBytes = 0; // gradient-reduction bucket below ZeRO-3
+    // The overlapped DP collectives' bucket in parameters when grad_bucket_bytes is 0:
+    // max(overlap_bucket_params, overlap_bucket_params_per_dp x dp) (Megatron-LM's default
+    // DistributedDataParallelConfig.bucket_size).
+    double overlapBucketParams = 0;
+    double overlapBucketParamsPerDp = 0;
     double optimizerTempBytes = 0; // per local optimizer parameter during the step (foreach)
     bool ppUnsharded = false; // FSDP + PP: unsharded params + fp32 grads across micro-batches
     // TP + sequence parallelism: the linears keep the all-gathered (full-sequence) input they

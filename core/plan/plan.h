@@ -146,6 +146,13 @@ struct TrainingConfig {
     LossKind loss = LossKind::Default;   // `training.loss`; Default = the framework's
     LoraConfig lora;                     // `training.lora`; off unless given
     bool asyncTp = false;                // `training.async_tp`: TP collectives overlap the matmuls
+    // `training.overlap_grad_reduce` / `training.overlap_param_gather` (Megatron-LM's
+    // --overlap-grad-reduce / --overlap-param-gather; DDP's bucketed all-reduce): below ZeRO-3
+    // the gradient reduction hides behind the last micro-batch's backward and the updated
+    // weights' all-gather behind the first micro-batch's forward, a bucket at a time. Unset:
+    // the framework's dp_overlap decides (docs/formulas-compute.md sec. 4).
+    std::optional<bool> overlapGradReduce;
+    std::optional<bool> overlapParamGather;
     int hsdpShard = 0;                   // `training.hsdp_shard`: HSDP shard group; 0 = full shard
     HfuConvention hfuConvention = HfuConvention::Forward; // `training.hfu_convention`
     bool compile = false;                // `training.compile`: torch.compile on the model

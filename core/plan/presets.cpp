@@ -169,6 +169,8 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
     f.boolean("eager_kernels", p.eagerKernels);
     f.number("prefetch_layers", p.prefetchLayers, Range::closed(0, 64));
     f.number("grad_bucket_bytes", p.gradBucketBytes, Range::closed(0, kMaxMemoryBytes));
+    f.number("overlap_bucket_params", p.overlapBucketParams, Range::closed(0, 1e13));
+    f.number("overlap_bucket_params_per_dp", p.overlapBucketParamsPerDp, Range::closed(0, 1e13));
     f.number("optimizer_temp_bytes", p.optimizerTempBytes, Range::closed(0, kMaxBytesPerParam));
     f.boolean("pp_unsharded", p.ppUnsharded);
     f.boolean("sp_gathered_inputs", p.spGatheredInputs);

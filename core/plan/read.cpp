@@ -377,6 +377,14 @@ void readTraining(
     if (!c.mfuOverride)
         c.mfu = c.framework.kernelEfficiency;
     f.boolean("async_tp", c.asyncTp);
+    for (const auto& [key, out] : { std::pair { "overlap_grad_reduce", &c.overlapGradReduce },
+             std::pair { "overlap_param_gather", &c.overlapParamGather } }) {
+        if (f.get(key)) {
+            bool on = false;
+            f.boolean(key, on);
+            *out = on;
+        }
+    }
     f.integer("hsdp_shard", c.hsdpShard, 0, planfields::kMaxGpus);
     if (const nlohmann::json* hfu = f.get("hfu_convention")) {
         const std::string id = hfu->is_string() ? hfu->get<std::string>() : std::string();

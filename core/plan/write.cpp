@@ -105,6 +105,10 @@ ordered_json trainingToJson(TrainingConfig t)
         j["loss"] = std::string(lossKindId(t.loss));
     if (t.asyncTp)
         j["async_tp"] = true;
+    if (t.overlapGradReduce)
+        j["overlap_grad_reduce"] = *t.overlapGradReduce;
+    if (t.overlapParamGather)
+        j["overlap_param_gather"] = *t.overlapParamGather;
     if (t.hsdpShard > 0)
         j["hsdp_shard"] = t.hsdpShard;
     if (t.hfuConvention == HfuConvention::Korthikanti)

@@ -4,7 +4,9 @@
 // expected figure is written out by hand from the shapes below.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "fixtures.h"
@@ -113,6 +115,87 @@ TEST(ComputeProfiles, DdpBucketsLeaveTheLastBucketExposed)
     EXPECT_NEAR(r.communication.exposedS, dpS * 26214400 / 14e9, dpS * 1e-9);
     c.framework.dpOverlap = DpOverlap::Prefetch;
     EXPECT_NEAR(computeFor(m, c, 8).communication.exposedS, dpS, dpS * 1e-9);
+}
+
+// Megatron-LM's --overlap-grad-reduce / --overlap-param-gather under the distributed optimizer
+// (ZeRO-1), by hand for a 7B of bf16 weights and gradients on 8 GPUs over NVLink at 900 GB/s
+// (seed 001's H100): the reduce-scatter and the all-gather each move 7/8 x 2 B x 7e9 = 12.25e9 B,
+// 13.61 ms. Megatron's bucket is max(40e6, 1e6 x 8) = 40e6 parameters, 40e6 / 7e9 = 0.571% of
+// each: with a window longer than both, only that bucket of each stays exposed. Without the plan
+// keys the megatron profile (dp_overlap none) exposes all of it.
+TEST(ComputeProfiles, MegatronDpOverlapLeavesOneBucketOfEachCollectiveExposed)
+{
+    TrainingConfig c = computeConfig();
+    c.zeroStage = 1;
+    c.microBatch = 64; // one micro-batch of 262,144 tokens: seconds of compute, a wide window
+    c.framework = profile("megatron", SelectivePolicy::AttentionCore, DpOverlap::None);
+    c.framework.overlapBucketParams = 40e6;
+    c.framework.overlapBucketParamsPerDp = 1e6;
+    const CountedModel m = bareModel(7e9, 32, 4096);
+    const double collectiveS = 7.0 / 8 * 2 * 7e9 / 900e9;
+    const TrainingCompute off = computeFor(m, c, 8);
+    EXPECT_NEAR(off.communication.dpS, 2 * collectiveS, collectiveS * 1e-9);
+    EXPECT_NEAR(off.communication.exposedS, 2 * collectiveS, collectiveS * 1e-9);
+    c.overlapGradReduce = true;
+    const TrainingCompute grad = computeFor(m, c, 8);
+    EXPECT_NEAR(grad.communication.exposedS, collectiveS * (1 + 40e6 / 7e9), collectiveS * 1e-9);
+    c.overlapParamGather = true;
+    const TrainingCompute both = computeFor(m, c, 8);
+    EXPECT_NEAR(both.communication.exposedS, 2 * collectiveS * 40e6 / 7e9, collectiveS * 1e-9);
+    // At dp 64 over the network the bucket grows to 64e6 parameters (1e6 x dp).
+    c.framework.overlapBucketParams = 0;
+    const TrainingCompute perDp = computeFor(m, c, 8);
+    EXPECT_NEAR(perDp.communication.exposedS, 2 * collectiveS * 8e6 / 7e9, collectiveS * 1e-9);
+}
+
+// The reduction waits for the last micro-batch: gradients accumulate locally before it, so the
+// overlap is bounded by one micro-batch's backward, not the step's (issue 22: the planner must
+// not favour huge accumulation for hiding DP traffic). The same 7B, ZeRO-1, both switches on,
+// one 4,096-token sequence per micro-batch: (6 x 7e9 + 12 l s h = 12 x 32 x 4096 x 4096) x 4096
+// / (989e12 x 0.45) = 0.4458 s of compute each, the backward 2/3 of it (0.2972 s) and the
+// forward 1/3 (0.1486 s). With one GPU per node the 8 ranks meet over the 50 GB/s network and
+// each collective takes 7/8 x 2 x 7e9 / 50e9 = 245 ms: the reduction hides 243.6 ms behind the
+// backward, the all-gather only the forward's 148.6 ms, whatever the accumulation.
+TEST(ComputeProfiles, DpOverlapHidesBehindOneMicroBatchWhateverTheAccumulation)
+{
+    TrainingConfig c = computeConfig();
+    c.zeroStage = 1;
+    c.framework = profile("megatron", SelectivePolicy::AttentionCore, DpOverlap::None);
+    c.framework.overlapBucketParams = 40e6;
+    c.overlapGradReduce = true;
+    c.overlapParamGather = true;
+    const CountedModel m = bareModel(7e9, 32, 4096);
+    const double computeS = (6 * 7e9 + 12.0 * 32 * 4096 * 4096) * 4096 / (989e12 * 0.45);
+    for (const int accum : { 1, 32 }) {
+        c.gradAccum = accum;
+        // One GPU per node: the 8 ranks reach each other over the 50 GB/s network.
+        const TrainingCompute r = computeFor(m, c, 8, seed001H100(), 1);
+        ASSERT_NEAR(r.computeTimeS, computeS * accum, computeS * accum * 1e-6) << accum;
+        const double collectiveS = 7.0 / 8 * 2 * 7e9 / 50e9;
+        EXPECT_NEAR(r.communication.dpS, 2 * collectiveS, collectiveS * 1e-9) << accum;
+        const double hidden = std::min(collectiveS * (1 - 40e6 / 7e9), computeS * 2 / 3)
+            + std::min(collectiveS * (1 - 40e6 / 7e9), computeS / 3);
+        EXPECT_NEAR(r.communication.exposedS, 2 * collectiveS - hidden, collectiveS * 1e-6) << accum;
+    }
+}
+
+// ZeRO-3: overlap_param_gather turns the prefetch rule on or off whatever the framework says
+// (all-gathers a layer ahead: 1 - 1/32 of the DP time hidden for 32 layers).
+TEST(ComputeProfiles, OverlapParamGatherSwitchesTheZero3Prefetch)
+{
+    TrainingConfig c = computeConfig();
+    c.zeroStage = 3;
+    c.microBatch = 64;
+    c.framework = profile("generic", SelectivePolicy::AttentionCore, DpOverlap::None);
+    const CountedModel m = bareModel(7e9, 32, 4096);
+    const TrainingCompute off = computeFor(m, c, 8);
+    ASSERT_GT(off.communication.dpS, 0);
+    EXPECT_NEAR(off.communication.exposedS, off.communication.dpS, 1e-12);
+    c.overlapParamGather = true;
+    EXPECT_NEAR(computeFor(m, c, 8).communication.exposedS, off.communication.dpS / 32, 1e-12);
+    c.framework.dpOverlap = DpOverlap::Prefetch;
+    c.overlapParamGather = false;
+    EXPECT_NEAR(computeFor(m, c, 8).communication.exposedS, off.communication.dpS, 1e-12);
 }
 
 // TP collectives sit between dependent matmuls and stay exposed unless async TP decomposes
@@ -230,6 +313,32 @@ TEST(ComputeProfiles, AsyncTpHsdpAndHfuConventionReadWriteAndNameTheField)
                         "divide the sharding group 16"),
         std::string::npos);
     EXPECT_NE(readError(R"({"zero_stage": 1, "hsdp_shard": 8})").find("needs zero_stage 3"),
+        std::string::npos);
+}
+
+// The DP overlap switches read, write back only when given (unset = the framework's default),
+// and a value that is not a boolean names the field.
+TEST(ComputeProfiles, DpOverlapSwitchesReadWriteAndNameTheField)
+{
+    const Expected<Plan> plan = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
+        "cluster": {"gpus": 16, "gpus_per_node": 8},
+        "training": {"framework": "megatron", "zero_stage": 1, "overlap_grad_reduce": true,
+                     "overlap_param_gather": false}})",
+        presets());
+    ASSERT_TRUE(plan.ok()) << plan.error().toString();
+    EXPECT_EQ(plan->training.overlapGradReduce, std::optional<bool>(true));
+    EXPECT_EQ(plan->training.overlapParamGather, std::optional<bool>(false));
+    const std::string written = writePlan(*plan);
+    EXPECT_NE(written.find("\"overlap_param_gather\": false"), std::string::npos) << written;
+    const Expected<Plan> again = readPlan(written, presets());
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(*again, *plan);
+    const Expected<Plan> unset = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
+        "training": {"framework": "megatron"}})", presets());
+    ASSERT_TRUE(unset.ok());
+    EXPECT_FALSE(unset->training.overlapGradReduce.has_value());
+    EXPECT_EQ(writePlan(*unset).find("overlap_grad_reduce"), std::string::npos);
+    EXPECT_NE(readError(R"({"overlap_grad_reduce": "yes"})").find("training.overlap_grad_reduce"),
         std::string::npos);
 }
 

@@ -204,6 +204,25 @@ TEST(ExportMegatron, MixtralWithExpertAndVirtualPipeline)
     EXPECT_EQ(args.at("--optimizer-cpu-offload"), "");
     EXPECT_EQ(args.at("--use-precision-aware-optimizer"), "");
     EXPECT_EQ(args.count("--grad-reduce-in-bf16"), 0u); // fp32 gradients: Megatron's default
+    EXPECT_EQ(args.count("--overlap-grad-reduce"), 0u); // the plan does not ask: Megatron's off
+}
+
+// training.overlap_grad_reduce / overlap_param_gather are Megatron's two switches; the
+// all-gather overlap needs the distributed optimizer, so at ZeRO-0 it is not written and a
+// warning says why.
+TEST(ExportMegatron, DpOverlapSwitchesAsTheirFlags)
+{
+    const Plan on = defaultPlanWith({ "training.framework=\"megatron\"", "training.zero_stage=1",
+        "training.overlap_grad_reduce=true", "training.overlap_param_gather=true" });
+    const std::map<std::string, std::string> args = argumentMap(exportOf(on, Engine::Megatron).text);
+    EXPECT_EQ(args.at("--overlap-grad-reduce"), "");
+    EXPECT_EQ(args.at("--overlap-param-gather"), "");
+    const Plan ddp = defaultPlanWith({ "training.framework=\"megatron\"", "training.zero_stage=0",
+        "training.overlap_grad_reduce=true", "training.overlap_param_gather=true" });
+    const EngineConfig c = exportOf(ddp, Engine::Megatron);
+    EXPECT_EQ(argumentMap(c.text).count("--overlap-param-gather"), 0u);
+    EXPECT_EQ(argumentMap(c.text).at("--overlap-grad-reduce"), "");
+    EXPECT_TRUE(anyWarningMentions(c, "training.overlap_param_gather"));
 }
 
 TEST(ExportHf, TrainingArgumentsEveryKey)

@@ -682,6 +682,8 @@ TEST(RealFiles, MegatronMixtral8x7b)
     EXPECT_EQ(t["zero_stage"], 1);
     EXPECT_EQ(t["recipe"], "bf16-mixed-18"); // --bf16 without --grad-reduce-in-bf16
     EXPECT_EQ(t["recompute"], "none");
+    EXPECT_EQ(t["overlap_grad_reduce"], true);
+    EXPECT_EQ(t["overlap_param_gather"], true);
     EXPECT_DOUBLE_EQ(t["train_tokens"].get<double>(), 500000.0 * 256 * 4096);
     EXPECT_TRUE(readPlan(r->planJson, exportPresets()).ok());
 }

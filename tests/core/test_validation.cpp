@@ -248,7 +248,8 @@ TEST(Validation, TheStatedUncertaintyCoversEachGpusPublishedRuns)
 // The wider training-throughput set (tests/data/validation/throughput/points.json: 38 published
 // runs on A100, H100, H200, B200, GB200 and GB300 from Megatron-LM, Megatron-Bridge 25.11,
 // torchtitan and llm-foundry; tools/validation_throughput.py prints the table). Its median
-// |error| is 18%; plans that do not fit are scored on the step their explanation gives.
+// |error| is 14% (18% before the Megatron runs' stated DP overlap could be expressed); plans
+// that do not fit are scored on the step their explanation gives.
 TEST(Validation, ThroughputOfThePublishedRunsFromOps)
 {
     const std::string dir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/throughput/";
@@ -262,9 +263,14 @@ TEST(Validation, ThroughputOfThePublishedRunsFromOps)
         EXPECT_EQ(e.compute.timingSource, "measured kernels") << point.at("id");
         const double measured = point.at("measured").get<double>();
         errors.push_back(std::abs(e.compute.tokensPerSPerGpu / measured - 1));
+        // A plan that turns a DP overlap on says in its assumptions where the run states it.
+        if (plan->training.overlapGradReduce || plan->training.overlapParamGather) {
+            const std::string assumptions = point.at("assumptions").dump();
+            EXPECT_NE(assumptions.find("overlap_grad_reduce"), std::string::npos) << point.at("id");
+        }
     }
     ASSERT_GE(errors.size(), 38u);
-    EXPECT_LE(median(errors), 0.20) << "median |error| of tokens/s per GPU over the published runs";
+    EXPECT_LE(median(errors), 0.15) << "median |error| of tokens/s per GPU over the published runs";
 }
 
 
