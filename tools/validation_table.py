@@ -253,6 +253,42 @@ def device_section(cli):
             lines.append("| %s | %d | %d | %.2f ms | %.1f GB | %.0f |" % (
                 gpu, r["batch"], r["kv_len"], r["step_us"] / 1e3, (r["weight_bytes"] + r["kv_bytes"]) / 1e9,
                 r["gbps"]))
+
+    with open(os.path.join(ddir, "h100-sxm-2026-11-26-grouped.json")) as f:
+        grouped = json.load(f)
+    lines += ["", "Grouped expert GEMMs (h100-sxm-2026-11-26-grouped.json, `tools/device/measure_h100.py "
+              "grouped_gemm moe_layer`, the lent H100 of 2026-11-26): torch._grouped_mm (CUTLASS, bf16) "
+              "over one EP rank's routed experts against one cuBLAS GEMM of all the rows stacked (what "
+              "Envelope timed a grouped GEMM as) and a Python loop of per-expert cuBLAS GEMMs (one launch "
+              "each), forward; `fwd+bwd` through autograd (input and weight gradients). The H100 table's "
+              "`grouped_gemm` block holds the two medians (tools/device/grouped_factors.py; "
+              "docs/kernel-tables.md): grouped / stacked where compute-bound, and the weights' read rate "
+              "where weight-bound. Where the experts receive 1,024 rows or more, the grouped launch ran "
+              "within 0.97-1.22x of the stacked GEMM: grouped-GEMM efficiency is not what keeps the "
+              "fine-grained MoE training runs 1.5-2.4x below their op sum (docs/validation-timing.md). "
+              "FP8 rowwise (torch._scaled_grouped_mm) ran 0.6-0.75x the stacked FP8 GEMM's rate at 4,096 "
+              "rows per expert.", "",
+              "| model (experts per rank) | proj | rows per expert | stacked | grouped | loop | grouped / stacked | weights read | grouped fwd+bwd / fwd |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in grouped["grouped_gemm"]:
+        lines.append("| %s (%d) | %s | %d | %.1f us | %.1f us | %.1f us | %.2f | %.2f TB/s | %.2f |" % (
+            r["model"], r["experts"], r["proj"], r["m_per_expert"], r["stacked_us"], r["grouped_us"],
+            r["loop_us"], r["grouped_us"] / r["stacked_us"], r["weight_bytes"] / r["grouped_us"] / 1e6,
+            r["grouped_fwd_bwd_us"] / r["grouped_us"]))
+    lines += ["", "An eager MoE block (the same file, `moe_layer`): Qwen3-30B-A3B's routed experts on one "
+              "EP rank (router, softmax, top-8, sort by expert, gather, grouped gate-up, SiLU * up, grouped "
+              "down, weighted scatter-add; balanced routing in place of the all-to-all), forward + backward. "
+              "At 8,192 tokens it is GPU-bound and its time is the kernels' (the naive gather's backward, "
+              "an index_add, alone took 2.2 ms of 8.0); at 512 and 64 tokens the GPU is busy 0.6-0.9 ms of "
+              "a 3.0-3.2 ms wall time: 20-30 us of host time per kernel launched in eager PyTorch with "
+              "autograd. A device-to-host read of the per-expert counts each layer (Megatron's alltoall "
+              "dispatcher) cost nothing measurable on one GPU. Not applied: Envelope has no host-time term; "
+              "the published MoE runs use Megatron's fused permute kernels, not this block.", "",
+              "| tokens | host sync | wall | GPU busy | kernels |", "|---|---|---|---|---|"]
+    for r in grouped["moe_layer"]:
+        lines.append("| %d | %s | %.2f ms | %.2f ms | %d |" % (
+            r["tokens"], "yes" if r["host_sync"] else "no", r["wall_us"] / 1e3, r["gpu_busy_us"] / 1e3,
+            r["kernels"]))
     return lines
 
 

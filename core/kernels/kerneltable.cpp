@@ -362,6 +362,17 @@ Expected<KernelTable> parseKernelTable(std::string_view jsonText, std::string_vi
             t.validationSource = r.text(*v, "validation", "source");
         }
     }
+    // Optional: grouped expert GEMMs against stacked ones on the same card.
+    if (const auto g = root.find("grouped_gemm"); g != root.end() && !r.failed()) {
+        if (!g->is_object()) {
+            r.fail("grouped_gemm", "must be an object");
+        } else {
+            t.groupedTimeFactor = r.number(*g, "grouped_gemm", "time_factor", 0.5, 4.0);
+            t.groupedWeightStreamFraction
+                = r.number(*g, "grouped_gemm", "weight_stream_hbm_fraction", 0.05, 1.0);
+            t.groupedSource = r.text(*g, "grouped_gemm", "source");
+        }
+    }
     if (r.failed())
         return r.error();
     return t;

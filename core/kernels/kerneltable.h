@@ -86,6 +86,14 @@ struct KernelTable {
     double trainingUncertainty = 0;
     int trainingPoints = 0;
     std::string validationSource;
+    // Grouped expert GEMMs measured on this card (the table's optional "grouped_gemm" block):
+    // one grouped launch takes `groupedTimeFactor` x the time of one GEMM of all the groups'
+    // rows stacked, and reads the experts' weights at no more than
+    // `groupedWeightStreamFraction` of the HBM bandwidth. 1 and 0: not measured (stacked time,
+    // and the weights at the elementwise HBM efficiency).
+    double groupedTimeFactor = 1;
+    double groupedWeightStreamFraction = 0;
+    std::string groupedSource;
 
     const GemmTable* findGemm(GemmDtype dtype) const;
     const CollectiveTable* findCollective(CollectiveKind op, int gpus, bool custom) const;

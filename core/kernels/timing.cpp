@@ -393,10 +393,18 @@ OpTime timeOp(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
         // A grouped GEMM (CUTLASS grouped GEMM, Triton fused MoE, DeepGEMM) runs the experts in
         // one launch: no faster than one GEMM of all their rows stacked, nor than reading every
         // expert's weights once.
+        // Where the card's table measured grouped launches ("grouped_gemm"), they take its
+        // time factor over the stacked GEMM and stream the weights at its measured share of HBM.
         if (op.batch > 1 && op.grouped) {
             OpTime stacked = gemmTime(op.m * op.batch, op.n, op.k, 1, op.dtype, gpu, defaults);
             const double weights = op.batch * op.n * op.k * weightBytesPerElement(op.dtype);
-            stacked.seconds = std::max(stacked.seconds, memoryTime(weights, gpu, defaults).seconds);
+            const KernelTable* table = gpu.kernels.get();
+            double weightS = memoryTime(weights, gpu, defaults).seconds;
+            if (table && table->groupedWeightStreamFraction > 0 && gpu.hbmBytesPerS > 0)
+                weightS = weights / (gpu.hbmBytesPerS * table->groupedWeightStreamFraction);
+            if (table)
+                stacked.seconds *= table->groupedTimeFactor;
+            stacked.seconds = std::max(stacked.seconds, weightS);
             return stacked;
         }
         return gemmTime(op.m, op.n, op.k, op.batch, op.dtype, gpu, defaults);

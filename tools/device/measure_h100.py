@@ -552,6 +552,147 @@ def kernel_floor():
     print("kernel floor (us per kernel)", {k: round(v, 2) for k, v in rows.items()}, flush=True)
 
 
+# Routed-expert shapes per EP rank (hidden, expert FFN, local experts), from the models' configs:
+# Qwen3-30B-A3B (2048, 768, 128 experts / EP 8), Qwen3-235B-A22B (4096, 1536, 128 / EP 8),
+# gpt-oss-120b (2880, 2880, 128 / EP 8), DeepSeek-V3 (7168, 2048, 256 / EP 64).
+MOE_SHAPES = [("qwen3-30b-a3b", 2048, 768, 16), ("qwen3-235b-a22b", 4096, 1536, 16),
+              ("gpt-oss-120b", 2880, 2880, 16), ("deepseek-v3", 7168, 2048, 4)]
+MOE_M = [16, 64, 256, 1024, 4096]
+
+
+@section("grouped_gemm")
+def grouped_gemm():
+    """Expert GEMMs of one EP rank, each expert receiving m tokens: torch._grouped_mm (one
+    launch, CUTLASS grouped GEMM) against one cuBLAS GEMM of all rows stacked (what Envelope times
+    a grouped GEMM as) and against a loop of per-expert cuBLAS GEMMs. Up (gate+up, n = 2f) and down
+    projections, forward, and forward+backward through autograd (input and weight gradients)."""
+    rows = []
+    for name, h, f, experts in MOE_SHAPES:
+        for proj, n, k in (("up", 2 * f, h), ("down", h, f)):
+            w = (torch.randn(experts, n, k, device=DEV, dtype=torch.bfloat16) * 0.02).requires_grad_()
+            ws = w.detach().reshape(experts * n, k)[:n]  # one expert's matrix for the stacked GEMM
+            for m in MOE_M:
+                total = m * experts
+                x = torch.randn(total, k, device=DEV, dtype=torch.bfloat16).requires_grad_()
+                offs = torch.arange(1, experts + 1, device=DEV, dtype=torch.int32) * m
+                flops = 2.0 * total * n * k
+                row = {"model": name, "proj": proj, "m_per_expert": m, "experts": experts, "n": n, "k": k,
+                       "flops": flops, "weight_bytes": experts * n * k * 2}
+                iters = 20 if flops < 5e11 else 5
+                xd = x.detach()
+                row["stacked_us"] = timed_events(lambda: F.linear(xd, ws), iters)
+                chunks = list(xd.split(m))
+                wd = w.detach()
+                row["loop_us"] = timed_events(lambda: [F.linear(c, wd[e]) for e, c in enumerate(chunks)], iters)
+                try:
+                    row["grouped_us"] = timed_events(
+                        lambda: torch._grouped_mm(xd, wd.transpose(-2, -1), offs=offs), iters)
+                    gy = torch.randn(total, n, device=DEV, dtype=torch.bfloat16)
+
+                    def fb():
+                        y = torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
+                        torch.autograd.grad(y, (x, w), gy)
+                    row["grouped_fwd_bwd_us"] = timed_events(fb, max(2, iters // 4))
+                    xs = xd.clone().requires_grad_()
+                    wsg = ws.clone().requires_grad_()
+
+                    def fbs():
+                        torch.autograd.grad(F.linear(xs, wsg), (xs, wsg), gy)
+                    row["stacked_fwd_bwd_us"] = timed_events(fbs, max(2, iters // 4))
+                except Exception as e:
+                    row["grouped_error"] = repr(e)[:300]
+                fp8 = getattr(torch, "float8_e4m3fn", None)
+                if fp8 is not None and hasattr(torch, "_scaled_grouped_mm"):
+                    try:
+                        x8 = xd.to(fp8)
+                        w8 = wd.to(fp8)
+                        sa = torch.ones(total, device=DEV, dtype=torch.float32)
+                        sb = torch.ones(experts, n, device=DEV, dtype=torch.float32)
+                        row["fp8_grouped_us"] = timed_events(lambda: torch._scaled_grouped_mm(
+                            x8, w8.transpose(-2, -1), sa, sb, offs=offs, out_dtype=torch.bfloat16,
+                            use_fast_accum=True), iters)
+                        w8s = w8[0]
+                        row["fp8_stacked_us"] = timed_events(lambda: torch._scaled_mm(
+                            x8, w8s.t(), scale_a=sa.view(-1, 1), scale_b=sb[0].view(1, -1),
+                            out_dtype=torch.bfloat16, use_fast_accum=True), iters)
+                    except Exception as e:
+                        row["fp8_error"] = repr(e)[:300]
+                rows.append(row)
+                print(f"grouped {name:16} {proj:4} m/e={m:5} E={experts:3}  stacked {row['stacked_us']:8.1f}  "
+                      f"grouped {row.get('grouped_us', float('nan')):8.1f}  loop {row['loop_us']:8.1f} us  "
+                      f"fwd+bwd g/s {row.get('grouped_fwd_bwd_us', float('nan')):8.1f}/"
+                      f"{row.get('stacked_fwd_bwd_us', float('nan')):8.1f}  fp8 g/s "
+                      f"{row.get('fp8_grouped_us', float('nan')):7.1f}/{row.get('fp8_stacked_us', float('nan')):7.1f}",
+                      flush=True)
+                del x
+            del w
+            torch.cuda.empty_cache()
+    res["grouped_gemm"] = rows
+
+
+@section("moe_layer")
+def moe_layer():
+    """One EP rank's routed-expert block of Qwen3-30B-A3B in eager PyTorch (router, softmax,
+    top-8, sort by expert, gather, grouped gate-up GEMM, SiLU*up, grouped down GEMM, weighted
+    scatter-add back), forward + backward, at 8,192 tokens (mbs 2 x 4096) and at 512 and 64
+    tokens. Balanced routing stands in for the EP all-to-all (each of the 16 local experts gets
+    tokens x 8 / 16 rows). Measured: wall time, GPU kernel time and kernel count from the
+    profiler, with and without a device-to-host copy of the per-expert counts (Megatron's
+    alltoall token dispatcher reads them on the host every layer)."""
+    out = []
+    H, FF, E, K, EL = 2048, 768, 128, 8, 16
+    for tokens in (8192, 512, 64):
+        x = (torch.randn(tokens, H, device=DEV, dtype=torch.bfloat16)).requires_grad_()
+        router = (torch.randn(E, H, device=DEV, dtype=torch.bfloat16) * 0.02).requires_grad_()
+        w1 = (torch.randn(EL, 2 * FF, H, device=DEV, dtype=torch.bfloat16) * 0.02).requires_grad_()
+        w2 = (torch.randn(EL, H, FF, device=DEV, dtype=torch.bfloat16) * 0.02).requires_grad_()
+        balanced = (torch.arange(tokens * K, device=DEV) % EL).view(tokens, K)
+
+        def layer(sync):
+            logits = F.linear(x, router)
+            probs = torch.softmax(logits.float(), dim=-1)
+            topv, topi = probs.topk(K, dim=-1)
+            topv = topv / topv.sum(-1, keepdim=True)
+            local = balanced + 0 * topi  # the routing's data dependence, balanced counts
+            flat = local.flatten()
+            order = flat.argsort(stable=True)
+            counts = torch.bincount(flat, minlength=EL)
+            if sync:
+                counts.tolist()
+            offs = counts.cumsum(0).to(torch.int32)
+            tok = order // K
+            xp = x.index_select(0, tok)
+            h1 = torch._grouped_mm(xp, w1.transpose(-2, -1), offs=offs)
+            g, u = h1.chunk(2, dim=-1)
+            a = F.silu(g) * u
+            h2 = torch._grouped_mm(a, w2.transpose(-2, -1), offs=offs)
+            h2 = h2 * topv.flatten()[order].unsqueeze(-1).to(h2.dtype)
+            y = torch.zeros_like(x).index_add(0, tok, h2)
+            y.float().square().mean().backward()
+
+        for sync in (True, False):
+            for _ in range(3):
+                layer(sync)
+            torch.cuda.synchronize()
+            walls = []
+            for _ in range(10):
+                t0 = time.perf_counter()
+                layer(sync)
+                torch.cuda.synchronize()
+                walls.append(time.perf_counter() - t0)
+            prof = profile_step(lambda: layer(sync))
+            row = {"tokens": tokens, "host_sync": sync, "wall_us": statistics.median(walls) * 1e6,
+                   "gpu_busy_us": prof["busy_s"] * 1e6, "kernels": prof["kernels"],
+                   "by_class_us": {k: v * 1e6 for k, v in prof["by_class_s"].items()},
+                   "top_kernels_us": prof["top_kernels_us"][:12]}
+            out.append(row)
+            print(f"moe layer tokens={tokens:5} sync={sync}: wall {row['wall_us']:8.1f} us, GPU busy "
+                  f"{row['gpu_busy_us']:8.1f} us, {row['kernels']} kernels", flush=True)
+        del x, router, w1, w2
+        torch.cuda.empty_cache()
+    res["moe_layer"] = out
+
+
 @section("sustained")
 def sustained():
     """A GEMM in a short burst (what a kernel table times) against the same GEMM run back to back
@@ -595,7 +736,8 @@ if __name__ == "__main__":
     table = {"device": device_info, "hbm": hbm, "gemm": gemm, "attention": attention,
              "decode_attention": decode_attention, "training": training,
              "eager_modules": eager_modules, "decode_step": decode_step,
-             "kernel_floor": kernel_floor, "sustained": sustained}
+             "kernel_floor": kernel_floor, "sustained": sustained,
+             "grouped_gemm": grouped_gemm, "moe_layer": moe_layer}
     order = sys.argv[1:] or ["hbm", "gemm", "attention", "decode_attention", "training",
                              "eager_modules"]
     device_info()
