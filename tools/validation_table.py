@@ -256,6 +256,8 @@ def device_section(cli):
 
     with open(os.path.join(ddir, "h100-sxm-2026-11-26-grouped.json")) as f:
         grouped = json.load(f)
+    with open(os.path.join(ddir, "h200-2026-11-26-grouped.json")) as f:
+        grouped200 = json.load(f)["grouped_gemm"]
     lines += ["", "Grouped expert GEMMs (h100-sxm-2026-11-26-grouped.json, `tools/device/measure_h100.py "
               "grouped_gemm moe_layer`, the lent H100 of 2026-11-26): torch._grouped_mm (CUTLASS, bf16) "
               "over one EP rank's routed experts against one cuBLAS GEMM of all the rows stacked (what "
@@ -267,12 +269,13 @@ def device_section(cli):
               "within 0.97-1.22x of the stacked GEMM: grouped-GEMM efficiency is not what keeps the "
               "fine-grained MoE training runs 1.5-2.4x below their op sum (docs/validation-timing.md). "
               "FP8 rowwise (torch._scaled_grouped_mm) ran 0.6-0.75x the stacked FP8 GEMM's rate at 4,096 "
-              "rows per expert.", "",
-              "| model (experts per rank) | proj | rows per expert | stacked | grouped | loop | grouped / stacked | weights read | grouped fwd+bwd / fwd |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for r in grouped["grouped_gemm"]:
-        lines.append("| %s (%d) | %s | %d | %.1f us | %.1f us | %.1f us | %.2f | %.2f TB/s | %.2f |" % (
-            r["model"], r["experts"], r["proj"], r["m_per_expert"], r["stacked_us"], r["grouped_us"],
+              "rows per expert. The same run on the lent H200 (h200-2026-11-26-grouped.json) read the weights "
+              "at about the H100's rate, 2.4 TB/s of its 4.8.", "",
+              "| GPU | model (experts per rank) | proj | rows per expert | stacked | grouped | loop | grouped / stacked | weights read | grouped fwd+bwd / fwd |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for gpu, r in [("h100-sxm", r) for r in grouped["grouped_gemm"]] + [("h200", r) for r in grouped200]:
+        lines.append("| %s | %s (%d) | %s | %d | %.1f us | %.1f us | %.1f us | %.2f | %.2f TB/s | %.2f |" % (
+            gpu, r["model"], r["experts"], r["proj"], r["m_per_expert"], r["stacked_us"], r["grouped_us"],
             r["loop_us"], r["grouped_us"] / r["stacked_us"], r["weight_bytes"] / r["grouped_us"] / 1e6,
             r["grouped_fwd_bwd_us"] / r["grouped_us"]))
     lines += ["", "An eager MoE block (the same file, `moe_layer`): Qwen3-30B-A3B's routed experts on one "

@@ -398,7 +398,7 @@ OpTime timeOp(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
         if (op.batch > 1 && op.grouped) {
             OpTime stacked = gemmTime(op.m * op.batch, op.n, op.k, 1, op.dtype, gpu, defaults);
             const double weights = op.batch * op.n * op.k * weightBytesPerElement(op.dtype);
-            const KernelTable* table = gpu.kernels.get();
+            const KernelTable* table = defaults.engineMoeKernels ? nullptr : gpu.kernels.get();
             double weightS = memoryTime(weights, gpu, defaults).seconds;
             if (table && table->groupedWeightStreamFraction > 0 && gpu.hbmBytesPerS > 0)
                 weightS = weights / (gpu.hbmBytesPerS * table->groupedWeightStreamFraction);

@@ -33,6 +33,10 @@ struct SpecDefaults {
     double interNodeBusEfficiency = 0.85;
     double intraNodeLatencyS = 10e-6;
     double interNodeLatencyS = 30e-6;
+    // The routed experts run an inference engine's fused MoE kernel (vLLM / SGLang fused_moe,
+    // TensorRT-LLM), which the tables' "grouped_gemm" block (torch._grouped_mm, the training
+    // side) did not measure: grouped GEMMs keep the stacked rule.
+    bool engineMoeKernels = false;
 };
 
 struct OpTime {

@@ -530,6 +530,7 @@ OpTimes servingOps(bool prefill, const ModelArch& arch, const InferenceLayout& l
 SpecDefaults servingDefaults(const ServingConfig& config)
 {
     SpecDefaults defaults;
+    defaults.engineMoeKernels = true;
     if (positiveOrZero(config.decodeEfficiency) > 0)
         defaults.hbmEfficiency = std::min(config.decodeEfficiency, 1.0);
     return defaults;

@@ -402,59 +402,78 @@ TEST(Validation, DecodeStepOpsAgainstTheLentH100)
     }
 }
 
-// Grouped expert GEMMs on the lent H100 (h100-sxm-2026-11-26-grouped.json, tools/device/
-// measure_h100.py grouped_gemm): torch._grouped_mm over one EP rank's routed experts of four MoE
-// models, gate-up and down, 16 to 4,096 rows per expert, against one cuBLAS GEMM of all the rows
-// stacked on the same card. The H100 table's "grouped_gemm" block is the two medians of that run
-// (tools/device/grouped_factors.py): grouped / stacked 1.128 where the experts are compute-bound
-// (>= 1,024 rows each, 16 rows), and the weights read at 0.676 of the 3.35 TB/s HBM where they
-// are weight-bound (<= 64 rows, 16 rows). Timed as one stacked GEMM no slower than reading the
-// weights at 0.8 of HBM, as before the block, the 40 measured launches took a median 1.2x the
-// estimate (1.05-1.88x); with the block 0.89-1.67x, median 1.06.
-TEST(Validation, GroupedGemmsAgainstTheLentH100)
+// Grouped expert GEMMs on the lent H100 and H200 (h100-sxm-2026-11-26-grouped.json,
+// h200-2026-11-26-grouped.json; tools/device/measure_h100.py grouped_gemm): torch._grouped_mm
+// over one EP rank's routed experts of four MoE models, gate-up and down, 16 to 4,096 rows per
+// expert, against one cuBLAS GEMM of all the rows stacked on the same card. Each table's
+// "grouped_gemm" block is the two medians of its card's run (tools/device/grouped_factors.py):
+// grouped / stacked where the experts are compute-bound (>= 1,024 rows each: 1.128 H100, 1.103
+// H200) and the weights' read rate over the HBM where they are weight-bound (<= 64 rows: 0.676 of
+// 3.35 TB/s, 0.504 of 4.8). Timed as one stacked GEMM no slower than reading the weights at 0.8 of
+// HBM, as before the blocks, the 40 launches took a median 1.22x (H100; 1.05-1.88x) and 1.30x
+// (H200; 1.02-2.38x) the estimate; with them 1.06x (0.89-1.67x) and 1.03x (0.86-1.50x). Serving
+// keeps the stacked rule: engines run their own fused MoE kernels, which no card measured here
+// (applied to SGLang's DeepSeek-V3 MTP on H200, torch's 2.4 TB/s weight stream took the batch-1
+// gain from 1.8x to 1.6x where SGLang reports 1.8x).
+TEST(Validation, GroupedGemmsAgainstTheLentCards)
 {
     const std::string dir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/device/";
     const Expected<PresetLibrary> lib = builtinPresets();
     ASSERT_TRUE(lib.ok());
-    const Gpu& gpu = lib->findGpu("h100-sxm")->gpu;
-    ASSERT_TRUE(gpu.kernels);
-    const nlohmann::json rows = nlohmann::json::parse(
-        testing::readText(dir + "h100-sxm-2026-11-26-grouped.json")).at("grouped_gemm");
-    ASSERT_EQ(rows.size(), 40u);
-    std::vector<double> computeBound, weightBound;
-    for (const nlohmann::json& row : rows) {
-        const double perExpert = row.at("m_per_expert"), us = row.at("grouped_us");
-        if (perExpert >= 1024)
-            computeBound.push_back(us / row.at("stacked_us").get<double>());
-        if (perExpert <= 64)
-            weightBound.push_back(row.at("weight_bytes").get<double>() / (us * 1e-6) / 3.35e12);
-    }
-    ASSERT_EQ(computeBound.size(), 16u);
-    ASSERT_EQ(weightBound.size(), 16u);
-    EXPECT_NEAR(gpu.kernels->groupedTimeFactor, median(computeBound), 0.001);
-    EXPECT_NEAR(gpu.kernels->groupedWeightStreamFraction, median(weightBound), 0.001);
+    struct Card {
+        const char* gpu;
+        const char* file;
+        double hbm; // the preset's HBM bandwidth, bytes/s
+    };
+    for (const Card card : { Card { "h100-sxm", "h100-sxm-2026-11-26-grouped.json", 3.35e12 },
+             Card { "h200", "h200-2026-11-26-grouped.json", 4.8e12 } }) {
+        SCOPED_TRACE(card.gpu);
+        const Gpu& gpu = lib->findGpu(card.gpu)->gpu;
+        ASSERT_TRUE(gpu.kernels);
+        ASSERT_DOUBLE_EQ(gpu.hbmBytesPerS, card.hbm);
+        const nlohmann::json rows = nlohmann::json::parse(testing::readText(dir + card.file))
+                                        .at("grouped_gemm");
+        ASSERT_EQ(rows.size(), 40u);
+        std::vector<double> computeBound, weightBound;
+        for (const nlohmann::json& row : rows) {
+            const double perExpert = row.at("m_per_expert"), us = row.at("grouped_us");
+            if (perExpert >= 1024)
+                computeBound.push_back(us / row.at("stacked_us").get<double>());
+            if (perExpert <= 64)
+                weightBound.push_back(
+                    row.at("weight_bytes").get<double>() / (us * 1e-6) / card.hbm);
+        }
+        ASSERT_EQ(computeBound.size(), 16u);
+        ASSERT_EQ(weightBound.size(), 16u);
+        EXPECT_NEAR(gpu.kernels->groupedTimeFactor, median(computeBound), 0.001);
+        EXPECT_NEAR(gpu.kernels->groupedWeightStreamFraction, median(weightBound), 0.001);
 
-    auto stackedOnly = std::make_shared<KernelTable>(*gpu.kernels.get());
-    stackedOnly->groupedTimeFactor = 1;
-    stackedOnly->groupedWeightStreamFraction = 0;
-    Gpu before = gpu;
-    before.kernels = KernelTableRef(stackedOnly);
-    std::vector<double> now, then;
-    for (const nlohmann::json& row : rows) {
-        Op op;
-        op.m = row.at("m_per_expert");
-        op.n = row.at("n");
-        op.k = row.at("k");
-        op.batch = row.at("experts");
-        op.grouped = true;
-        const double measured = row.at("grouped_us").get<double>() * 1e-6;
-        now.push_back(measured / timeOp(op, gpu).seconds);
-        then.push_back(measured / timeOp(op, before).seconds);
+        auto stackedOnly = std::make_shared<KernelTable>(*gpu.kernels.get());
+        stackedOnly->groupedTimeFactor = 1;
+        stackedOnly->groupedWeightStreamFraction = 0;
+        Gpu before = gpu;
+        before.kernels = KernelTableRef(stackedOnly);
+        std::vector<double> now, then;
+        for (const nlohmann::json& row : rows) {
+            Op op;
+            op.m = row.at("m_per_expert");
+            op.n = row.at("n");
+            op.k = row.at("k");
+            op.batch = row.at("experts");
+            op.grouped = true;
+            const double measured = row.at("grouped_us").get<double>() * 1e-6;
+            now.push_back(measured / timeOp(op, gpu).seconds);
+            then.push_back(measured / timeOp(op, before).seconds);
+            // An engine's fused MoE kernel (serving) was not measured: the stacked rule stays.
+            SpecDefaults engine;
+            engine.engineMoeKernels = true;
+            EXPECT_DOUBLE_EQ(timeOp(op, gpu, engine).seconds, timeOp(op, before).seconds);
+        }
+        EXPECT_GT(median(then), 1.15); // the stacked rule was fast
+        EXPECT_NEAR(median(now), 1.0, 0.08);
+        EXPECT_GT(*std::min_element(now.begin(), now.end()), 0.8);
+        EXPECT_LT(*std::max_element(now.begin(), now.end()), 1.75); // Qwen3-30B-A3B's 6 MB experts
     }
-    EXPECT_GT(median(then), 1.15); // the stacked rule was 20% fast
-    EXPECT_NEAR(median(now), 1.0, 0.08);
-    EXPECT_GT(*std::min_element(now.begin(), now.end()), 0.85);
-    EXPECT_LT(*std::max_element(now.begin(), now.end()), 1.75); // Qwen3-30B-A3B's 6 MB experts
 }
 
 } // namespace
