@@ -399,12 +399,12 @@ OpTime timeOp(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
             OpTime stacked = gemmTime(op.m * op.batch, op.n, op.k, 1, op.dtype, gpu, defaults);
             const double weights = op.batch * op.n * op.k * weightBytesPerElement(op.dtype);
             const KernelTable* table = defaults.engineMoeKernels ? nullptr : gpu.kernels.get();
-            double weightS = memoryTime(weights, gpu, defaults).seconds;
-            if (table && table->groupedWeightStreamFraction > 0 && gpu.hbmBytesPerS > 0)
-                weightS = weights / (gpu.hbmBytesPerS * table->groupedWeightStreamFraction);
+            SpecDefaults stream = defaults;
+            if (table && table->groupedWeightStreamFraction > 0)
+                stream.hbmEfficiency = table->groupedWeightStreamFraction;
             if (table)
                 stacked.seconds *= table->groupedTimeFactor;
-            stacked.seconds = std::max(stacked.seconds, weightS);
+            stacked.seconds = std::max(stacked.seconds, memoryTime(weights, gpu, stream).seconds);
             return stacked;
         }
         return gemmTime(op.m, op.n, op.k, op.batch, op.dtype, gpu, defaults);
