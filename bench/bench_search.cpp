@@ -159,16 +159,25 @@ BENCHMARK(BM_WhatMakesItFitPathological)
 
 // A serving search per iteration: Arg 0 serving-max-throughput, 1 serving-min-gpus; counters
 // for the layouts evaluated and their rate.
-void runServingSearch(benchmark::State& state, const envelope::Plan& plan)
+// Times searchServing for `goal`; returns the last result for the caller's counters.
+envelope::ServingSearchResult timeServingSearch(
+    benchmark::State& state, const envelope::Plan& plan, envelope::SearchGoal goal)
 {
     envelope::SearchOptions options;
-    options.goal = state.range(0) ? envelope::SearchGoal::ServingMinGpus
-                                  : envelope::SearchGoal::ServingMaxThroughput;
+    options.goal = goal;
     envelope::ServingSearchResult last;
     for (auto _ : state) {
         last = envelope::searchServing(plan, options);
         benchmark::DoNotOptimize(last);
     }
+    return last;
+}
+
+void runServingSearch(benchmark::State& state, const envelope::Plan& plan)
+{
+    const envelope::ServingSearchResult last = timeServingSearch(state, plan,
+        state.range(0) ? envelope::SearchGoal::ServingMinGpus
+                       : envelope::SearchGoal::ServingMaxThroughput);
     if (last.candidates.empty())
         state.SkipWithError("no layout fits");
     state.counters["evaluated"] = static_cast<double>(last.evaluated);
@@ -204,13 +213,8 @@ void BM_SearchServingGoodput(benchmark::State& state)
         "serving": {"context": 8192, "workload": {"input_tokens": {"mean": 2000, "p90": 3500},
             "output_tokens": {"mean": 300, "p90": 600}, "request_rate": 40},
             "slo": {"ttft_p90_s": 1.0, "tpot_p90_s": 0.05}}})");
-    envelope::SearchOptions options;
-    options.goal = envelope::SearchGoal::ServingMaxGoodput;
-    envelope::ServingSearchResult last;
-    for (auto _ : state) {
-        last = envelope::searchServing(plan, options);
-        benchmark::DoNotOptimize(last);
-    }
+    const envelope::ServingSearchResult last
+        = timeServingSearch(state, plan, envelope::SearchGoal::ServingMaxGoodput);
     if (last.candidates.empty())
         state.SkipWithError("no layout meets the SLO");
     state.counters["layouts"] = static_cast<double>(last.searched);

@@ -225,7 +225,6 @@ private slots:
         QVERIFY(!m_panel->maxItlSpin()->isEnabled());
     }
 
-    // RL: the pools the core ranks first become the plan's in one undo step.
     // Serving, "Most goodput under the plan's SLO": the table ranks by goodput, with the
     // capacity beside it, in the core's order.
     void servingGoodputGoalShowsGoodputAndCapacity()
@@ -260,6 +259,7 @@ private slots:
         QCOMPARE(table->columnCount(), 11);
     }
 
+    // RL: the pools the core ranks first become the plan's in one undo step.
     void rlSearchAppliesPoolsAsOneUndoStep()
     {
         Expected<Plan> rl = readPlan(kRlPlan, uitest::presets());
