@@ -552,6 +552,92 @@ def kernel_floor():
     print("kernel floor (us per kernel)", {k: round(v, 2) for k, v in rows.items()}, flush=True)
 
 
+@section("kernel_sweep")
+def kernel_sweep():
+    """Memory-bound kernels from one row to 32k rows, each 64 back to back in one CUDA graph: a
+    residual add (pointwise), F.rms_norm and softmax (row reductions) on [rows, 4096] and
+    [rows, 8192] bf16, silu(gate) * up on [rows, 2 x 14336] (two pointwise kernels). Bytes read
+    + written per kernel beside each time: what Envelope times as launch floor + bytes / HBM."""
+    rows = []
+    for width in (4096, 8192):
+        for n in (1, 8, 64, 512, 4096, 32768):
+            x = torch.randn(n, width, device=DEV, dtype=torch.bfloat16)
+            r = torch.randn_like(x)
+            wt = torch.ones(width, device=DEV, dtype=torch.bfloat16)
+            e = n * width * 2
+            for kind, reduction, fn, nbytes in (
+                    ("add", False, lambda: x + r, 3 * e),
+                    ("rms_norm", True, lambda: F.rms_norm(x, (width,), wt, 1e-5), 2 * e),
+                    ("softmax", True, lambda: torch.softmax(x, dim=-1), 2 * e)):
+                us = timed_graph([fn] * 64)
+                rows.append({"kernel": kind, "reduction": reduction, "rows": n, "width": width,
+                             "bytes": nbytes, "us": us})
+            del x, r
+    for n in (1, 8, 64, 512, 4096, 16384):
+        g = torch.randn(n, 2 * 14336, device=DEV, dtype=torch.bfloat16)
+        us = timed_graph([lambda: F.silu(g[:, :14336]) * g[:, 14336:]] * 32) / 2
+        # silu reads the gate and writes its output, mul reads both and writes one: 5 tensors
+        # of [n, 14336] over the two kernels, 2.5 per kernel.
+        rows.append({"kernel": "silu_mul", "reduction": False, "rows": n, "width": 14336,
+                     "bytes": 2.5 * n * 14336 * 2, "us": us})
+        del g
+    torch.cuda.empty_cache()
+    res["kernel_sweep"] = rows
+    for row in rows:
+        print(f"sweep {row['kernel']:>8} {row['rows']:>6} x {row['width']:>5}: {row['us']:8.2f} us "
+              f"{row['bytes'] / row['us'] / 1e3:7.0f} GB/s", flush=True)
+
+
+@section("decode_step_70b")
+def decode_step_70b():
+    """One tensor-parallel rank's decode step of Llama-3.1-70B at TP 4 (80 layers, hidden 8192,
+    16 query and 2 KV heads of 128, FFN 7168 and vocabulary 32,064 per rank; random bf16
+    weights, 34 GB), in one CUDA graph as decode_step: the GPU work of one rank without the two
+    all-reduces per layer, RoPE, cache writes, sampling or the scheduler."""
+    L, h, heads, kvh, d, ffn, vocab = 80, 8192, 16, 2, 128, 7168, 128256 // 4
+    bf = torch.bfloat16
+    g = torch.Generator(device=DEV).manual_seed(0)
+
+    def w(*shape):
+        return (torch.randn(*shape, device=DEV, dtype=bf, generator=g) * 0.02)
+    layers = [dict(qkv=w((heads + 2 * kvh) * d, h), o=w(h, heads * d), gu=w(2 * ffn, h),
+                   down=w(h, ffn), n1=torch.ones(h, device=DEV, dtype=bf),
+                   n2=torch.ones(h, device=DEV, dtype=bf)) for _ in range(L)]
+    head = w(vocab, h)
+    rows = []
+    for batch, kv_len in ((1, 1024), (8, 1024), (32, 1024), (64, 2048), (128, 2048)):
+        kv_bytes = 2 * L * batch * kvh * kv_len * d * 2
+        caches = [(torch.randn(batch, kvh, kv_len, d, device=DEV, dtype=bf, generator=g),
+                   torch.randn(batch, kvh, kv_len, d, device=DEV, dtype=bf, generator=g))
+                  for _ in range(L)]
+        x0 = torch.randn(batch, h, device=DEV, dtype=bf, generator=g)
+
+        def step():
+            x = x0
+            for lw, (kc, vc) in zip(layers, caches):
+                y = F.rms_norm(x, (h,), lw["n1"], 1e-5)
+                qkv = F.linear(y, lw["qkv"])
+                q = qkv[:, : heads * d].view(batch, heads, 1, d)
+                a = F.scaled_dot_product_attention(q, kc, vc, enable_gqa=True)
+                x = x + F.linear(a.reshape(batch, heads * d), lw["o"])
+                y = F.rms_norm(x, (h,), lw["n2"], 1e-5)
+                gu = F.linear(y, lw["gu"])
+                x = x + F.linear(F.silu(gu[:, :ffn]) * gu[:, ffn:], lw["down"])
+            return F.linear(F.rms_norm(x, (h,), layers[0]["n1"], 1e-5), head)
+
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+            us = timed_graph([step], reps=10)
+        weight_bytes = 2 * (L * (((heads + 2 * kvh) * d + heads * d) * h + 3 * ffn * h) + vocab * h)
+        rows.append({"batch": batch, "kv_len": kv_len, "step_us": us, "weight_bytes": weight_bytes,
+                     "kv_bytes": kv_bytes, "gbps": (weight_bytes + kv_bytes) / us / 1e3})
+        print(f"decode-step 70B/tp4 b={batch:>4} kv={kv_len:>5} {us/1e3:7.3f} ms "
+              f"{(weight_bytes + kv_bytes)/us/1e3:7.1f} GB/s", flush=True)
+        del caches
+        torch.cuda.empty_cache()
+    res["decode_step_llama70b_tp4"] = rows
+
+
 # Routed-expert shapes per EP rank (hidden, expert FFN, local experts), from the models' configs:
 # Qwen3-30B-A3B (2048, 768, 128 experts / EP 8), Qwen3-235B-A22B (4096, 1536, 128 / EP 8),
 # gpt-oss-120b (2880, 2880, 128 / EP 8), DeepSeek-V3 (7168, 2048, 256 / EP 64).
@@ -737,7 +823,8 @@ if __name__ == "__main__":
              "decode_attention": decode_attention, "training": training,
              "eager_modules": eager_modules, "decode_step": decode_step,
              "kernel_floor": kernel_floor, "sustained": sustained,
-             "grouped_gemm": grouped_gemm, "moe_layer": moe_layer}
+             "grouped_gemm": grouped_gemm, "moe_layer": moe_layer,
+             "kernel_sweep": kernel_sweep, "decode_step_70b": decode_step_70b}
     order = sys.argv[1:] or ["hbm", "gemm", "attention", "decode_attention", "training",
                              "eager_modules"]
     device_info()
