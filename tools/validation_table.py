@@ -231,28 +231,59 @@ def device_section(cli):
         floor = json.load(f)["kernel_floor"]
     floor_text = ", ".join("%s %.1f us" % (k.replace("_us", "").replace("_b", " at batch "), v)
                            for k, v in floor.items())
-    lines += ["", "Decode: one step of a Llama-3.1-8B shape (32 layers, bf16, random weights) replayed as "
-              "one CUDA graph: per layer F.rms_norm, the fused QKV GEMM, SDPA with one query over a "
-              "contiguous KV cache, O, the residual, F.rms_norm, the fused gate-up GEMM, silu * mul, "
-              "down, the residual; the final norm and the LM head. It is the GPU work of an engine's "
-              "step without RoPE, cache writes, sampling or the scheduler. "
-              "`Validation.DecodeStepOpsAgainstTheLentH100` times `decodeStepOps` on the H100 table "
-              "for the same (batch, KV length): on the H100 0.4% to 15.7% faster than the card, 10.8% "
-              "median; on the H200 13.2% to 32.5% faster, 16.7% median (SDPA's one-query kernel read the "
-              "cache at about the H100's speed there, where the table's engine kernels scale with the "
-              "H200's bandwidth). "
-              "Open: the step's ~380 small kernels each take a few microseconds whatever their bytes "
-              "(measured in a graph on the same card, h100-sxm-2026-11-26-kernel-floor.json: " + floor_text
-              + "), about 14 us a layer, 0.45 ms of the 0.75 ms gap at one sequence; and the "
-              "weight-streaming GEMMs ran at 2.3-2.5 TB/s inside the step.", "",
-              "| GPU | batch | KV length | step measured | weights + KV streamed | GB/s |", "|---|---|---|---|---|---|"]
+    lines += ["", "Decode: one step replayed as one CUDA graph, per layer F.rms_norm, the fused QKV GEMM, "
+              "SDPA with one query over a contiguous KV cache, O, the residual, F.rms_norm, the fused "
+              "gate-up GEMM, silu * mul, down, the residual; the final norm and the LM head: the GPU work "
+              "of an engine's step without RoPE, cache writes, sampling or the scheduler. Two shapes: "
+              "Llama-3.1-8B (32 layers) and one rank of Llama-3.1-70B at TP 4 (80 layers of 8,192, 16 / 2 "
+              "heads, FFN 7,168, 34 GB of weights; `decode_step_70b`, the sweep files), whose two "
+              "all-reduces per layer the graph leaves out. `Validation.DecodeStepOpsAgainstTheLentH100` "
+              "times `decodeStepOps` (collectives removed) on each card's table for the same (batch, KV "
+              "length). Before the launch floors (below) the 8B step was 0.4% to 15.7% faster than the "
+              "H100 (10.8% median) and 13.2% to 32.5% faster than the H200 (16.7%). With them, over both "
+              "shapes (14 steps per card): 13.6% faster to 4.7% slower than the H100, 8.0% median (the 70B "
+              "rank 8-13% faster); 5.1% to 30.2% faster than the H200, 11.8% median. What stays open: the "
+              "weight-streaming GEMMs ran at 2.1-2.5 TB/s inside the steps on the H100 and 2.4-2.9 on the "
+              "H200 (0.51-0.73 of HBM), and SDPA's one-query kernel read the cache at about the H100's "
+              "speed on the H200, where the table's engine kernels scale with its bandwidth.", "",
+              "| GPU | shape | batch | KV length | step measured | weights + KV streamed | GB/s |",
+              "|---|---|---|---|---|---|---|"]
     with open(os.path.join(ddir, "h200-2026-11-26.json")) as f:
         decode200 = json.load(f)["decode_step_llama8b"]
-    for gpu, rows in (("h100-sxm", decode), ("h200", decode200)):
+    with open(os.path.join(ddir, "h100-sxm-2026-11-26-sweep.json")) as f:
+        sweep100 = json.load(f)
+    with open(os.path.join(ddir, "h200-2026-11-26-sweep.json")) as f:
+        sweep200 = json.load(f)
+    for gpu, shape, rows in (("h100-sxm", "8B", decode), ("h100-sxm", "70B / TP 4", sweep100["decode_step_llama70b_tp4"]),
+                             ("h200", "8B", decode200), ("h200", "70B / TP 4", sweep200["decode_step_llama70b_tp4"])):
         for r in rows:
-            lines.append("| %s | %d | %d | %.2f ms | %.1f GB | %.0f |" % (
-                gpu, r["batch"], r["kv_len"], r["step_us"] / 1e3, (r["weight_bytes"] + r["kv_bytes"]) / 1e9,
-                r["gbps"]))
+            lines.append("| %s | %s | %d | %d | %.2f ms | %.1f GB | %.0f |" % (
+                gpu, shape, r["batch"], r["kv_len"], r["step_us"] / 1e3,
+                (r["weight_bytes"] + r["kv_bytes"]) / 1e9, r["gbps"]))
+
+    lines += ["", "Launch floors (h100-sxm-2026-11-26-kernel-floor.json: " + floor_text + "; the sweep files, "
+              "`tools/device/measure_h100.py kernel_floor kernel_sweep`): each memory-bound kernel 32-64 "
+              "times back to back in one CUDA graph, from one row to 32k rows. A kernel of a few bytes "
+              "still takes 1-4 us; the decode step's ~380 small kernels paid about 14 us a layer of it. "
+              "Each table's `launch_floor` block is the medians of the one-row runs "
+              "(tools/device/launch_floor.py: H100 1.34 us pointwise, 4.17 us per row reduction; H200 "
+              "1.46 and 4.25), and every elementwise op takes its floor plus its bytes at 0.8 of HBM "
+              "(the H100's floors where a card measured none). `Validation.LaunchFloorAgainstTheLentCards` "
+              "checks the 8- and 64-row runs, which the blocks do not use: estimate / measured median 1.03 "
+              "on both cards (0.58-1.50), where the bytes alone read 0.07-0.10. Not applied: torch's "
+              "reductions slow with the row's width (F.rms_norm of one row of 8,192: 7.2 us) and stream "
+              "at 0.6-0.75 of HBM at large sizes, the eager silu / mul at 0.5-0.7, softmax at 0.3-0.4 "
+              "(Envelope times softmax only in unfused attention); mid sizes (512 rows) run from L2.", "",
+              "| GPU | kernel | rows x width | measured | GB/s | Envelope (floor + bytes / 0.8 HBM) |",
+              "|---|---|---|---|---|---|"]
+    for gpu, hbm, pw, rd, doc in (("h100-sxm", 3.35e12, 1.34, 4.17, sweep100), ("h200", 4.8e12, 1.46, 4.25, sweep200)):
+        for r in doc["kernel_sweep"]:
+            if r["rows"] not in (1, 64, 4096):
+                continue
+            est = (rd if r["reduction"] else pw) + r["bytes"] / (0.8 * hbm) * 1e6
+            lines.append("| %s | %s | %d x %d | %.2f us | %.0f | %.2f us (%+.0f%%) |" % (
+                gpu, r["kernel"], r["rows"], r["width"], r["us"], r["bytes"] / r["us"] / 1e3, est,
+                (est / r["us"] - 1) * 100))
 
     with open(os.path.join(ddir, "h100-sxm-2026-11-26-grouped.json")) as f:
         grouped = json.load(f)

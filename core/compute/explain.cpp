@@ -8,6 +8,7 @@
 
 #include "compute/detail.h"
 #include "kernels/kerneltable.h"
+#include "kernels/timing.h"
 #include "base/units.h"
 
 namespace envelope {
@@ -229,18 +230,21 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
             r.attentionS, "s", table + "; FlashAttention-2 (Dao 2023), FlashAttention-3 (Shah et al. 2024) Fig. 5-6");
         const bool eager = config.eagerKernels();
         ex.add("training.time_breakdown.elementwise_s",
-            fmt::format("bytes the norms, activations, RoPE, residuals, softmax and loss stream{} / "
-                        "(HBM {} GB/s x 0.8) x {} micro-batches = {}",
+            fmt::format("(bytes the norms, activations, RoPE, residuals, softmax and loss stream{} / "
+                        "(HBM {} GB/s x 0.8) + each kernel's launch floor, {} pointwise and {} "
+                        "per row reduction) x {} micro-batches = {}",
                 eager ? fmt::format(" (framework '{}' eager: RMSNorm 28 + 4a / 68 + 8a bytes per element "
                                     "forward / backward, RoPE 10a / 15a, SwiGLU 5a / 9a, a = activation bytes)",
                             config.framework.id)
                       : std::string(),
-                num(gpu.hbmBytesPerS / 1e9), num(m), duration(r.elementwiseS)),
+                num(gpu.hbmBytesPerS / 1e9), duration(launchFloor(false, gpu)),
+                duration(launchFloor(true, gpu)), num(m), duration(r.elementwiseS)),
             r.elementwiseS, "s",
             std::string("memory-bound kernels at 80% of HBM (docs/formulas-compute.md, 'Step time from ops'")
                 + (eager ? "; 'Eager kernels': the PyTorch modules' kernel chains counted from "
                            "transformers LlamaRMSNorm, apply_rotary_pos_emb and LlamaMLP)"
-                         : ")"));
+                         : ")")
+                + "; launch floors " + launchFloorSource(gpu));
         ex.add("training.time_breakdown.optimizer_s",
             fmt::format("the optimizer step streams each local parameter's gradient, master, moments "
                         "and weights once / (HBM x 0.8) = {}",

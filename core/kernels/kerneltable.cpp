@@ -373,6 +373,16 @@ Expected<KernelTable> parseKernelTable(std::string_view jsonText, std::string_vi
             t.groupedSource = r.text(*g, "grouped_gemm", "source");
         }
     }
+    // Optional: the fixed time of a memory-bound kernel on the same card, in microseconds.
+    if (const auto f = root.find("launch_floor"); f != root.end() && !r.failed()) {
+        if (!f->is_object()) {
+            r.fail("launch_floor", "must be an object");
+        } else {
+            t.launchFloorPointwiseS = 1e-6 * r.number(*f, "launch_floor", "pointwise_us", 0.1, 100.0);
+            t.launchFloorReductionS = 1e-6 * r.number(*f, "launch_floor", "reduction_us", 0.1, 100.0);
+            t.launchFloorSource = r.text(*f, "launch_floor", "source");
+        }
+    }
     if (r.failed())
         return r.error();
     return t;

@@ -94,6 +94,12 @@ struct KernelTable {
     double groupedTimeFactor = 1;
     double groupedWeightStreamFraction = 0;
     std::string groupedSource;
+    // The fixed time of a memory-bound kernel on this card (the optional "launch_floor"
+    // block): a pointwise kernel (residual add, activation, RoPE) and a row reduction (norm,
+    // softmax) of a few bytes, replayed in a CUDA graph. 0: not measured (SpecDefaults').
+    double launchFloorPointwiseS = 0;
+    double launchFloorReductionS = 0;
+    std::string launchFloorSource;
 
     const GemmTable* findGemm(GemmDtype dtype) const;
     const CollectiveTable* findCollective(CollectiveKind op, int gpus, bool custom) const;

@@ -225,6 +225,27 @@ OpTime memoryTime(double bytes, const Gpu& gpu, const SpecDefaults& defaults)
     return { bytes > 0 && hbm > 0 ? bytes / hbm : 0.0, false };
 }
 
+double launchFloor(bool reduction, const Gpu& gpu, const SpecDefaults& defaults)
+{
+    const KernelTable* table = gpu.kernels.get();
+    const double measured = table
+        ? (reduction ? table->launchFloorReductionS : table->launchFloorPointwiseS)
+        : 0.0;
+    if (measured > 0)
+        return measured;
+    return positiveOrZero(reduction ? defaults.reductionLaunchS : defaults.pointwiseLaunchS);
+}
+
+std::string launchFloorSource(const Gpu& gpu)
+{
+    const KernelTable* table = gpu.kernels.get();
+    if (table && table->launchFloorPointwiseS > 0 && table->launchFloorReductionS > 0)
+        return "measured on this card (presets/kernels/" + gpu.kernelsId + ".json, launch_floor: "
+            + table->launchFloorSource + ")";
+    return "the lent H100's, the default where a card measured none (SpecDefaults; "
+           "presets/kernels/h100-sxm.json, launch_floor)";
+}
+
 OpTime collectiveTime(CollectiveKind kind, double bytes, int group, bool intraNode, bool custom,
     const Gpu& gpu, const SpecDefaults& defaults)
 {
@@ -410,8 +431,13 @@ OpTime timeOp(const Op& op, const Gpu& gpu, const SpecDefaults& defaults)
         return gemmTime(op.m, op.n, op.k, op.batch, op.dtype, gpu, defaults);
     case OpClass::Attention:
         return attentionTime(op, gpu, defaults);
-    case OpClass::Elementwise:
-        return memoryTime(op.bytes, gpu, defaults);
+    case OpClass::Elementwise: {
+        // One kernel: its launch floor, then its bytes at the HBM efficiency.
+        OpTime t = memoryTime(op.bytes, gpu, defaults);
+        if (op.bytes > 0)
+            t.seconds += launchFloor(op.reduction, gpu, defaults);
+        return t;
+    }
     case OpClass::Collective:
         if (op.sendRecv)
             return sendRecvTime(op.bytes, op.intraNode, gpu, defaults);

@@ -3,6 +3,8 @@
 // (docs/formulas-compute.md, "Step time from ops"). Pure functions of the op and the GPU.
 #pragma once
 
+#include <string>
+
 #include "hardware/hardware.h"
 #include "ops/ops.h"
 
@@ -37,6 +39,14 @@ struct SpecDefaults {
     // TensorRT-LLM), which the tables' "grouped_gemm" block (torch._grouped_mm, the training
     // side) did not measure: grouped GEMMs keep the stacked rule.
     bool engineMoeKernels = false;
+    // A memory-bound kernel takes a fixed time however few bytes it moves (its launch, the
+    // grid's ramp and drain), then streams its bytes: time = floor + bytes / (HBM x efficiency).
+    // The default for a card whose table measured none (its "launch_floor" block,
+    // kernels/kerneltable.h) is the H100's: each kernel back to back in one CUDA graph on one
+    // row, a pointwise kernel (residual add, silu, mul) 1.34 us median, a row reduction
+    // (F.rms_norm, softmax over 4,096) 4.17 us (presets/kernels/h100-sxm.json, launch_floor).
+    double pointwiseLaunchS = 1.34e-6;
+    double reductionLaunchS = 4.17e-6;
 };
 
 struct OpTime {
@@ -52,6 +62,11 @@ OpTime timeOp(const Op& op, const Gpu& gpu, const SpecDefaults& defaults = {});
 OpTime gemmTime(double m, double n, double k, double batch, GemmDtype dtype, const Gpu& gpu,
     const SpecDefaults& defaults = {});
 OpTime memoryTime(double bytes, const Gpu& gpu, const SpecDefaults& defaults = {});
+// The fixed time of one memory-bound kernel (`reduction`: a norm, softmax or loss over rows),
+// from the card's table where it measured one, else the default.
+double launchFloor(bool reduction, const Gpu& gpu, const SpecDefaults& defaults = {});
+// Where those floors come from, for explain: the card's table or the default.
+std::string launchFloorSource(const Gpu& gpu);
 OpTime collectiveTime(CollectiveKind kind, double bytes, int group, bool intraNode, bool custom,
     const Gpu& gpu, const SpecDefaults& defaults = {});
 OpTime sendRecvTime(double bytes, bool intraNode, const Gpu& gpu, const SpecDefaults& defaults = {});

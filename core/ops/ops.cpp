@@ -39,6 +39,14 @@ Op elementwise(const char* name, double bytes)
     return op;
 }
 
+// A norm, softmax or loss: an elementwise pass that reduces over each row.
+Op rowReduction(const char* name, double bytes)
+{
+    Op op = elementwise(name, bytes);
+    op.reduction = true;
+    return op;
+}
+
 Op collective(const char* name, CollectiveKind kind, double bytes, int group, bool intraNode)
 {
     Op op;
@@ -121,13 +129,13 @@ void addAttention(std::vector<Op>& ops, const ModelArch& arch, const TrainingLay
         // projections split by heads.
         if (mla.qLoraRank > 0) {
             addLinear(ops, l, "q down", tokens, mla.qLoraRank, h, dt);
-            ops.push_back(elementwise("q norm", 2 * tokens * mla.qLoraRank * act));
+            ops.push_back(rowReduction("q norm", 2 * tokens * mla.qLoraRank * act));
             addLinear(ops, l, "q up", tokens, w.heads * w.dQk, mla.qLoraRank, dt);
         } else {
             addLinear(ops, l, "q", tokens, w.heads * w.dQk, h, dt);
         }
         addLinear(ops, l, "kv down", tokens, mla.kvLoraRank + rope, h, dt);
-        ops.push_back(elementwise("kv norm", 2 * tokens * mla.kvLoraRank * act));
+        ops.push_back(rowReduction("kv norm", 2 * tokens * mla.kvLoraRank * act));
         addLinear(ops, l, "kv up", tokens, w.heads * (w.dQk - rope + w.dV), mla.kvLoraRank, dt);
     } else {
         addLinear(ops, l, "qkv", tokens, (w.heads + 2 * w.kvHeads) * w.dQk, h, dt);
@@ -155,7 +163,7 @@ void addAttention(std::vector<Op>& ops, const ModelArch& arch, const TrainingLay
         // 1-byte mask out) and AV as a batched GEMM (Korthikanti et al. 2022 sec. 4.1).
         const double scores = sequences * w.heads * seqLocal * seqFull;
         Op qk = gemm("attention QK^T", seqLocal, seqFull, w.dQk, GemmDtype::Bf16, sequences * w.heads);
-        Op softmax = elementwise("attention softmax", 2 * scores * act);
+        Op softmax = rowReduction("attention softmax", 2 * scores * act);
         Op av = gemm("attention AV", seqLocal, w.dV, seqFull, GemmDtype::Bf16, sequences * w.heads);
         qk.weightless = av.weightless = true;
         ops.push_back(qk);
@@ -210,7 +218,7 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
     const double activationBuffer = tokens * h * act; // b s h, what a TP collective moves
     const bool sp = l.sequenceParallel && tp > 1;
 
-    ops.push_back(elementwise("norm", 2 * spTokens * h * act));
+    ops.push_back(rowReduction("norm", 2 * spTokens * h * act));
     if (sp)
         ops.push_back(collective("tp all-gather", CollectiveKind::AllGather, activationBuffer, l.tp, l.tpIntraNode));
     if (l.cp > 1) {
@@ -229,7 +237,7 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
                          : collective("tp all-reduce", CollectiveKind::AllReduce, activationBuffer, l.tp, l.tpIntraNode));
     // Bias-dropout-add (or the residual add alone): read x and the residual, write the sum.
     ops.push_back(elementwise("residual", 3 * spTokens * h * act + (arch.dropout > 0 ? spTokens * h : 0)));
-    ops.push_back(elementwise("norm", 2 * spTokens * h * act));
+    ops.push_back(rowReduction("norm", 2 * spTokens * h * act));
     if (sp)
         ops.push_back(collective("tp all-gather", CollectiveKind::AllGather, activationBuffer, l.tp, l.tpIntraNode));
 
@@ -351,12 +359,12 @@ std::vector<Op> headOps(const ModelArch& arch, const TrainingLayout& l, double l
     const double tokens = l.microBatch * l.seqLen / std::max(l.cp, 1);
     const double h = double(arch.hidden);
     const double vocabLocal = double(arch.vocab) / tp;
-    ops.push_back(elementwise("final norm", 2 * tokens * h * l.activationBytes / (l.sequenceParallel ? tp : 1)));
+    ops.push_back(rowReduction("final norm", 2 * tokens * h * l.activationBytes / (l.sequenceParallel ? tp : 1)));
     // The LM head stays bf16 under FP8 recipes (torchtitan's Float8 converter skips `output`,
     // Transformer Engine recipes keep it in higher precision).
     Op head = gemm("lm head", tokens, vocabLocal, h, GemmDtype::Bf16);
     ops.push_back(head);
-    ops.push_back(elementwise("loss", tokens * vocabLocal * lossBytesPerLogit));
+    ops.push_back(rowReduction("loss", tokens * vocabLocal * lossBytesPerLogit));
     std::vector<Op> back = backwardOps(ops, l);
     // Under LoRA the head is frozen like the rest of the base (PEFT): no weight gradient.
     ops.insert(ops.end(), back.begin(), back.end());

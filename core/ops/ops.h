@@ -54,6 +54,8 @@ struct Op {
     double headDimQk = 0, headDimV = 0, kvBytesPerElement = 2;
     // Elementwise: bytes read + written.  Collective: the buffer (nccl-tests' size).
     double bytes = 0;
+    bool reduction = false; // Elementwise: a reduction over rows (norm, softmax, loss), whose
+                            // launch floor is a reduction kernel's, not a pointwise one's
     CollectiveKind collective = CollectiveKind::AllReduce;
     bool sendRecv = false; // point-to-point (pipeline): bytes over the link, no collective
     int group = 1;         // ranks in the collective

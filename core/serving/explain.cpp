@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/attention.h"
+#include "kernels/timing.h"
 #include "serving/detail.h"
 #include "base/units.h"
 
@@ -354,7 +355,9 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
             r.timingSource, formatDuration(r.decodeMemoryS), formatDuration(r.decodeComputeS)),
         r.itlS, "s",
         "ops per layer at m = concurrency (docs/formulas-serving.md, 'Step time from ops') timed "
-        "from " + table);
+        "from " + table + "; each memory-bound kernel (norm, RoPE, residual, activation) its launch "
+        "floor plus its bytes, " + formatDuration(launchFloor(false, gpu)) + " pointwise and "
+        + formatDuration(launchFloor(true, gpu)) + " per row reduction, " + launchFloorSource(gpu));
     ex.add("serving.decode_tokens_per_s",
         fmt::format("concurrency / step = {} / {} = {} tokens/s", config.concurrency,
             formatDuration(r.itlS), num(r.decodeTokensPerS)),

@@ -350,6 +350,15 @@ TEST(OpTiming, BadKernelInputNamesTheField)
         "user.json");
     ASSERT_TRUE(order.has_value());
     EXPECT_NE(order->toString().find("collectives[0].bytes"), std::string::npos) << order->toString();
+    // A launch floor outside 0.1-100 us.
+    const std::optional<Error> floor = mergePresetFile(library,
+        R"({"kernels": [{"format": "envelope.kernels", "version": 1, "gpu": "h100-sxm",
+            "source": "test", "launch_floor": {"pointwise_us": 0, "reduction_us": 4,
+            "source": "t"}}]})",
+        "user.json");
+    ASSERT_TRUE(floor.has_value());
+    EXPECT_NE(floor->toString().find("launch_floor.pointwise_us"), std::string::npos) << floor->toString();
+    EXPECT_NE(floor->toString().find("0.1"), std::string::npos) << floor->toString();
 }
 
 // A user preset file can replace a GPU's kernel table: the GPU preset then times from it.

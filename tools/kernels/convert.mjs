@@ -722,14 +722,17 @@ async function main() {
     // The "validation" block is written by hand from docs/validation-timing.md (how far this
     // table's step times are from published runs), the "matmul_ceiling" block from the
     // published maximum achievable matmul rates (docs/kernel-tables.md), the "grouped_gemm"
-    // block from a lent card's grouped-GEMM run (tools/device/grouped_factors.py): a
-    // regenerated table keeps all three.
-    let validation, matmul_ceiling, grouped_gemm;
-    if (fs.existsSync(file)) ({ validation, matmul_ceiling, grouped_gemm } = JSON.parse(fs.readFileSync(file, 'utf8')));
+    // block from a lent card's grouped-GEMM run (tools/device/grouped_factors.py), the
+    // "launch_floor" block from its small-kernel runs (tools/device/launch_floor.py): a
+    // regenerated table keeps all four.
+    let validation, matmul_ceiling, grouped_gemm, launch_floor;
+    if (fs.existsSync(file))
+      ({ validation, matmul_ceiling, grouped_gemm, launch_floor } = JSON.parse(fs.readFileSync(file, 'utf8')));
     const doc = {
       format: 'envelope.kernels', version: 1, gpu: gpu.id,
       source: `ai-dynamo/aiconfigurator @ ${commit} (Apache-2.0), ${DATA_ROOT}/${gpu.aic}; converted by tools/kernels/convert.mjs`,
       ...(validation ? { validation } : {}),
+      ...(launch_floor ? { launch_floor } : {}),
       ...(grouped_gemm ? { grouped_gemm } : {}),
       ...(matmul_ceiling ? { matmul_ceiling } : {}),
       gemm, attention_prefill, attention_decode, collectives, notes,
