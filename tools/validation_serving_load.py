@@ -140,12 +140,37 @@ def fmt(value: float, key: str) -> str:
     return "%.1f" % value if value < 1000 else "%.0f" % value
 
 
+def check(rows: list[dict[str, Any]]) -> int:
+    """The guards behind the CTest validation_serving_load; prints each and returns 1 on a miss."""
+    failed = False
+    for kind in ("TTFT", "TPOT/ITL"):
+        these = [r for r in rows if r["kind"] == kind and r["error"] is not None]
+        if len(these) < 15:
+            print("FAIL %s: %d figures, expected at least 15" % (kind, len(these)))
+            failed = True
+            continue
+        med = statistics.median(abs(r["error"]) for r in these)
+        stated = min(r["stated_uncertainty"] for r in these if r["stated_uncertainty"] is not None)
+        print("%s: %d figures, median |error| %.1f%%, stated +-%.0f%%" % (kind, len(these), 100 * med, 100 * stated))
+        if stated < med:
+            print("FAIL %s: the stated uncertainty is below the median error" % kind)
+            failed = True
+        if kind == "TPOT/ITL" and med > 0.15:
+            print("FAIL TPOT/ITL: median |error| above issue 27's 15%")
+            failed = True
+    return 1 if failed else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cli", nargs="?", default=DEFAULT_CLI, help="envelope-cli path (default %(default)s)")
     ap.add_argument("--points", default=POINTS)
     ap.add_argument("--keep", help="write the plans here instead of a temporary directory")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead of Markdown")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when the TPOT / ITL median |error| exceeds 15%% (issue 27's target) or a "
+                         "stated serving uncertainty (serving.uncertainty for TPOT / ITL, "
+                         "serving.ttft_uncertainty for TTFT) is below its kind's median |error|")
     args = ap.parse_args()
 
     cli = args.cli
@@ -177,14 +202,19 @@ def main() -> int:
                     continue
                 where, field, kind = METRICS[key]
                 value = (load if where == "load" else serving).get(field)
+                stated = {"TTFT": serving.get("ttft_uncertainty"),
+                          "TPOT/ITL": serving.get("uncertainty")}.get(kind)
                 row = {"id": point["id"], "metric": key, "kind": kind, "measured": measured,
                        "envelope": value, "saturated": bool(load.get("saturated")),
+                       "stated_uncertainty": stated,
                        "error": None if value is None else (value - measured) / measured}
                 rows.append(row)
 
     if args.json:
         print(json.dumps({"rows": rows, "skipped": skipped}, indent=1))
         return 0
+    if args.check:
+        return check(rows)
 
     print("| point | metric | measured | Envelope | error |")
     print("| --- | --- | ---: | ---: | ---: |")

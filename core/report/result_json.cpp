@@ -301,6 +301,7 @@ ordered_json serving(const ServingEstimate& s)
     // elementwise work and TP / EP collectives.
     j["timing_source"] = s.timingSource;
     j["uncertainty"] = real(s.uncertainty);
+    j["ttft_uncertainty"] = real(s.ttftUncertainty);
     ordered_json decode = ordered_json::object();
     const auto decodeIfFits = withheldUnless(decode, s.fits,
         "does not fit: the requested concurrency exceeds max_sequences, so no decode step");

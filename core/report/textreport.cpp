@@ -216,7 +216,7 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
     t.add(fmt::format("decode at {} sequences", plan.serving.concurrency),
         ifFits(fmt::format("{} tokens/s", formatCount(s.decodeTokensPerS))));
     t.add("time to first token",
-        ifFits(fmt::format("{} +- {:.0f}%", duration(s.ttftS), 100 * s.uncertainty)));
+        ifFits(fmt::format("{} +- {:.0f}%", duration(s.ttftS), 100 * s.ttftUncertainty)));
     t.add("inter-token latency",
         ifFits(fmt::format("{} +- {:.0f}% ({})", duration(s.itlS), 100 * s.uncertainty, s.timingSource)));
     t.add("fits",

@@ -251,7 +251,8 @@ struct ServingEstimate {
     // Op timing of the decode step behind itlS (docs/formulas-serving.md, "Step time from
     // ops"): its GEMMs, attention over the KV caches, elementwise work and TP / EP collectives.
     std::string timingSource;           // "measured kernels" | "spec estimate"
-    double uncertainty = 0;             // expected relative error of itlS / ttftS
+    double uncertainty = 0;             // expected relative error of itlS (the decode step)
+    double ttftUncertainty = 0;         // expected relative error of ttftS
     double decodeGemmS = 0, decodeAttentionS = 0, decodeElementwiseS = 0, decodeCommS = 0;
     // The requested `concurrency` sequences of `context` tokens fit: concurrency <= maxSequences
     // (so the weights fit too). The serving verdict; fitsWeights is the weaker statement.

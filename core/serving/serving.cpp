@@ -875,9 +875,14 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     r.timingSource = opTime > 0 && (decode.measured + prefill.measured) / opTime >= 0.5
         ? "measured kernels"
         : "spec estimate";
-    // Expected error by timing source (docs/validation.md, "Serving"): the engine's scheduler
-    // and sampling are not in the ops, so the step is a lower bound on small batches.
-    r.uncertainty = r.timingSource == "measured kernels" ? 0.20 : 0.30;
+    // Expected error by kind and timing source (docs/validation-timing.md, "Serving under load";
+    // tools/validation_serving_load.py --check guards both against the published points): the
+    // decode step within 13% median of the measured TPOT / ITL (26 figures), stated as 15%; TTFT
+    // 35% (21 figures: the engines' per-request and per-step time outside the ops), stated as
+    // 35%. From specs, 10 points more each (the training side's spec / kernel gap).
+    const bool measuredKernels = r.timingSource == "measured kernels";
+    r.uncertainty = measuredKernels ? 0.15 : 0.25;
+    r.ttftUncertainty = measuredKernels ? 0.35 : 0.45;
     // Chunked prefill: the prompt goes max_batched_tokens at a time, each chunk riding an engine
     // step that also decodes the running batch, so a chunk takes at least one decode step.
     const double chunks = std::ceil(context / std::max(config.maxBatchedTokens, 1));

@@ -257,17 +257,17 @@ void ServingPanel::redraw()
     set("serving.decode_tokens_per_s",
         s.fits ? tr("%L1 tok/s").arg(qlonglong(std::llround(s.decodeTokensPerS))) : doesNotFit);
     // Times carry their expected error (issue 22), from the validation by timing source.
-    const auto timed = [&](double seconds) {
-        return tr("%1 ± %2%").arg(duration(seconds)).arg(std::lround(100 * s.uncertainty));
+    const auto timed = [&](double seconds, double uncertainty) {
+        return tr("%1 ± %2%").arg(duration(seconds)).arg(std::lround(100 * uncertainty));
     };
-    set("serving.ttft_s", s.fits ? timed(s.ttftS) : doesNotFit);
+    set("serving.ttft_s", s.fits ? timed(s.ttftS, s.ttftUncertainty) : doesNotFit);
     set("serving.itl_s",
         !s.fits ? doesNotFit
                 : (s.speculative ? tr("%1 (%2× by %3)")
-                                       .arg(timed(s.itlS))
+                                       .arg(timed(s.itlS, s.uncertainty))
                                        .arg(s.speculative->speedup, 0, 'f', 2)
                                        .arg(QString::fromStdString(s.speculative->kind).toUpper())
-                                 : timed(s.itlS)));
+                                 : timed(s.itlS, s.uncertainty)));
     for (const char* key : { "serving.decode_tokens_per_s", "serving.ttft_s", "serving.itl_s" })
         m_figures->setFigureColor(
             QLatin1String(key), s.fits ? QColor() : palette().color(QPalette::PlaceholderText));
