@@ -479,16 +479,14 @@ def eager_modules():
     print("eager", {k: round(v, 1) for k, v in rows.items()}, flush=True)
 
 
-@section("decode_step")
-def decode_step():
-    """One decode step of a Llama-3.1-8B shape (random bf16 weights), the whole step in one CUDA
+def decode_step_rows(L, h, heads, kvh, d, ffn, vocab, shapes, label):
+    """One decode step of a dense GQA model (random bf16 weights), the whole step in one CUDA
     graph the way engines replay it: per layer F.rms_norm, the fused QKV GEMM, SDPA with one query
     over a contiguous KV cache of kv_len tokens (flash / memory-efficient kernels), the O GEMM, the
     residual, F.rms_norm, the fused gate-up GEMM, silu * mul, the down GEMM, the residual; the
-    final norm and the LM head. No RoPE, sampling, scheduler or cache writes: the GPU work of an
-    engine's step, not its overheads."""
+    final norm and the LM head. No RoPE, sampling, scheduler, cache writes or collectives: the GPU
+    work of an engine's step (of one tensor-parallel rank), not its overheads."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    L, h, heads, kvh, d, ffn, vocab = 32, 4096, 32, 8, 128, 14336, 128256
     bf = torch.bfloat16
     g = torch.Generator(device=DEV).manual_seed(0)
 
@@ -499,8 +497,7 @@ def decode_step():
                    n2=torch.ones(h, device=DEV, dtype=bf)) for _ in range(L)]
     head = w(vocab, h)
     rows = []
-    for batch, kv_len in ((1, 1024), (8, 1024), (32, 1024), (64, 1024), (128, 1024),
-                          (1, 4096), (32, 4096), (64, 4096), (128, 2048)):
+    for batch, kv_len in shapes:
         kv_bytes = 2 * L * batch * kvh * kv_len * d * 2
         if kv_bytes > 40e9:
             continue
@@ -528,11 +525,21 @@ def decode_step():
         rows.append({"batch": batch, "kv_len": kv_len, "step_us": us,
                      "weight_bytes": weight_bytes, "kv_bytes": kv_bytes,
                      "gbps": (weight_bytes + kv_bytes) / us / 1e3})
-        print(f"decode-step 8B b={batch:>4} kv={kv_len:>5} {us/1e3:7.3f} ms "
+        print(f"decode-step {label} b={batch:>4} kv={kv_len:>5} {us/1e3:7.3f} ms "
               f"{(weight_bytes + kv_bytes)/us/1e3:7.1f} GB/s", flush=True)
         del caches
         torch.cuda.empty_cache()
-    res["decode_step_llama8b"] = rows
+    return rows
+
+
+@section("decode_step")
+def decode_step():
+    """One decode step of a Llama-3.1-8B shape (32 layers, hidden 4096, 32 / 8 heads of 128, FFN
+    14336, vocabulary 128256): decode_step_rows at 1 to 128 sequences over 1k to 4k tokens."""
+    res["decode_step_llama8b"] = decode_step_rows(
+        32, 4096, 32, 8, 128, 14336, 128256,
+        ((1, 1024), (8, 1024), (32, 1024), (64, 1024), (128, 1024),
+         (1, 4096), (32, 4096), (64, 4096), (128, 2048)), "8B")
 
 
 @section("kernel_floor")
@@ -592,50 +599,10 @@ def kernel_sweep():
 def decode_step_70b():
     """One tensor-parallel rank's decode step of Llama-3.1-70B at TP 4 (80 layers, hidden 8192,
     16 query and 2 KV heads of 128, FFN 7168 and vocabulary 32,064 per rank; random bf16
-    weights, 34 GB), in one CUDA graph as decode_step: the GPU work of one rank without the two
-    all-reduces per layer, RoPE, cache writes, sampling or the scheduler."""
-    L, h, heads, kvh, d, ffn, vocab = 80, 8192, 16, 2, 128, 7168, 128256 // 4
-    bf = torch.bfloat16
-    g = torch.Generator(device=DEV).manual_seed(0)
-
-    def w(*shape):
-        return (torch.randn(*shape, device=DEV, dtype=bf, generator=g) * 0.02)
-    layers = [dict(qkv=w((heads + 2 * kvh) * d, h), o=w(h, heads * d), gu=w(2 * ffn, h),
-                   down=w(h, ffn), n1=torch.ones(h, device=DEV, dtype=bf),
-                   n2=torch.ones(h, device=DEV, dtype=bf)) for _ in range(L)]
-    head = w(vocab, h)
-    rows = []
-    for batch, kv_len in ((1, 1024), (8, 1024), (32, 1024), (64, 2048), (128, 2048)):
-        kv_bytes = 2 * L * batch * kvh * kv_len * d * 2
-        caches = [(torch.randn(batch, kvh, kv_len, d, device=DEV, dtype=bf, generator=g),
-                   torch.randn(batch, kvh, kv_len, d, device=DEV, dtype=bf, generator=g))
-                  for _ in range(L)]
-        x0 = torch.randn(batch, h, device=DEV, dtype=bf, generator=g)
-
-        def step():
-            x = x0
-            for lw, (kc, vc) in zip(layers, caches):
-                y = F.rms_norm(x, (h,), lw["n1"], 1e-5)
-                qkv = F.linear(y, lw["qkv"])
-                q = qkv[:, : heads * d].view(batch, heads, 1, d)
-                a = F.scaled_dot_product_attention(q, kc, vc, enable_gqa=True)
-                x = x + F.linear(a.reshape(batch, heads * d), lw["o"])
-                y = F.rms_norm(x, (h,), lw["n2"], 1e-5)
-                gu = F.linear(y, lw["gu"])
-                x = x + F.linear(F.silu(gu[:, :ffn]) * gu[:, ffn:], lw["down"])
-            return F.linear(F.rms_norm(x, (h,), layers[0]["n1"], 1e-5), head)
-
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-        with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
-            us = timed_graph([step], reps=10)
-        weight_bytes = 2 * (L * (((heads + 2 * kvh) * d + heads * d) * h + 3 * ffn * h) + vocab * h)
-        rows.append({"batch": batch, "kv_len": kv_len, "step_us": us, "weight_bytes": weight_bytes,
-                     "kv_bytes": kv_bytes, "gbps": (weight_bytes + kv_bytes) / us / 1e3})
-        print(f"decode-step 70B/tp4 b={batch:>4} kv={kv_len:>5} {us/1e3:7.3f} ms "
-              f"{(weight_bytes + kv_bytes)/us/1e3:7.1f} GB/s", flush=True)
-        del caches
-        torch.cuda.empty_cache()
-    res["decode_step_llama70b_tp4"] = rows
+    weights, 34 GB): decode_step_rows without the rank's two all-reduces per layer."""
+    res["decode_step_llama70b_tp4"] = decode_step_rows(
+        80, 8192, 16, 2, 128, 7168, 128256 // 4,
+        ((1, 1024), (8, 1024), (32, 1024), (64, 2048), (128, 2048)), "70B/tp4")
 
 
 # Routed-expert shapes per EP rank (hidden, expert FFN, local experts), from the models' configs:
