@@ -242,8 +242,8 @@ void WorkloadControls::refresh()
             return;
         }
         const auto [m, h] = shownLength(d);
-        mean->setValue(int(std::lround(m)));
-        p90->setValue(int(std::lround(h)));
+        showValue(mean, int(std::lround(m)));
+        showValue(p90, int(std::lround(h)));
     };
     showLength(w.input, m_inMean, m_inP90, tr("Prompt"));
     showLength(w.output, m_outMean, m_outP90, tr("Output"));
