@@ -44,13 +44,13 @@ const FixedField* fixedOf(const SearchOptions& o, std::string_view path);
 // groups an engine or a trainer keeps inside a node.
 std::vector<int> tpChoices(int heads, int limit);
 
-// Orders candidates for a goal: true when `a` ranks strictly before `b`.
 // serving-max-goodput has something to rank by: a workload and an SLO with an objective.
 inline bool hasGoodputObjective(const Plan& plan)
 {
     return plan.serving.workload && plan.serving.slo && plan.serving.slo->any();
 }
 
+// Orders candidates for a goal: true when `a` ranks strictly before `b`.
 bool ranksBefore(SearchGoal goal, const Candidate& a, const Candidate& b);
 bool ranksBefore(SearchGoal goal, const ServingCandidate& a, const ServingCandidate& b);
 bool ranksBefore(SearchGoal goal, const RlCandidate& a, const RlCandidate& b);
