@@ -261,26 +261,36 @@ def device_section(cli):
                 gpu, shape, r["batch"], r["kv_len"], r["step_us"] / 1e3,
                 (r["weight_bytes"] + r["kv_bytes"]) / 1e9, r["gbps"]))
 
-    lines += ["", "Launch floors (h100-sxm-2026-11-26-kernel-floor.json: " + floor_text + "; the sweep files, "
+    # The floors and bandwidths the estimate uses, from the presets.
+    with open(os.path.join(ROOT, "presets", "gpus.json")) as f:
+        hbm = {g["id"]: g["hbm_gbps"] * 1e9 for g in json.load(f)["gpus"]}
+    floors = {}
+    for gpu in ("h100-sxm", "h200"):
+        with open(os.path.join(ROOT, "presets", "kernels", gpu + ".json")) as f:
+            floors[gpu] = json.load(f)["launch_floor"]
+    lines += ["", ("Launch floors (h100-sxm-2026-11-26-kernel-floor.json: " + floor_text + "; the sweep files, "
               "`tools/device/measure_h100.py kernel_floor kernel_sweep`): each memory-bound kernel 32-64 "
               "times back to back in one CUDA graph, from one row to 32k rows. A kernel of a few bytes "
               "still takes 1-4 us; the decode step's ~380 small kernels paid about 14 us a layer of it. "
               "Each table's `launch_floor` block is the medians of the one-row runs "
-              "(tools/device/launch_floor.py: H100 1.34 us pointwise, 4.17 us per row reduction; H200 "
-              "1.46 and 4.25), and every elementwise op takes its floor plus its bytes at 0.8 of HBM "
+              "(tools/device/launch_floor.py: H100 %s us pointwise, %s us per row reduction; H200 "
+              "%s and %s), and every elementwise op takes its floor plus its bytes at 0.8 of HBM "
               "(the H100's floors where a card measured none). `Validation.LaunchFloorAgainstTheLentCards` "
               "checks the 8- and 64-row runs, which the blocks do not use: estimate / measured median 1.03 "
               "on both cards (0.58-1.50), where the bytes alone read 0.07-0.10. Not applied: torch's "
               "reductions slow with the row's width (F.rms_norm of one row of 8,192: 7.2 us) and stream "
               "at 0.6-0.75 of HBM at large sizes, the eager silu / mul at 0.5-0.7, softmax at 0.3-0.4 "
-              "(Envelope times softmax only in unfused attention); mid sizes (512 rows) run from L2.", "",
+              "(Envelope times softmax only in unfused attention); mid sizes (512 rows) run from L2.")
+              % (floors["h100-sxm"]["pointwise_us"], floors["h100-sxm"]["reduction_us"],
+                 floors["h200"]["pointwise_us"], floors["h200"]["reduction_us"]), "",
               "| GPU | kernel | rows x width | measured | GB/s | Envelope (floor + bytes / 0.8 HBM) |",
               "|---|---|---|---|---|---|"]
-    for gpu, hbm, pw, rd, doc in (("h100-sxm", 3.35e12, 1.34, 4.17, sweep100), ("h200", 4.8e12, 1.46, 4.25, sweep200)):
+    for gpu, doc in (("h100-sxm", sweep100), ("h200", sweep200)):
         for r in doc["kernel_sweep"]:
             if r["rows"] not in (1, 64, 4096):
                 continue
-            est = (rd if r["reduction"] else pw) + r["bytes"] / (0.8 * hbm) * 1e6
+            floor = floors[gpu]["reduction_us" if r["reduction"] else "pointwise_us"]
+            est = floor + r["bytes"] / (0.8 * hbm[gpu]) * 1e6
             lines.append("| %s | %s | %d x %d | %.2f us | %.0f | %.2f us (%+.0f%%) |" % (
                 gpu, r["kernel"], r["rows"], r["width"], r["us"], r["bytes"] / r["us"] / 1e3, est,
                 (est / r["us"] - 1) * 100))
