@@ -100,7 +100,12 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
         on("--train.colocate_all");
         on("--vllm.enable_sleep");
     }
-    if (rl.offPolicyPipeline) {
+    if (rlStaleness(rl) >= 1) {
+        if (rlStaleness(rl) > 1 || rl.partialRollouts)
+            out.warnings.push_back(fmt::format(
+                "rl.staleness = {}{}: OpenRLHF's --train.async_enable overlaps one step (staleness "
+                "1) and finishes every sequence it starts; written as that",
+                rlStaleness(rl), rl.partialRollouts ? ", rl.partial_rollouts" : ""));
         // Async RLHF refuses sleep mode: the engines keep their memory.
         if (colocated)
             args.erase(std::find(args.begin(), args.end(), "--vllm.enable_sleep"));

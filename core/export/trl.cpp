@@ -119,9 +119,9 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
     else if (rl.algorithm == RlAlgorithm::Dpo)
         out.warnings.push_back("rl.algorithm = \"dpo\": DPO is TRL's DPOTrainer (trl dpo, "
                                "trl/scripts/dpo.py), not GRPO; the config is GRPO's");
-    if (rl.offPolicyPipeline)
+    if (rlStaleness(rl) >= 1)
         out.warnings.push_back(
-            "rl.off_policy_pipeline: GRPOTrainer generates and trains in turn, on policy; TRL's "
+            "rl.off_policy_pipeline / rl.staleness: GRPOTrainer generates and trains in turn, on policy; TRL's "
             "overlapped rollout is trl.experimental's AsyncGRPOTrainer (FSDP2 only, "
             "examples/scripts/async_grpo.py), not written");
     if (sc.engine != ServingEngine::Vllm && sc.engine != ServingEngine::Generic)

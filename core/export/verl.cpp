@@ -124,7 +124,14 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
             "disjoint plan's (separate pools are verl's recipe/one_step_off_policy, not written; "
             "export --to openrlhf keeps them)",
             gpus, rl.trainerGpus, rl.rolloutGpus, rl.referenceGpus));
-    if (rl.offPolicyPipeline)
+    if (rl.partialRollouts || rlStaleness(rl) > 1)
+        out.warnings.push_back(fmt::format(
+            "rl.staleness = {}{}: bounded staleness and partial rollouts are verl's "
+            "recipe/fully_async_policy (async_training.staleness_threshold, a fraction of a batch "
+            "rather than a count of versions, and async_training.partial_rollout), not main_ppo; "
+            "not written",
+            rlStaleness(rl), rl.partialRollouts ? " with rl.partial_rollouts" : ""));
+    else if (rlStaleness(rl) == 1)
         out.warnings.push_back("rl.off_policy_pipeline: one-step-off-policy is verl's "
                                "recipe/one_step_off_policy, not main_ppo; not written");
     if (gpus % perNode != 0)

@@ -157,6 +157,8 @@ template <class V> void visitRl(RlConfig& c, V& v)
     v.boolean("off_policy_pipeline", c.offPolicyPipeline);
     v.optionalNumber("response_len_mean", c.responseLenMean, Range::closed(1, kMaxTokens));
     v.boolean("old_log_prob_forward", c.oldLogProbForward);
+    v.optionalNumber("staleness", c.staleness, Range::closed(0, kMaxStaleness));
+    v.boolean("partial_rollouts", c.partialRollouts);
 }
 
 // Reads through a FieldReader (types, ranges, unknown keys).

@@ -143,6 +143,13 @@ bool parseRlAlgorithm(std::string_view id, RlAlgorithm& out) { return parseId(kA
 std::string_view rlPlacementId(RlPlacement p) { return idOf(kPlacements, p); }
 bool parseRlPlacement(std::string_view id, RlPlacement& out) { return parseId(kPlacements, id, out); }
 
+int rlStaleness(const RlConfig& c)
+{
+    if (c.staleness)
+        return *c.staleness >= 0 && *c.staleness <= 1e6 ? static_cast<int>(*c.staleness) : 0;
+    return c.offPolicyPipeline ? 1 : 0;
+}
+
 }  // namespace envelope
 
 namespace envelope {

@@ -1,6 +1,8 @@
 // validatePlan and planWarnings: the ranges of every field (the same tables readPlan uses) and
 // the checks that involve several fields. A combination no framework can run is an error; one
 // that runs but is probably not meant is a warning (docs/plan-format.md, "Cross-field checks").
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "plan/planio.h"
@@ -357,6 +359,19 @@ std::optional<Error> checkCrossFields(const Plan& plan)
         return Error { "rl.response_len_mean",
             fmt::format("must be at most response_len ({}), got {}", rl.responseLen,
                 *rl.responseLenMean) };
+    if (rl.staleness && *rl.staleness != std::floor(*rl.staleness))
+        return Error { "rl.staleness",
+            fmt::format("must be a whole number of policy versions (0 = on-policy), got {}",
+                *rl.staleness) };
+    if (rl.staleness && *rl.staleness == 0 && rl.offPolicyPipeline)
+        return Error { "rl.staleness",
+            "0 (on-policy) contradicts rl.off_policy_pipeline true, which generates step k + 1 "
+            "while step k trains (staleness 1): set one of them" };
+    // A carried-over sequence finishes under a newer policy than the one that began it.
+    if (rl.partialRollouts && rlStaleness(rl) < 1)
+        return Error { "rl.partial_rollouts",
+            "needs rl.staleness at least 1 (or rl.off_policy_pipeline): a sequence carried into "
+            "the next step is finished by a newer policy" };
     // The old-policy snapshot is absent, or kept in 8 or 16 bits (design.md, seed 000).
     const double snapshot = rl.oldPolicyBytesPerParam;
     if (snapshot != 0 && snapshot != 1 && snapshot != 2)

@@ -7,7 +7,19 @@
 #include "serving/serving.h"
 
 namespace envelope::report::detail {
+
 namespace {
+
+// "; one step off-policy", "; staleness 4, partial rollouts", or nothing when on-policy.
+std::string offPolicyText(const RlConfig& r)
+{
+    const int k = rlStaleness(r);
+    if (k < 1)
+        return {};
+    return fmt::format("; {}{}", k == 1 ? std::string("one step off-policy")
+                                          : fmt::format("staleness {}", k),
+        r.partialRollouts ? ", partial rollouts" : "");
+}
 
 std::string withId(const std::string& name, const std::string& id)
 {
@@ -165,7 +177,7 @@ Table configuration(
             fmt::format("{}, {} placement; {} prompts x {} completions of {} + {} tokens; KL {}{}",
                 rlAlgorithmId(r.algorithm), rlPlacementId(r.placement), r.prompts, r.groupSize,
                 r.promptLen, r.responseLen, r.kl ? "on" : "off",
-                r.offPolicyPipeline ? "; one step off-policy" : ""));
+                offPolicyText(r)));
     }
     t.add("units", units == ByteUnits::GB ? "GB = 10^9 bytes" : "GiB = 2^30 bytes");
     return t;

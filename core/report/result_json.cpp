@@ -425,6 +425,11 @@ ordered_json rl(const Plan& plan, const RlEstimate& r)
     j["weight_sync_s"] = ifFits(r.weightSyncS);
     j["mean_response_tokens"] = count(r.meanResponseTokens);
     j["rollout_tail_steps"] = count(r.rolloutTailSteps);
+    j["staleness"] = r.staleness;
+    j["overlapped"] = r.overlapped;
+    j["partial_rollouts"] = r.partialRollouts;
+    j["rollout_running_batch"] = count(r.rolloutRunningBatch);
+    j["rollout_reprefill_s"] = ifFits(r.rolloutReprefillS);
     j["train_s"] = ifFits(r.trainS);
     j["step_s"] = ifFits(r.stepS);
     j["steps_per_hour"] = ifFits(r.stepsPerHour);

@@ -320,15 +320,28 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
             : frozen,
         term(r.referenceS));
     timing.add(ppo ? "policy and critic training" : "policy training", term(r.trainS));
-    const bool overlapped = plan.rl.offPolicyPipeline && !colocated && r.rolloutS > 0;
-    timing.add(overlapped ? "step (one step off-policy: max of rollout and the rest)"
+    const bool overlapped = r.overlapped && r.rolloutS > 0;
+    const std::string bound = r.staleness == 1 ? std::string("one step off-policy")
+                                               : fmt::format("staleness {}", r.staleness);
+    timing.add(overlapped ? "step (" + bound + ": max of rollout and the rest)"
                           : "step (the sum of the rows above)",
         r.fits ? duration(r.stepS) : std::string(kDoesNotFit));
+    if (r.partialRollouts)
+        timing.add("partial rollouts",
+            fmt::format("{} sequences per engine carried into the next step, their KV recomputed "
+                        "in {} (in the rollout)",
+                number(r.rolloutRunningBatch, 0),
+                r.fits ? duration(r.rolloutReprefillS) : std::string(kDoesNotFit)));
     if (r.rolloutTailSteps > 0)
         timing.add("response lengths",
-            fmt::format("mean {} of at most {} tokens: {} decode steps wait for the longest",
-                number(r.meanResponseTokens, 0), plan.rl.responseLen,
-                number(r.rolloutTailSteps, 0)));
+            r.partialRollouts
+                ? fmt::format("mean {} of at most {} tokens: {} decode steps wait for the longest "
+                              "(a sequence may span {} steps)",
+                    number(r.meanResponseTokens, 0), plan.rl.responseLen,
+                    number(r.rolloutTailSteps, 0), r.staleness + 1)
+                : fmt::format("mean {} of at most {} tokens: {} decode steps wait for the longest",
+                    number(r.meanResponseTokens, 0), plan.rl.responseLen,
+                    number(r.rolloutTailSteps, 0)));
     else if (r.rolloutWaves > 0)
         timing.add("rollout waves",
             fmt::format("{} of up to {} sequences per engine (KV pool {} per GPU)",

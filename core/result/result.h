@@ -331,6 +331,15 @@ struct RlEstimate {
     // engine's full batches (the straggler tail; 0 when every response is response_len long).
     double meanResponseTokens = 0;
     double rolloutTailSteps = 0;
+    // Off-policy generation (rl.staleness, rl.partial_rollouts; docs/formulas-rl.md §4): the
+    // bound k in effect, whether the rollout overlaps the update (disjoint pools, k >= 1),
+    // whether unfinished sequences are carried, the sequences one engine decodes at once, and
+    // the carried sequences' KV recomputed under the new weights each step.
+    int staleness = 0;
+    bool overlapped = false;
+    bool partialRollouts = false;
+    double rolloutRunningBatch = 0;
+    double rolloutReprefillS = 0;
 };
 
 // The planner's "what makes it fit" for a training plan that does not fit (issue 28): the

@@ -13,6 +13,11 @@ struct RlSetup {
     bool reward = false; // PPO reward model
     bool oldPolicy = false; // old_policy_bytes_per_param > 0
     bool colocated = false;
+    // rl.staleness (rlStaleness): generation may run k policy versions ahead of training.
+    // Disjoint pools with k >= 1 overlap the rollout with the update; colocated ones take turns.
+    int staleness = 0;
+    bool overlap = false;
+    bool partial = false; // rl.partial_rollouts (staleness >= 1): unfinished sequences carried
     int trainerGpus = 1, referenceGpus = 0, rolloutGpus = 0, criticGpus = 0, rewardGpus = 0;
     int totalGpus = 1; // sum of the pools (colocated: the one shared pool)
     double completions = 0; // sequences per step: prompts x group size (DPO: x 2)
@@ -72,9 +77,17 @@ RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus);
 double rlRolloutS(const Plan& plan, const RlSetup& s, int gpus);
 double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
 double rlForwardS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
+// Sequences one engine decodes at once once its share of the step has started: what its pool
+// holds at the mean length (engineMeanSequences), at most its share S, or under partial
+// rollouts at most (k + 1) S (prompts of the next k steps admitted, AReaL's staleness bound).
+double rlRunningBatch(const Plan& plan, const RlSetup& s, int gpus);
 // Decode steps one engine runs past its full batches waiting for the longest responses (0 when
-// every response is response_len long).
+// every response is response_len long): L - S m / B, or under partial rollouts
+// L / (k + 1) - S m / B, since a sequence may span k + 1 steps' rollouts.
 double rlTailSteps(const Plan& plan, const RlSetup& s, int gpus);
+// Partial rollouts: the carried sequences' KV recomputed under the new weights, once per step
+// (a prefill of the running batch at its mean context). 0 without partial rollouts.
+double rlReprefillS(const Plan& plan, const RlSetup& s, int gpus);
 // New weights from trainer to rollout engines (docs/formulas-rl.md §4).
 double rlWeightSyncS(const Plan& plan, const ParamCounts& counts, const RlSetup& s);
 

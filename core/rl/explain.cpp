@@ -246,26 +246,53 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
     }
     if (r.rolloutTailSteps > 0)
         ex.add("rl.rollout_tail_steps",
-            fmt::format("response_len {} - sequences per engine {} x mean response {} / running "
-                        "batch = {} decode steps waiting for the longest responses",
-                c.responseLen, num(r.rolloutSequencesPerEngine), num(r.meanResponseTokens),
-                num(r.rolloutTailSteps)),
+            s.partial
+                ? fmt::format("response_len {} / (staleness {} + 1) - sequences per engine {} x "
+                              "mean response {} / running batch {} = {} decode steps: a carried "
+                              "sequence may span {} steps' rollouts, so each runs at least L / "
+                              "(k + 1) of its decode steps",
+                    c.responseLen, s.staleness, num(r.rolloutSequencesPerEngine),
+                    num(r.meanResponseTokens), num(r.rolloutRunningBatch),
+                    num(r.rolloutTailSteps), s.staleness + 1)
+                : fmt::format("response_len {} - sequences per engine {} x mean response {} / "
+                              "running batch {} = {} decode steps waiting for the longest "
+                              "responses",
+                    c.responseLen, num(r.rolloutSequencesPerEngine), num(r.meanResponseTokens),
+                    num(r.rolloutRunningBatch), num(r.rolloutTailSteps)),
             r.rolloutTailSteps, "steps",
-            "a synchronous step waits for its longest sequence (docs/formulas-rl.md §2)");
-    const bool overlap = c.offPolicyPipeline && !s.colocated && s.rollout;
+            s.partial ? "AReaL (Fu et al. 2025) sec. 5: interruptible generation under a staleness "
+                        "bound; docs/formulas-rl.md §4"
+                      : "a synchronous step waits for its longest sequence (docs/formulas-rl.md §2)");
+    if (s.partial)
+        ex.add("rl.rollout_reprefill_s",
+            fmt::format("partial rollouts: the running batch of {} sequences per engine is "
+                        "carried into the next step and its KV recomputed under the new weights: "
+                        "a prefill of {} sequences at mean context prompt {} + mean response {} / "
+                        "2 = {} (included in rl.rollout_s)",
+                num(r.rolloutRunningBatch), num(r.rolloutRunningBatch), c.promptLen,
+                num(r.meanResponseTokens), formatDuration(r.rolloutReprefillS)),
+            r.rolloutReprefillS, "s",
+            "AReaL (Fu et al. 2025) sec. 5.1: interrupted generations discard the KV computed with "
+            "the old weights and recompute it with the new ones");
+    const std::string bound = s.staleness == 1
+        ? std::string("one step off-policy")
+        : fmt::format("staleness {}", s.staleness);
     ex.add("rl.step_s",
-        overlap ? fmt::format("one step off-policy: max(rollout + weight sync, forwards + train) "
-                              "= max({} + {}, {} + {}) = {}",
-            formatDuration(r.rolloutS), formatDuration(r.weightSyncS),
+        s.overlap ? fmt::format("{}: max(rollout + weight sync, forwards + train) "
+                                "= max({} + {}, {} + {}) = {}",
+            bound, formatDuration(r.rolloutS), formatDuration(r.weightSyncS),
             formatDuration(r.referenceS), formatDuration(r.trainS), formatDuration(r.stepS))
-                : fmt::format("synchronous: rollout + weight sync + forwards + train = {} + {} + "
-                              "{} + {} = {}",
-                    formatDuration(r.rolloutS), formatDuration(r.weightSyncS),
-                    formatDuration(r.referenceS), formatDuration(r.trainS),
-                    formatDuration(r.stepS)),
+                  : fmt::format("{}: rollout + weight sync + forwards + train = {} + {} + "
+                                "{} + {} = {}",
+                      s.staleness >= 1 && s.colocated
+                          ? bound + ", colocated (the phases share the GPUs, so they take turns)"
+                          : std::string("synchronous"),
+                      formatDuration(r.rolloutS), formatDuration(r.weightSyncS),
+                      formatDuration(r.referenceS), formatDuration(r.trainS),
+                      formatDuration(r.stepS)),
         r.stepS, "s",
         "seed 000 (~30 s rollout + ~5 s train = ~35 s/step); one-step off-policy: Noukhovitch "
-        "et al. 2025 (Asynchronous RLHF)");
+        "et al. 2025 (Asynchronous RLHF); bounded staleness: AReaL (Fu et al. 2025)");
     ex.add("rl.steps_per_hour",
         fmt::format("3600 / step = 3600 / {} = {}", num(r.stepS), num(r.stepsPerHour)),
         r.stepsPerHour, "steps/h", kSeed);

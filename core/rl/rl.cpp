@@ -152,6 +152,9 @@ RlSetup rlPools(const Plan& plan)
     RlSetup s;
     s.colocated = c.placement == RlPlacement::Colocated;
     s.rollout = c.algorithm != RlAlgorithm::Dpo;
+    s.staleness = s.rollout ? rlStaleness(c) : 0;
+    s.overlap = s.rollout && !s.colocated && s.staleness >= 1;
+    s.partial = s.rollout && c.partialRollouts && s.staleness >= 1;
     // DPO's implicit reward compares with the reference; referenceGpus 0 = its log-probs were
     // precomputed offline (TRL precompute_ref_log_probs). GRPO/PPO keep it only for the KL term.
     s.reference = c.referenceGpus > 0 && (c.algorithm == RlAlgorithm::Dpo || c.kl);
@@ -277,6 +280,21 @@ RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus)
     return w;
 }
 
+double rlRunningBatch(const Plan& plan, const RlSetup& s, int gpus)
+{
+    if (!s.rollout || gpus < 1)
+        return 0.0;
+    const RolloutWaves w = rolloutWaves(plan, s, gpus);
+    // Every response response_len long, whole batches: the waves' batch.
+    if (!s.partial && s.meanResponse >= positiveOrZero(plan.rl.responseLen))
+        return w.batch;
+    // Partial rollouts admit the next steps' prompts while this step's finish (up to k steps
+    // ahead), so an engine whose share is smaller than its pool still runs a full pool.
+    const double admitted = s.partial ? w.sequencesPerEngine * (s.staleness + 1.0)
+                                      : w.sequencesPerEngine;
+    return std::min(admitted, std::max(1.0, s.engineMeanSequences));
+}
+
 double rlRolloutS(const Plan& plan, const RlSetup& s, int gpus)
 {
     if (!s.rollout || s.rolloutTokens <= 0 || gpus < 1)
@@ -288,7 +306,7 @@ double rlRolloutS(const Plan& plan, const RlSetup& s, int gpus)
         return s.rolloutTokens / (*c.rolloutTokensPerS * gpus / measuredGpus);
     }
     const RolloutWaves w = rolloutWaves(plan, s, gpus);
-    if (s.meanResponse >= positiveOrZero(c.responseLen)) {
+    if (!s.partial && s.meanResponse >= positiveOrZero(c.responseLen)) {
         // Every response is response_len long: each engine runs its share in waves of what its
         // KV pool holds, the batch turning over whole.
         return w.fullWaves * waveS(plan, w.batch) + waveS(plan, w.lastBatch);
@@ -297,27 +315,44 @@ double rlRolloutS(const Plan& plan, const RlSetup& s, int gpus)
     // (the pool at mean occupancy), so an engine decodes its S x m tokens in S x m / B steps of
     // the full batch at the mean context; a synchronous step then waits for its longest
     // response, up to L steps in all, and those tail steps run a near-empty batch (one sequence:
-    // decode reads the same weights whatever the batch).
+    // decode reads the same weights whatever the batch). Partial rollouts carry the unfinished
+    // sequences into the next step instead: the wait shrinks to what the staleness bound
+    // forces (rlTailSteps), and the carried sequences' KV is recomputed (rlReprefillS).
     const ServingConfig& sc = plan.serving;
     const ModelArch& arch = plan.model.arch;
     const double S = w.sequencesPerEngine;
-    const double B = std::min(S, std::max(1.0, s.engineMeanSequences));
+    const double B = rlRunningBatch(plan, s, gpus);
     const double fullSteps = S * s.meanResponse / B;
     const double tail = rlTailSteps(plan, s, gpus);
     const double prompt = positiveOrZero(c.promptLen);
     return S / B * prefillTime(arch, sc, plan.gpu.gpu, B, prompt)
         + fullSteps * decodeTokenTime(arch, sc, plan.gpu.gpu, B, prompt + s.meanResponse / 2)
-        + tail * decodeTokenTime(arch, sc, plan.gpu.gpu, 1, prompt + positiveOrZero(c.responseLen));
+        + tail * decodeTokenTime(arch, sc, plan.gpu.gpu, 1, prompt + positiveOrZero(c.responseLen))
+        + rlReprefillS(plan, s, gpus);
 }
 
 double rlTailSteps(const Plan& plan, const RlSetup& s, int gpus)
 {
     const double cap = positiveOrZero(plan.rl.responseLen);
-    if (!s.rollout || s.meanResponse >= cap || gpus < 1)
+    if (!s.rollout || gpus < 1 || (!s.partial && s.meanResponse >= cap))
         return 0.0;
     const RolloutWaves w = rolloutWaves(plan, s, gpus);
-    const double B = std::min(w.sequencesPerEngine, std::max(1.0, s.engineMeanSequences));
-    return std::max(0.0, cap - w.sequencesPerEngine * s.meanResponse / B);
+    const double B = rlRunningBatch(plan, s, gpus);
+    // A sequence of the cap's length takes L decode steps; under partial rollouts it may span
+    // k + 1 steps' rollouts, so each rollout runs at least L / (k + 1) of them.
+    const double longest = s.partial ? cap / (s.staleness + 1.0) : cap;
+    return std::max(0.0, longest - w.sequencesPerEngine * s.meanResponse / B);
+}
+
+double rlReprefillS(const Plan& plan, const RlSetup& s, int gpus)
+{
+    if (!s.partial || gpus < 1 || (plan.rl.rolloutTokensPerS && *plan.rl.rolloutTokensPerS > 0))
+        return 0.0;
+    // The running batch is carried at a mean context of prompt + m / 2; new weights invalidate
+    // its KV (vLLM resets its prefix cache on a weight update; AReaL discards and recomputes).
+    const double B = rlRunningBatch(plan, s, gpus);
+    return prefillTime(plan.model.arch, plan.serving, plan.gpu.gpu, B,
+        positiveOrZero(plan.rl.promptLen) + s.meanResponse / 2);
 }
 
 double rlWeightSyncS(const Plan& plan, const ParamCounts& counts, const RlSetup& s)
@@ -486,6 +521,11 @@ RlEstimate estimateRl(
     r.weightSyncS = rlWeightSyncS(plan, counts, s);
     r.meanResponseTokens = s.meanResponse;
     r.rolloutTailSteps = rlTailSteps(plan, s, pool(s.rolloutGpus));
+    r.staleness = s.staleness;
+    r.partialRollouts = s.partial;
+    r.overlapped = s.overlap;
+    r.rolloutReprefillS = rlReprefillS(plan, s, pool(s.rolloutGpus));
+    r.rolloutRunningBatch = rlRunningBatch(plan, s, pool(s.rolloutGpus));
     const double criticS = s.critic ? rlPolicyTrainS(plan, counts, s, pool(s.criticGpus)) : 0.0;
     r.rolloutS = rlRolloutS(plan, s, pool(s.rolloutGpus));
     const RolloutWaves waves = rolloutWaves(plan, s, pool(s.rolloutGpus));
@@ -499,9 +539,8 @@ RlEstimate estimateRl(
     r.referenceS = s.colocated ? refS + rewardS + valuesS + r.oldLogProbS
                                : std::max({ refS, rewardS, valuesS, r.oldLogProbS });
     r.trainS = s.colocated ? policyS + criticS + s.phaseOffloadS : std::max(policyS, criticS);
-    const bool overlap = plan.rl.offPolicyPipeline && !s.colocated && s.rollout;
     const double rolloutSide = r.rolloutS + r.weightSyncS;
-    r.stepS = overlap ? std::max(rolloutSide, r.referenceS + r.trainS)
+    r.stepS = s.overlap ? std::max(rolloutSide, r.referenceS + r.trainS)
                       : rolloutSide + r.referenceS + r.trainS;
     r.stepsPerHour = r.stepS > 0 ? 3600.0 / r.stepS : 0.0;
     r.bottleneck = rolloutSide > r.referenceS + r.trainS ? "rollout" : "training";

@@ -25,6 +25,7 @@
 #include "estimate/estimate.h"
 #include "model/model.h"
 #include "panels/rlpanel.h"
+#include "plan/planio.h"
 #include "uitestutil.h"
 #include "widgets/figuregrid.h"
 
@@ -186,6 +187,32 @@ private slots:
         QCOMPARE(seg[1].startS, seg[0].endS);
         QCOMPARE(seg[2].startS, 0.0);
         QCOMPARE(seg[3].startS, seg[2].endS);
+    }
+
+    void stalenessAndPartialRolloutsAreEditedTogether()
+    {
+        RlControls* controls = m_panel->controls();
+        // On-policy: no carried sequences, so the partial-rollouts switch is off and disabled.
+        QCOMPARE(controls->stalenessControl()->value(), 0);
+        QVERIFY(!controls->partialRolloutsCheck()->isEnabled());
+        // A bound of 4 overlaps the rollout (disjoint pools) and allows partial rollouts.
+        typeInto(controls->stalenessControl(), QStringLiteral("4"));
+        QCOMPARE(rlStaleness(m_doc->plan().rl), 4);
+        QVERIFY(controls->offPolicyCheck()->isChecked());
+        QVERIFY(controls->partialRolloutsCheck()->isEnabled());
+        QTest::mouseClick(controls->partialRolloutsCheck(), Qt::LeftButton);
+        QVERIFY(m_doc->plan().rl.partialRollouts);
+        QVERIFY(!validatePlan(m_doc->plan()).has_value());
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QVERIFY(m_panel->timeline()->overlapped());
+        // Back to 0: on-policy again, and the carried sequences go with it (a plan with partial
+        // rollouts at staleness 0 would be refused).
+        typeInto(controls->stalenessControl(), QStringLiteral("0"));
+        QCOMPARE(rlStaleness(m_doc->plan().rl), 0);
+        QVERIFY(!m_doc->plan().rl.partialRollouts);
+        QVERIFY(!controls->offPolicyCheck()->isChecked());
+        QVERIFY(!validatePlan(m_doc->plan()).has_value());
+        verifyMatchesCore(*m_panel, m_doc->plan());
     }
 
     void klOffDropsTheReference()

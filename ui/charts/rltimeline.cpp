@@ -83,6 +83,8 @@ void RlTimeline::setStep(const RlEstimate& rl, bool overlapped)
     m_segments.clear();
     m_rows = { tr("Rollout"), tr("Frozen forwards"), tr("Train") };
     m_overlapped = overlapped;
+    m_staleness = rl.staleness;
+    m_partial = rl.partialRollouts;
     m_runs = rl.fits;
     auto finite = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
     m_stepS = finite(rl.stepS);
@@ -126,10 +128,17 @@ RlTimeline::Layout RlTimeline::layoutFor(int width) const
     // One unit for the bars' labels and the axis: the step's (s, min or h).
     const TimeUnit unit = unitFor(span);
 
+    const QString bound = m_staleness == 1 ? tr("one-step off-policy")
+                                           : tr("staleness %1").arg(m_staleness);
+    const QString carried = m_partial ? tr(", partial rollouts") : QString();
     const QString title = !m_runs
         ? tr("Does not fit: no step runs (greyed: %1 if the memory allowed)").arg(duration(m_stepS))
         : m_overlapped
-        ? tr("One step, one-step off-policy (rollout overlaps training): %1").arg(duration(m_stepS))
+        ? tr("One step, %1%2 (rollout overlaps training): %3")
+              .arg(bound, carried, duration(m_stepS))
+        : m_staleness >= 1
+        ? tr("One step, %1%2, phases in turn on shared GPUs: %3")
+              .arg(bound, carried, duration(m_stepS))
         : tr("One step, synchronous: %1").arg(duration(m_stepS));
     l.texts.push_back({ QRectF(l.left, 2, bfm.horizontalAdvance(title), line), title, true });
     for (int i = 0; i < m_rows.size(); ++i) {

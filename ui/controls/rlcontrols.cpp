@@ -84,9 +84,33 @@ RlControls::RlControls(PlanDocument* document, QWidget* parent)
         tr("A frozen reference model scores every completion for the KL penalty"),
         [](Plan& p, bool on) { p.rl.kl = on; }, tr("KL"));
     m_offPolicy = addSwitch(
-        tr("&One-step off-policy pipeline"),
-        tr("Rollout of step k+1 overlaps training on step k (disjoint pools)"),
-        [](Plan& p, bool on) { p.rl.offPolicyPipeline = on; }, tr("Off-policy pipeline"));
+        tr("&Off-policy pipeline"),
+        tr("Rollout of step k+1 overlaps training on step k (disjoint pools); the staleness "
+           "below bounds how far ahead"),
+        [](Plan& p, bool on) {
+            // Off: on-policy, and nothing can be carried; on: one step unless a bound is set.
+            p.rl.offPolicyPipeline = on;
+            if (!on || (p.rl.staleness && *p.rl.staleness < 1))
+                p.rl.staleness.reset();
+            if (!on)
+                p.rl.partialRollouts = false;
+        },
+        tr("Off-policy pipeline"));
+    m_staleness = addSpin(tr("&Staleness bound:"),
+        tr("Policy versions a sample may lag the trainer (AReaL max_head_offpolicyness); 0 = "
+           "on-policy"),
+        0, kMaxStaleness, kRlStalenessControl, [](Plan& p, int v) {
+            p.rl.staleness = v;
+            if (v < 1) {
+                p.rl.offPolicyPipeline = false;
+                p.rl.partialRollouts = false;
+            }
+        });
+    m_partial = addSwitch(
+        tr("&Partial rollouts"),
+        tr("Unfinished sequences carry into the next step (interruptible generation), so the "
+           "engine does not wait for its longest responses"),
+        [](Plan& p, bool on) { p.rl.partialRollouts = on; }, tr("Partial rollouts"));
     refresh();
 }
 
@@ -118,7 +142,7 @@ void RlControls::refresh()
     const RlConfig& r = document()->plan().rl;
     const QSignalBlocker b0(m_algorithm), b1(m_placement), b2(m_trainerGpus), b3(m_rolloutGpus),
         b4(m_referenceGpus), b5(m_criticGpus), b6(m_rewardGpus), b7(m_groupSize), b8(m_kl),
-        b9(m_offPolicy);
+        b9(m_offPolicy), b10(m_staleness), b11(m_partial);
     m_algorithm->setCurrentIndex(m_algorithm->findData(int(r.algorithm)));
     m_placement->setCurrentIndex(m_placement->findData(int(r.placement)));
     showValue(m_trainerGpus, r.trainerGpus);
@@ -131,13 +155,18 @@ void RlControls::refresh()
     m_promptLen->setValue(r.promptLen);
     m_responseLen->setValue(r.responseLen);
     m_kl->setChecked(r.kl);
-    m_offPolicy->setChecked(r.offPolicyPipeline);
+    const int staleness = rlStaleness(r);
+    m_offPolicy->setChecked(staleness >= 1);
+    showValue(m_staleness, staleness);
+    m_partial->setChecked(r.partialRollouts);
     const bool ppo = r.algorithm == RlAlgorithm::Ppo;
     m_criticGpus->setEnabled(ppo);
     m_rewardGpus->setEnabled(ppo);
     m_rolloutGpus->setEnabled(r.algorithm != RlAlgorithm::Dpo);
     m_offPolicy->setEnabled(
         r.placement == RlPlacement::Disjoint && r.algorithm != RlAlgorithm::Dpo);
+    m_staleness->setEnabled(r.algorithm != RlAlgorithm::Dpo);
+    m_partial->setEnabled(r.algorithm != RlAlgorithm::Dpo && staleness >= 1);
 }
 
 } // namespace envelope::ui

@@ -1,5 +1,6 @@
 // RL group: algorithm, placement, GPUs per role, batch shape (prompts, group size, prompt and
-// response length), KL to the reference and the one-step-off-policy pipeline. Every change is
+// response length), KL to the reference, the off-policy pipeline (staleness bound, partial
+// rollouts). Every change is
 // one undoable PlanDocument edit.
 #pragma once
 
@@ -24,6 +25,7 @@ enum RlControlId {
     kRlGroupSizeControl,
     kRlPromptLenControl,
     kRlResponseLenControl,
+    kRlStalenessControl,
 };
 
 class RlControls : public PlanControlGroup {
@@ -44,6 +46,8 @@ public:
     SliderSpin* responseLenControl() const { return m_responseLen; }
     QCheckBox* klCheck() const { return m_kl; }
     QCheckBox* offPolicyCheck() const { return m_offPolicy; }
+    QSpinBox* stalenessControl() const { return m_staleness; }
+    QCheckBox* partialRolloutsCheck() const { return m_partial; }
 
 protected:
     void refresh() override;
@@ -67,6 +71,8 @@ private:
     SliderSpin* m_responseLen;
     QCheckBox* m_kl;
     QCheckBox* m_offPolicy;
+    QSpinBox* m_staleness;
+    QCheckBox* m_partial;
 };
 
 } // namespace envelope::ui

@@ -205,7 +205,7 @@ void RlPanel::redraw()
               m_document->results().estimate.serving.usableBytes };
     m_roleChart->setColumns(columns, memory, limit, units);
 
-    const bool overlapped = c.offPolicyPipeline && !colocated && rl.rolloutS > 0;
+    const bool overlapped = rl.overlapped && rl.rolloutS > 0;
     m_timeline->setStep(rl, overlapped);
 
     auto set = [this](const char* key, const QString& text) {

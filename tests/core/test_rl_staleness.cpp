@@ -1,0 +1,215 @@
+// Off-policy RL beyond one step (issue 28): a staleness bound k (AReaL's
+// max_head_offpolicyness) and partial rollouts (AReaL's interruptible generation, verl
+// fully_async's partial_rollout). Every count below is a hand calculation from the engine's pool
+// (the same 60.79 GB vLLM pool as test_rl_engine.cpp) and the formulas of docs/formulas-rl.md §4,
+// written out here; the times compose the serving engine's own prefill and decode steps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "fixtures.h"
+#include "plan/planio.h"
+#include "rl/rl.h"
+#include "serving/serving.h"
+
+namespace envelope {
+namespace {
+
+using namespace envelope::testing;
+
+// 16 prompts x 8 = 128 completions of a 512-token prompt and responses of mean 1,792 under a
+// 3,584 cap, on one TP-1 H100 engine at gpu_memory_utilization 0.9; one trainer GPU, no KL.
+Plan longTailGrpo()
+{
+    Plan plan = seedGrpoPlan();
+    plan.cluster = Cluster { 2, 2 };
+    plan.rl.trainerGpus = 1;
+    plan.rl.referenceGpus = 0;
+    plan.rl.kl = false;
+    plan.rl.rolloutGpus = 1;
+    plan.rl.prompts = 16;
+    plan.rl.responseLenMean = 1792;
+    plan.rl.rolloutTokensPerS.reset();
+    return plan;
+}
+
+// The pool: 81,559 MiB x 0.9 - 14 GB weights - the sampler's 1.906 GB warm-up - 0.25 GiB
+// non-torch memory, in blocks of 16 tokens x 131,072 B (test_rl_engine.cpp: 28,989 blocks).
+// A sequence at the mean, 512 + 1,792 = 2,304 tokens, takes 144 blocks: 201 run at once.
+constexpr double kUsable = 81559.0 * 1024 * 1024 * 0.9;
+constexpr double kSampler = 1024.0 * 128256 * 14 + 8192.0 * 4096 * 2;
+constexpr double kPool = kUsable - 14e9 - kSampler - 0.25 * 1073741824.0;
+double meanSequencesInPool() { return std::floor(std::floor(kPool / (16 * 131072.0)) / 144); }
+
+TEST(RlStaleness, ThePoolHoldsTwoHundredAndOneMeanLengthSequences)
+{
+    EXPECT_EQ(meanSequencesInPool(), 201);
+}
+
+TEST(RlStaleness, WithoutPartialRolloutsEveryBoundStillWaitsForTheLongest)
+{
+    // Batch generation (verl one_step_off_policy, OpenRLHF async): the engine runs the step's
+    // 128 sequences and waits for the longest, whatever k: 1,792 steps of the full batch, then
+    // 3,584 - 128 x 1,792 / 128 = 1,792 tail steps.
+    Plan plan = longTailGrpo();
+    const ParamCounts counts = bareCounts(7e9);
+    for (int k : { 0, 1, 4 }) {
+        plan.rl.staleness = k;
+        const RlEstimate r = estimateRl(plan, counts);
+        EXPECT_EQ(r.staleness, k);
+        EXPECT_FALSE(r.partialRollouts);
+        EXPECT_DOUBLE_EQ(r.rolloutRunningBatch, 128);
+        EXPECT_DOUBLE_EQ(r.rolloutTailSteps, 1792);
+        EXPECT_DOUBLE_EQ(r.rolloutReprefillS, 0);
+    }
+}
+
+TEST(RlStaleness, PartialRolloutsFillThePoolAndShortenTheWait)
+{
+    // Partial rollouts admit the next k steps' prompts: at k = 1 up to 2 x 128 = 256 sequences,
+    // of which the pool holds 201. The step's 128 x 1,792 tokens take 128 x 1,792 / 201 =
+    // 1,141.2 steps of that batch, and a sequence may span k + 1 = 2 rollouts, so each runs at
+    // least 3,584 / 2 = 1,792 steps: 650.8 tail steps. At k = 3, 3,584 / 4 = 896 < 1,141.2: no
+    // wait at all.
+    Plan plan = longTailGrpo();
+    const ParamCounts counts = bareCounts(7e9);
+    plan.rl.staleness = 1;
+    plan.rl.partialRollouts = true;
+    const RlEstimate one = estimateRl(plan, counts);
+    EXPECT_TRUE(one.partialRollouts);
+    EXPECT_DOUBLE_EQ(one.rolloutRunningBatch, 201);
+    EXPECT_NEAR(one.rolloutTailSteps, 1792 - 128.0 * 1792 / 201, 1e-9);
+    EXPECT_NEAR(one.rolloutTailSteps, 650.8, 0.05);
+    plan.rl.staleness = 3;
+    const RlEstimate three = estimateRl(plan, counts);
+    EXPECT_DOUBLE_EQ(three.rolloutTailSteps, 0);
+
+    // The rollout at k = 3, term by term: 128 / 201 prefills of 201 prompts of 512 tokens,
+    // 1,141.2 decode steps of 201 sequences at the mean context 512 + 1,792 / 2 = 1,408, and the
+    // carried batch's KV recomputed under the new weights: a prefill of 201 sequences of 1,408.
+    const Gpu& g = plan.gpu.gpu;
+    const double reprefill = prefillTime(plan.model.arch, plan.serving, g, 201, 1408);
+    EXPECT_NEAR(three.rolloutReprefillS, reprefill, 1e-12);
+    EXPECT_GT(three.rolloutReprefillS, 0);
+    const double expected = 128.0 / 201 * prefillTime(plan.model.arch, plan.serving, g, 201, 512)
+        + 128.0 * 1792 / 201 * decodeTokenTime(plan.model.arch, plan.serving, g, 201, 1408)
+        + reprefill;
+    EXPECT_NEAR(three.rolloutS, expected, 1e-9 * expected);
+
+    // Against batch generation at the same bound: shorter, since no step waits 1,792 steps at a
+    // near-empty batch.
+    plan.rl.partialRollouts = false;
+    const RlEstimate batch = estimateRl(plan, counts);
+    EXPECT_LT(three.rolloutS, batch.rolloutS);
+    EXPECT_GT(batch.rolloutS,
+        1792 * decodeTokenTime(plan.model.arch, plan.serving, g, 1, 512 + 3584));
+}
+
+TEST(RlStaleness, ADisjointJobOverlapsRolloutAndUpdateFromOneStepOn)
+{
+    Plan plan = longTailGrpo();
+    const ParamCounts counts = bareCounts(7e9);
+    const RlEstimate sync = estimateRl(plan, counts);
+    EXPECT_EQ(sync.staleness, 0);
+    EXPECT_FALSE(sync.overlapped);
+    EXPECT_NEAR(sync.stepS, sync.rolloutS + sync.weightSyncS + sync.referenceS + sync.trainS,
+        1e-9 * sync.stepS);
+
+    plan.rl.staleness = 2;
+    const RlEstimate async = estimateRl(plan, counts);
+    EXPECT_TRUE(async.overlapped);
+    EXPECT_NEAR(async.stepS,
+        std::max(async.rolloutS + async.weightSyncS, async.referenceS + async.trainS),
+        1e-9 * async.stepS);
+    // The same rollout (batch generation): only the overlap differs.
+    EXPECT_DOUBLE_EQ(async.rolloutS, sync.rolloutS);
+    EXPECT_LT(async.stepS, sync.stepS);
+
+    // off_policy_pipeline alone is staleness 1.
+    plan.rl.staleness.reset();
+    plan.rl.offPolicyPipeline = true;
+    const RlEstimate oneStep = estimateRl(plan, counts);
+    EXPECT_EQ(oneStep.staleness, 1);
+    EXPECT_TRUE(oneStep.overlapped);
+}
+
+TEST(RlStaleness, ColocatedPhasesTakeTurnsButPartialRolloutsStillCutTheTail)
+{
+    // slime / APRIL on one pool: generation and training share the GPUs, so the step is the
+    // sum of its phases whatever k; the carried sequences still spare the wait.
+    Plan plan = longTailGrpo();
+    plan.rl.placement = RlPlacement::Colocated;
+    plan.cluster = Cluster { 1, 1 };
+    plan.serving.gpuMemoryUtilization = 0.5;
+    const ParamCounts counts = bareCounts(7e9);
+    plan.rl.staleness = 2;
+    const RlEstimate batch = estimateRl(plan, counts);
+    plan.rl.partialRollouts = true;
+    const RlEstimate partial = estimateRl(plan, counts);
+    for (const RlEstimate* r : { &batch, &partial }) {
+        EXPECT_FALSE(r->overlapped);
+        EXPECT_NEAR(r->stepS, r->rolloutS + r->weightSyncS + r->referenceS + r->trainS,
+            1e-9 * r->stepS);
+    }
+    EXPECT_GT(batch.rolloutTailSteps, 0);
+    EXPECT_LT(partial.rolloutTailSteps, batch.rolloutTailSteps);
+    EXPECT_LT(partial.rolloutS, batch.rolloutS);
+}
+
+TEST(RlStaleness, ContradictionsAndRangesNameTheirField)
+{
+    Plan plan = longTailGrpo();
+    plan.rl.offPolicyPipeline = true;
+    plan.rl.staleness = 0;
+    std::optional<Error> e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->path, "rl.staleness");
+    EXPECT_NE(e->message.find("off_policy_pipeline"), std::string::npos) << e->message;
+
+    plan.rl.offPolicyPipeline = false;
+    plan.rl.partialRollouts = true;
+    e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->path, "rl.partial_rollouts");
+    EXPECT_NE(e->message.find("at least 1"), std::string::npos) << e->message;
+
+    plan.rl.staleness = 1.5;
+    e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->path, "rl.staleness");
+    EXPECT_NE(e->message.find("whole number"), std::string::npos) << e->message;
+
+    plan.rl.staleness = 1001;
+    e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->path, "rl.staleness");
+    EXPECT_NE(e->message.find("0..1000"), std::string::npos) << e->message;
+
+    plan.rl.staleness = 4;
+    EXPECT_FALSE(validatePlan(plan).has_value());
+}
+
+TEST(RlStaleness, ThePlanKeysRoundTrip)
+{
+    const PresetLibrary presets = testPresets();
+    const Expected<Plan> read = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
+        "cluster": {"gpus": 8, "gpus_per_node": 8},
+        "rl": {"staleness": 4, "partial_rollouts": true}})",
+        presets);
+    ASSERT_TRUE(read.ok()) << read.error().toString();
+    EXPECT_EQ(rlStaleness(read->rl), 4);
+    EXPECT_TRUE(read->rl.partialRollouts);
+    const Expected<Plan> back = readPlan(writePlan(*read), presets);
+    ASSERT_TRUE(back.ok()) << back.error().toString();
+    EXPECT_TRUE(*back == *read);
+    // Absent, the bound follows off_policy_pipeline: 0, or 1 when it is on.
+    const Expected<Plan> plain = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
+        "rl": {"off_policy_pipeline": true}})",
+        presets);
+    ASSERT_TRUE(plain.ok()) << plain.error().toString();
+    EXPECT_FALSE(plain->rl.staleness.has_value());
+    EXPECT_EQ(rlStaleness(plain->rl), 1);
+}
+
+} // namespace
+} // namespace envelope
