@@ -120,6 +120,8 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
     arg("--rollout.batch_size", rl.prompts);
     arg("--rollout.n_samples_per_prompt", rl.groupSize);
     arg("--train.batch_size", static_cast<long long>(rl.prompts) * rl.groupSize);
+    if (rl.updateEpochs > 1)
+        arg("--train.max_epochs", rl.updateEpochs);
     arg("--train.micro_batch_size", t.microBatch);
     arg("--rollout.micro_batch_size", t.microBatch);
     arg("--data.max_len", static_cast<long long>(rl.promptLen) + rl.responseLen);

@@ -208,6 +208,8 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
     key("per_device_train_batch_size", std::to_string(std::max(1, t.microBatch)));
     key("gradient_accumulation_steps", std::to_string(accumulation));
     key("num_generations", std::to_string(group));
+    if (rl.updateEpochs > 1)
+        key("num_iterations", std::to_string(rl.updateEpochs));
     key("max_completion_length", std::to_string(rl.responseLen));
     // beta > 0 loads the reference model; 0.001 is the value GRPOConfig's help cites
     // (DeepSeek-R1). The plan states the KL, not its coefficient.

@@ -63,6 +63,8 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
                 t.lora.baseBits));
     }
     set("actor_rollout_ref.actor.ppo_mini_batch_size", rl.prompts);
+    if (rl.updateEpochs > 1)
+        set("actor_rollout_ref.actor.ppo_epochs", rl.updateEpochs);
     set("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", t.microBatch);
     set("actor_rollout_ref.actor.use_kl_loss", flag(!ppo && rl.kl));
     if (ppo)

@@ -159,6 +159,7 @@ template <class V> void visitRl(RlConfig& c, V& v)
     v.boolean("old_log_prob_forward", c.oldLogProbForward);
     v.optionalNumber("staleness", c.staleness, Range::closed(0, kMaxStaleness));
     v.boolean("partial_rollouts", c.partialRollouts);
+    v.integer("update_epochs", c.updateEpochs, 1, 100);
 }
 
 // Reads through a FieldReader (types, ranges, unknown keys).

@@ -351,6 +351,9 @@ struct RlConfig {
     // unfinished ones into the next, so the engine runs a full batch instead of waiting for its
     // longest responses. A carried sequence's KV is recomputed under the new weights.
     bool partialRollouts = false;
+    // Passes of the update over each step's completions (verl actor.ppo_epochs, OpenRLHF
+    // --train.max_epochs, TRL num_iterations): the update's time is that many passes.
+    int updateEpochs = 1;
 
     bool operator==(const RlConfig&) const = default;
 };

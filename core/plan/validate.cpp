@@ -494,6 +494,12 @@ std::vector<std::string> planWarnings(const Plan& plan)
             warnings.push_back(fmt::format(
                 "the RL pools use {} GPUs, more than the cluster's {}", pools, plan.cluster.gpus));
     }
+    if (rl.updateEpochs > 1 && !rl.oldLogProbForward && rl.algorithm != RlAlgorithm::Dpo)
+        warnings.push_back(fmt::format(
+            "rl.update_epochs = {} with rl.old_log_prob_forward off: every pass after the first "
+            "needs the policy's log-probs from before the update (TRL computes them once "
+            "num_iterations > 1), so the forward is likely run",
+            rl.updateEpochs));
     return warnings;
 }
 

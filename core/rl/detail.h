@@ -26,6 +26,7 @@ struct RlSetup {
     double meanTokensPerSequence = 0; // prompt + mean response: what is generated and trained
     double rolloutTokens = 0;
     double trainTokens = 0;
+    double updateEpochs = 1; // rl.update_epochs: passes of the update over trainTokens
     double trainPeakFlops = 0; // one GPU, at the recipe's compute dtype
     // One rollout engine (tp GPUs) as plan.serving's engine sizes it, at context = prompt +
     // response (core/serving: vLLM's pool from gpu_memory_utilization).

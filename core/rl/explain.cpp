@@ -200,14 +200,17 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
         r.referenceS, "s",
         "a forward is the forward's share of a trained token's FLOPs (2 P of 6 P, more with "
         "recompute; Kaplan et al. 2020)");
+    const std::string epochs = s.updateEpochs > 1
+        ? fmt::format("{} update epochs x ", num(s.updateEpochs))
+        : std::string();
     ex.add("rl.train_s",
         c.trainTokensPerS
-            ? fmt::format("train tokens / rate = {} / {} = {}", num(r.trainTokens),
-                num(*c.trainTokensPerS), formatDuration(r.trainS))
-            : fmt::format("train tokens / (the trainer's step on its own {} GPUs, {}: {} tokens/s "
-                          "per GPU x {}) = {} / {}{}{} = {}",
-                s.colocated ? s.totalGpus : s.trainerGpus, s.trainerTimingSource,
-                num(s.trainerTokensPerSPerGpu), s.colocated ? s.totalGpus : s.trainerGpus,
+            ? fmt::format("{}train tokens / rate = {}{} / {} = {}", epochs, epochs,
+                num(r.trainTokens), num(*c.trainTokensPerS), formatDuration(r.trainS))
+            : fmt::format("{}train tokens / (the trainer's step on its own {} GPUs, {}: {} "
+                          "tokens/s per GPU x {}) = {}{} / {}{}{} = {}",
+                epochs, s.colocated ? s.totalGpus : s.trainerGpus, s.trainerTimingSource,
+                num(s.trainerTokensPerSPerGpu), s.colocated ? s.totalGpus : s.trainerGpus, epochs,
                 num(r.trainTokens),
                 num(s.trainerTokensPerSPerGpu * (s.colocated ? s.totalGpus : s.trainerGpus)),
                 s.critic ? " (and the critic's update)" : "",
@@ -220,7 +223,8 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
         r.trainS, "s",
         c.trainTokensPerS ? kSeed
                           : "training.step_time_s of the trainer's layout on its pool "
-                            "(docs/formulas-compute.md, 'Step time from ops')");
+                            "(docs/formulas-compute.md, 'Step time from ops'); epochs: verl "
+                            "actor.ppo_epochs, OpenRLHF --train.max_epochs, TRL num_iterations");
     if (s.rollout) {
         ex.add("rl.old_log_prob_s",
             c.oldLogProbForward

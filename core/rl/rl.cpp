@@ -204,6 +204,7 @@ RlSetup rlSetup(const Plan& plan, const ParamCounts& counts)
     // The policy trains on what was generated: prompt + the mean response (no padding to the
     // cap: verl's remove-padding, OpenRLHF's packing).
     s.trainTokens = s.completions * s.meanTokensPerSequence;
+    s.updateEpochs = std::max(c.updateEpochs, 1);
     s.rolloutTokens = s.rollout ? s.trainTokens : 0.0;
     s.trainPeakFlops = peakFlops(plan.gpu.gpu, plan.training.recipe.recipe.compute);
 
@@ -379,9 +380,10 @@ double rlWeightSyncS(const Plan& plan, const ParamCounts& counts, const RlSetup&
 
 double rlPolicyTrainS(const Plan&, const ParamCounts&, const RlSetup& s, int gpus)
 {
-    // The trainer's per-GPU rate (measured, or its op-timed step on its own pool), on `gpus`.
+    // The trainer's per-GPU rate (measured, or its op-timed step on its own pool), on `gpus`;
+    // rl.update_epochs passes over the step's tokens.
     const double rate = s.trainerTokensPerSPerGpu * gpus;
-    return s.trainTokens > 0 && rate > 0 ? s.trainTokens / rate : 0.0;
+    return s.trainTokens > 0 && rate > 0 ? s.updateEpochs * s.trainTokens / rate : 0.0;
 }
 
 double rlForwardS(const Plan&, const ParamCounts&, const RlSetup& s, int gpus)

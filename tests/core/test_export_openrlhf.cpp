@@ -121,3 +121,22 @@ TEST(ExportOpenRlhf, WhatTrainPpoRayCannotExpressIsSaid)
 
 } // namespace
 } // namespace envelope::testing
+
+namespace envelope::testing {
+namespace {
+
+// rl.update_epochs is train_ppo_ray's --train.max_epochs; OpenRLHF's async pipeline is one step.
+TEST(ExportOpenRlhf, UpdateEpochsAreMaxEpochsAndItsAsyncIsOneStep)
+{
+    const std::map<std::string, std::string> f
+        = flagsOf(exportOf(defaultPlanWith({ "rl.update_epochs=3" }), Engine::OpenRlhf));
+    EXPECT_EQ(f.at("--train.max_epochs"), "3");
+    const EngineConfig stale = exportOf(
+        defaultPlanWith({ "rl.staleness=2", "rl.partial_rollouts=true" }), Engine::OpenRlhf);
+    EXPECT_TRUE(anyWarningMentions(stale, "rl.staleness = 2, rl.partial_rollouts: OpenRLHF's "
+                                          "--train.async_enable overlaps one step"));
+    EXPECT_EQ(flagsOf(stale).count("--train.async_enable"), 1u);
+}
+
+} // namespace
+} // namespace envelope::testing

@@ -254,3 +254,18 @@ TEST(ExportTrl, AColocatedJobIsATorchrunLaunchersProgram)
 
 } // namespace
 } // namespace envelope::testing
+
+namespace envelope::testing {
+namespace {
+
+// rl.update_epochs is GRPOConfig's num_iterations (trl/trainer/grpo_config.py, default 1).
+TEST(ExportTrl, UpdateEpochsAreNumIterations)
+{
+    EXPECT_EQ(keysOf(exportOf(defaultPlanWith({ "rl.update_epochs=2" }), Engine::Trl))
+                  .at("num_iterations"),
+        "2");
+    EXPECT_EQ(keysOf(exportOf(defaultPlanWith({}), Engine::Trl)).count("num_iterations"), 0u);
+}
+
+} // namespace
+} // namespace envelope::testing

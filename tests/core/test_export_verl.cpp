@@ -149,3 +149,28 @@ TEST(ExportVerl, APlanThatDoesNotFitSaysSoFirstAndHasNoStepTime)
 
 } // namespace
 } // namespace envelope::testing
+
+namespace envelope::testing {
+namespace {
+
+// rl.update_epochs is verl's actor.ppo_epochs (verl/trainer/config/actor/actor.yaml, default 1);
+// bounded staleness and partial rollouts are its fully_async recipe, said and not written.
+TEST(ExportVerl, UpdateEpochsArePpoEpochsAndAsyncIsSaid)
+{
+    std::vector<std::string> sets = kGrpo;
+    sets.push_back("rl.update_epochs=2");
+    const EngineConfig two = exportOf(defaultPlanWith(sets), Engine::Verl);
+    EXPECT_EQ(overridesOf(two.text).at("actor_rollout_ref.actor.ppo_epochs"), "2");
+    EXPECT_EQ(overridesOf(exportOf(defaultPlanWith(kGrpo), Engine::Verl).text)
+                  .count("actor_rollout_ref.actor.ppo_epochs"),
+        0u);
+    sets = kGrpo;
+    sets.push_back("rl.staleness=4");
+    sets.push_back("rl.partial_rollouts=true");
+    EXPECT_TRUE(anyWarningMentions(exportOf(defaultPlanWith(sets), Engine::Verl),
+        "rl.staleness = 4 with rl.partial_rollouts: bounded staleness and partial rollouts are "
+        "verl's recipe/fully_async_policy"));
+}
+
+} // namespace
+} // namespace envelope::testing
