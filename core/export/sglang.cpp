@@ -37,6 +37,11 @@ EngineConfig exportSglang(const Plan& plan, const Estimate& estimate, const std:
     }
     if (parallel.ep > 1)
         flag("--ep-size", parallel.ep);
+    // DeepSeek's and LMSYS's large-EP launches: --enable-eplb --ep-num-redundant-experts 32.
+    if (parallel.ep > 1 && sc.redundantExperts > 0) {
+        flags.push_back("--enable-eplb");
+        flag("--ep-num-redundant-experts", sc.redundantExperts);
+    }
     flag("--context-length", sc.context);
     // The fraction Envelope sized the pool with (the plan's, else the version's default), written
     // out so a newer SGLang's different default does not change the pool under the plan.

@@ -29,6 +29,13 @@ EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std:
     flag("--tp_size", parallel.gpus());
     if (parallel.ep > 1)
         flag("--ep_size", parallel.ep);
+    if (parallel.ep > 1 && sc.redundantExperts > 0)
+        out.warnings.push_back(fmt::format(
+            "serving.redundant_experts = {}: TensorRT-LLM places expert copies through "
+            "moe_config.load_balancer (num_slots = {}) in the file --extra_llm_api_options names; "
+            "trtllm-serve has no flag for it",
+            sc.redundantExperts,
+            (plan.model.arch.moe ? plan.model.arch.moe->experts : 0) + sc.redundantExperts));
     if (parallel.dp > 1)
         out.warnings.push_back(fmt::format("serving.dp_attention ({} attention ranks): set "
                                            "enable_attention_dp: true in the file "

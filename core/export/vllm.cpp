@@ -34,6 +34,13 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
         flag("--data-parallel-size", parallel.dp);
     if (parallel.ep > 1)
         flags.push_back("--enable-expert-parallel");
+    // Redundant experts are EPLB's (vllm/config/parallel.py EPLBConfig.num_redundant_experts;
+    // ParallelConfig refuses them without enable_eplb).
+    if (parallel.ep > 1 && sc.redundantExperts > 0) {
+        flags.push_back("--enable-eplb");
+        flag("--eplb-config",
+            fmt::format("'{{\"num_redundant_experts\": {}}}'", sc.redundantExperts));
+    }
     if (parallel.ep > 1 && parallel.dp == 1 && parallel.ep != parallel.tp)
         out.warnings.push_back(fmt::format("serving.ep = {} inside tp = {}: vLLM's expert "
                                            "parallelism spans the whole TP group (ep = {})",

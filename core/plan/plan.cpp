@@ -143,6 +143,12 @@ bool parseRlAlgorithm(std::string_view id, RlAlgorithm& out) { return parseId(kA
 std::string_view rlPlacementId(RlPlacement p) { return idOf(kPlacements, p); }
 bool parseRlPlacement(std::string_view id, RlPlacement& out) { return parseId(kPlacements, id, out); }
 
+bool servingHasExpertParallel(const ServingConfig& c)
+{
+    return c.ep > 1
+        || (c.disaggregation && (c.disaggregation->prefill.ep > 1 || c.disaggregation->decode.ep > 1));
+}
+
 int rlStaleness(const RlConfig& c)
 {
     if (c.staleness)

@@ -291,6 +291,12 @@ struct ServingConfig {
     // --enable-dp-attention, vLLM --data-parallel-size with --enable-expert-parallel).
     int ep = 1;
     bool dpAttention = false;
+    // `serving.redundant_experts`: extra copies of the busiest routed experts spread over the EP
+    // ranks to even their load (DeepSeek-V3 sec. 3.4: 32; vLLM --enable-eplb with
+    // eplb_config.num_redundant_experts, SGLang --ep-num-redundant-experts). A GPU then holds
+    // ceil((E + R) / ep) experts of every MoE layer; each expert pool's layout, both pools of a
+    // disaggregated deployment included.
+    int redundantExperts = 0;
     std::optional<ServingDisaggregation> disaggregation;
     // Not a plan key: the GPUs of one NVLink domain, filled from the cluster where the plan is
     // estimated (servingOfPlan), so that an engine wider than the domain (wide EP across
@@ -360,6 +366,8 @@ struct RlConfig {
 
 // rl.staleness's largest value: AReaL's runs use 4-8; beyond 1,000 versions is no bound at all.
 inline constexpr int kMaxStaleness = 1000;
+// serving.redundant_experts' largest value (DeepSeek-V3 runs 32 and 64).
+inline constexpr int kMaxRedundantExperts = 65'536;
 // The staleness bound k a plan's RL job runs with (rl.staleness, or 1 with
 // off_policy_pipeline, else 0); at least 0.
 int rlStaleness(const RlConfig& c);
@@ -385,6 +393,10 @@ struct ServingParallel {
 ServingParallel servingParallel(const ServingConfig& c);
 // The engine of one disaggregated pool: the plan's serving config with the pool's layout.
 ServingConfig servingPoolConfig(const ServingConfig& c, const ServingPool& pool);
+
+// Whether any of the serving engine's expert pools spreads experts over EP ranks (serving.ep, or
+// a disaggregated pool's ep, above 1): what serving.redundant_experts needs.
+bool servingHasExpertParallel(const ServingConfig& c);
 
 // The plan's serving config with its cluster's NVLink domain (nvlinkDomainGpus) filled in:
 // what every estimate of the plan's engine uses.

@@ -802,6 +802,7 @@ Expected<Plan> readPlan(
         readFormats(v, c);
         v.integer("ep", c.ep, 1, planfields::kMaxParallel);
         v.boolean("dp_attention", c.dpAttention);
+        v.integer("redundant_experts", c.redundantExperts, 0, kMaxRedundantExperts);
         readDisaggregation(v.f, c.disaggregation);
         v.optionalNumber("max_ttft_s", c.maxTtftS, Range::closed(1e-6, 1e6));
         v.optionalNumber("max_itl_s", c.maxItlS, Range::closed(1e-6, 1e6));

@@ -336,6 +336,20 @@ std::optional<Error> checkCrossFields(const Plan& plan)
             if (auto e = checkServingLayout(arch, pool.tp, pool.ep, pool.dp,
                     std::string("serving.disaggregation.") + key))
                 return e;
+    if (s.redundantExperts < 0 || s.redundantExperts > kMaxRedundantExperts)
+        return Error { "serving.redundant_experts",
+            fmt::format("must be 0..{}, got {}", kMaxRedundantExperts, s.redundantExperts) };
+    if (s.redundantExperts > 0) {
+        // Redundant copies move whole experts between expert-parallel ranks (vLLM refuses
+        // num_redundant_experts without --enable-eplb, which needs --enable-expert-parallel).
+        const bool moe = arch.moe && arch.moe->experts > 0;
+        if (!moe || !servingHasExpertParallel(s))
+            return Error { "serving.redundant_experts",
+                fmt::format("must be 0 without expert parallelism ({}): the copies are whole "
+                            "experts spread over the EP ranks, got {}",
+                    moe ? "serving.ep > 1, or a disaggregated pool's ep" : "the model has no routed experts",
+                    s.redundantExperts) };
+    }
     if (s.averageLength > s.context)
         return Error { "serving.average_length",
             fmt::format("must be at most the context ({}), got {}", s.context, s.averageLength) };

@@ -238,6 +238,8 @@ std::string writePlan(const Plan& input)
         serving["ep"] = plan.serving.ep;
     if (plan.serving.dpAttention)
         serving["dp_attention"] = true;
+    if (plan.serving.redundantExperts != 0)
+        serving["redundant_experts"] = plan.serving.redundantExperts;
     if (plan.serving.disaggregation) {
         ordered_json pools = ordered_json::object();
         for (auto [key, pool] : { std::pair { "prefill", plan.serving.disaggregation->prefill },

@@ -121,9 +121,12 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
     const bool expertsSpread = w.expertParams > 0 && std::abs(expertShare * tp - 1) > 1e-12;
     const std::string linear = expertsSpread
         ? fmt::format("(linear {} - routed experts {}) x {} B/param [{}{}] / tp {} + routed experts "
-                      "{} x {} B x {} (ceil(E / ep) of E on a GPU)",
+                      "{} x {} B x {} ({} of E on a GPU)",
               num(w.quantizedParams), num(w.expertParams), num(w.bytesPerQuantized), "{}", "{}",
-              tp, num(w.expertParams), num(w.bytesPerQuantized), num(expertShare))
+              tp, num(w.expertParams), num(w.bytesPerQuantized), num(expertShare),
+              config.redundantExperts > 0
+                  ? fmt::format("ceil((E + {} redundant) / ep)", config.redundantExperts)
+                  : std::string("ceil(E / ep)"))
         : fmt::format("linear {} x {} B/param [{}{}] / tp {}", num(w.quantizedParams),
               num(w.bytesPerQuantized), "{}", "{}", tp);
     const std::string format = config.weightFormat != WeightFormat::Auto

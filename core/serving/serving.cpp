@@ -220,9 +220,11 @@ double quantizedBytesPerWeight(int weightBits, int groupSize)
 double servingExpertShare(const ModelArch& arch, const ServingConfig& config)
 {
     const ServingParallel p = servingParallel(config);
-    if (p.dp > 1 && arch.moe && arch.moe->experts > 0) {
+    const int redundant = std::max(config.redundantExperts, 0);
+    if (arch.moe && arch.moe->experts > 0 && (p.dp > 1 || (redundant > 0 && p.ep > 1))) {
+        // Whole experts on a GPU: the E routed ones and R redundant copies over ep ranks.
         const double experts = arch.moe->experts;
-        return std::ceil(experts / p.ep) / experts;
+        return std::ceil((experts + redundant) / p.ep) / experts;
     }
     return 1.0 / p.tp;
 }

@@ -88,7 +88,7 @@ ServingWeights servingWeights(
     const ParamCounts& counts, int layers, const ServingConfig& config, int tp, double expertShare = 0);
 // The routed experts' share on the fullest GPU of the engine: 1 / tp inside a TP group (EP there
 // moves whole experts between the group's ranks, the bytes stay), ceil(E / ep) / E under
-// data-parallel attention.
+// data-parallel attention, ceil((E + R) / ep) / E with R = serving.redundant_experts.
 double servingExpertShare(const ModelArch& arch, const ServingConfig& config);
 
 // vLLM 0.19 (V1 engine) sizes its KV pool in Worker.determine_available_memory, before CUDA

@@ -379,5 +379,66 @@ TEST(Disaggregation, UnderLoadTtftAddsThePoolsAndGoodputIsSearched)
     EXPECT_LE(*e.serving.load->goodputRps, e.serving.load->capacityRps);
 }
 
+// Redundant experts (serving.redundant_experts; DeepSeek-AI 2024, the V3 report sec. 3.4.1: in
+// the EP32 prefill "besides the original 8 experts it hosts, [each GPU] will also host one
+// additional redundant expert", 32 in all): ceil((256 + 32) / 32) = 9 experts a GPU, one more
+// of each of the 58 MoE layers than without them: 58 x 44,040,192 weights at 1 + 3/128 bytes.
+TEST(ServingEp, RedundantExpertsAddWholeExpertsToEveryGpu)
+{
+    const std::string layout = R"({"tp": 1, "ep": 32, "dp_attention": true, "weight_bits": 8)";
+    const Plan plain = readOrDie(plan("deepseek-v3", "h800", 32, layout + "}"));
+    const Plan redundant
+        = readOrDie(plan("deepseek-v3", "h800", 32, layout + R"(, "redundant_experts": 32})"));
+    EXPECT_EQ(redundant.serving.redundantExperts, 32);
+    const ServingEstimate a = estimate(plain).serving;
+    const ServingEstimate b = estimate(redundant).serving;
+    EXPECT_NEAR(b.weightsBytesPerGpu - a.weightsBytesPerGpu,
+        58.0 * 3 * 7168 * 2048 * kBytesPerWeight8, 1e3);
+    // The KV pool gives up what the copies take (the engine's memory share is fixed).
+    EXPECT_LT(b.kvBudgetBytes, a.kvBudgetBytes);
+    // EP 320 with 64 copies (the V3 report's decode: "each GPU hosts only one expert, and 64
+    // GPUs are responsible for hosting redundant experts"): ceil(320 / 320) = 1 a GPU.
+    const Plan decode = readOrDie(plan("deepseek-v3", "h800", 320,
+        R"({"tp": 1, "ep": 320, "dp_attention": true, "weight_bits": 8, "redundant_experts": 64})"));
+    const Plan decodeAlone = readOrDie(plan("deepseek-v3", "h800", 8, R"({"tp": 1, "weight_bits": 8})"));
+    EXPECT_NEAR(estimate(decodeAlone).serving.weightsBytesPerGpu
+            - estimate(decode).serving.weightsBytesPerGpu,
+        kV3ExpertWeights * (1 - 1.0 / 256) * kBytesPerWeight8, 1e3);
+    // The plan round-trips, and the engines' launch lines carry the copies.
+    const Expected<Plan> back = read(writePlan(redundant));
+    ASSERT_TRUE(bool(back)) << back.error().toString();
+    EXPECT_EQ(back->serving.redundantExperts, 32);
+    const Estimate e = estimate(redundant);
+    const std::string vllm
+        = exportPlan(redundant, e, Engine::Vllm, "deepseek-ai/DeepSeek-V3").text;
+    EXPECT_NE(vllm.find("--enable-eplb"), std::string::npos) << vllm;
+    EXPECT_NE(vllm.find(R"(--eplb-config '{"num_redundant_experts": 32}')"), std::string::npos)
+        << vllm;
+    const std::string sglang
+        = exportPlan(redundant, e, Engine::Sglang, "deepseek-ai/DeepSeek-V3").text;
+    EXPECT_NE(sglang.find("--enable-eplb"), std::string::npos) << sglang;
+    EXPECT_NE(sglang.find("--ep-num-redundant-experts 32"), std::string::npos) << sglang;
+}
+
+TEST(ServingEp, RedundantExpertsNeedExpertParallelism)
+{
+    const Expected<Plan> dense
+        = read(plan("llama-3-8b", "h100-sxm", 8, R"({"tp": 1, "redundant_experts": 8})"));
+    ASSERT_FALSE(bool(dense));
+    EXPECT_EQ(dense.error().path, "serving.redundant_experts");
+    EXPECT_NE(dense.error().message.find("no routed experts"), std::string::npos)
+        << dense.error().message;
+    const Expected<Plan> noEp
+        = read(plan("deepseek-v3", "h800", 8, R"({"tp": 8, "redundant_experts": 8})"));
+    ASSERT_FALSE(bool(noEp));
+    EXPECT_EQ(noEp.error().path, "serving.redundant_experts");
+    EXPECT_NE(noEp.error().message.find("serving.ep > 1"), std::string::npos)
+        << noEp.error().message;
+    const Expected<Plan> negative = read(
+        plan("deepseek-v3", "h800", 32, R"({"tp": 1, "ep": 32, "dp_attention": true, "redundant_experts": -1})"));
+    ASSERT_FALSE(bool(negative));
+    EXPECT_EQ(negative.error().path, "serving.redundant_experts");
+}
+
 } // namespace
 } // namespace envelope

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <optional>
 
+#include "plan/planio.h"
 #include "charts/memorybarchart.h"
 #include "charts/memoryview.h"
 #include "charts/servingcurvechart.h"
@@ -396,6 +397,38 @@ private slots:
         QVERIFY(!m_doc->plan().serving.disaggregation);
         QVERIFY(!m_panel->poolFigures()->isVisibleTo(m_panel.get()));
         QVERIFY(!c->poolControl(0, 0)->isVisibleTo(m_panel.get()));
+    }
+
+    // Redundant experts (serving.redundant_experts): only with EP; a GPU of the 8-GPU
+    // data-parallel-attention engine of Mixtral (8 experts) holds ceil((8 + 8) / 8) = 2 whole
+    // experts with 8 copies instead of 1, and turning EP off drops the copies with it.
+    void redundantExpertsFollowExpertParallelism()
+    {
+        Plan moe = m_doc->plan();
+        const PresetLibrary library = uitest::presets();
+        moe.model.form = ModelChoice::Form::Preset;
+        moe.model.presetId = "mixtral-8x7b";
+        moe.model.arch = library.findModel("mixtral-8x7b")->arch;
+        moe.cluster.gpus = 16;
+        m_doc->setPlan(moe);
+        ServingControls* c = m_panel->controls();
+        QVERIFY(!c->redundantExpertsControl()->isEnabled()); // no EP yet
+        c->dpAttentionSwitch()->click();
+        QCOMPARE(m_doc->plan().serving.ep, 8);
+        QVERIFY(c->redundantExpertsControl()->isEnabled());
+        const double before = estimate(m_doc->plan()).serving.weightsBytesPerGpu;
+        typeInto(c->redundantExpertsControl(), QStringLiteral("8"));
+        QCOMPARE(m_doc->plan().serving.redundantExperts, 8);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        // One more whole expert a GPU: 32 layers x 3 x 4096 x 14336 weights x 2 bytes.
+        QVERIFY(close(estimate(m_doc->plan()).serving.weightsBytesPerGpu - before,
+            32.0 * 3 * 4096 * 14336 * 2));
+        typeInto(c->epControl(), QStringLiteral("1"));
+        c->dpAttentionSwitch()->click();
+        QVERIFY(!m_doc->plan().serving.dpAttention);
+        QCOMPARE(m_doc->plan().serving.redundantExperts, 0);
+        QVERIFY(!validatePlan(m_doc->plan()).has_value());
+        QVERIFY(!c->redundantExpertsControl()->isEnabled());
     }
 
     void figureTooltipsCarryTheCoreFormula()

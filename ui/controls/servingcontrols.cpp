@@ -20,6 +20,17 @@
 
 namespace envelope::ui {
 
+namespace {
+
+// Redundant experts are copies over EP ranks: a layout without EP cannot keep them.
+void dropRedundantExpertsWithoutEp(Plan& p)
+{
+    if (!servingHasExpertParallel(p.serving))
+        p.serving.redundantExperts = 0;
+}
+
+} // namespace
+
 ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("Serving"), document, parent)
     , m_engine(new ChoiceCombo(this))
@@ -140,7 +151,10 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
                         "with data-parallel attention the engine is this many GPUs"));
     form()->addRow(tr("E&xpert parallel:"), m_ep);
     connect(m_ep, &QSpinBox::valueChanged, this, [this](int v) {
-        edit(tr("Serving EP %1").arg(v), [v](Plan& p) { p.serving.ep = v; }, kServingEpControl);
+        edit(tr("Serving EP %1").arg(v), [v](Plan& p) {
+            p.serving.ep = v;
+            dropRedundantExpertsWithoutEp(p);
+        }, kServingEpControl);
     });
     m_dpAttention = addSwitch(tr("&Data-parallel attention"),
         tr("serving.dp_attention: attention runs as ep / tp ranks, each with its own sequences "
@@ -152,12 +166,19 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
             if (on && p.serving.ep <= p.serving.tp)
                 p.serving.ep = p.serving.tp * std::max(2, p.cluster.gpusPerNode / std::max(p.serving.tp, 1));
         });
+    m_redundant = addSpin(tr("Red&undant experts:"),
+        tr("serving.redundant_experts: extra copies of the busiest experts over the EP ranks "
+           "(DeepSeek-V3: 32; vLLM EPLB, SGLang --ep-num-redundant-experts); each GPU holds "
+           "ceil((E + R) / ep) experts"),
+        0, kMaxRedundantExperts, kServingRedundantExpertsControl,
+        [](Plan& p, int v) { p.serving.redundantExperts = v; });
     m_disaggregation = addSwitch(tr("Disaggregated &prefill / decode"),
         tr("serving.disaggregation: prompts computed on a prefill pool, their KV sent to a "
            "decode pool; each pool its own workers, TP and attention ranks"),
         [](Plan& p, bool on) {
             if (!on) {
                 p.serving.disaggregation.reset();
+                dropRedundantExpertsWithoutEp(p);
                 return;
             }
             // Both pools start as one engine of the current layout.
@@ -199,6 +220,7 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
                             pool.ep = pool.tp * pool.dp;
                         else if (pool.ep > 1 && pool.tp % pool.ep != 0)
                             pool.ep = 1;
+                        dropRedundantExpertsWithoutEp(p);
                     },
                     i == 0 ? kServingPrefillPoolControl : kServingDecodePoolControl);
             });
@@ -260,8 +282,9 @@ void ServingControls::refresh()
     const bool moe = plan.model.arch.moe && plan.model.arch.moe->experts > 0;
     const bool disaggregated = s.disaggregation.has_value();
     {
-        const QSignalBlocker b4(m_ep), b5(m_dpAttention), b6(m_disaggregation);
+        const QSignalBlocker b4(m_ep), b5(m_dpAttention), b6(m_disaggregation), b7(m_redundant);
         showValue(m_ep, s.ep);
+        showValue(m_redundant, s.redundantExperts);
         m_dpAttention->setChecked(s.dpAttention);
         m_disaggregation->setChecked(disaggregated);
     }
@@ -269,6 +292,7 @@ void ServingControls::refresh()
     // pool says its own layout.
     m_ep->setEnabled(moe && !disaggregated);
     m_dpAttention->setEnabled(moe && !disaggregated);
+    m_redundant->setEnabled(moe && servingHasExpertParallel(s));
     m_tp->setEnabled(!disaggregated);
     for (int i = 0; i < 2; ++i) {
         m_poolRow[i]->setVisible(disaggregated);

@@ -25,6 +25,7 @@ enum ServingControlId {
     kServingEpControl,
     kServingPrefillPoolControl,
     kServingDecodePoolControl,
+    kServingRedundantExpertsControl,
 };
 
 class ServingControls : public PlanControlGroup {
@@ -41,6 +42,7 @@ public:
     QComboBox* engineCombo() const { return m_engine; }
     QSpinBox* epControl() const { return m_ep; }
     QCheckBox* dpAttentionSwitch() const { return m_dpAttention; }
+    QSpinBox* redundantExpertsControl() const { return m_redundant; }
     QCheckBox* disaggregationSwitch() const { return m_disaggregation; }
     // workers, tp, dp of the prefill (0) or decode (1) pool.
     QSpinBox* poolControl(int pool, int field) const { return m_pool[pool][field]; }
@@ -58,6 +60,7 @@ private:
     QSpinBox* m_tp;
     QSpinBox* m_ep;
     QCheckBox* m_dpAttention;
+    QSpinBox* m_redundant = nullptr;
     QCheckBox* m_disaggregation;
     QLabel* m_poolLabel[2] = {};
     QWidget* m_poolRow[2] = {};
