@@ -150,8 +150,7 @@ std::string httpStatusMessage(const HubId& id, long status, std::string_view err
         return who + "the Hub is rate-limiting requests" + http + "; try again later"
             + (tokenSet ? "" : ", or set HF_TOKEN");
     if (status >= 500 && status < 600)
-        return who + "the Hub answered with a server error" + http
-            + "; try again later (or --offline to use a cached copy)";
+        return who + "the Hub answered with a server error" + http + "; try again later";
     return who + "unexpected answer from the Hub" + http + " for " + configUrl(id, endpoint);
 }
 
