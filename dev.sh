@@ -15,9 +15,11 @@ JOBS=${JOBS:-$(nproc)}
 
 # lintian and mandoc check the package and its man pages (packaging_lintian,
 # packaging_manpages_lint), python3-yaml the Kubernetes manifests (cli_export_launchers):
-# installed here so that CI runs them instead of skipping them.
+# installed here so that CI runs them instead of skipping them. libcurl4-openssl-dev: import-hf
+# by Hub id (hub/).
 packages=(cmake ninja-build g++ pkg-config ccache dpkg-dev file
-          nlohmann-json3-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+          nlohmann-json3-dev libfmt-dev libcli11-dev libcurl4-openssl-dev
+          libgtest-dev libgmock-dev libbenchmark-dev
           appstream lintian mandoc python3-yaml)
 # For ./dev.sh sanitize and fuzz: clang-14 with its ASan/UBSan and libFuzzer runtimes.
 fuzz_packages=(clang-14 libclang-rt-14-dev)

@@ -3,10 +3,11 @@
 //   envelope-cli estimate PLAN.json [--format json|text|markdown] [--units gb|gib]
 //                [--sections training,compute,serving,rl]
 //   envelope-cli explain PLAN.json [--units gb|gib] [--filter PREFIX]
-//   envelope-cli import-hf CONFIG.json [--model-only]
+//   envelope-cli import-hf CONFIG.json|OWNER/NAME[@REVISION] [--model-only] [--offline]
 //   envelope-cli presets [models|gpus|recipes|frameworks|engines]
 //   envelope-cli calibrate PLAN.json --peak-gib X ...   (cmd_calibrate.cpp)
-//   envelope-cli export|import|compare ...   (cmd_export.cpp, cmd_import.cpp, cmd_compare.cpp)
+//   envelope-cli export|import|import-hf|compare ...   (cmd_export.cpp, cmd_import.cpp,
+//                cmd_importhf.cpp, cmd_compare.cpp)
 //   envelope-cli help [COMMAND]   envelope-cli --version
 // estimate, explain, export and compare take --set PATH=VALUE (repeatable).
 //
@@ -29,7 +30,6 @@
 #include "base/text.h"
 #include "estimate/estimate.h"
 #include "io/files.h"
-#include "model/attention.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "report/textreport.h"
@@ -40,6 +40,7 @@
 #include "cmd_completion.h"
 #include "cmd_export.h"
 #include "cmd_import.h"
+#include "cmd_importhf.h"
 #include "planload.h"
 
 namespace envelope::cli {
@@ -144,59 +145,6 @@ int runExplain(const std::string& path, ByteUnits units, const std::vector<std::
     return kOk;
 }
 
-int runImportHf(const std::string& path, bool modelOnly)
-{
-    Expected<std::string> text = io::readTextInput(path);
-    if (!text)
-        return fail(text.error().toString());
-    Expected<ModelArch> arch = importHfConfig(*text);
-    if (!arch)
-        return fail(path + ": " + arch.error().toString());
-    if (modelOnly) {
-        std::cout << writeArchitecture(*arch);
-        return kOk;
-    }
-    const ParamCounts counts = countParameters(*arch);
-    nlohmann::ordered_json out;
-    out["model"] = nlohmann::ordered_json::parse(writeArchitecture(*arch));
-    out["params"] = static_cast<std::int64_t>(std::llround(counts.total));
-    out["active_params"] = static_cast<std::int64_t>(std::llround(counts.active));
-    // One line a planning doc can paste; a mixture of experts names its experts and top-k.
-    // MLA caches one latent per token, not KV heads: name its width instead (issue 23).
-    std::string summary = arch->mla
-        ? fmt::format("{} layers, hidden {}, {} heads (MLA: KV latent {} + RoPE {})", arch->layers,
-            arch->hidden, arch->heads, arch->mla->kvLoraRank, arch->mla->qkRopeHeadDim)
-        : fmt::format("{} layers, hidden {}, {} heads ({} KV)", arch->layers, arch->hidden,
-            arch->heads, arch->kvHeadsOrDefault());
-    if (!arch->attentionPattern.empty()) {
-        const int full = countLayers(*arch, LayerAttention::Full);
-        const int sliding = countLayers(*arch, LayerAttention::Sliding);
-        const int chunked = countLayers(*arch, LayerAttention::Chunked);
-        const int linear = countLayers(*arch, LayerAttention::Linear);
-        std::string kinds;
-        const auto add = [&](int n, const std::string& what) {
-            if (n > 0)
-                kinds += (kinds.empty() ? "" : ", ") + fmt::format("{} {}", n, what);
-        };
-        add(sliding, fmt::format("sliding-window ({})", arch->slidingWindow));
-        add(chunked, fmt::format("chunked ({})", arch->attentionChunk));
-        add(linear, "linear-attention");
-        add(full, "full-attention");
-        summary += ", layers: " + kinds;
-    }
-    if (arch->moe)
-        summary += fmt::format(", MoE {} experts, top-{}{}", arch->moe->experts, arch->moe->topK,
-            arch->moe->sharedExperts > 0 ? fmt::format(" + {} shared", arch->moe->sharedExperts)
-                                         : std::string());
-    summary += fmt::format(
-        ", {} parameters ({} active)", formatCount(counts.total), formatCount(counts.active));
-    if (counts.vision > 0)
-        summary += fmt::format(", vision tower {}", formatCount(counts.vision));
-    out["summary"] = summary;
-    std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    return kOk;
-}
-
 int runPresets(const std::string& kind)
 {
     Expected<PresetLibrary> presets = loadPresets();
@@ -270,8 +218,7 @@ int run(int argc, char** argv)
     app.set_version_flag("--version", "envelope-cli " ENVELOPE_VERSION);
     app.require_subcommand(1);
 
-    std::string planPath, format = "json", unitsText = "gb", configPath, kind, filter;
-    bool modelOnly = false;
+    std::string planPath, format = "json", unitsText = "gb", kind, filter;
     std::vector<std::string> sets;
 
     CLI::App* estimateCmd
@@ -293,10 +240,8 @@ int run(int argc, char** argv)
     addSetOption(explainCmd, sets);
     explainCmd->add_option("--filter", filter, "only figures whose name starts with PREFIX");
 
-    CLI::App* importCmd = app.add_subcommand(
-        "import-hf", "Print the model object (JSON) of a Hugging Face config.json and its params");
-    importCmd->add_option("CONFIG", configPath, "config.json")->required();
-    importCmd->add_flag("--model-only", modelOnly, "print only the model object");
+    ImportHfCommand importHfCommand;
+    registerImportHf(app, importHfCommand);
 
     CLI::App* presetsCmd
         = app.add_subcommand("presets", "List preset ids with one-line descriptions");
@@ -364,8 +309,8 @@ int run(int argc, char** argv)
         return runEstimate(planPath, format, units, sets, sectionsText);
     if (*explainCmd)
         return runExplain(planPath, units, sets, filter);
-    if (*importCmd)
-        return runImportHf(configPath, modelOnly);
+    if (*importHfCommand.command)
+        return runImportHf(importHfCommand);
     return runPresets(kind);
 }
 

@@ -10,6 +10,10 @@
 #include <QSpinBox>
 
 #include "controls/choicecombo.h"
+#include "controls/hubimportbox.h"
+#include "document/modelimport.h"
+#include "hubid.h"
+#include "hubsettings.h"
 #include "document/plandocument.h"
 #include "controls/sliderspin.h"
 #include "base/units.h"
@@ -23,6 +27,7 @@ ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
     : PlanControlGroup(tr("Model"), document, parent)
     , m_preset(new ChoiceCombo(this))
     , m_import(new QPushButton(tr("&Import config.json…"), this))
+    , m_hub(new HubImportBox(this))
     , m_size(new SliderSpin(SliderSpin::Scale::Log, 0.1, 2000, 1, this))
     , m_shapeNote(new QLabel(this))
     , m_context(new SliderSpin(SliderSpin::Scale::TokenLengths, 256, 1 << 20, 0, this))
@@ -65,6 +70,8 @@ ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
 
     addWideRow(tr("&Preset:"), m_preset); // "DeepSeek-V3 (671B, 37B active)" shown whole
     form()->addRow(QString(), m_import);
+    form()->addRow(tr("Hub id:"), m_hub); // no mnemonic: Alt+H and Alt+F are taken
+    form()->addRow(QString(), m_hub->statusLabel());
     form()->addRow(tr("Mode&l size:"), m_size);
     form()->addRow(QString(), m_shapeNote);
     form()->addRow(tr("&Context:"), m_context);
@@ -73,6 +80,7 @@ ModelControls::ModelControls(PlanDocument* document, QWidget* parent)
 
     connect(m_preset, &QComboBox::activated, this, &ModelControls::onPresetPicked);
     connect(m_import, &QPushButton::clicked, this, &ModelControls::importRequested);
+    connect(m_hub, &HubImportBox::imported, this, &ModelControls::onHubImported);
     connect(m_size, &SliderSpin::valueEdited, this, &ModelControls::onSizeEdited);
     connect(m_context, &SliderSpin::valueEdited, this, [this](double v) {
         edit(
@@ -122,6 +130,14 @@ void ModelControls::onSizeEdited(double billions)
         kModelSizeControl);
 }
 
+// As a config.json file is imported (MainWindow::importHfConfigFile): the cached copy is the
+// plan's hf_config, the id its name when the config names none; one undo step.
+void ModelControls::onHubImported(const HubImport& result)
+{
+    ModelChoice model = importedHfModel(result.arch, result.configPath, result.id.toStdString());
+    edit(tr("Import %1").arg(result.id), [model](Plan& p) { p.model = model; });
+}
+
 void ModelControls::refresh()
 {
     const Plan& plan = this->document()->plan();
@@ -154,11 +170,17 @@ void ModelControls::refresh()
                 .arg(QString::fromStdString(formatCount(arch.declaredParams.value_or(0))))
                 .arg(shape));
         break;
-    case ModelChoice::Form::HfConfig:
-        m_shapeNote->setText(tr("Imported from %1: %2")
-                                 .arg(QString::fromStdString(plan.model.hfConfigPath))
-                                 .arg(shape));
+    case ModelChoice::Form::HfConfig: {
+        // A config fetched by Hub id is named by its id, not its path in the cache.
+        const std::optional<hub::HubId> id = hub::hubIdFromCachePath(
+            plan.model.hfConfigPath, hub::hubSettingsFromEnvironment().cacheDir);
+        m_shapeNote->setText(
+            (id ? tr("Imported from the Hugging Face Hub, %1: %2")
+                      .arg(QString::fromStdString(id->toString()))
+                : tr("Imported from %1: %2").arg(QString::fromStdString(plan.model.hfConfigPath)))
+                .arg(shape));
         break;
+    }
     default:
         m_shapeNote->setText(shape);
         break;

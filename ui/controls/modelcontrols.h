@@ -1,4 +1,5 @@
-// Model group: preset, Hugging Face import, size (log slider), context, micro-batch, grad accum.
+// Model group: preset, Hugging Face import (a config.json file, or a Hub id fetched in the
+// background), size (log slider), context, micro-batch, grad accum.
 #pragma once
 
 #include "controls/choicecombo.h"
@@ -11,6 +12,8 @@ class QSpinBox;
 
 namespace envelope::ui {
 
+class HubImportBox;
+struct HubImport;
 class SliderSpin;
 
 class ModelControls : public PlanControlGroup {
@@ -24,6 +27,7 @@ public:
     SliderSpin* microBatchControl() const { return m_microBatch; }
     QSpinBox* gradAccumControl() const { return m_gradAccum; }
     QLabel* shapeNote() const { return m_shapeNote; }
+    HubImportBox* hubImportBox() const { return m_hub; }
 
 signals:
     void importRequested();
@@ -34,9 +38,11 @@ protected:
 private:
     void onPresetPicked(int index);
     void onSizeEdited(double billions);
+    void onHubImported(const HubImport& result);
 
     ChoiceCombo* m_preset;
     QPushButton* m_import;
+    HubImportBox* m_hub;
     SliderSpin* m_size;
     QLabel* m_shapeNote;
     SliderSpin* m_context;

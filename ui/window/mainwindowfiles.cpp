@@ -17,6 +17,7 @@
 #include "window/exporter.h"
 #include "window/exportsizedialog.h"
 #include "charts/memorybarchart.h"
+#include "document/modelimport.h"
 #include "document/plandocument.h"
 #include "plan/planio.h"
 #include "document/settings.h"
@@ -195,13 +196,8 @@ bool MainWindow::importHfConfigFile(const QString& path, QString* error)
         return false;
     }
     Plan plan = m_document->plan();
-    plan.model = ModelChoice {};
-    plan.model.form = ModelChoice::Form::HfConfig;
-    // Kept absolute in memory; saving writes it relative to the plan's folder.
-    plan.model.hfConfigPath = QFileInfo(path).absoluteFilePath().toStdString();
-    plan.model.arch = std::move(*arch);
-    if (plan.model.arch.name.empty())
-        plan.model.arch.name = QFileInfo(path).dir().dirName().toStdString();
+    plan.model = importedHfModel(std::move(*arch), QFileInfo(path).absoluteFilePath().toStdString(),
+        QFileInfo(path).dir().dirName().toStdString());
     m_document->edit(plan, tr("Import %1").arg(QFileInfo(path).fileName()));
     return true;
 }

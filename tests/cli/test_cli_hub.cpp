@@ -1,0 +1,207 @@
+// envelope-cli import-hf by Hugging Face Hub id (issue 23), against the local stand-in for the
+// Hub (tests/hub/hub_server.py on 127.0.0.1, HF_ENDPOINT pointing at it): the same output as
+// importing the local file, the cache and --offline / HF_HUB_OFFLINE, HF_TOKEN, and the
+// messages for gated, missing and malformed ids. Never the internet.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "hubtestserver.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct HubRun {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string readFile(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::string quote(const std::string& s)
+{
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+bool has(const std::string& text, const std::string& part)
+{
+    return text.find(part) != std::string::npos;
+}
+
+class CliHub : public ::testing::Test {
+protected:
+    static void SetUpTestSuite()
+    {
+        s_server = std::make_unique<envelope::hubtest::HubTestServer>(
+            ENVELOPE_HUB_SERVER, ENVELOPE_TEST_DATA_DIR "/hf");
+    }
+    static void TearDownTestSuite() { s_server.reset(); }
+
+    void SetUp() override
+    {
+        if (s_server->port() == 0)
+            GTEST_SKIP() << "python3 could not start tests/hub/hub_server.py";
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        m_dir = fs::temp_directory_path()
+            / (std::string("envelope-cli-hub-") + info->name() + "-" + std::to_string(::getpid()));
+        fs::remove_all(m_dir);
+        fs::create_directories(m_dir);
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    // envelope-cli `args` with HF_ENDPOINT at the stand-in, the cache under the test's folder,
+    // no HF_TOKEN or HF_HUB_OFFLINE from the caller's shell; `env`: more VAR=value words.
+    HubRun cli(const std::string& args, const std::string& env = "") const
+    {
+        const fs::path out = m_dir / "stdout", err = m_dir / "stderr";
+        const std::string command = "env -u HF_TOKEN -u HF_HUB_OFFLINE -u HF_HUB_DOWNLOAD_TIMEOUT "
+            + std::string("HF_ENDPOINT=") + quote(s_server->endpoint())
+            + " XDG_CACHE_HOME=" + quote((m_dir / "cache").string()) + " XDG_CONFIG_HOME="
+            + quote((m_dir / "config").string()) + " " + env + " " + quote(ENVELOPE_CLI_PATH) + " "
+            + args + " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+        const int raw = std::system(command.c_str());
+        HubRun r;
+        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+        r.out = readFile(out);
+        r.err = readFile(err);
+        return r;
+    }
+
+    static inline std::unique_ptr<envelope::hubtest::HubTestServer> s_server;
+    fs::path m_dir;
+};
+
+TEST_F(CliHub, AHubIdImportsExactlyAsTheLocalFile)
+{
+    for (const char* name : { "llama-2-7b", "mixtral-8x7b", "deepseek-v3" }) {
+        const HubRun local = cli(
+            "import-hf " + quote(std::string(ENVELOPE_TEST_DATA_DIR "/hf/") + name + ".json"));
+        ASSERT_EQ(local.status, 0) << local.err;
+        const HubRun hub = cli(std::string("import-hf test-org/") + name);
+        ASSERT_EQ(hub.status, 0) << hub.err;
+        EXPECT_EQ(hub.out, local.out) << name;
+        EXPECT_EQ(hub.err, "") << name;
+        const HubRun modelOnly = cli(std::string("import-hf test-org/") + name + " --model-only");
+        ASSERT_EQ(modelOnly.status, 0) << modelOnly.err;
+        EXPECT_EQ(modelOnly.out,
+            cli("import-hf --model-only "
+                + quote(std::string(ENVELOPE_TEST_DATA_DIR "/hf/") + name + ".json"))
+                .out);
+    }
+}
+
+TEST_F(CliHub, TheCacheServesOfflineWithoutAsking)
+{
+    const HubRun online = cli("import-hf test-org/gpt2");
+    ASSERT_EQ(online.status, 0) << online.err;
+    const fs::path cached = m_dir / "cache/envelope/hf/test-org/gpt2/main/config.json";
+    EXPECT_EQ(readFile(cached), readFile(ENVELOPE_TEST_DATA_DIR "/hf/gpt2.json"));
+
+    const int before = s_server->configRequests();
+    const HubRun flag = cli("import-hf test-org/gpt2 --offline");
+    ASSERT_EQ(flag.status, 0) << flag.err;
+    EXPECT_EQ(flag.out, online.out);
+    const HubRun env = cli("import-hf test-org/gpt2", "HF_HUB_OFFLINE=1");
+    ASSERT_EQ(env.status, 0) << env.err;
+    EXPECT_EQ(env.out, online.out);
+    EXPECT_EQ(s_server->configRequests(), before);
+}
+
+TEST_F(CliHub, AnOfflineMissSaysSo)
+{
+    const HubRun r = cli("import-hf test-org/gpt2 --offline");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "");
+    EXPECT_TRUE(has(r.err,
+        "envelope-cli: test-org/gpt2: offline (--offline or HF_HUB_OFFLINE) "
+        "and not in the cache"))
+        << r.err;
+    EXPECT_TRUE(has(r.err, "import it once with the network")) << r.err;
+}
+
+TEST_F(CliHub, AnUnreachableHubFallsBackToTheCacheWithAWarning)
+{
+    ASSERT_EQ(cli("import-hf test-org/gpt2").status, 0);
+    const HubRun r = cli("import-hf test-org/gpt2", "HF_ENDPOINT=http://127.0.0.1:1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(r.err.starts_with("warning: test-org/gpt2: cannot reach the Hub")) << r.err;
+    EXPECT_TRUE(has(r.err, "using the cached copy")) << r.err;
+}
+
+TEST_F(CliHub, GatedRepoNeedsHfToken)
+{
+    const HubRun anonymous = cli("import-hf gated-org/llama-2-7b");
+    EXPECT_EQ(anonymous.status, 1);
+    EXPECT_TRUE(has(anonymous.err, "gated-org/llama-2-7b: access denied (HTTP 401)"))
+        << anonymous.err;
+    EXPECT_TRUE(has(anonymous.err, "accept the licence on the model page")) << anonymous.err;
+    EXPECT_TRUE(has(anonymous.err, "set HF_TOKEN")) << anonymous.err;
+    // The stand-in answers only "Authorization: Bearer hf_test_token".
+    const HubRun token = cli(
+        "import-hf gated-org/llama-2-7b", std::string("HF_TOKEN=") + envelope::hubtest::kToken);
+    ASSERT_EQ(token.status, 0) << token.err;
+    EXPECT_TRUE(has(token.out, "\"params\": 6738415616")) << token.out;
+}
+
+TEST_F(CliHub, MissingRepoAndRevision)
+{
+    const HubRun repo = cli("import-hf nobody/nothing");
+    EXPECT_EQ(repo.status, 1);
+    EXPECT_TRUE(has(repo.err, "nobody/nothing: no such repository on the Hub (HTTP 404)"))
+        << repo.err;
+    const HubRun revision = cli("import-hf test-org/gpt2@missing");
+    EXPECT_EQ(revision.status, 1);
+    EXPECT_TRUE(has(revision.err, "no revision \"missing\"")) << revision.err;
+}
+
+TEST_F(CliHub, MalformedIdsAndMissingFiles)
+{
+    const int before = s_server->configRequests();
+    const HubRun noSlash = cli("import-hf gpt2");
+    EXPECT_EQ(noSlash.status, 1);
+    EXPECT_TRUE(has(noSlash.err, "CONFIG: not a file, and \"gpt2\" is not a Hugging Face Hub id"))
+        << noSlash.err;
+    EXPECT_TRUE(has(noSlash.err, "OWNER/NAME or OWNER/NAME@REVISION")) << noSlash.err;
+    const HubRun dots = cli("import-hf 'owner/..'");
+    EXPECT_EQ(dots.status, 1);
+    EXPECT_TRUE(has(dots.err, "contains \"..\"")) << dots.err;
+    // A path that does not exist is still a missing file, not a Hub id.
+    const HubRun path = cli("import-hf models/config.json");
+    EXPECT_EQ(path.status, 1);
+    EXPECT_FALSE(has(path.err, "Hub")) << path.err;
+    EXPECT_EQ(s_server->configRequests(), before); // none of them asked the Hub
+}
+
+TEST_F(CliHub, TimeoutAndInvalidAnswersAreErrorsNotCrashes)
+{
+    const HubRun slow = cli("import-hf slow-org/x", "HF_HUB_DOWNLOAD_TIMEOUT=1");
+    EXPECT_EQ(slow.status, 1);
+    EXPECT_TRUE(has(slow.err, "slow-org/x: cannot reach the Hub")) << slow.err;
+    EXPECT_TRUE(has(slow.err, "1 s in all")) << slow.err;
+    const HubRun big = cli("import-hf big-org/stream");
+    EXPECT_EQ(big.status, 1);
+    EXPECT_TRUE(has(big.err, "too large for a config.json")) << big.err;
+    const HubRun bad = cli("import-hf bad-org/x");
+    EXPECT_EQ(bad.status, 1);
+    EXPECT_TRUE(has(bad.err, "not valid JSON")) << bad.err;
+}
+
+} // namespace
