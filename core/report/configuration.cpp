@@ -21,6 +21,11 @@ std::string offPolicyText(const RlConfig& r)
         r.partialRollouts ? ", partial rollouts" : "");
 }
 
+std::string epochsText(const RlConfig& r)
+{
+    return r.updateEpochs > 1 ? fmt::format("; {} update epochs", r.updateEpochs) : std::string();
+}
+
 std::string withId(const std::string& name, const std::string& id)
 {
     if (name.empty())
@@ -162,6 +167,15 @@ Table configuration(
                     ? "free_gpu_memory_fraction "
                         + number(servingMemoryFraction(s, plan.gpu.gpu), 2)
                     : "GPU memory utilization " + number(s.gpuMemoryUtilization, 2)));
+        if (s.ep > 1 || s.dpAttention || s.redundantExperts > 0)
+            t.add("expert parallel",
+                fmt::format("EP {}{}{}", s.ep,
+                    s.dpAttention ? fmt::format(", data-parallel attention ({} ranks of TP {})",
+                                        servingParallel(s).dp, s.tp)
+                                  : std::string(),
+                    s.redundantExperts > 0
+                        ? fmt::format(", {} redundant experts", s.redundantExperts)
+                        : std::string()));
         if (s.speculative)
             t.add("speculative decoding",
                 fmt::format("{}{}, {} draft token{} per step, acceptance {}",
@@ -177,7 +191,7 @@ Table configuration(
             fmt::format("{}, {} placement; {} prompts x {} completions of {} + {} tokens; KL {}{}",
                 rlAlgorithmId(r.algorithm), rlPlacementId(r.placement), r.prompts, r.groupSize,
                 r.promptLen, r.responseLen, r.kl ? "on" : "off",
-                offPolicyText(r)));
+                offPolicyText(r) + epochsText(r)));
     }
     t.add("units", units == ByteUnits::GB ? "GB = 10^9 bytes" : "GiB = 2^30 bytes");
     return t;

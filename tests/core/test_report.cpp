@@ -222,3 +222,34 @@ TEST(Report, MinGpusLineSaysItCountsTheFitsVerdict)
 
 } // namespace
 } // namespace envelope
+
+namespace envelope {
+namespace {
+
+// The configuration names the off-policy bound, the update epochs and the expert layout: each
+// moves a figure of the report (issue 11: a reader can reproduce the plan).
+TEST(Report, ConfigurationNamesStalenessEpochsAndTheExpertLayout)
+{
+    const Expected<Plan> plan = readPlan(R"({"name": "async", "model": "mixtral-8x7b",
+        "gpu": "h100-sxm", "cluster": {"gpus": 16, "gpus_per_node": 8},
+        "training": {"zero_stage": 3, "recompute": "full"},
+        "serving": {"tp": 1, "ep": 8, "dp_attention": true, "redundant_experts": 8},
+        "rl": {"trainer_gpus": 8, "rollout_gpus": 8, "reference_gpus": 0, "kl": false,
+            "staleness": 4, "partial_rollouts": true, "update_epochs": 2}})",
+        envelope::testing::testPresets());
+    ASSERT_TRUE(plan.ok()) << plan.error().toString();
+    const std::string md = report::formatReport(
+        *plan, estimate(*plan), ByteUnits::GB, report::ReportFormat::Markdown);
+    const std::string open = "| RL | ";
+    const std::size_t at = md.find(open);
+    ASSERT_NE(at, std::string::npos) << md;
+    const std::string rl = md.substr(at, md.find('\n', at) - at);
+    EXPECT_NE(rl.find("; staleness 4, partial rollouts; 2 update epochs"), std::string::npos) << rl;
+    EXPECT_NE(md.find("| expert parallel | EP 8, data-parallel attention (8 ranks of TP 1), 8 "
+                      "redundant experts |"),
+        std::string::npos)
+        << md;
+}
+
+} // namespace
+} // namespace envelope
