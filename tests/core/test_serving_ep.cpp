@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -269,14 +271,67 @@ TEST(ServingEp, ExportsSpellTheLayoutAsEachEngineDoes)
     for (const char* f : { "--tensor-parallel-size 1", "--data-parallel-size 32",
              "--enable-expert-parallel", "--max-num-seqs 32" })
         EXPECT_NE(vllm.find(f), std::string::npos) << f << " in\n" << vllm;
-    // A disaggregated plan writes one decode worker and says the rest is not written.
+    // vLLM's export of a disaggregated plan writes one decode worker and says the rest is not
+    // written; SGLang's writes the whole deployment (ServingEp.SglangWritesTheDisaggregated...).
     const Plan d = readOrDie(plan("llama-3-70b", "h100-sxm", 12,
         R"({"disaggregation": {"prefill": {"tp": 4}, "decode": {"tp": 8}}})"));
-    const EngineConfig c = exportPlan(d, estimate(d), Engine::Sglang, "meta-llama/Meta-Llama-3-70B");
-    EXPECT_NE(c.text.find("--tp-size 8"), std::string::npos) << c.text;
+    const EngineConfig c = exportPlan(d, estimate(d), Engine::Vllm, "meta-llama/Meta-Llama-3-70B");
+    EXPECT_NE(c.text.find("--tensor-parallel-size 8"), std::string::npos) << c.text;
     EXPECT_TRUE(std::any_of(c.warnings.begin(), c.warnings.end(), [](const std::string& w) {
         return w.find("prefill pool") != std::string::npos;
     }));
+}
+
+// SGLang's prefill / decode disaggregation (its docs, "PD Disaggregation"; LMSYS's 96-H100 and
+// DeepSeek's own layouts): one script, ROLE choosing the part. DeepSeek's published layout
+// (V3 report sec. 3.4 and its inference-system post): prefill EP32 on 4 nodes, decode EP144
+// on 18, 32 redundant experts. Each worker wider than an 8-GPU node runs one command a node:
+// 32 / 8 = 4 and 144 / 8 = 18 (--nnodes), and the router pairs prefill URLs with the
+// bootstrap port 8998 (SGLang's default) and lists the decode URLs.
+TEST(ServingEp, SglangWritesTheDisaggregatedDeploymentAsOneScript)
+{
+    const Plan p = readOrDie(plan("deepseek-v3", "h800", 176,
+        R"({"engine": "sglang", "tp": 1, "weight_bits": 8, "context": 4096, "concurrency": 128,
+            "redundant_experts": 32,
+            "disaggregation": {"prefill": {"workers": 1, "tp": 1, "ep": 32, "dp": 32},
+                               "decode": {"workers": 1, "tp": 1, "ep": 144, "dp": 144}}})"));
+    const EngineConfig c = exportPlan(p, estimate(p), Engine::Sglang, "deepseek-ai/DeepSeek-V3");
+    const std::string& t = c.text;
+    const std::size_t prefill = t.find("prefill)\n");
+    const std::size_t decode = t.find("decode)\n");
+    const std::size_t router = t.find("router)\n");
+    ASSERT_NE(prefill, std::string::npos) << t;
+    ASSERT_NE(decode, std::string::npos) << t;
+    ASSERT_NE(router, std::string::npos) << t;
+    const std::string p1 = t.substr(prefill, decode - prefill);
+    const std::string d1 = t.substr(decode, router - decode);
+    for (const char* f : { "--tp-size 32", "--dp-size 32", "--ep-size 32", "--enable-eplb",
+             "--ep-num-redundant-experts 32", "--disaggregation-mode prefill",
+             "--disaggregation-transfer-backend mooncake", "--disaggregation-bootstrap-port 8998",
+             "--nnodes 4", "--node-rank \"${NODE_RANK:?0 .. 3}\"" })
+        EXPECT_NE(p1.find(f), std::string::npos) << f << " in\n" << p1;
+    for (const char* f : { "--tp-size 144", "--dp-size 144", "--ep-size 144",
+             "--disaggregation-mode decode", "--nnodes 18" })
+        EXPECT_NE(d1.find(f), std::string::npos) << f << " in\n" << d1;
+    EXPECT_EQ(d1.find("--disaggregation-bootstrap-port"), std::string::npos) << d1;
+    EXPECT_NE(t.find("python3 -m sglang_router.launch_router --pd-disaggregation $args"),
+        std::string::npos)
+        << t;
+    EXPECT_NE(t.find("args=\"$args --prefill $url 8998\""), std::string::npos) << t;
+    EXPECT_EQ(c.launch, "ROLE=prefill sh sglang_serve.sh");
+    EXPECT_FALSE(std::any_of(c.warnings.begin(), c.warnings.end(), [](const std::string& w) {
+        return w.find("is not written") != std::string::npos;
+    }));
+    // The script parses as POSIX sh and as bash.
+    if (std::system("command -v bash > /dev/null 2>&1") == 0) {
+        const std::string path = ::testing::TempDir() + "envelope_sglang_pd.sh";
+        {
+            std::ofstream out(path);
+            out << t;
+        }
+        EXPECT_EQ(std::system(("bash -n " + path).c_str()), 0) << t;
+        EXPECT_EQ(std::system(("sh -n " + path).c_str()), 0) << t;
+    }
 }
 
 // The planner searches data-parallel attention for a MoE model (issue 27: "search TP x DP x
