@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "hubtestserver.h"
+#include "hubservertest.h"
 
 namespace {
 
@@ -46,26 +46,9 @@ bool has(const std::string& text, const std::string& part)
     return text.find(part) != std::string::npos;
 }
 
-class CliHub : public ::testing::Test {
+class CliHub : public envelope::hubtest::HubServerTest {
 protected:
-    static void SetUpTestSuite()
-    {
-        s_server = std::make_unique<envelope::hubtest::HubTestServer>(
-            ENVELOPE_HUB_SERVER, ENVELOPE_TEST_DATA_DIR "/hf");
-    }
-    static void TearDownTestSuite() { s_server.reset(); }
-
-    void SetUp() override
-    {
-        if (s_server->port() == 0)
-            GTEST_SKIP() << "python3 could not start tests/hub/hub_server.py";
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_dir = fs::temp_directory_path()
-            / (std::string("envelope-cli-hub-") + info->name() + "-" + std::to_string(::getpid()));
-        fs::remove_all(m_dir);
-        fs::create_directories(m_dir);
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
+    void SetUp() override { startTest("envelope-cli-hub"); }
 
     // envelope-cli `args` with HF_ENDPOINT at the stand-in, the cache under the test's folder,
     // no HF_TOKEN or HF_HUB_OFFLINE from the caller's shell; `env`: more VAR=value words.
@@ -85,8 +68,6 @@ protected:
         return r;
     }
 
-    static inline std::unique_ptr<envelope::hubtest::HubTestServer> s_server;
-    fs::path m_dir;
 };
 
 TEST_F(CliHub, AHubIdImportsExactlyAsTheLocalFile)

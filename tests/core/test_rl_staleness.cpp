@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "fixtures.h"
+#include "rl_engine_fixtures.h"
 #include "plan/planio.h"
 #include "rl/rl.h"
 #include "serving/serving.h"
@@ -21,24 +21,14 @@ using namespace envelope::testing;
 // 3,584 cap, on one TP-1 H100 engine at gpu_memory_utilization 0.9; one trainer GPU, no KL.
 Plan longTailGrpo()
 {
-    Plan plan = seedGrpoPlan();
-    plan.cluster = Cluster { 2, 2 };
-    plan.rl.trainerGpus = 1;
-    plan.rl.referenceGpus = 0;
-    plan.rl.kl = false;
-    plan.rl.rolloutGpus = 1;
+    Plan plan = twoGpuGrpo();
     plan.rl.prompts = 16;
     plan.rl.responseLenMean = 1792;
-    plan.rl.rolloutTokensPerS.reset();
     return plan;
 }
 
-// The pool: 81,559 MiB x 0.9 - 14 GB weights - the sampler's 1.906 GB warm-up - 0.25 GiB
-// non-torch memory, in blocks of 16 tokens x 131,072 B (test_rl_engine.cpp: 28,989 blocks).
-// A sequence at the mean, 512 + 1,792 = 2,304 tokens, takes 144 blocks: 201 run at once.
-constexpr double kUsable = 81559.0 * 1024 * 1024 * 0.9;
-constexpr double kSampler = 1024.0 * 128256 * 14 + 8192.0 * 4096 * 2;
-constexpr double kPool = kUsable - 14e9 - kSampler - 0.25 * 1073741824.0;
+// The pool of rl_engine_fixtures.h (kPool: 28,989 blocks of 16 tokens x 131,072 B). A sequence
+// at the mean, 512 + 1,792 = 2,304 tokens, takes 144 blocks: 201 run at once.
 double meanSequencesInPool() { return std::floor(std::floor(kPool / (16 * 131072.0)) / 144); }
 
 TEST(RlStaleness, ThePoolHoldsTwoHundredAndOneMeanLengthSequences)

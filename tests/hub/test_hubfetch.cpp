@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "hubfetch.h"
-#include "hubtestserver.h"
+#include "hubservertest.h"
 
 namespace {
 
@@ -34,27 +34,14 @@ bool has(const std::string& text, const std::string& part)
     return text.find(part) != std::string::npos;
 }
 
-class HubFetch : public ::testing::Test {
+class HubFetch : public hubtest::HubServerTest {
 protected:
-    static void SetUpTestSuite()
-    {
-        s_server = std::make_unique<hubtest::HubTestServer>(
-            ENVELOPE_HUB_SERVER, ENVELOPE_TEST_DATA_DIR "/hf");
-    }
-    static void TearDownTestSuite() { s_server.reset(); }
-
     void SetUp() override
     {
-        if (s_server->port() == 0)
-            GTEST_SKIP() << "python3 could not start tests/hub/hub_server.py";
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_dir = fs::temp_directory_path()
-            / (std::string("envelope-hub-") + info->name() + "-" + std::to_string(::getpid()));
-        fs::remove_all(m_dir);
+        startTest("envelope-hub");
         m_settings.endpoint = s_server->endpoint();
         m_settings.cacheDir = (m_dir / "hf").string();
     }
-    void TearDown() override { fs::remove_all(m_dir); }
 
     Expected<HubConfig> fetch(const std::string& id) const
     {
@@ -70,8 +57,6 @@ protected:
         return r ? std::string("(no error)") : r.error().toString();
     }
 
-    static inline std::unique_ptr<hubtest::HubTestServer> s_server;
-    fs::path m_dir;
     HubSettings m_settings;
 };
 

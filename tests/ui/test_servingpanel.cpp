@@ -98,6 +98,19 @@ void verifyMatchesCore(const ServingPanel& panel, const Plan& plan)
 
 class TestServingPanel : public uitest::PanelTest<ServingPanel> {
     Q_OBJECT
+private:
+    // Mixtral 8x7B (8 routed experts) on 16 GPUs: the MoE plan the expert-parallel slots edit.
+    void openMixtralOn16Gpus()
+    {
+        Plan moe = m_doc->plan();
+        const PresetLibrary library = uitest::presets();
+        moe.model.form = ModelChoice::Form::Preset;
+        moe.model.presetId = "mixtral-8x7b";
+        moe.model.arch = library.findModel("mixtral-8x7b")->arch;
+        moe.cluster.gpus = 16;
+        m_doc->setPlan(moe);
+    }
+
 private slots:
     void init() { QVERIFY(openPanel()); }
     void cleanup() { closePanel(); }
@@ -348,13 +361,7 @@ private slots:
     // prefill and decode into pools whose rows edit them, with a bar per pool; undo undoes each.
     void expertParallelAndDisaggregationEditThePlan()
     {
-        Plan moe = m_doc->plan();
-        const PresetLibrary library = uitest::presets();
-        moe.model.form = ModelChoice::Form::Preset;
-        moe.model.presetId = "mixtral-8x7b";
-        moe.model.arch = library.findModel("mixtral-8x7b")->arch;
-        moe.cluster.gpus = 16;
-        m_doc->setPlan(moe);
+        openMixtralOn16Gpus();
         ServingControls* c = m_panel->controls();
         QVERIFY(c->epControl()->isEnabled());
         c->dpAttentionSwitch()->click();
@@ -404,13 +411,7 @@ private slots:
     // experts with 8 copies instead of 1, and turning EP off drops the copies with it.
     void redundantExpertsFollowExpertParallelism()
     {
-        Plan moe = m_doc->plan();
-        const PresetLibrary library = uitest::presets();
-        moe.model.form = ModelChoice::Form::Preset;
-        moe.model.presetId = "mixtral-8x7b";
-        moe.model.arch = library.findModel("mixtral-8x7b")->arch;
-        moe.cluster.gpus = 16;
-        m_doc->setPlan(moe);
+        openMixtralOn16Gpus();
         ServingControls* c = m_panel->controls();
         QVERIFY(!c->redundantExpertsControl()->isEnabled()); // no EP yet
         c->dpAttentionSwitch()->click();
