@@ -342,7 +342,7 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
                 : fmt::format("mean {} of at most {} tokens: {} decode steps wait for the longest",
                     number(r.meanResponseTokens, 0), plan.rl.responseLen,
                     number(r.rolloutTailSteps, 0)));
-    else if (r.rolloutWaves > 0)
+    else if (r.rolloutWaves > 0 && !r.partialRollouts) // partial rollouts run no waves
         timing.add("rollout waves",
             fmt::format("{} of up to {} sequences per engine (KV pool {} per GPU)",
                 number(r.rolloutWaves, 0), number(r.rolloutMaxSequences, 0),

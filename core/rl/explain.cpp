@@ -168,11 +168,29 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
         s.rollout ? fmt::format("every completion's prompt + response = {}", num(r.rolloutTokens))
                   : std::string("DPO trains on a fixed preference dataset: no rollout = 0"),
         r.rolloutTokens, "tokens", kSeed);
+    // Responses of a mean under the cap (or carried over): continuous batching at the running
+    // batch, then the wait for the longest (rl.cpp rlRolloutS).
+    const bool continuous = s.partial || s.meanResponse < c.responseLen;
+    const double running = std::max(1.0, r.rolloutRunningBatch);
     ex.add("rl.rollout_s",
         !s.rollout ? std::string("no rollout = 0")
             : c.rolloutTokensPerS
             ? fmt::format("rollout tokens / rate = {} / {} = {}", num(r.rolloutTokens),
                 num(*c.rolloutTokensPerS), formatDuration(r.rolloutS))
+            : continuous
+            ? fmt::format("per engine, {} sequences at a running batch of {}: {} / {} prefills of "
+                          "{}-token prompts + {} x {} / {} = {} decode steps at mean context {} + "
+                          "{} tail steps of one sequence{}, every step timed from its ops as the "
+                          "serving engine's are = {}",
+                num(r.rolloutSequencesPerEngine), num(running), num(r.rolloutSequencesPerEngine),
+                num(running), c.promptLen, num(r.rolloutSequencesPerEngine),
+                num(r.meanResponseTokens), num(running),
+                num(r.rolloutSequencesPerEngine * r.meanResponseTokens / running),
+                num(c.promptLen + r.meanResponseTokens / 2), num(r.rolloutTailSteps),
+                s.partial ? fmt::format(" + the carried batch's KV recomputed ({})",
+                                formatDuration(r.rolloutReprefillS))
+                          : std::string(),
+                formatDuration(r.rolloutS))
             : fmt::format("per engine, {} wave{} of at most {} sequences: each prefills its "
                           "sequences' {}-token prompts, then {} decode steps of the wave at mean "
                           "context {}, every step timed from its ops as the serving engine's "
