@@ -74,21 +74,25 @@ struct RolloutWaves {
 };
 RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus);
 
+// One engine's share of the step's rollout on a pool of `gpus` (docs/formulas-rl.md §2, §4).
+struct RolloutTime {
+    double seconds = 0;
+    // Sequences one engine decodes at once: the waves' batch when every response is
+    // response_len long; else what its pool holds at the mean length, at most its share S, or
+    // under partial rollouts at most (k + 1) S (the next k steps' prompts admitted).
+    double runningBatch = 0;
+    // Decode steps past the full batches waiting for the longest responses: L - S m / B, or
+    // under partial rollouts L / (k + 1) - S m / B (a sequence may span k + 1 rollouts).
+    double tailSteps = 0;
+    // Partial rollouts: the carried batch's KV recomputed under the new weights (in `seconds`).
+    double reprefillS = 0;
+    RolloutWaves waves; // how the engine's share splits into waves (rolloutWaves)
+};
+RolloutTime rlRollout(const Plan& plan, const RlSetup& s, int gpus);
+
 // Times of one step's phases for the given pool sizes (docs/formulas-rl.md).
-double rlRolloutS(const Plan& plan, const RlSetup& s, int gpus);
 double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
 double rlForwardS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);
-// Sequences one engine decodes at once once its share of the step has started: what its pool
-// holds at the mean length (engineMeanSequences), at most its share S, or under partial
-// rollouts at most (k + 1) S (prompts of the next k steps admitted, AReaL's staleness bound).
-double rlRunningBatch(const Plan& plan, const RlSetup& s, int gpus);
-// Decode steps one engine runs past its full batches waiting for the longest responses (0 when
-// every response is response_len long): L - S m / B, or under partial rollouts
-// L / (k + 1) - S m / B, since a sequence may span k + 1 steps' rollouts.
-double rlTailSteps(const Plan& plan, const RlSetup& s, int gpus);
-// Partial rollouts: the carried sequences' KV recomputed under the new weights, once per step
-// (a prefill of the running batch at its mean context). 0 without partial rollouts.
-double rlReprefillS(const Plan& plan, const RlSetup& s, int gpus);
 // New weights from trainer to rollout engines (docs/formulas-rl.md §4).
 double rlWeightSyncS(const Plan& plan, const ParamCounts& counts, const RlSetup& s);
 

@@ -169,7 +169,7 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
                   : std::string("DPO trains on a fixed preference dataset: no rollout = 0"),
         r.rolloutTokens, "tokens", kSeed);
     // Responses of a mean under the cap (or carried over): continuous batching at the running
-    // batch, then the wait for the longest (rl.cpp rlRolloutS).
+    // batch, then the wait for the longest (rl.cpp rlRollout).
     const bool continuous = s.partial || s.meanResponse < c.responseLen;
     const double running = std::max(1.0, r.rolloutRunningBatch);
     ex.add("rl.rollout_s",

@@ -281,36 +281,41 @@ RolloutWaves rolloutWaves(const Plan& plan, const RlSetup& s, int gpus)
     return w;
 }
 
-double rlRunningBatch(const Plan& plan, const RlSetup& s, int gpus)
+RolloutTime rlRollout(const Plan& plan, const RlSetup& s, int gpus)
 {
+    RolloutTime t;
     if (!s.rollout || gpus < 1)
-        return 0.0;
-    const RolloutWaves w = rolloutWaves(plan, s, gpus);
-    // Every response response_len long, whole batches: the waves' batch.
-    if (!s.partial && s.meanResponse >= positiveOrZero(plan.rl.responseLen))
-        return w.batch;
+        return t;
+    const RlConfig& c = plan.rl;
+    t.waves = rolloutWaves(plan, s, gpus);
+    const RolloutWaves& w = t.waves;
+    const double cap = positiveOrZero(c.responseLen);
+    // Every response response_len long, whole batches: each engine runs its share in waves of
+    // what its KV pool holds, the batch turning over whole.
+    const bool waves = !s.partial && s.meanResponse >= cap;
     // Partial rollouts admit the next steps' prompts while this step's finish (up to k steps
     // ahead), so an engine whose share is smaller than its pool still runs a full pool.
-    const double admitted = s.partial ? w.sequencesPerEngine * (s.staleness + 1.0)
-                                      : w.sequencesPerEngine;
-    return std::min(admitted, std::max(1.0, s.engineMeanSequences));
-}
-
-double rlRolloutS(const Plan& plan, const RlSetup& s, int gpus)
-{
-    if (!s.rollout || s.rolloutTokens <= 0 || gpus < 1)
-        return 0.0;
-    const RlConfig& c = plan.rl;
+    const double S = w.sequencesPerEngine;
+    t.runningBatch = waves
+        ? w.batch
+        : std::min(s.partial ? S * (s.staleness + 1.0) : S, std::max(1.0, s.engineMeanSequences));
+    if (!waves) {
+        // A sequence of the cap's length takes L decode steps; under partial rollouts it may
+        // span k + 1 steps' rollouts, so each rollout runs at least L / (k + 1) of them.
+        const double longest = s.partial ? cap / (s.staleness + 1.0) : cap;
+        t.tailSteps = std::max(0.0, longest - S * s.meanResponse / t.runningBatch);
+    }
+    if (s.rolloutTokens <= 0)
+        return t;
     if (c.rolloutTokensPerS && *c.rolloutTokensPerS > 0) {
         // A measured rate of the configured pool, scaled per GPU to a pool of `gpus`.
         const double measuredGpus = s.colocated ? s.totalGpus : s.rolloutGpus;
-        return s.rolloutTokens / (*c.rolloutTokensPerS * gpus / measuredGpus);
+        t.seconds = s.rolloutTokens / (*c.rolloutTokensPerS * gpus / measuredGpus);
+        return t;
     }
-    const RolloutWaves w = rolloutWaves(plan, s, gpus);
-    if (!s.partial && s.meanResponse >= positiveOrZero(c.responseLen)) {
-        // Every response is response_len long: each engine runs its share in waves of what its
-        // KV pool holds, the batch turning over whole.
-        return w.fullWaves * waveS(plan, w.batch) + waveS(plan, w.lastBatch);
+    if (waves) {
+        t.seconds = w.fullWaves * waveS(plan, w.batch) + waveS(plan, w.lastBatch);
+        return t;
     }
     // Responses of mean length m under the cap L: continuous batching keeps B sequences running
     // (the pool at mean occupancy), so an engine decodes its S x m tokens in S x m / B steps of
@@ -318,42 +323,20 @@ double rlRolloutS(const Plan& plan, const RlSetup& s, int gpus)
     // response, up to L steps in all, and those tail steps run a near-empty batch (one sequence:
     // decode reads the same weights whatever the batch). Partial rollouts carry the unfinished
     // sequences into the next step instead: the wait shrinks to what the staleness bound
-    // forces (rlTailSteps), and the carried sequences' KV is recomputed (rlReprefillS).
+    // forces, and the carried sequences' KV is recomputed under the new weights (vLLM resets its
+    // prefix cache on a weight update; AReaL discards and recomputes), one prefill of the
+    // running batch at its mean context prompt + m / 2.
     const ServingConfig& sc = plan.serving;
     const ModelArch& arch = plan.model.arch;
-    const double S = w.sequencesPerEngine;
-    const double B = rlRunningBatch(plan, s, gpus);
-    const double fullSteps = S * s.meanResponse / B;
-    const double tail = rlTailSteps(plan, s, gpus);
+    const double B = t.runningBatch;
     const double prompt = positiveOrZero(c.promptLen);
-    return S / B * prefillTime(arch, sc, plan.gpu.gpu, B, prompt)
-        + fullSteps * decodeTokenTime(arch, sc, plan.gpu.gpu, B, prompt + s.meanResponse / 2)
-        + tail * decodeTokenTime(arch, sc, plan.gpu.gpu, 1, prompt + positiveOrZero(c.responseLen))
-        + rlReprefillS(plan, s, gpus);
-}
-
-double rlTailSteps(const Plan& plan, const RlSetup& s, int gpus)
-{
-    const double cap = positiveOrZero(plan.rl.responseLen);
-    if (!s.rollout || gpus < 1 || (!s.partial && s.meanResponse >= cap))
-        return 0.0;
-    const RolloutWaves w = rolloutWaves(plan, s, gpus);
-    const double B = rlRunningBatch(plan, s, gpus);
-    // A sequence of the cap's length takes L decode steps; under partial rollouts it may span
-    // k + 1 steps' rollouts, so each rollout runs at least L / (k + 1) of them.
-    const double longest = s.partial ? cap / (s.staleness + 1.0) : cap;
-    return std::max(0.0, longest - w.sequencesPerEngine * s.meanResponse / B);
-}
-
-double rlReprefillS(const Plan& plan, const RlSetup& s, int gpus)
-{
-    if (!s.partial || gpus < 1 || (plan.rl.rolloutTokensPerS && *plan.rl.rolloutTokensPerS > 0))
-        return 0.0;
-    // The running batch is carried at a mean context of prompt + m / 2; new weights invalidate
-    // its KV (vLLM resets its prefix cache on a weight update; AReaL discards and recomputes).
-    const double B = rlRunningBatch(plan, s, gpus);
-    return prefillTime(plan.model.arch, plan.serving, plan.gpu.gpu, B,
-        positiveOrZero(plan.rl.promptLen) + s.meanResponse / 2);
+    if (s.partial)
+        t.reprefillS = prefillTime(arch, sc, plan.gpu.gpu, B, prompt + s.meanResponse / 2);
+    t.seconds = S / B * prefillTime(arch, sc, plan.gpu.gpu, B, prompt)
+        + S * s.meanResponse / B
+            * decodeTokenTime(arch, sc, plan.gpu.gpu, B, prompt + s.meanResponse / 2)
+        + t.tailSteps * decodeTokenTime(arch, sc, plan.gpu.gpu, 1, prompt + cap) + t.reprefillS;
+    return t;
 }
 
 double rlWeightSyncS(const Plan& plan, const ParamCounts& counts, const RlSetup& s)
@@ -522,17 +505,17 @@ RlEstimate estimateRl(
         : 0.0;
     r.weightSyncS = rlWeightSyncS(plan, counts, s);
     r.meanResponseTokens = s.meanResponse;
-    r.rolloutTailSteps = rlTailSteps(plan, s, pool(s.rolloutGpus));
+    const RolloutTime rollout = rlRollout(plan, s, pool(s.rolloutGpus));
+    r.rolloutS = rollout.seconds;
+    r.rolloutTailSteps = rollout.tailSteps;
+    r.rolloutReprefillS = rollout.reprefillS;
+    r.rolloutRunningBatch = rollout.runningBatch;
     r.staleness = s.staleness;
     r.partialRollouts = s.partial;
     r.overlapped = s.overlap;
-    r.rolloutReprefillS = rlReprefillS(plan, s, pool(s.rolloutGpus));
-    r.rolloutRunningBatch = rlRunningBatch(plan, s, pool(s.rolloutGpus));
     const double criticS = s.critic ? rlPolicyTrainS(plan, counts, s, pool(s.criticGpus)) : 0.0;
-    r.rolloutS = rlRolloutS(plan, s, pool(s.rolloutGpus));
-    const RolloutWaves waves = rolloutWaves(plan, s, pool(s.rolloutGpus));
-    r.rolloutWaves = waves.waves;
-    r.rolloutSequencesPerEngine = waves.sequencesPerEngine;
+    r.rolloutWaves = rollout.waves.waves;
+    r.rolloutSequencesPerEngine = rollout.waves.sequencesPerEngine;
     r.rolloutMaxSequences = s.rollout ? s.engineMaxSequences : 0.0;
     r.rolloutKvPoolBytes = s.rollout ? s.engine.kvBudgetBytes : 0.0;
     // The forward passes: the reference's (and PPO's reward and values) on their pools and the
@@ -590,7 +573,7 @@ RlEstimate estimateRl(
                 continue;
             if (!trainerFits(trainerGpus))
                 continue;
-            const double rolloutS = rlRolloutS(plan, d, rollout) + r.weightSyncS;
+            const double rolloutS = rlRollout(plan, d, rollout).seconds + r.weightSyncS;
             const double trainS = std::max(rlPolicyTrainS(plan, counts, d, trainerGpus),
                 s.critic ? rlPolicyTrainS(plan, counts, d, s.criticGpus) : 0.0);
             const double oldLogProbS = r.oldLogProbS > 0 ? rlForwardS(plan, counts, d, trainerGpus)
