@@ -11,6 +11,8 @@
 // --disaggregation-bootstrap-port, --nnodes, --node-rank, --dist-init-addr, and sglang_router's
 // launch_router --pd-disaggregation --prefill URL BOOTSTRAP_PORT --decode URL.
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -138,19 +140,29 @@ std::string disaggregatedScript(const Plan& plan, const Estimate& estimate, cons
     const int perNode = std::max(plan.cluster.gpusPerNode, 1);
     std::string script = commentBlock("Envelope export for SGLang (prefill / decode disaggregation)",
         out.figures);
-    const struct {
+    // Each pool's engine, its layout and the nodes one worker spans.
+    struct Pool {
         const char* role;
-        const ServingPool& pool;
-    } pools[2] = { { "prefill", d.prefill }, { "decode", d.decode } };
+        int workers;
+        ServingConfig engine;
+        ServingParallel parallel;
+        int nodes;
+    };
+    std::vector<Pool> pools;
+    for (const auto& [role, pool] :
+        { std::pair { "prefill", d.prefill }, std::pair { "decode", d.decode } }) {
+        const ServingConfig engine = servingPoolConfig(plan.serving, pool);
+        const ServingParallel parallel = servingParallel(engine);
+        pools.push_back(
+            { role, pool.workers, engine, parallel, (parallel.gpus() + perNode - 1) / perNode });
+    }
     script += "#\n";
-    for (const auto& p : pools) {
-        const ServingParallel par = servingParallel(servingPoolConfig(plan.serving, p.pool));
+    for (const Pool& p : pools)
         script += fmt::format("# {} pool: {} worker{} of {} GPU{} (tp {}, dp {}, ep {}), {} node{} "
                               "each\n",
-            p.role, p.pool.workers, p.pool.workers == 1 ? "" : "s", par.gpus(),
-            par.gpus() == 1 ? "" : "s", par.tp, par.dp, par.ep,
-            (par.gpus() + perNode - 1) / perNode, (par.gpus() + perNode - 1) / perNode == 1 ? "" : "s");
-    }
+            p.role, p.workers, p.workers == 1 ? "" : "s", p.parallel.gpus(),
+            p.parallel.gpus() == 1 ? "" : "s", p.parallel.tp, p.parallel.dp, p.parallel.ep,
+            p.nodes, p.nodes == 1 ? "" : "s");
     script += fmt::format(
         "# On each node of a worker: ROLE=prefill or ROLE=decode (with NODE_RANK and "
         "DIST_INIT_ADDR=host:port of its first node when it spans nodes) sh {0}\n"
@@ -159,12 +171,10 @@ std::string disaggregatedScript(const Plan& plan, const Estimate& estimate, cons
         "set -eu\n"
         "case \"${{ROLE:?set ROLE to prefill, decode or router}}\" in\n",
         out.fileName, kWorkerPort);
-    for (const auto& p : pools) {
-        const ServingConfig sc = servingPoolConfig(plan.serving, p.pool);
-        ServerCommand command = serverCommand(plan, estimate, sc, model, out.warnings);
+    for (const Pool& p : pools) {
+        ServerCommand command = serverCommand(plan, estimate, p.engine, model, out.warnings);
         std::vector<std::string>& w = command.words;
-        const int gpus = servingParallel(sc).gpus();
-        const int nodes = (gpus + perNode - 1) / perNode;
+        const int nodes = p.nodes;
         w.push_back(fmt::format("--disaggregation-mode {}", p.role));
         w.push_back("--disaggregation-transfer-backend mooncake");
         if (std::string_view(p.role) == "prefill")

@@ -149,6 +149,12 @@ bool servingHasExpertParallel(const ServingConfig& c)
         || (c.disaggregation && (c.disaggregation->prefill.ep > 1 || c.disaggregation->decode.ep > 1));
 }
 
+std::string rlStalenessName(int staleness)
+{
+    return staleness == 1 ? std::string("one step off-policy")
+                          : "staleness " + std::to_string(staleness);
+}
+
 int rlStaleness(const RlConfig& c)
 {
     if (c.staleness)

@@ -371,6 +371,9 @@ inline constexpr int kMaxRedundantExperts = 65'536;
 // The staleness bound k a plan's RL job runs with (rl.staleness, or 1 with
 // off_policy_pipeline, else 0); at least 0.
 int rlStaleness(const RlConfig& c);
+// How the reports and explain name a staleness bound k >= 1: "one step off-policy" (k = 1,
+// Noukhovitch et al.'s term) or "staleness k".
+std::string rlStalenessName(int staleness);
 
 struct Plan {
     std::string name = "Untitled plan";

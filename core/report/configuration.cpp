@@ -16,9 +16,7 @@ std::string offPolicyText(const RlConfig& r)
     const int k = rlStaleness(r);
     if (k < 1)
         return {};
-    return fmt::format("; {}{}", k == 1 ? std::string("one step off-policy")
-                                          : fmt::format("staleness {}", k),
-        r.partialRollouts ? ", partial rollouts" : "");
+    return "; " + rlStalenessName(k) + (r.partialRollouts ? ", partial rollouts" : "");
 }
 
 std::string epochsText(const RlConfig& r)

@@ -321,10 +321,9 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
         term(r.referenceS));
     timing.add(ppo ? "policy and critic training" : "policy training", term(r.trainS));
     const bool overlapped = r.overlapped && r.rolloutS > 0;
-    const std::string bound = r.staleness == 1 ? std::string("one step off-policy")
-                                               : fmt::format("staleness {}", r.staleness);
-    timing.add(overlapped ? "step (" + bound + ": max of rollout and the rest)"
-                          : "step (the sum of the rows above)",
+    timing.add(overlapped
+            ? "step (" + rlStalenessName(r.staleness) + ": max of rollout and the rest)"
+            : std::string("step (the sum of the rows above)"),
         r.fits ? duration(r.stepS) : std::string(kDoesNotFit));
     if (r.partialRollouts)
         timing.add("partial rollouts",
@@ -334,14 +333,11 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
                 r.fits ? duration(r.rolloutReprefillS) : std::string(kDoesNotFit)));
     if (r.rolloutTailSteps > 0)
         timing.add("response lengths",
-            r.partialRollouts
-                ? fmt::format("mean {} of at most {} tokens: {} decode steps wait for the longest "
-                              "(a sequence may span {} steps)",
-                    number(r.meanResponseTokens, 0), plan.rl.responseLen,
-                    number(r.rolloutTailSteps, 0), r.staleness + 1)
-                : fmt::format("mean {} of at most {} tokens: {} decode steps wait for the longest",
-                    number(r.meanResponseTokens, 0), plan.rl.responseLen,
-                    number(r.rolloutTailSteps, 0)));
+            fmt::format("mean {} of at most {} tokens: {} decode steps wait for the longest{}",
+                number(r.meanResponseTokens, 0), plan.rl.responseLen,
+                number(r.rolloutTailSteps, 0),
+                r.partialRollouts ? fmt::format(" (a sequence may span {} steps)", r.staleness + 1)
+                                  : std::string()));
     else if (r.rolloutWaves > 0 && !r.partialRollouts) // partial rollouts run no waves
         timing.add("rollout waves",
             fmt::format("{} of up to {} sequences per engine (KV pool {} per GPU)",

@@ -296,9 +296,7 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
             r.rolloutReprefillS, "s",
             "AReaL (Fu et al. 2025) sec. 5.1: interrupted generations discard the KV computed with "
             "the old weights and recompute it with the new ones");
-    const std::string bound = s.staleness == 1
-        ? std::string("one step off-policy")
-        : fmt::format("staleness {}", s.staleness);
+    const std::string bound = rlStalenessName(s.staleness);
     ex.add("rl.step_s",
         s.overlap ? fmt::format("{}: max(rollout + weight sync, forwards + train) "
                                 "= max({} + {}, {} + {}) = {}",
