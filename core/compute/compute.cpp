@@ -260,6 +260,7 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
     if (opTimed) {
         const OpStep ops = opStep(arch, counts, config, s, gpu);
         stage = ops.slowestStage(s.pp);
+        r.slowestStage = ops.slowestStageIndex;
         const double m = r.globalBatchTokens > 0 ? s.microBatches : 0;
         r.computeTimeS = m * stage.computeS();
         r.gemmS = m * stage.gemmS;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "plan/plan.h"
 #include "result/result.h"
@@ -72,15 +73,19 @@ struct StageOpTimes {
     double computeS() const { return gemmS + attentionS + elementwiseS; }
     double commS() const { return tpS + cpS + epS; }
     StageOpTimes& operator+=(const StageOpTimes& o);
+    StageOpTimes operator*(double k) const;
 };
 
-// The training ops of one micro-batch, timed: the layers of one stage (forward, backward,
-// recompute), the last stage's LM head and loss and the first stage's embedding (forward and
-// backward each), and the optimizer step once per step.
+// The training ops of one micro-batch, timed: the layers of the slowest pipeline rank (forward,
+// backward, recompute), the LM head and loss and the embedding (forward and backward each) with
+// the share of each that rank runs (1 on the last / first stage, 0.5 each under DualPipe's
+// paired stages), and the optimizer step once per step.
 struct OpStep {
     StageOpTimes forward, backward, recompute, head, embedding;
+    double headShare = 0, embeddingShare = 0;
+    int slowestStageIndex = 0; // the pipeline rank whose micro-batch takes longest
     double optimizerS = 0;
-    // The stage whose micro-batch takes longest: the first (embedding) or the last (head).
+    // One micro-batch on the slowest rank: its layers, and its shares of the embedding and head.
     StageOpTimes slowestStage(int pp) const;
 };
 OpStep opStep(const ModelArch& arch, const ParamCounts& counts, const TrainingConfig& config,

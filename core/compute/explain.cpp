@@ -197,11 +197,31 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
         const std::string table = gpu.kernels
             ? fmt::format("kernel table presets/kernels/{}.json ({})", gpu.kernelsId, gpu.kernels->source)
             : std::string("no kernel table for this GPU: its specs x the documented defaults");
+        // Which stage paces the pipeline, and the split it comes from.
+        std::string stageText;
+        const std::vector<int> split = pipelineStageLayers(config, static_cast<int>(s.layers));
+        if (split.size() > 1) {
+            const std::size_t k = static_cast<std::size_t>(r.slowestStage);
+            const bool dual = config.ppSchedule == PpSchedule::DualPipe;
+            const int layers = k < split.size() ? split[k] : 0;
+            const int mirror = dual ? split[split.size() - 1 - k] : 0;
+            stageText = dual
+                ? fmt::format(", rank {} with stages {} and {} ({} + {} layers, each for half the "
+                              "micro-batches)",
+                    k, k, split.size() - 1 - k, layers, mirror)
+                : fmt::format(", stage {} of {} with {} layers{}", k, split.size(), layers,
+                    k == 0 ? " and the embedding"
+                           : (k + 1 == split.size() ? " and the LM head" : ""));
+            stageText += fmt::format("; layers per stage {} ({})", stageLayersText(split),
+                config.stageLayers.empty() ? "ceil(L / pp), the last the rest"
+                                           : "training.stage_layers");
+        }
         ex.add("training.compute_time_s",
             fmt::format("micro-batches x (GEMMs + attention core + elementwise) of the slowest "
-                        "stage = {} x ({} + {} + {}) = {} ({}; {:.0f}% of the op time from "
+                        "stage{} = {} x ({} + {} + {}) = {} ({}; {:.0f}% of the op time from "
                         "measured kernels; recompute {})",
-                num(m), duration(r.gemmS / std::max(m, 1.0)), duration(r.attentionS / std::max(m, 1.0)),
+                stageText, num(m), duration(r.gemmS / std::max(m, 1.0)),
+                duration(r.attentionS / std::max(m, 1.0)),
                 duration(r.elementwiseS / std::max(m, 1.0)), duration(r.computeTimeS), r.timingSource,
                 100 * r.measuredShare, duration(r.recomputeS)),
             r.computeTimeS, "s",

@@ -195,19 +195,28 @@ StageOpTimes& StageOpTimes::operator+=(const StageOpTimes& o)
     return *this;
 }
 
+StageOpTimes StageOpTimes::operator*(double k) const
+{
+    StageOpTimes t = *this;
+    for (double* x : { &t.gemmS, &t.attentionS, &t.elementwiseS, &t.measuredS, &t.tpS, &t.cpS,
+             &t.epS, &t.backwardS, &t.weightGradS })
+        *x *= k;
+    return t;
+}
+
 StageOpTimes OpStep::slowestStage(int pp) const
 {
-    StageOpTimes layers = forward;
-    layers += backward;
-    layers += recompute;
-    StageOpTimes first = layers, last = layers;
-    first += embedding;
-    last += head;
+    StageOpTimes t = forward;
+    t += backward;
+    t += recompute;
     if (pp <= 1) {
-        first += head;
-        return first;
+        t += embedding;
+        t += head;
+        return t;
     }
-    return first.computeS() + first.commS() > last.computeS() + last.commS() ? first : last;
+    t += embedding * embeddingShare;
+    t += head * headShare;
+    return t;
 }
 
 namespace {
@@ -222,6 +231,8 @@ struct OpStepKey {
     bool sp = false, flash = true, lora = false;
     double microBatch = 0, seqLen = 0, sacRecomputeParams = 0, layerMatmulParams = 0;
     Recompute recompute = Recompute::None;
+    std::vector<int> stageLayers;
+    bool dualPipe = false;
     SelectivePolicy selective = SelectivePolicy::AttentionCore;
     bool spGatheredInputs = false, tpBackwardOverlap = false, eagerKernels = false;
     LossKind loss = LossKind::Fused;
@@ -260,6 +271,8 @@ OpStepKey keyOf(const ModelArch& arch, const ParamCounts& counts, const Training
     k.sacRecomputeParams = s.sacRecomputeParams;
     k.layerMatmulParams = s.layerMatmulParams;
     k.recompute = c.recompute;
+    k.stageLayers = c.stageLayers;
+    k.dualPipe = c.ppSchedule == PpSchedule::DualPipe;
     k.selective = c.framework.selective;
     k.spGatheredInputs = c.framework.spGatheredInputs;
     k.tpBackwardOverlap = c.framework.tpBackwardOverlap;
@@ -363,12 +376,11 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
         : 0.5;
     const bool eager = config.eagerKernels();
     const bool gated = arch.ffn == FfnKind::Gated;
-    const double pp = s.pp;
-    const double denseLayers = std::max(counts.denseLayers, 0) / pp;
-    const double moeLayers = std::max(counts.moeLayers, 0) / pp;
-    const auto layer = [&](bool moe, double perStage) {
-        if (perStage <= 0)
-            return;
+    // One layer of each kind, timed once; the stages are sums of them (below).
+    struct LayerTimes {
+        StageOpTimes forward, backward, recompute;
+    };
+    const auto layer = [&](bool moe, LayerTimes& out) {
         std::vector<Op> forward = layerForwardOps(arch, l, moe);
         if (config.lora.enabled && config.lora.baseBits < 16) {
             const double params = (moe ? counts.moeFfnPerLayer / s.ep : counts.denseFfnPerLayer)
@@ -393,9 +405,9 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
                     regather.name = "tp re-gather";
                     backward.push_back(regather);
                 }
-        addOps(r.forward, forward, perStage, gpu, scale);
+        addOps(out.forward, forward, 1, gpu, scale);
         std::vector<double> backwardTimes;
-        addOps(r.backward, backward, perStage, gpu, scale, &backwardTimes);
+        addOps(out.backward, backward, 1, gpu, scale, &backwardTimes);
         if (config.framework.tpBackwardOverlap && s.tp > 1) {
             // Hidden: the column-parallel input gradient's collective (all-reduce; reduce-
             // scatter under SP) and the re-gather, up to those linears' gradient GEMMs.
@@ -410,14 +422,19 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
                 if (b.cls == OpClass::Gemm && b.columnParallel)
                     behind += backwardTimes[i] / scale;
             }
-            const double hidden = std::min(overlappable, behind) * perStage;
-            r.backward.tpS -= hidden;
-            r.backward.measuredS -= hidden;
+            const double hidden = std::min(overlappable, behind);
+            out.backward.tpS -= hidden;
+            out.backward.measuredS -= hidden;
         }
-        addOps(r.recompute, recompute, perStage, gpu, scale);
+        addOps(out.recompute, recompute, 1, gpu, scale);
     };
-    layer(false, denseLayers);
-    layer(true, moeLayers);
+    LayerTimes dense, moe;
+    const int denseLayers = std::max(counts.denseLayers, 0);
+    const int moeLayers = std::max(counts.moeLayers, 0);
+    if (denseLayers > 0)
+        layer(false, dense);
+    if (moeLayers > 0)
+        layer(true, moe);
 
     // The last stage adds the LM head and the loss, the first the embedding (one stage: both).
     std::vector<Op> head = headOps(arch, l, lossBytesPerLogit(config.effectiveLoss()));
@@ -426,6 +443,67 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
     addOps(r.head, head, 1, gpu, scale);
     addOps(r.embedding, embeddingOps(arch, l), 1, gpu, scale);
 
+    // The pipeline runs at its slowest stage (Narayanan et al. 2021: every stage waits for it
+    // each micro-batch). Stage k holds the layers pipelineStageLayers gives it (the plan's
+    // training.stage_layers, else ceil(L / pp) each), the leading dense-FFN layers first as
+    // memory places them (DeepSeek-V3: first_k_dense_replace), the first stage also the
+    // embedding and the last the LM head and loss. Under DualPipe a rank runs stage k and
+    // p - 1 - k, each for half the micro-batches.
+    const int layers = denseLayers + moeLayers;
+    const int pp = std::max(1, config.pp);
+    const auto stageStart = [&](int k) { return pipelineStageStart(config, layers, k); };
+    const bool dualPipe = config.ppSchedule == PpSchedule::DualPipe && pp > 1;
+    const auto stageShare = [&](int k, double share, OpStep& into) {
+        const int first = stageStart(k), end = stageStart(k + 1);
+        const double d = std::max(0, std::min(end, denseLayers) - first);
+        const double m = (end - first) - d;
+        const auto add = [&](StageOpTimes& to, const StageOpTimes& a, const StageOpTimes& b) {
+            StageOpTimes t = a * (share * d);
+            t += b * (share * m);
+            to += t;
+        };
+        add(into.forward, dense.forward, moe.forward);
+        add(into.backward, dense.backward, moe.backward);
+        add(into.recompute, dense.recompute, moe.recompute);
+        into.embeddingShare += k == 0 ? share : 0;
+        into.headShare += k == pp - 1 ? share : 0;
+    };
+    // The slowest rank by scalar totals first (a search times thousands of layouts), then its
+    // parts once.
+    const auto total = [](const LayerTimes& t) {
+        return t.forward.computeS() + t.forward.commS() + t.backward.computeS()
+            + t.backward.commS() + t.recompute.computeS() + t.recompute.commS();
+    };
+    const double denseT = total(dense), moeT = total(moe);
+    const double embeddingT = r.embedding.computeS() + r.embedding.commS();
+    const double headT = r.head.computeS() + r.head.commS();
+    const auto stageT = [&](int k) {
+        const int first = stageStart(k), end = stageStart(k + 1);
+        const int d = std::max(0, std::min(end, denseLayers) - first);
+        return d * denseT + (end - first - d) * moeT + (k == 0 ? embeddingT : 0.0)
+            + (k == pp - 1 ? headT : 0.0);
+    };
+    double slowest = -1;
+    int slowestRank = 0;
+    for (int k = 0; k < (dualPipe ? pp / 2 : pp); ++k) {
+        // Under DualPipe rank k holds stage k and p - 1 - k, each for half the micro-batches.
+        const double t = dualPipe ? 0.5 * (stageT(k) + stageT(pp - 1 - k)) : stageT(k);
+        if (t > slowest) {
+            slowest = t;
+            slowestRank = k;
+        }
+    }
+    OpStep rank;
+    rank.head = r.head;
+    rank.embedding = r.embedding;
+    if (dualPipe) {
+        stageShare(slowestRank, 0.5, rank);
+        stageShare(pp - 1 - slowestRank, 0.5, rank);
+    } else {
+        stageShare(slowestRank, 1, rank);
+    }
+    rank.slowestStageIndex = slowestRank;
+    r = rank;
     return r;
 }
 

@@ -36,6 +36,81 @@ constexpr const char* kShapeFlags[] = { "--num-layers", "--hidden-size", "--ffn-
 
 } // namespace
 
+Expected<std::vector<std::string>> parseMegatronLayout(std::string_view layout)
+{
+    const char* flag = "--pipeline-model-parallel-layout";
+    const auto tooLong = [&] {
+        return Error { flag,
+            fmt::format("unrolls to more than {} characters; a layout names each stage's layers",
+                kMaxLayoutChars) };
+    };
+    // A repeat count after "*": digits, bounded so the product cannot wrap.
+    const auto repeat = [](std::string_view s, std::size_t& at) -> std::optional<std::size_t> {
+        if (at >= s.size() || s[at] != '*')
+            return std::nullopt;
+        std::size_t end = at + 1, n = 0;
+        while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end]))) {
+            n = std::min<std::size_t>(n * 10 + static_cast<std::size_t>(s[end] - '0'),
+                kMaxLayoutChars + 1);
+            ++end;
+        }
+        if (end == at + 1)
+            return std::nullopt;
+        at = end;
+        return n;
+    };
+    std::string text;
+    for (char c : layout)
+        if (c != ',')
+            text += c;
+    // (...)*n first, then x*n, as Megatron's two regular expressions do.
+    std::string groups;
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t close = text[at] == '(' ? text.find(')', at) : std::string::npos;
+        std::size_t after = close == std::string::npos ? 0 : close + 1;
+        const std::optional<std::size_t> n
+            = close != std::string::npos && close > at + 1 ? repeat(text, after) : std::nullopt;
+        if (!n) {
+            groups += text[at++];
+            continue;
+        }
+        const std::string_view inner = std::string_view(text).substr(at + 1, close - at - 1);
+        if (groups.size() + inner.size() * *n > kMaxLayoutChars)
+            return tooLong();
+        for (std::size_t k = 0; k < *n; ++k)
+            groups += inner;
+        at = after;
+    }
+    std::string flat;
+    for (std::size_t at = 0; at < groups.size();) {
+        std::size_t after = at + 1;
+        const std::optional<std::size_t> n = repeat(groups, after);
+        if (!n) {
+            flat += groups[at++];
+            continue;
+        }
+        if (flat.size() + *n > kMaxLayoutChars)
+            return tooLong();
+        flat.append(*n, groups[at]);
+        at = after;
+    }
+    std::vector<std::string> stages(1);
+    for (char c : flat) {
+        if (c == '|') {
+            stages.emplace_back();
+            continue;
+        }
+        if (c != 'E' && c != 't' && c != 'm' && c != 'L')
+            return Error { flag,
+                fmt::format("has '{}' after unrolling; a stage is made of E (embedding), t "
+                            "(decoder layer), m (MTP layer) and L (loss), stages separated by "
+                            "'|', got \"{}\"",
+                    c, shortText(std::string(layout))) };
+        stages.back() += c;
+    }
+    return stages;
+}
+
 Expected<ImportedPlan> importMegatron(
     std::string_view text, const PresetLibrary& presets, const ImportOptions& options)
 {
@@ -129,10 +204,12 @@ Expected<ImportedPlan> importMegatron(
     const std::optional<long long> perVirtual = count("--num-layers-per-virtual-pipeline-stage");
     const std::optional<long long> virtualPerRank
         = count("--num-virtual-stages-per-pipeline-rank", 1, kMaxParallel);
-    // The uneven split Envelope's export writes (and Megatron's examples use): the plan's
-    // most-loaded stage already counts ceil(layers / pp); the flags are checked, not stored.
-    count("--decoder-first-pipeline-num-layers");
-    count("--decoder-last-pipeline-num-layers");
+    // Megatron's uneven splits (TransformerConfig): the first and last stages' own counts, or
+    // the embedding and loss counted as a layer each; read into training.stage_layers below.
+    const std::optional<long long> firstStage = count("--decoder-first-pipeline-num-layers");
+    const std::optional<long long> lastStage = count("--decoder-last-pipeline-num-layers");
+    const bool embeddingUnit = switchOn("--account-for-embedding-in-pipeline-split");
+    const bool lossUnit = switchOn("--account-for-loss-in-pipeline-split");
     const std::optional<long long> micro = count("--micro-batch-size", 1, kMaxBatch);
     const std::optional<long long> global = count("--global-batch-size");
     const std::optional<long long> seq = count("--seq-length", 1, kMaxTokens);
@@ -219,41 +296,52 @@ Expected<ImportedPlan> importMegatron(
     else if (iters)
         t["train_tokens"]
             = static_cast<double>(*iters) * m * t["grad_accum"].get<double>() * dp * seqLen;
-    // --pipeline-model-parallel-layout: its "|"-separated chunks are pp x virtual stages
-    // ("(t)*8" repeats are counted after unrolling, as Megatron's parser does).
+    // The model's layers, for the split flags below: --num-layers, else the preset's.
+    std::optional<long long> modelLayers = layersArg;
+    if (!modelLayers)
+        if (const std::optional<int> preset = presetLayers(d, presets))
+            modelLayers = *preset;
+    // Layers per pipeline rank, summed over its virtual stages (training.stage_layers).
+    std::vector<long long> stageLayers;
+    // --pipeline-model-parallel-layout: the pp x vpp stages in model order; stage j sits on
+    // rank j mod pp (pipeline_parallel_layer_layout.py).
     const std::string layout = word("--pipeline-model-parallel-layout");
     if (!layout.empty()) {
-        long long chunks = 1;
-        std::size_t at = 0;
-        // Each "(...)*n" repeats its "|" n times; a top-level "|" counts once.
-        while (at < layout.size()) {
-            if (layout[at] == '(') {
-                const std::size_t close = layout.find(')', at);
-                const std::size_t star = close == std::string::npos ? close : close + 1;
-                if (close == std::string::npos || star >= layout.size() || layout[star] != '*')
-                    break;
-                std::size_t digits = star + 1, end = digits;
-                while (end < layout.size() && std::isdigit(static_cast<unsigned char>(layout[end])))
-                    ++end;
-                const long long times = end > digits
-                    ? std::stoll(layout.substr(digits, std::min<std::size_t>(end - digits, 9)))
-                    : 1;
-                const long long inner = std::count(layout.begin() + static_cast<std::ptrdiff_t>(at),
-                    layout.begin() + static_cast<std::ptrdiff_t>(close), '|');
-                chunks += inner * times; // <= 1e6 bytes x 1e9: no wrap for one group
-                at = end;
-            } else {
-                chunks += layout[at] == '|' ? 1 : 0;
-                ++at;
-            }
-            if (chunks > kMaxArgument)
-                return Error { "--pipeline-model-parallel-layout",
-                    fmt::format("unrolls to more than {} stages", kMaxArgument) };
-        }
+        const char* flag = "--pipeline-model-parallel-layout";
+        Expected<std::vector<std::string>> stagesOr = parseMegatronLayout(layout);
+        if (!stagesOr)
+            return stagesOr.error();
+        const std::vector<std::string>& stages = *stagesOr;
+        const long long chunks = static_cast<long long>(stages.size());
         if (chunks % pp != 0)
-            return Error { "--pipeline-model-parallel-layout",
+            return Error { flag,
                 fmt::format("has {} stages, not a multiple of --pipeline-model-parallel-size {}",
                     chunks, pp) };
+        long long embeddings = 0, losses = 0, decoders = 0, mtp = 0;
+        stageLayers.assign(static_cast<std::size_t>(pp), 0);
+        for (std::size_t j = 0; j < stages.size(); ++j) {
+            const long long n = std::count(stages[j].begin(), stages[j].end(), 't');
+            stageLayers[j % static_cast<std::size_t>(pp)] += n;
+            decoders += n;
+            embeddings += std::count(stages[j].begin(), stages[j].end(), 'E');
+            losses += std::count(stages[j].begin(), stages[j].end(), 'L');
+            mtp += std::count(stages[j].begin(), stages[j].end(), 'm');
+        }
+        if (embeddings != 1 || losses != 1 || stages.front().empty()
+            || stages.front().front() != 'E' || stages.back().empty()
+            || stages.back().back() != 'L')
+            return Error { flag,
+                fmt::format("must start with one E (embedding) and end with one L (loss), as "
+                            "Megatron asserts, got \"{}\"",
+                    shortText(layout)) };
+        if (modelLayers && decoders != *modelLayers)
+            return Error { flag,
+                fmt::format("places {} decoder layers (t), the model has {}", decoders,
+                    *modelLayers) };
+        if (mtp > 0)
+            d.warnings.push_back(fmt::format("{} places {} MTP layer(s) (m): Envelope does not "
+                                             "count MTP modules in the pipeline stages",
+                flag, mtp));
         t["virtual_stages"] = std::max(1LL, chunks / pp);
     } else if (virtualPerRank) {
         t["virtual_stages"] = *virtualPerRank;
@@ -266,6 +354,60 @@ Expected<ImportedPlan> importMegatron(
         if (layers)
             t["virtual_stages"] = perPipeline ? std::max(1LL, *layers / *perPipeline) : 1LL;
     }
+
+    // --decoder-first/last-pipeline-num-layers: those stages take their counts and the middle
+    // stages share the rest evenly; --account-for-embedding/loss-in-pipeline-split count the
+    // embedding and the loss as one layer each, split evenly over pp x vpp chunks, the first
+    // (last) chunk building one layer fewer (TransformerConfig's checks: an uneven rest is an
+    // error, and the two forms exclude each other).
+    const bool splitFlags = firstStage || lastStage || embeddingUnit || lossUnit;
+    if (splitFlags && !layout.empty())
+        return Error { "--pipeline-model-parallel-layout",
+            "is its own split: drop --decoder-first/last-pipeline-num-layers and "
+            "--account-for-embedding/loss-in-pipeline-split" };
+    if (splitFlags && (firstStage || lastStage) && (embeddingUnit || lossUnit))
+        return Error { firstStage ? "--decoder-first-pipeline-num-layers"
+                                  : "--decoder-last-pipeline-num-layers",
+            "cannot be combined with --account-for-embedding/loss-in-pipeline-split (Megatron "
+            "asserts one form)" };
+    if (splitFlags && pp > 1 && !modelLayers)
+        d.warnings.push_back("the uneven pipeline split flags need the model's layers "
+                             "(--num-layers or --model): the plan uses ceil(layers / pp) per "
+                             "stage");
+    else if (splitFlags && pp > 1) {
+        const long long layers = *modelLayers;
+        const long long v = t.value("virtual_stages", 1LL);
+        if (firstStage || lastStage) {
+            const long long given = (firstStage ? 1 : 0) + (lastStage ? 1 : 0);
+            const long long rest = layers - firstStage.value_or(0) - lastStage.value_or(0);
+            const long long middle = pp - given;
+            if (rest < 0 || (middle > 0 ? rest % middle != 0 : rest != 0))
+                return Error { firstStage ? "--decoder-first-pipeline-num-layers"
+                                          : "--decoder-last-pipeline-num-layers",
+                    fmt::format("leaves {} of the model's {} layers for {} middle stage(s): "
+                                "not an even split (Megatron asserts one)",
+                        rest, layers, middle) };
+            stageLayers.assign(static_cast<std::size_t>(pp), middle > 0 ? rest / middle : 0);
+            if (firstStage)
+                stageLayers.front() = *firstStage;
+            if (lastStage)
+                stageLayers.back() = *lastStage;
+        } else {
+            const long long units = layers + (embeddingUnit ? 1 : 0) + (lossUnit ? 1 : 0);
+            const std::optional<long long> chunks = checkedMul(pp, v);
+            if (!chunks || units % *chunks != 0)
+                return Error { embeddingUnit ? "--account-for-embedding-in-pipeline-split"
+                                             : "--account-for-loss-in-pipeline-split",
+                    fmt::format("needs layers + embedding + loss = {} to divide into pp x "
+                                "virtual stages = {} chunks",
+                        units, chunks.value_or(0)) };
+            stageLayers.assign(static_cast<std::size_t>(pp), units / pp);
+            stageLayers.front() -= embeddingUnit ? 1 : 0;
+            stageLayers.back() -= lossUnit ? 1 : 0;
+        }
+    }
+    if (pp > 1 && !stageLayers.empty())
+        t["stage_layers"] = stageLayers;
 
     const std::string granularity = word("--recompute-granularity");
     const std::string method = word("--recompute-method");

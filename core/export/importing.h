@@ -62,4 +62,12 @@ Expected<ImportedPlan> importTorchTitan(
 Expected<ImportedPlan> importMegatron(
     std::string_view text, const PresetLibrary& presets, const ImportOptions& options);
 
+// Megatron's --pipeline-model-parallel-layout (megatron/core/transformer/
+// pipeline_parallel_layer_layout.py, parse_str_to_list): commas dropped, "(...)*n" and "x*n"
+// unrolled, "|" separates the pp x vpp stages in model order, each a string of E (embedding),
+// t (decoder layer), m (MTP layer) and L (loss). Returns each stage's characters; an error names
+// the flag and what is wrong (an unknown character, an unroll beyond kMaxLayoutChars).
+inline constexpr std::size_t kMaxLayoutChars = 1'000'000;
+Expected<std::vector<std::string>> parseMegatronLayout(std::string_view layout);
+
 } // namespace envelope::exportdetail

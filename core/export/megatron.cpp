@@ -218,29 +218,68 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     // "E" (embedding) first, "L" (loss) last, one "t" per layer, chunks separated by "|"
     // (megatron/core/transformer/pipeline_parallel_layer_layout.py); it replaces the virtual
     // stage flag (validate_args allows one of the two).
-    const PipelineSplit split = megatronPipelineSplit(a.layers, t.pp, t.virtualStages);
-    if (!split.even && split.first == 0 && a.layers > 0) {
-        const long long chunks = wideProduct(t.pp, std::max(1, t.virtualStages));
-        const long long base = a.layers / chunks, extra = a.layers % chunks;
+    // The layout as a list of chunk layer counts in model order ("E" before the first, "L"
+    // after the last).
+    const auto layoutArg = [&](const std::vector<long long>& chunks) {
         std::string layout = "E";
-        for (long long k = 0; k < chunks; ++k) {
-            // The extra layers go to the chunks after the first (which holds the embedding).
-            const long long count = base + ((k >= 1 && k <= extra) || (extra == chunks) ? 1 : 0);
-            layout += (k ? "|" : "") + fmt::format("(t)*{}", count);
-        }
+        for (std::size_t k = 0; k < chunks.size(); ++k)
+            layout += (k ? "|" : "") + fmt::format("(t)*{}", chunks[k]);
         layout += "L";
-        if (base == 0)
-            out.warnings.push_back(fmt::format(
-                "training.pp x virtual_stages = {} chunks for {} layers: some chunks hold no "
-                "layer",
-                chunks, a.layers));
         arg("--pipeline-model-parallel-layout", fmt::format("'{}'", layout));
+    };
+    const long long v = std::max(1, t.virtualStages);
+    if (!t.stageLayers.empty() && t.pp > 1) {
+        // The plan's own split (training.stage_layers). Megatron's first/last flags say it when
+        // the middle stages are equal, every count divides into the rank's virtual stages and
+        // no stage is empty; any other split is a layout, rank k's layers cut into v chunks
+        // that sit at model positions k, k + pp, ... (interleaved 1F1B's round robin).
+        const std::vector<int> stages = pipelineStageLayers(t, a.layers);
+        bool middleEqual = true, divisible = true, nonEmpty = true, allEqual = true;
+        for (std::size_t k = 0; k < stages.size(); ++k) {
+            divisible = divisible && stages[k] % v == 0;
+            nonEmpty = nonEmpty && stages[k] > 0;
+            allEqual = allEqual && stages[k] == stages[0];
+            if (k >= 1 && k + 1 < stages.size())
+                middleEqual = middleEqual && stages[k] == stages[1];
+        }
+        if (divisible && nonEmpty && middleEqual) {
+            if (v > 1)
+                arg("--num-virtual-stages-per-pipeline-rank", v);
+            if (!allEqual) {
+                arg("--decoder-first-pipeline-num-layers", stages.front());
+                arg("--decoder-last-pipeline-num-layers", stages.back());
+            }
+        } else {
+            std::vector<long long> chunks(static_cast<std::size_t>(t.pp * v));
+            for (std::size_t j = 0; j < chunks.size(); ++j) {
+                const long long rankLayers = stages[j % stages.size()];
+                const long long part = static_cast<long long>(j / stages.size());
+                chunks[j] = rankLayers / v + (part < rankLayers % v ? 1 : 0);
+            }
+            layoutArg(chunks);
+        }
     } else {
-        if (t.virtualStages > 1)
-            arg("--num-virtual-stages-per-pipeline-rank", t.virtualStages);
-        if (!split.even) {
-            arg("--decoder-first-pipeline-num-layers", split.first);
-            arg("--decoder-last-pipeline-num-layers", split.last);
+        const PipelineSplit split = megatronPipelineSplit(a.layers, t.pp, t.virtualStages);
+        if (!split.even && split.first == 0 && a.layers > 0) {
+            const long long chunkCount = wideProduct(t.pp, std::max(1, t.virtualStages));
+            const long long base = a.layers / chunkCount, extra = a.layers % chunkCount;
+            std::vector<long long> chunks;
+            for (long long k = 0; k < chunkCount; ++k)
+                // The extra layers go to the chunks after the first (which holds the embedding).
+                chunks.push_back(base + ((k >= 1 && k <= extra) || (extra == chunkCount) ? 1 : 0));
+            if (base == 0)
+                out.warnings.push_back(fmt::format(
+                    "training.pp x virtual_stages = {} chunks for {} layers: some chunks hold no "
+                    "layer",
+                    chunkCount, a.layers));
+            layoutArg(chunks);
+        } else {
+            if (t.virtualStages > 1)
+                arg("--num-virtual-stages-per-pipeline-rank", t.virtualStages);
+            if (!split.even) {
+                arg("--decoder-first-pipeline-num-layers", split.first);
+                arg("--decoder-last-pipeline-num-layers", split.last);
+            }
         }
     }
     arg("--context-parallel-size", t.cp);

@@ -7,6 +7,7 @@
 // With pipeline parallelism local_batch_size is split into microbatches of
 // pipeline_parallel_microbatch_size, which is Envelope's micro_batch x grad_accum.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/checked.h"
 #include "export/common.h"
@@ -134,7 +135,33 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
         s += fmt::format("pipeline_parallel_schedule = \"{}\"\n",
             t.virtualStages > 1 ? "Interleaved1F1B" : "1F1B");
         s += fmt::format("pipeline_parallel_microbatch_size = {}\n", t.microBatch);
-        if (t.virtualStages > 1) {
+        if (!t.stageLayers.empty()) {
+            // The plan's own split (training.stage_layers): torchtitan takes it as the modules
+            // of each model part, pp x v parts in model order, part j on rank j mod pp
+            // (parallelism.module_fqns_per_model_part; pipeline_llm uses it instead of its own
+            // split), rank k's layers cut into v consecutive parts.
+            const std::vector<int> stages = pipelineStageLayers(t, plan.model.arch.layers);
+            const long long v = std::max(1, t.virtualStages);
+            const long long parts = wideProduct(t.pp, v);
+            std::string list;
+            long long layer = 0;
+            for (long long j = 0; j < parts; ++j) {
+                const long long rankLayers = stages[static_cast<std::size_t>(j % t.pp)];
+                const long long part = j / t.pp;
+                const long long n = rankLayers / v + (part < rankLayers % v ? 1 : 0);
+                std::vector<std::string> names;
+                if (j == 0)
+                    names.push_back("\"tok_embeddings\"");
+                for (long long k = 0; k < n; ++k)
+                    names.push_back(fmt::format("\"layers.{}\"", layer++));
+                if (j == parts - 1) {
+                    names.push_back("\"norm\"");
+                    names.push_back("\"output\"");
+                }
+                list += fmt::format("{}  [{}],\n", j ? "" : "\n", fmt::join(names, ", "));
+            }
+            s += fmt::format("module_fqns_per_model_part = [{}]\n", list);
+        } else if (t.virtualStages > 1) {
             // torchtitan builds ceil((layers + first_less + last_less) / layers_per_stage)
             // stages and needs a multiple of the PP degree; first/last "less layers" default to 1
             // each (v0.2.2 JobConfig), which turned 80 layers at 10 per stage into 9 stages. With

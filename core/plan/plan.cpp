@@ -155,6 +155,66 @@ std::string rlStalenessName(int staleness)
                           : "staleness " + std::to_string(staleness);
 }
 
+namespace {
+
+// Whether the plan's training.stage_layers is a whole split of `layers` at its pp.
+bool ownSplit(const TrainingConfig& c, int layers)
+{
+    if (c.stageLayers.empty() || static_cast<int>(c.stageLayers.size()) != std::max(1, c.pp))
+        return false;
+    long long sum = 0;
+    for (int n : c.stageLayers) {
+        if (n < 0)
+            return false;
+        sum += n;
+    }
+    return sum == layers;
+}
+
+} // namespace
+
+int pipelineStageStart(const TrainingConfig& c, int layers, int stage)
+{
+    const int pp = std::max(1, c.pp);
+    layers = std::max(0, layers);
+    stage = std::clamp(stage, 0, pp);
+    if (ownSplit(c, layers)) {
+        int start = 0;
+        for (int k = 0; k < stage; ++k)
+            start += c.stageLayers[static_cast<std::size_t>(k)];
+        return start;
+    }
+    const int perStage = (layers + pp - 1) / pp;
+    return static_cast<int>(std::min<long long>(static_cast<long long>(stage) * perStage, layers));
+}
+
+std::vector<int> pipelineStageLayers(const TrainingConfig& c, int layers)
+{
+    if (ownSplit(c, std::max(0, layers)))
+        return c.stageLayers;
+    const int pp = std::max(1, c.pp);
+    std::vector<int> out(static_cast<std::size_t>(pp));
+    for (int k = 0; k < pp; ++k)
+        out[static_cast<std::size_t>(k)]
+            = pipelineStageStart(c, layers, k + 1) - pipelineStageStart(c, layers, k);
+    return out;
+}
+
+std::string stageLayersText(const std::vector<int>& stages)
+{
+    std::string out;
+    for (std::size_t k = 0; k < stages.size();) {
+        std::size_t end = k;
+        while (end < stages.size() && stages[end] == stages[k])
+            ++end;
+        out += (out.empty() ? "" : ", ") + std::to_string(stages[k]);
+        if (end - k > 1)
+            out += " x " + std::to_string(end - k);
+        k = end;
+    }
+    return out;
+}
+
 int rlStaleness(const RlConfig& c)
 {
     if (c.staleness)

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hardware/hardware.h"
 #include "model/model.h"
@@ -119,6 +120,11 @@ struct TrainingConfig {
     int tp = 1, pp = 1, cp = 1, ep = 1;
     bool sequenceParallel = false;
     int virtualStages = 1;  // interleaved 1F1B: model chunks per pipeline rank
+    // `training.stage_layers`: transformer layers per pipeline stage, first to last (pp entries
+    // summing to the model's layers; Megatron's --decoder-first/last-pipeline-num-layers and
+    // --pipeline-model-parallel-layout, torchtitan's *_stage_less_layers). Empty: ceil(L / pp)
+    // consecutive layers per stage, the last taking what remains (pipelineStageLayers).
+    std::vector<int> stageLayers;
     int microBatch = 1;
     int gradAccum = 1;
     int seqLen = 4096;
@@ -374,6 +380,19 @@ int rlStaleness(const RlConfig& c);
 // How the reports and explain name a staleness bound k >= 1: "one step off-policy" (k = 1,
 // Noukhovitch et al.'s term) or "staleness k".
 std::string rlStalenessName(int staleness);
+
+// Transformer layers per pipeline stage, first to last, for a model of `layers` layers:
+// training.stage_layers when it has pp entries summing to `layers`, else ceil(L / pp)
+// consecutive layers per stage with the last taking what remains (so the first stage, which
+// also holds the embedding and the most micro-batches in flight, is never the lighter one).
+// Always pp entries, each >= 0. Memory and step time read the same layout.
+std::vector<int> pipelineStageLayers(const TrainingConfig& c, int layers);
+// The first layer of stage `stage` (0..pp; stage pp gives the layers) of that split, without
+// building it: what the per-estimate paths use.
+int pipelineStageStart(const TrainingConfig& c, int layers, int stage);
+// A split as reports show it, runs of equal stages once: 15 stages of 4 and one of 1 ->
+// "4 x 15, 1".
+std::string stageLayersText(const std::vector<int>& stages);
 
 struct Plan {
     std::string name = "Untitled plan";

@@ -386,6 +386,31 @@ void readTraining(
         }
     }
     f.integer("hsdp_shard", c.hsdpShard, 0, planfields::kMaxGpus);
+    // training.stage_layers: one non-negative layer count per pipeline stage (checked against
+    // pp and the model's layers in validation, where both are known).
+    // null (what a search's --set writes when it changes pp) is the default split.
+    const nlohmann::json* stages = f.get("stage_layers");
+    if (stages && !stages->is_null()) {
+        std::vector<int> counts;
+        bool ok = stages->is_array() && !stages->empty()
+            && stages->size() <= static_cast<std::size_t>(planfields::kMaxParallel);
+        if (ok)
+            for (const nlohmann::json& n : *stages) {
+                if (!n.is_number_integer() || n.get<long long>() < 0
+                    || n.get<long long>() > 100'000) {
+                    ok = false;
+                    break;
+                }
+                counts.push_back(static_cast<int>(n.get<long long>()));
+            }
+        if (ok)
+            c.stageLayers = std::move(counts);
+        else
+            f.fail(f.pathOf("stage_layers"),
+                "must be an array of one layer count 0..100000 per pipeline stage (pp entries, "
+                "first stage first), got "
+                    + describeJson(*stages));
+    }
     if (const nlohmann::json* hfu = f.get("hfu_convention")) {
         const std::string id = hfu->is_string() ? hfu->get<std::string>() : std::string();
         if (id == "forward" || id == "korthikanti")

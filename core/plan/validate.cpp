@@ -282,6 +282,21 @@ std::optional<Error> checkCrossFields(const Plan& plan)
             fmt::format("pp x virtual_stages must be at most the model's {} layers, got "
                         "{} x {}",
                 arch.layers, t.pp, t.virtualStages) };
+    // training.stage_layers: the layout is the plan's, so it must be a whole one (Megatron's
+    // TransformerConfig asserts the same: the first, middle and last counts sum to num_layers).
+    if (!t.stageLayers.empty()) {
+        long long sum = 0;
+        for (int n : t.stageLayers)
+            sum += n;
+        if (static_cast<long long>(t.stageLayers.size()) != t.pp)
+            return Error { "training.stage_layers",
+                fmt::format("needs one layer count per pipeline stage: training.pp is {}, got {} "
+                            "entries",
+                    t.pp, t.stageLayers.size()) };
+        if (arch.layers > 0 && sum != arch.layers)
+            return Error { "training.stage_layers",
+                fmt::format("must add up to the model's {} layers, got {}", arch.layers, sum) };
+    }
     // DualPipe feeds micro-batches from both ends: each rank pairs stage s with p - 1 - s
     // (DeepSeek-AI 2024 sec. 3.2.1), which needs an even pp and no interleaving.
     if (t.ppSchedule == PpSchedule::DualPipe && (t.pp < 2 || t.pp % 2 != 0 || t.virtualStages > 1))
@@ -424,14 +439,18 @@ std::vector<std::string> planWarnings(const Plan& plan)
         warnings.push_back(fmt::format("training.offload_params normally needs zero_stage 3 "
                                        "(ZeRO-Infinity), got {}",
             t.zeroStage));
-    if (arch.layers > 0 && t.virtualStages > 1 && arch.layers % (t.pp * t.virtualStages) != 0)
+    if (!t.stageLayers.empty())
+        ; // the plan states its own layout (training.stage_layers)
+    else if (arch.layers > 0 && t.virtualStages > 1 && arch.layers % (t.pp * t.virtualStages) != 0)
         warnings.push_back(fmt::format("the model's {} layers do not split evenly into pp x "
                                        "virtual_stages = {} chunks",
             arch.layers, t.pp * t.virtualStages));
     else if (arch.layers > 0 && arch.layers % t.pp != 0)
         warnings.push_back(fmt::format("the model's {} layers do not split evenly into pp = {} "
-                                       "stages: the largest stage sets the memory",
-            arch.layers, t.pp));
+                                       "stages: each takes {} and the last the rest; the largest "
+                                       "stage sets the memory and the pace (training.stage_layers "
+                                       "gives another split)",
+            arch.layers, t.pp, (arch.layers + t.pp - 1) / t.pp));
     if (arch.maxPositions > 0 && t.seqLen > arch.maxPositions)
         warnings.push_back(fmt::format(
             "training.seq_len = {} exceeds the model's {} positions", t.seqLen, arch.maxPositions));

@@ -111,6 +111,8 @@ ordered_json trainingToJson(TrainingConfig t)
         j["overlap_param_gather"] = *t.overlapParamGather;
     if (t.hsdpShard > 0)
         j["hsdp_shard"] = t.hsdpShard;
+    if (!t.stageLayers.empty())
+        j["stage_layers"] = t.stageLayers;
     if (t.hfuConvention == HfuConvention::Korthikanti)
         j["hfu_convention"] = "korthikanti";
     if (t.optimizerInBackward)

@@ -1,6 +1,8 @@
 // The configuration table a report opens with (issue 11: "a reader must be able to reproduce
 // the plan"): every setting that moves a figure of the chosen sections, with the plan key's
 // value as written (preset ids beside their names).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "report/detail.h"
@@ -54,10 +56,16 @@ std::string recipeText(const RecipeChoice& choice)
         number(r.momentBytes, 0));
 }
 
-std::string parallelismText(const TrainingConfig& t, int dataParallel)
+std::string parallelismText(const TrainingConfig& t, int dataParallel, int layers)
 {
     std::string text
         = fmt::format("TP {}, PP {}, CP {}, EP {}, DP {}", t.tp, t.pp, t.cp, t.ep, dataParallel);
+    // An uneven split (or the plan's own) names its layers per stage.
+    const std::vector<int> stages = pipelineStageLayers(t, layers);
+    if (t.pp > 1
+        && (!t.stageLayers.empty()
+            || std::any_of(stages.begin(), stages.end(), [&](int n) { return n != stages[0]; })))
+        text += fmt::format(" (layers per stage {})", stageLayersText(stages));
     if (t.virtualStages > 1)
         text += fmt::format("; {} virtual stages per pipeline rank", t.virtualStages);
     text += t.sequenceParallel ? "; sequence parallel on" : "; sequence parallel off";
@@ -99,7 +107,7 @@ void addTrainingRows(Table& t, const Plan& plan, const Estimate& e, ByteUnits un
         std::string(optimizerId(tc.optimizer))
             + (tc.optimizerInBackward ? " (stepped in the backward)" : ""));
     t.add("ZeRO stage", fmt::format("ZeRO-{}", tc.zeroStage));
-    t.add("parallelism", parallelismText(tc, e.training.dataParallel));
+    t.add("parallelism", parallelismText(tc, e.training.dataParallel, plan.model.arch.layers));
     t.add("sequence length", fmt::format("{} tokens", tc.seqLen));
     const long long sequences
         = static_cast<long long>(tc.microBatch) * tc.gradAccum * e.training.dataParallel;

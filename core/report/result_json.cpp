@@ -159,6 +159,8 @@ ordered_json training(const Plan& plan, const Estimate& e)
         j["kernel_efficiency"] = real(plan.training.mfu);
     j["achieved_mfu"] = ifRuns(c.effectiveMfu);
     j["timing_source"] = c.timingSource;
+    j["stage_layers"] = pipelineStageLayers(plan.training, plan.model.arch.layers);
+    j["slowest_stage"] = c.slowestStage;
     j["uncertainty"] = real(c.uncertainty);
     // The step by op class (docs/formulas-compute.md, "Step time from ops"); the communication is below.
     // Withheld like the step itself when the plan does not fit (its own throughput_valid).

@@ -88,6 +88,9 @@ struct TrainingCompute {
     int gpus = 0;                      // GPUs the job uses: dp x tp x pp x cp
     double stepFlops = 0;              // model FLOPs of one step: flopsPerToken x batch tokens
     double computeTimeS = 0;           // the slowest stage's ops x micro-batches (or FLOPs / mfu)
+    // The pipeline rank whose micro-batch sets the pace (its layers: pipelineStageLayers; under
+    // DualPipe rank k runs stages k and pp - 1 - k); 0 without op timing.
+    int slowestStage = 0;
     double stepTimeS = 0;              // compute + exposed communication + bubble
     double effectiveMfu = 0;           // step FLOPs / (gpus x peak x step time): mfu after losses
     double hfu = 0;                    // the same with hardware FLOPs (recompute included)

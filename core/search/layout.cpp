@@ -151,6 +151,10 @@ Plan applyLayout(const Plan& plan, const Layout& l)
     p.cluster.gpusPerNode = l.gpusPerNode;
     TrainingConfig& t = p.training;
     t.tp = l.tp;
+    // The plan's own stage split holds for its pipeline depth only; another depth takes the
+    // default split (pipelineStageLayers).
+    if (l.pp != t.pp)
+        t.stageLayers.clear();
     t.pp = l.pp;
     t.cp = l.cp;
     t.ep = l.ep;
@@ -174,6 +178,8 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const Layout& layout)
     for (const IntField& i : kIntFields)
         if (from.*(i.member) != layout.*(i.member))
             out.push_back({ i.path, std::to_string(layout.*(i.member)) });
+    if (from.pp != layout.pp && !plan.training.stageLayers.empty())
+        out.push_back({ "training.stage_layers", "null" }); // as applyLayout: the default split
     if (from.recompute != layout.recompute)
         out.push_back(
             { "training.recompute", fmt::format("\"{}\"", recomputeId(layout.recompute)) });

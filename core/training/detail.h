@@ -2,6 +2,8 @@
 // training_explain.cpp (the explanations). Not part of the public core API.
 #pragma once
 
+#include <vector>
+
 #include "plan/plan.h"
 #include "result/result.h"
 #include "training/activations.h"
@@ -14,7 +16,11 @@ struct TrainingSetup {
     int zeroStage = 0;
     bool dualPipe = false; // training.pp_schedule "dualpipe": rank s also holds stage p - 1 - s
     int layers = 0;
-    int layersPerStage = 0; // ceil(L / pp)
+    // Stage k holds layers [stageStart[k], stageStart[k + 1]) under the plan's own split
+    // (training.stage_layers; pp + 1 entries), else ceil(L / pp) consecutive layers each with
+    // the last taking the rest (stageStart empty: no allocation on the live path).
+    int layersPerStage = 0;
+    std::vector<int> stageStart;
     int leadingDense = 0; // layers [0, leadingDense) have a dense FFN, the rest MoE
     // Parameters held by one GPU (after tp, and ep for routed experts).
     double denseLayerParams = 0; // one dense-FFN layer

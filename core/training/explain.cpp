@@ -69,7 +69,7 @@ void explainParams(const TrainingSetup& s, const StageMemory& w, Explainer& ex)
     text += fmt::format(" = {} (matrices / tp = {}, norms replicated)", num(p.total()), s.tp);
     ex.add("training.params_on_worst_gpu", std::move(text), p.total(), "params",
         "Megatron-LM (Shoeybi et al. 2019; Narayanan et al. 2021): TP splits each matrix, PP "
-        "gives each stage ceil(L/pp) layers, embedding on the first stage, LM head on the last "
+        "gives each stage ceil(L/pp) layers or training.stage_layers, embedding on the first stage, LM head on the last "
         "(a tied head keeps a copy there); EP splits routed experts");
 }
 

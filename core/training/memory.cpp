@@ -30,8 +30,13 @@ constexpr double kMaxGpus = 1e9;
 StageParams oneStageParams(const TrainingSetup& s, int stage)
 {
     StageParams p;
-    p.firstLayer = std::min(stage * s.layersPerStage, s.layers);
-    p.endLayer = std::min(p.firstLayer + s.layersPerStage, s.layers);
+    if (s.stageStart.empty()) {
+        p.firstLayer = std::min(stage * s.layersPerStage, s.layers);
+        p.endLayer = std::min(p.firstLayer + s.layersPerStage, s.layers);
+    } else {
+        p.firstLayer = s.stageStart[static_cast<std::size_t>(stage)];
+        p.endLayer = s.stageStart[static_cast<std::size_t>(stage) + 1];
+    }
     // MoE models lead with dense-FFN layers (DeepSeek-V3: first_k_dense_replace = 3).
     p.denseLayers = std::max(0, std::min(p.endLayer, s.leadingDense) - p.firstLayer);
     p.moeLayers = (p.endLayer - p.firstLayer) - p.denseLayers;
@@ -79,8 +84,14 @@ TrainingSetup trainingSetup(
     s.zeroStage = std::clamp(config.zeroStage, 0, 3);
     s.dualPipe = config.ppSchedule == PpSchedule::DualPipe && s.pp > 1;
     s.layers = std::max(arch.layers, 0);
-    // Each stage takes ceil(L / pp) consecutive layers; the last may take fewer.
+    // The plan's training.stage_layers, else ceil(L / pp) consecutive layers per stage with the
+    // last taking what remains (pipelineStageLayers).
     s.layersPerStage = (s.layers + s.pp - 1) / s.pp;
+    if (!config.stageLayers.empty()) {
+        s.stageStart.assign(1, 0);
+        for (int n : pipelineStageLayers(config, s.layers))
+            s.stageStart.push_back(s.stageStart.back() + n);
+    }
     const int moeLayers = arch.moe ? std::clamp(counts.moeLayers, 0, s.layers) : 0;
     s.leadingDense = s.layers - moeLayers;
 

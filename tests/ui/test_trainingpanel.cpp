@@ -375,6 +375,29 @@ private slots:
         verifyBarsMatchCore(*m_panel, m_doc->plan(), ByteUnits::GB);
     }
 
+    // A plan's own stage split (training.stage_layers) is for its pipeline depth: the PP box's
+    // tooltip shows the split the estimate uses, and another depth drops it (the default split)
+    // instead of leaving a plan that validation refuses.
+    void changingPpDropsThePlansStageSplit()
+    {
+        Plan plan = m_doc->plan();
+        plan.training.pp = 2;
+        plan.training.stageLayers = { 14, plan.model.arch.layers - 14 };
+        m_doc->edit(plan, QStringLiteral("split"));
+        QSpinBox* pp = m_panel->parallelismControls()->ppControl();
+        QVERIFY(pp->toolTip().contains(QStringLiteral("14, %1 (the plan's stage_layers)")
+                                           .arg(plan.model.arch.layers - 14)));
+        QVERIFY(m_doc->isValid());
+        typeInto(pp, QStringLiteral("4"));
+        QCOMPARE(m_doc->plan().training.pp, 4);
+        QVERIFY(m_doc->plan().training.stageLayers.empty());
+        QVERIFY(m_doc->isValid());
+        const std::vector<int> split = pipelineStageLayers(m_doc->plan().training,
+            m_doc->plan().model.arch.layers);
+        QVERIFY(pp->toolTip().contains(QString::fromStdString(stageLayersText(split))));
+        QVERIFY(!pp->toolTip().contains(QStringLiteral("stage_layers")));
+    }
+
     void unitsSwitchRedrawsInGiB()
     {
         m_settings->setUnits(ByteUnits::GiB);

@@ -28,8 +28,14 @@ ParallelismControls::ParallelismControls(PlanDocument* document, QWidget* parent
 
     m_tp = addDegree(tr("&Tensor parallel:"), tr("TP: splits every matrix across GPUs in a node"),
         kTpControl, &TrainingConfig::tp);
-    m_pp = addDegree(tr("Pipeline p&arallel:"), tr("PP: splits the layers into stages"), kPpControl,
-        &TrainingConfig::pp);
+    // A plan's own stage split (training.stage_layers) is for its pipeline depth: another depth
+    // takes the default split.
+    m_pp = addSpin(tr("Pipeline p&arallel:"), tr("PP: splits the layers into stages"), 1, 1 << 16,
+        kPpControl, [](Plan& p, int v) {
+            if (v != p.training.pp)
+                p.training.stageLayers.clear();
+            p.training.pp = v;
+        });
     m_cp = addDegree(tr("Conte&xt parallel:"), tr("CP: splits each sequence across GPUs"),
         kCpControl, &TrainingConfig::cp);
     m_ep = addDegree(tr("Expe&rt parallel:"), tr("EP: spreads MoE experts across GPUs"), kEpControl,
@@ -56,6 +62,13 @@ void ParallelismControls::refresh()
     m_zero->setCurrentIndex(t.zeroStage);
     showValue(m_tp, t.tp);
     showValue(m_pp, t.pp);
+    // The layers each stage holds, as the estimate splits them (the plan's stage_layers or
+    // ceil(L / pp) each, the last taking the rest).
+    const std::vector<int> split = pipelineStageLayers(t, this->document()->plan().model.arch.layers);
+    const QString stages = QString::fromStdString(stageLayersText(split));
+    m_pp->setToolTip(tr("PP: splits the layers into stages\nLayers per stage, first to last: %1%2")
+                         .arg(stages,
+                             t.stageLayers.empty() ? QString() : tr(" (the plan's stage_layers)")));
     showValue(m_cp, t.cp);
     showValue(m_ep, t.ep);
     m_sequenceParallel->setChecked(t.sequenceParallel);
