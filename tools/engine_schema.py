@@ -105,7 +105,9 @@ def type_info(annotation, enums):
             kinds = {type(c).__name__ for c in choices}
             return (kinds.pop() if len(kinds) == 1 else "str"), choices, None
         if outer in ("list", "List", "typing.List"):
-            name, choices, _ = type_info(inner, enums)
+            name, choices, nested = type_info(inner, enums)
+            if nested:  # a list of lists (module_fqns_per_model_part): each item is a list
+                return f"list[{name}]", None, "+"
             return name, choices, "+"
         if outer in ("Union", "typing.Union"):
             values = [v for v in inner.elts if ast.unparse(v) != "None"]

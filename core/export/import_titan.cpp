@@ -191,6 +191,42 @@ Expected<ImportedPlan> importTorchTitan(
             t["virtual_stages"] = std::max(1LL, stages / degree[3]);
         }
     }
+    // parallelism.module_fqns_per_model_part: the modules of each model part, part j on rank
+    // j mod pp (pipeline_llm's loop-style stage ids); its "layers.N" per rank are the plan's
+    // training.stage_layers.
+    if (const nlohmann::json* parts = r.get("parallelism", "module_fqns_per_model_part")) {
+        const char* key = "parallelism.module_fqns_per_model_part";
+        const long long pp = degree[3];
+        const auto bad = [&](const std::string& why) { return Error { key, why }; };
+        if (!parts->is_array() || parts->empty() || parts->size() > 1'000'000
+            || static_cast<long long>(parts->size()) % pp != 0)
+            return bad(fmt::format("must be a list of lists of module names, a multiple of "
+                                   "pipeline_parallel_degree = {} of them, got {}",
+                pp, describeJson(*parts)));
+        std::vector<long long> stages(static_cast<std::size_t>(pp), 0);
+        long long layerCount = 0;
+        for (std::size_t j = 0; j < parts->size(); ++j) {
+            const nlohmann::json& part = (*parts)[j];
+            if (!part.is_array())
+                return bad(fmt::format("part {} must be a list of module names, got {}", j,
+                    describeJson(part)));
+            for (const nlohmann::json& name : part) {
+                if (!name.is_string())
+                    return bad(fmt::format("part {} names a module with {}", j, describeJson(name)));
+                if (name.get<std::string>().rfind("layers.", 0) == 0) {
+                    ++stages[j % static_cast<std::size_t>(pp)];
+                    ++layerCount;
+                }
+            }
+        }
+        const std::optional<int> layers = presetLayers(d, presets);
+        if (layers && layerCount != *layers)
+            return bad(fmt::format("names {} transformer blocks (layers.N), the model has {}",
+                layerCount, *layers));
+        t["virtual_stages"] = std::max<long long>(1, static_cast<long long>(parts->size()) / pp);
+        if (pp > 1)
+            t["stage_layers"] = stages;
+    }
     if (seq->has_value())
         t["seq_len"] = **seq;
     long long micro = local->value_or(t["micro_batch"].get<long long>());

@@ -158,8 +158,9 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
                     names.push_back("\"norm\"");
                     names.push_back("\"output\"");
                 }
-                list += fmt::format("{}  [{}],\n", j ? "" : "\n", fmt::join(names, ", "));
+                list += fmt::format("{}[{}]", j ? ", " : "", fmt::join(names, ", "));
             }
+            // One line: Envelope's own TOML reader (import) takes arrays on one line only.
             s += fmt::format("module_fqns_per_model_part = [{}]\n", list);
         } else if (t.virtualStages > 1) {
             // torchtitan builds ceil((layers + first_less + last_less) / layers_per_stage)

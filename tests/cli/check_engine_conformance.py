@@ -86,6 +86,8 @@ TYPES = {"int": int, "float": (int, float), "str": str, "bool": bool}
 
 
 def typed_ok(kind, value):
+    if kind.startswith("list[") and kind.endswith("]"):  # a list of lists: each item a list
+        return isinstance(value, list) and all(typed_ok(kind[5:-1], v) for v in value)
     expected = TYPES.get(kind)
     if expected is None:
         return True

@@ -9,6 +9,7 @@
 #include "estimate/estimate.h"
 #include "export/args.h"
 #include "export/importing.h"
+#include "export/toml.h"
 #include "export_fixtures.h"
 #include "plan/planio.h"
 #include "plan/setpath.h"
@@ -272,11 +273,36 @@ TEST(StageLayers, MegatronLayoutStringIsRead)
 TEST(StageLayers, TorchTitanWritesTheModulesOfEachPart)
 {
     const EngineConfig c = exportOf(seventyBWith(4, 32, "[19,21,21,19]"), Engine::TorchTitan);
-    EXPECT_NE(c.text.find("module_fqns_per_model_part = [\n  [\"tok_embeddings\", \"layers.0\","),
+    EXPECT_NE(c.text.find("module_fqns_per_model_part = [[\"tok_embeddings\", \"layers.0\","),
         std::string::npos)
         << c.text;
-    EXPECT_NE(c.text.find("\"layers.18\"],\n  [\"layers.19\","), std::string::npos);
-    EXPECT_NE(c.text.find("\"layers.79\", \"norm\", \"output\"],\n]"), std::string::npos);
+    EXPECT_NE(c.text.find("\"layers.18\"], [\"layers.19\","), std::string::npos);
+    EXPECT_NE(c.text.find("\"layers.79\", \"norm\", \"output\"]]\n"), std::string::npos);
+    // The file parses as TOML (tomllib in the conformance tests; here the importer's reader).
+    EXPECT_TRUE(exportdetail::parseToml(c.text).ok());
+}
+
+// ... and reads it back: the plan it exported, imported, has the same split.
+TEST(StageLayers, TorchTitanSplitRoundTrips)
+{
+    const EngineConfig c = exportOf(seventyBWith(4, 32, "[19,21,21,19]"), Engine::TorchTitan);
+    ImportOptions options;
+    options.modelJson = "\"llama-3-70b\"";
+    options.gpus = 32;
+    const Expected<ImportedPlan> r
+        = importEngineConfig(Engine::TorchTitan, c.text, exportPresets(), options);
+    EXPECT_EQ(stagesOf(r), (std::vector<int> { 19, 21, 21, 19 }));
+    // A list that misses a block is refused, naming the key.
+    std::string broken = c.text;
+    const std::size_t at = broken.find(", \"layers.5\"");
+    ASSERT_NE(at, std::string::npos);
+    broken.erase(at, std::string(", \"layers.5\"").size());
+    const Expected<ImportedPlan> bad
+        = importEngineConfig(Engine::TorchTitan, broken, exportPresets(), options);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().toString().find("parallelism.module_fqns_per_model_part"),
+        std::string::npos);
+    EXPECT_NE(bad.error().toString().find("names 79 transformer blocks"), std::string::npos);
 }
 
 // A search that changes pp drops the plan's split (it was for its own depth), in the applied
