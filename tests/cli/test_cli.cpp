@@ -18,37 +18,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_testing.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string readFile(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-void writeFile(const fs::path& path, const std::string& text)
-{
-    fs::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string quote(const std::string& s)
-{
-    std::string q = "'";
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
+using envelope::clitest::CliRun;
+using envelope::clitest::readFile;
+using envelope::clitest::writeFile;
+const auto& quote = envelope::clitest::shellQuote;
 
 class CliTest : public ::testing::Test {
 protected:
@@ -67,16 +46,8 @@ protected:
     // `input`: the file on its standard input (default /dev/null).
     CliRun cli(const std::string& args, const std::string& input = "/dev/null") const
     {
-        const fs::path out = m_dir / "stdout", err = m_dir / "stderr";
-        const std::string command = "XDG_CONFIG_HOME=" + quote((m_dir / "config").string()) + " "
-            + quote(ENVELOPE_CLI_PATH) + " " + args + " >" + quote(out.string()) + " 2>"
-            + quote(err.string()) + " <" + quote(input);
-        const int raw = std::system(command.c_str());
-        CliRun r;
-        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-        r.out = readFile(out);
-        r.err = readFile(err);
-        return r;
+        return envelope::clitest::runCli(
+            m_dir, "XDG_CONFIG_HOME=" + quote((m_dir / "config").string()), args, input);
     }
 
     fs::path m_dir;

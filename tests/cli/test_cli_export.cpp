@@ -12,30 +12,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_testing.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-    int status = -1;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-std::string q(const std::string& s)
-{
-    std::string out = "'";
-    for (char c : s)
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
+using CliResult = envelope::clitest::CliRun;
+const auto& slurp = envelope::clitest::readFile;
+const auto& q = envelope::clitest::shellQuote;
 
 const std::string kDefaultPlan = std::string(ENVELOPE_SOURCE_DIR) + "/presets/default-plan.json";
 const std::string kHfConfig = std::string(ENVELOPE_TEST_DATA_DIR) + "/plans/llama-2-7b-config.json";
@@ -55,16 +40,7 @@ protected:
 
     CliResult cli(const std::string& args) const
     {
-        const fs::path out = m_dir / "stdout", err = m_dir / "stderr";
-        const std::string command = "XDG_CONFIG_HOME=" + q((m_dir / "config").string()) + " "
-            + q(ENVELOPE_CLI_PATH) + " " + args + " >" + q(out.string()) + " 2>" + q(err.string())
-            + " </dev/null";
-        const int raw = std::system(command.c_str());
-        CliResult r;
-        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-        r.out = slurp(out);
-        r.err = slurp(err);
-        return r;
+        return envelope::clitest::runCli(m_dir, "XDG_CONFIG_HOME=" + q((m_dir / "config").string()), args);
     }
     std::string path(const std::string& name) const { return (m_dir / name).string(); }
     void write(const std::string& name, const std::string& text) const

@@ -13,33 +13,16 @@
 #include <sstream>
 #include <string>
 
+#include "cli_testing.h"
 #include "hubservertest.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct HubRun {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string readFile(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-std::string quote(const std::string& s)
-{
-    std::string q = "'";
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
+using HubRun = envelope::clitest::CliRun;
+using envelope::clitest::readFile;
+const auto& quote = envelope::clitest::shellQuote;
 
 bool has(const std::string& text, const std::string& part)
 {
@@ -54,18 +37,12 @@ protected:
     // no HF_TOKEN or HF_HUB_OFFLINE from the caller's shell; `env`: more VAR=value words.
     HubRun cli(const std::string& args, const std::string& env = "") const
     {
-        const fs::path out = m_dir / "stdout", err = m_dir / "stderr";
-        const std::string command = "env -u HF_TOKEN -u HF_HUB_OFFLINE -u HF_HUB_DOWNLOAD_TIMEOUT "
-            + std::string("HF_ENDPOINT=") + quote(s_server->endpoint())
-            + " XDG_CACHE_HOME=" + quote((m_dir / "cache").string()) + " XDG_CONFIG_HOME="
-            + quote((m_dir / "config").string()) + " " + env + " " + quote(ENVELOPE_CLI_PATH) + " "
-            + args + " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
-        const int raw = std::system(command.c_str());
-        HubRun r;
-        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-        r.out = readFile(out);
-        r.err = readFile(err);
-        return r;
+        return envelope::clitest::runCli(m_dir,
+            "env -u HF_TOKEN -u HF_HUB_OFFLINE -u HF_HUB_DOWNLOAD_TIMEOUT HF_ENDPOINT="
+                + quote(s_server->endpoint()) + " XDG_CACHE_HOME="
+                + quote((m_dir / "cache").string()) + " XDG_CONFIG_HOME="
+                + quote((m_dir / "config").string()) + " " + env,
+            args);
     }
 
 };

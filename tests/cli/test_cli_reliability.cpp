@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "cli_testing.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -106,13 +108,7 @@ TEST_F(CliReliability, DeepNestingIsABadPlanNotACrash)
     EXPECT_NE(r.err.find("nested more than 64 levels"), std::string::npos) << r.err;
 }
 
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+const auto& slurp = envelope::clitest::readFile;
 
 // Issue 26, item 6: `export -o T` renamed its temp file over whatever T was.
 TEST_F(CliReliability, ExportOutputReplacesOnlyRegularFiles)

@@ -14,23 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_testing.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct SolveRun {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using SolveRun = envelope::clitest::CliRun;
 
 class CliSolveTest : public ::testing::Test {
 protected:
@@ -53,16 +43,8 @@ protected:
     // Arguments are plain words and paths under the temporary folder (no quoting needed).
     SolveRun cli(const std::string& args) const
     {
-        const fs::path out = m_dir / "stdout", err = m_dir / "stderr";
-        const std::string command = "XDG_CONFIG_HOME=" + (m_dir / "config").string() + " "
-            + ENVELOPE_CLI_PATH + " " + args + " >" + out.string() + " 2>" + err.string()
-            + " </dev/null";
-        const int raw = std::system(command.c_str());
-        SolveRun r;
-        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-        r.out = slurp(out);
-        r.err = slurp(err);
-        return r;
+        return envelope::clitest::runCli(m_dir,
+            "XDG_CONFIG_HOME=" + envelope::clitest::shellQuote((m_dir / "config").string()), args);
     }
 
     fs::path m_dir;
