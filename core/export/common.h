@@ -136,16 +136,6 @@ NodeLayout nodeLayout(const Plan& plan);
 // gpus_per_node (the last one filled up when `gpus` is not whole nodes).
 NodeLayout wholeNodes(int gpus, int gpusPerNode);
 
-// How Megatron-LM splits `layers` over `pp` stages of `virtualStages` chunks: `even` when the
-// layers divide; otherwise the --decoder-first/last-pipeline-num-layers counts (first = 0: no
-// split Megatron accepts).
-struct PipelineSplit {
-    bool even = true;
-    long long first = 0;
-    long long last = 0;
-};
-PipelineSplit megatronPipelineSplit(long long layers, long long pp, long long virtualStages);
-
 // The Hugging Face module names (PEFT target_modules) of `training.lora.targets`: the Llama
 // family's q_proj ... down_proj, with a warning when the model's FFN has no gate matrix.
 std::vector<std::string> peftTargetModules(const Plan& plan, std::vector<std::string>& warnings);

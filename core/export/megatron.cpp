@@ -14,34 +14,6 @@
 
 namespace envelope::exportdetail {
 
-PipelineSplit megatronPipelineSplit(long long layers, long long pp, long long virtualStages)
-{
-    PipelineSplit split;
-    const long long v = std::max(1LL, virtualStages);
-    if (pp <= 1 || layers <= 0)
-        return split;
-    if (layers % pp == 0 && (layers / pp) % v == 0)
-        return split;
-    split.even = false;
-    // Megatron's uneven split (TransformerConfig): the first and last stages take their own
-    // counts, the middle stages share the rest evenly, and with virtual stages every stage's count
-    // is a multiple of them. The middle count is the largest multiple of v up to ceil(L / pp), so
-    // no stage holds more layers than the plan's most-loaded stage.
-    const long long ceilPerStage = (layers + pp - 1) / pp;
-    const long long lowest = pp > 2 ? v : ceilPerStage / v * v; // pp = 2: no middle stage
-    for (long long middle = ceilPerStage / v * v; middle >= lowest && middle > 0; middle -= v) {
-        const long long rest = layers - (pp - 2) * middle;
-        const long long first = rest / 2 / v * v;
-        const long long last = rest - first;
-        if (rest >= 2 * v && rest % v == 0 && first <= ceilPerStage && last <= ceilPerStage) {
-            split.first = first;
-            split.last = last;
-            break;
-        }
-    }
-    return split;
-}
-
 namespace {
 
 // Rotary positions as the checkpoint defines them (issue 25): Megatron's --rotary-base defaults
@@ -213,74 +185,51 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     arg("--tensor-model-parallel-size", t.tp);
     arg("--pipeline-model-parallel-size", t.pp);
     // --num-virtual-stages-per-pipeline-rank (not layers per virtual stage) is the form Megatron
-    // accepts with an uneven split too. When no first/last split works (61 layers in 8 chunks
-    // of an even count each), --pipeline-model-parallel-layout names every chunk's layers:
-    // "E" (embedding) first, "L" (loss) last, one "t" per layer, chunks separated by "|"
-    // (megatron/core/transformer/pipeline_parallel_layer_layout.py); it replaces the virtual
-    // stage flag (validate_args allows one of the two).
-    // The layout as a list of chunk layer counts in model order ("E" before the first, "L"
-    // after the last).
-    const auto layoutArg = [&](const std::vector<long long>& chunks) {
-        std::string layout = "E";
-        for (std::size_t k = 0; k < chunks.size(); ++k)
-            layout += (k ? "|" : "") + fmt::format("(t)*{}", chunks[k]);
-        layout += "L";
-        arg("--pipeline-model-parallel-layout", fmt::format("'{}'", layout));
-    };
+    // accepts with an uneven split too; --pipeline-model-parallel-layout names every chunk's
+    // layers: "E" (embedding) first, "L" (loss) last, "(t)*n" for n layers, chunks separated by
+    // "|" (megatron/core/transformer/pipeline_parallel_layer_layout.py).
+    // The split the estimate used (pipelineStageLayers: the plan's training.stage_layers, else
+    // ceil(L / pp) each and the rest last), so the job runs the layout that was sized. An even
+    // split that divides into the virtual stages is Megatron's default; equal middle stages are
+    // --decoder-first/last-pipeline-num-layers (every count a multiple of the virtual stages, no
+    // stage empty); any other split is a layout, rank k's layers cut into v chunks at model
+    // positions k, k + pp, ... (interleaved 1F1B's round robin). The layout replaces the
+    // virtual stage flag (validate_args allows one of the two).
     const long long v = std::max(1, t.virtualStages);
-    if (!t.stageLayers.empty() && t.pp > 1) {
-        // The plan's own split (training.stage_layers). Megatron's first/last flags say it when
-        // the middle stages are equal, every count divides into the rank's virtual stages and
-        // no stage is empty; any other split is a layout, rank k's layers cut into v chunks
-        // that sit at model positions k, k + pp, ... (interleaved 1F1B's round robin).
-        const std::vector<int> stages = pipelineStageLayers(t, a.layers);
-        bool middleEqual = true, divisible = true, nonEmpty = true, allEqual = true;
-        for (std::size_t k = 0; k < stages.size(); ++k) {
-            divisible = divisible && stages[k] % v == 0;
-            nonEmpty = nonEmpty && stages[k] > 0;
-            allEqual = allEqual && stages[k] == stages[0];
-            if (k >= 1 && k + 1 < stages.size())
-                middleEqual = middleEqual && stages[k] == stages[1];
-        }
-        if (divisible && nonEmpty && middleEqual) {
-            if (v > 1)
-                arg("--num-virtual-stages-per-pipeline-rank", v);
-            if (!allEqual) {
-                arg("--decoder-first-pipeline-num-layers", stages.front());
-                arg("--decoder-last-pipeline-num-layers", stages.back());
-            }
-        } else {
-            std::vector<long long> chunks(static_cast<std::size_t>(t.pp * v));
-            for (std::size_t j = 0; j < chunks.size(); ++j) {
-                const long long rankLayers = stages[j % stages.size()];
-                const long long part = static_cast<long long>(j / stages.size());
-                chunks[j] = rankLayers / v + (part < rankLayers % v ? 1 : 0);
-            }
-            layoutArg(chunks);
+    const std::vector<int> stages = pipelineStageLayers(t, a.layers);
+    bool middleEqual = true, divisible = true, nonEmpty = true, allEqual = true;
+    for (std::size_t k = 0; k < stages.size(); ++k) {
+        divisible = divisible && stages[k] % v == 0;
+        nonEmpty = nonEmpty && stages[k] > 0;
+        allEqual = allEqual && stages[k] == stages[0];
+        if (k >= 1 && k + 1 < stages.size())
+            middleEqual = middleEqual && stages[k] == stages[1];
+    }
+    if (t.pp <= 1 || (divisible && nonEmpty && middleEqual)) {
+        if (v > 1)
+            arg("--num-virtual-stages-per-pipeline-rank", v);
+        if (t.pp > 1 && !allEqual) {
+            arg("--decoder-first-pipeline-num-layers", stages.front());
+            arg("--decoder-last-pipeline-num-layers", stages.back());
         }
     } else {
-        const PipelineSplit split = megatronPipelineSplit(a.layers, t.pp, t.virtualStages);
-        if (!split.even && split.first == 0 && a.layers > 0) {
-            const long long chunkCount = wideProduct(t.pp, std::max(1, t.virtualStages));
-            const long long base = a.layers / chunkCount, extra = a.layers % chunkCount;
-            std::vector<long long> chunks;
-            for (long long k = 0; k < chunkCount; ++k)
-                // The extra layers go to the chunks after the first (which holds the embedding).
-                chunks.push_back(base + ((k >= 1 && k <= extra) || (extra == chunkCount) ? 1 : 0));
-            if (base == 0)
-                out.warnings.push_back(fmt::format(
-                    "training.pp x virtual_stages = {} chunks for {} layers: some chunks hold no "
-                    "layer",
-                    chunkCount, a.layers));
-            layoutArg(chunks);
-        } else {
-            if (t.virtualStages > 1)
-                arg("--num-virtual-stages-per-pipeline-rank", t.virtualStages);
-            if (!split.even) {
-                arg("--decoder-first-pipeline-num-layers", split.first);
-                arg("--decoder-last-pipeline-num-layers", split.last);
-            }
+        std::string layout = "E";
+        const std::size_t chunks = stages.size() * static_cast<std::size_t>(v);
+        bool emptyChunk = false;
+        for (std::size_t j = 0; j < chunks; ++j) {
+            const long long rankLayers = stages[j % stages.size()];
+            const long long part = static_cast<long long>(j / stages.size());
+            const long long n = rankLayers / v + (part < rankLayers % v ? 1 : 0);
+            emptyChunk = emptyChunk || n == 0;
+            layout += (j ? "|" : "") + fmt::format("(t)*{}", n);
         }
+        layout += "L";
+        if (emptyChunk)
+            out.warnings.push_back(fmt::format(
+                "training.pp x virtual_stages = {} chunks for {} layers: some chunks hold no "
+                "layer",
+                chunks, a.layers));
+        arg("--pipeline-model-parallel-layout", fmt::format("'{}'", layout));
     }
     arg("--context-parallel-size", t.cp);
     arg("--expert-model-parallel-size", t.ep);

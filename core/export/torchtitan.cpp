@@ -135,54 +135,35 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
         s += fmt::format("pipeline_parallel_schedule = \"{}\"\n",
             t.virtualStages > 1 ? "Interleaved1F1B" : "1F1B");
         s += fmt::format("pipeline_parallel_microbatch_size = {}\n", t.microBatch);
-        if (!t.stageLayers.empty()) {
-            // The plan's own split (training.stage_layers): torchtitan takes it as the modules
-            // of each model part, pp x v parts in model order, part j on rank j mod pp
-            // (parallelism.module_fqns_per_model_part; pipeline_llm uses it instead of its own
-            // split), rank k's layers cut into v consecutive parts.
-            const std::vector<int> stages = pipelineStageLayers(t, plan.model.arch.layers);
-            const long long v = std::max(1, t.virtualStages);
-            const long long parts = wideProduct(t.pp, v);
-            std::string list;
-            long long layer = 0;
-            for (long long j = 0; j < parts; ++j) {
-                const long long rankLayers = stages[static_cast<std::size_t>(j % t.pp)];
-                const long long part = j / t.pp;
-                const long long n = rankLayers / v + (part < rankLayers % v ? 1 : 0);
-                std::vector<std::string> names;
-                if (j == 0)
-                    names.push_back("\"tok_embeddings\"");
-                for (long long k = 0; k < n; ++k)
-                    names.push_back(fmt::format("\"layers.{}\"", layer++));
-                if (j == parts - 1) {
-                    names.push_back("\"norm\"");
-                    names.push_back("\"output\"");
-                }
-                list += fmt::format("{}[{}]", j ? ", " : "", fmt::join(names, ", "));
+        // The split the estimate used (pipelineStageLayers: the plan's training.stage_layers,
+        // else ceil(L / pp) each and the rest last), written as the modules of each model part:
+        // torchtitan's own default weighs the embedding and the head as a layer each (80 layers
+        // on PP 4 run as 20, 21, 20, 19), so a job left to it runs another split than the one
+        // sized. pp x v parts in model order, part j on rank j mod pp
+        // (parallelism.module_fqns_per_model_part; pipeline_llm uses it instead of its own
+        // split), rank k's layers cut into v consecutive parts.
+        const std::vector<int> stages = pipelineStageLayers(t, plan.model.arch.layers);
+        const long long v = std::max(1, t.virtualStages);
+        const long long parts = wideProduct(t.pp, v);
+        std::string list;
+        long long layer = 0;
+        for (long long j = 0; j < parts; ++j) {
+            const long long rankLayers = stages[static_cast<std::size_t>(j % t.pp)];
+            const long long part = j / t.pp;
+            const long long n = rankLayers / v + (part < rankLayers % v ? 1 : 0);
+            std::vector<std::string> names;
+            if (j == 0)
+                names.push_back("\"tok_embeddings\"");
+            for (long long k = 0; k < n; ++k)
+                names.push_back(fmt::format("\"layers.{}\"", layer++));
+            if (j == parts - 1) {
+                names.push_back("\"norm\"");
+                names.push_back("\"output\"");
             }
-            // One line: Envelope's own TOML reader (import) takes arrays on one line only.
-            s += fmt::format("module_fqns_per_model_part = [{}]\n", list);
-        } else if (t.virtualStages > 1) {
-            // torchtitan builds ceil((layers + first_less + last_less) / layers_per_stage)
-            // stages and needs a multiple of the PP degree; first/last "less layers" default to 1
-            // each (v0.2.2 JobConfig), which turned 80 layers at 10 per stage into 9 stages. With
-            // both 0 the stage count is ceil(layers / per stage).
-            const long long layers = std::max(1, plan.model.arch.layers);
-            const long long wanted = wideProduct(t.pp, t.virtualStages);
-            const long long perStage = std::max(1LL, (layers + wanted - 1) / wanted);
-            const long long stages = (layers + perStage - 1) / perStage;
-            s += fmt::format("pipeline_parallel_layers_per_stage = {}\n", perStage);
-            s += "pipeline_parallel_first_stage_less_layers = 0\n";
-            s += "pipeline_parallel_last_stage_less_layers = 0\n";
-            if (stages != wanted)
-                out.warnings.push_back(fmt::format(
-                    "training.virtual_stages = {}: {} layers at {} per stage make {} stages, not "
-                    "pp x virtual_stages = {}{}",
-                    t.virtualStages, layers, perStage, stages, wanted,
-                    stages % t.pp != 0 ? "; torchtitan refuses a stage count that is not a "
-                                         "multiple of pipeline_parallel_degree"
-                                       : ""));
+            list += fmt::format("{}[{}]", j ? ", " : "", fmt::join(names, ", "));
         }
+        // One line: Envelope's own TOML reader (import) takes arrays on one line only.
+        s += fmt::format("module_fqns_per_model_part = [{}]\n", list);
     }
     s += fmt::format("context_parallel_degree = {}\n", t.cp);
     s += fmt::format("expert_parallel_degree = {}\n", t.ep);

@@ -44,8 +44,8 @@ assert "quantize" in job and "float8" not in job, list(job)
 assert job["training"]["local_batch_size"] == 8  # 1 x 8 micro-batches through the pipeline
 assert job["training"]["global_batch_size"] == 16  # 1 x 8 x dp 2
 assert job["parallelism"]["pipeline_parallel_schedule"] == "Interleaved1F1B"
-assert job["parallelism"]["pipeline_parallel_layers_per_stage"] == 8  # 32 / (2 x 2)
-assert job["parallelism"]["pipeline_parallel_first_stage_less_layers"] == 0
-assert job["parallelism"]["pipeline_parallel_last_stage_less_layers"] == 0
+parts = job["parallelism"]["module_fqns_per_model_part"]  # 32 layers in 2 x 2 parts of 8
+assert [len([m for m in p if m.startswith("layers.")]) for p in parts] == [8, 8, 8, 8], parts
+assert parts[0][0] == "tok_embeddings" and parts[-1][-2:] == ["norm", "output"], parts
 assert job["activation_checkpoint"]["selective_ac_option"] == "2"
 print("torchtitan exports parse with tomllib")

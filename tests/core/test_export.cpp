@@ -136,9 +136,13 @@ TEST(ExportTorchTitan, ThreeDimensionalFp8Llama3)
     EXPECT_EQ(t["parallelism"]["pipeline_parallel_degree"], 2);
     EXPECT_EQ(t["parallelism"]["pipeline_parallel_schedule"], "Interleaved1F1B");
     EXPECT_EQ(t["parallelism"]["pipeline_parallel_microbatch_size"], 1);
-    EXPECT_EQ(t["parallelism"]["pipeline_parallel_layers_per_stage"], 8); // 32 / (2 x 2)
-    EXPECT_EQ(t["parallelism"]["pipeline_parallel_first_stage_less_layers"], 0);
-    EXPECT_EQ(t["parallelism"]["pipeline_parallel_last_stage_less_layers"], 0);
+    // 32 layers in 2 x 2 parts of 8, part j on rank j mod 2.
+    const nlohmann::json parts = t["parallelism"]["module_fqns_per_model_part"];
+    ASSERT_EQ(parts.size(), 4u);
+    EXPECT_EQ(parts[0].size(), 9u); // tok_embeddings + layers.0-7
+    EXPECT_EQ(parts[1][0], "layers.8");
+    EXPECT_EQ(parts[3].size(), 10u); // layers.24-31 + norm + output
+    EXPECT_FALSE(t["parallelism"].contains("pipeline_parallel_layers_per_stage"));
     EXPECT_EQ(t["activation_checkpoint"]["selective_ac_option"], "2");
     EXPECT_EQ(t["quantize"]["linear"]["float8"]["enable_fsdp_float8_all_gather"], true);
     EXPECT_FALSE(t.contains("float8"));

@@ -80,43 +80,46 @@ TEST(ConformanceTorchTitan, Float8UsesTheV02ConverterAndSection)
     EXPECT_FALSE(anyWarningMentions(te, "training.recipe"));
 }
 
-// torchtitan's stage count with layers_per_stage set (v0.2.2 pipeline_parallel.py):
-// ceil((layers + first_less + last_less) / layers_per_stage), which must divide by the PP degree.
-// first_less and last_less default to 1 each (JobConfig.Parallelism).
-long long titanStages(const nlohmann::json& parallelism, long long layers)
-{
-    const long long first = parallelism.value("pipeline_parallel_first_stage_less_layers", 1LL);
-    const long long last = parallelism.value("pipeline_parallel_last_stage_less_layers", 1LL);
-    const long long perStage = parallelism["pipeline_parallel_layers_per_stage"].get<long long>();
-    return (layers + first + last + perStage - 1) / perStage;
-}
-
-// Item 2. Llama-3 70B (80 layers) at PP 4 x 2 virtual stages: 10 layers per stage. With the
-// defaults, ceil(82 / 10) = 9 stages, not a multiple of 4 (ValueError); with both "less" counts 0
-// it is 8 = 4 x 2. DeepSeek-V3's 61 layers at PP 4 x 2: ceil(61 / 8) = 8 per stage, 8 stages.
+// Item 2. torchtitan's stage count with layers_per_stage set (v0.2.2 pipeline_parallel.py) was
+// ceil((layers + first_less + last_less) / layers_per_stage), first_less and last_less 1 by
+// default: Llama-3 70B (80 layers) at PP 4 x 2 virtual stages, 10 per stage, made 9 stages
+// (ValueError). The export now names each model part's modules
+// (parallelism.module_fqns_per_model_part), so the stage count is the list's length: pp x v,
+// a multiple of the PP degree, every block named once, and the parts of rank k (j mod pp = k)
+// hold the estimate's split: 80 -> 20 each; DeepSeek-V3's 61 -> 16, 16, 16, 13 (ceil(61 / 4)).
 TEST(ConformanceTorchTitan, InterleavedStagesDivideByThePipelineDegree)
 {
     struct Case {
         std::vector<std::string> sets;
-        long long layers;
-        long long perStage;
+        int layers;
+        std::vector<int> perRank;
     };
     const Case cases[] = {
         { { "model=\"llama-3-70b\"", "cluster.gpus=64", "training.pp=4",
               "training.virtual_stages=2" },
-            80, 10 },
+            80, { 20, 20, 20, 20 } },
         { { "model=\"deepseek-v3\"", "cluster.gpus=64", "training.pp=4",
               "training.virtual_stages=2", "training.ep=8" },
-            61, 8 },
+            61, { 16, 16, 16, 13 } },
     };
     for (const Case& k : cases) {
         const EngineConfig c = exportOf(defaultPlanWith(k.sets), Engine::TorchTitan);
         const nlohmann::json p = parseToml(c.text).value()["parallelism"];
-        EXPECT_EQ(p["pipeline_parallel_layers_per_stage"], k.perStage);
-        EXPECT_EQ(p["pipeline_parallel_first_stage_less_layers"], 0);
-        EXPECT_EQ(p["pipeline_parallel_last_stage_less_layers"], 0);
-        EXPECT_EQ(titanStages(p, k.layers), 8); // 4 ranks x 2 stages each
-        EXPECT_EQ(titanStages(p, k.layers) % 4, 0);
+        EXPECT_FALSE(p.contains("pipeline_parallel_layers_per_stage"));
+        const nlohmann::json parts = p["module_fqns_per_model_part"];
+        ASSERT_EQ(parts.size(), 8u); // 4 ranks x 2 stages each
+        std::vector<int> perRank(4, 0);
+        std::set<std::string> blocks;
+        for (std::size_t j = 0; j < parts.size(); ++j)
+            for (const auto& name : parts[j])
+                if (name.get<std::string>().rfind("layers.", 0) == 0) {
+                    ++perRank[j % 4];
+                    EXPECT_TRUE(blocks.insert(name.get<std::string>()).second) << name;
+                }
+        EXPECT_EQ(perRank, k.perRank);
+        EXPECT_EQ(static_cast<int>(blocks.size()), k.layers);
+        EXPECT_EQ(parts.front().front(), "tok_embeddings");
+        EXPECT_EQ(parts.back().back(), "output");
     }
 }
 
@@ -139,9 +142,11 @@ TEST(ConformanceMegatron, PositionsCoverTheSequence)
     EXPECT_TRUE(anyWarningMentions(c, "8192 positions"));
 }
 
-// Megatron's uneven split (TransformerConfig, d98e8a64): without an even split, the first and
-// last stages take --decoder-first/last-pipeline-num-layers and the (pp - 2) middle stages share
-// the rest evenly. DeepSeek-V3: 61 layers on PP 16 = 2 + 14 x 4 + 3.
+// Megatron's uneven split (TransformerConfig, d98e8a64): the first and last stages take
+// --decoder-first/last-pipeline-num-layers and the (pp - 2) middle stages share the rest evenly.
+// The export writes the split the estimate used: DeepSeek-V3's 61 layers on PP 16 as ceil(61 /
+// 16) = 4 on each stage and 1 on the last, 4 + 14 x 4 + 1, Megatron-Bridge's own DeepSeek-V3
+// layout for PP 16 (deepseek_v3 recipe, layout map (16, 1)).
 TEST(ConformanceMegatron, UnevenPipelineNamesFirstAndLastStages)
 {
     const EngineConfig c = exportOf(defaultPlanWith({ "model=\"deepseek-v3\"", "cluster.gpus=128",
@@ -151,25 +156,37 @@ TEST(ConformanceMegatron, UnevenPipelineNamesFirstAndLastStages)
     ASSERT_TRUE(a.count("--decoder-first-pipeline-num-layers")) << c.text;
     const long long first = std::stoll(a.at("--decoder-first-pipeline-num-layers"));
     const long long last = std::stoll(a.at("--decoder-last-pipeline-num-layers"));
-    EXPECT_EQ(first, 2);
-    EXPECT_EQ(last, 3);
+    EXPECT_EQ(first, 4);
+    EXPECT_EQ(last, 1);
     EXPECT_EQ((61 - first - last) % 14, 0); // the middle stages' rule
     // An even split writes neither flag (32 layers on PP 4).
     const auto even = argsOf(exportOf(defaultPlanWith({ "training.pp=4" }), Engine::Megatron).text);
     EXPECT_EQ(even.count("--decoder-first-pipeline-num-layers"), 0u);
 }
 
-// The uneven split with virtual stages: every stage's count is a multiple of them.
+// The uneven split with virtual stages: each stage's count must divide into its chunks, or the
+// split is a layout. 30 layers on PP 4 x VP 2: 8, 8, 8, 6, every count even: first 8, last 6.
+// 61 on PP 16 x VP 2: the last stage's 1 layer cannot fill 2 chunks: a layout whose chunk j of
+// 32 sits on rank j mod 16 (4 layers = 2 + 2, 1 = 1 + 0).
 TEST(ConformanceMegatron, UnevenSplitWithVirtualStages)
 {
-    using exportdetail::megatronPipelineSplit;
-    const auto s = megatronPipelineSplit(30, 4, 2); // ceil(30 / 4) = 8: 6 + 2 x 8 + 8
-    EXPECT_FALSE(s.even);
-    EXPECT_EQ(s.first % 2, 0);
-    EXPECT_EQ(s.last % 2, 0);
-    EXPECT_EQ(30 - s.first - s.last, 16);
-    EXPECT_TRUE(megatronPipelineSplit(32, 4, 2).even); // 8 per rank, 4 per chunk
-    EXPECT_FALSE(megatronPipelineSplit(32, 4, 3).even); // 8 per rank is no multiple of 3
+    auto a = argsOf(exportOf(defaultPlanWith({ "model={\"preset\": \"llama-2-7b\", \"layers\": 30}",
+                                                 "training.pp=4", "training.virtual_stages=2" }),
+        Engine::Megatron)
+                        .text);
+    EXPECT_EQ(a.at("--num-virtual-stages-per-pipeline-rank"), "2");
+    EXPECT_EQ(a.at("--decoder-first-pipeline-num-layers"), "8");
+    EXPECT_EQ(a.at("--decoder-last-pipeline-num-layers"), "6");
+    a = argsOf(exportOf(defaultPlanWith({ "model=\"deepseek-v3\"", "cluster.gpus=256",
+                                          "training.pp=16", "training.ep=8",
+                                          "training.virtual_stages=2" }),
+        Engine::Megatron)
+                   .text);
+    EXPECT_EQ(a.count("--num-virtual-stages-per-pipeline-rank"), 0u);
+    std::string expected = "E";
+    for (int j = 0; j < 32; ++j)
+        expected += (j ? "|" : "") + std::string(j == 15 ? "(t)*1" : j == 31 ? "(t)*0" : "(t)*2");
+    EXPECT_EQ(a.at("--pipeline-model-parallel-layout"), expected + "L");
 }
 
 // validate_args(): --optimizer-cpu-offload asserts --use-precision-aware-optimizer.
