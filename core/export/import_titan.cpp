@@ -226,6 +226,31 @@ Expected<ImportedPlan> importTorchTitan(
         t["virtual_stages"] = std::max<long long>(1, static_cast<long long>(parts->size()) / pp);
         if (pp > 1)
             t["stage_layers"] = stages;
+    } else if (degree[3] > 1) {
+        // torchtitan's own split (generate_llm_fqn_per_model_part, v0.2.2): the embedding and
+        // the head count as first_less and last_less layers (1 each by default), the S = pp x v
+        // stages share layers + both evenly, the first `extra` one more, and the first and last
+        // stage hold that many fewer blocks. 80 layers on PP 4: 82 = 4 x 20 + 2, so 20, 21, 20,
+        // 19; the plan keeps it as training.stage_layers, rank k's stages summed.
+        if (const std::optional<int> layers = presetLayers(d, presets)) {
+            const long long pp = degree[3];
+            const long long stagesTotal = pp * t.value("virtual_stages", 1LL);
+            const long long in = firstLess->value_or(1), out = lastLess->value_or(1);
+            const long long effective = *layers + in + out;
+            const long long per = effective / stagesTotal, extra = effective % stagesTotal;
+            std::vector<long long> stages(static_cast<std::size_t>(pp), 0);
+            for (long long i = 0; i < stagesTotal; ++i) {
+                const long long n = per + (i < extra ? 1 : 0) - (i == 0 ? in : 0)
+                    - (i == stagesTotal - 1 ? out : 0);
+                if (n < 0)
+                    return Error { "parallelism.pipeline_parallel_first_stage_less_layers",
+                        fmt::format("leaves stage {} of {} with {} layers (torchtitan asserts "
+                                    "the embedding and head weights fit a stage of {})",
+                            i, stagesTotal, n, per) };
+                stages[static_cast<std::size_t>(i % pp)] += n;
+            }
+            t["stage_layers"] = stages;
+        }
     }
     if (seq->has_value())
         t["seq_len"] = **seq;

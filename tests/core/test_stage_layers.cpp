@@ -305,6 +305,26 @@ TEST(StageLayers, TorchTitanSplitRoundTrips)
     EXPECT_NE(bad.error().toString().find("names 79 transformer blocks"), std::string::npos);
 }
 
+// A torchtitan file that leaves the split to torchtitan runs torchtitan's own
+// (generate_llm_fqn_per_model_part): the embedding and the head weigh a layer each, 80 + 2 = 82
+// over 4 stages = 20 rem 2, the first two stages one more: 21 - 1, 21, 20, 20 - 1.
+TEST(StageLayers, TorchTitanDefaultSplitIsRead)
+{
+    ImportOptions options;
+    options.modelJson = "\"llama-3-70b\"";
+    options.gpus = 32;
+    const std::string job = "[parallelism]\ntensor_parallel_degree = 8\n"
+                            "pipeline_parallel_degree = 4\n";
+    EXPECT_EQ(stagesOf(importEngineConfig(Engine::TorchTitan, job, exportPresets(), options)),
+        (std::vector<int> { 20, 21, 20, 19 }));
+    // With both weights 0 the 80 layers split evenly.
+    EXPECT_EQ(stagesOf(importEngineConfig(Engine::TorchTitan,
+                  job + "pipeline_parallel_first_stage_less_layers = 0\n"
+                        "pipeline_parallel_last_stage_less_layers = 0\n",
+                  exportPresets(), options)),
+        (std::vector<int> { 20, 20, 20, 20 }));
+}
+
 // A search that changes pp drops the plan's split (it was for its own depth), in the applied
 // plan and in the --set commands that reproduce it.
 TEST(StageLayers, SearchDropsTheSplitWhenPpChanges)
