@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "base/memo.h"
 #include "base/numeric.h"
@@ -451,12 +452,16 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
     // p - 1 - k, each for half the micro-batches.
     const int layers = denseLayers + moeLayers;
     const int pp = std::max(1, config.pp);
-    const auto stageStart = [&](int k) { return pipelineStageStart(config, layers, k); };
+    // Stage k's dense-FFN and MoE layers.
+    const auto stageKinds = [&](int k) {
+        const int first = pipelineStageStart(config, layers, k);
+        const int end = pipelineStageStart(config, layers, k + 1);
+        const int d = std::max(0, std::min(end, denseLayers) - first);
+        return std::pair { d, end - first - d };
+    };
     const bool dualPipe = config.ppSchedule == PpSchedule::DualPipe && pp > 1;
     const auto stageShare = [&](int k, double share, OpStep& into) {
-        const int first = stageStart(k), end = stageStart(k + 1);
-        const double d = std::max(0, std::min(end, denseLayers) - first);
-        const double m = (end - first) - d;
+        const auto [d, m] = stageKinds(k);
         const auto add = [&](StageOpTimes& to, const StageOpTimes& a, const StageOpTimes& b) {
             StageOpTimes t = a * (share * d);
             t += b * (share * m);
@@ -478,10 +483,8 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
     const double embeddingT = r.embedding.computeS() + r.embedding.commS();
     const double headT = r.head.computeS() + r.head.commS();
     const auto stageT = [&](int k) {
-        const int first = stageStart(k), end = stageStart(k + 1);
-        const int d = std::max(0, std::min(end, denseLayers) - first);
-        return d * denseT + (end - first - d) * moeT + (k == 0 ? embeddingT : 0.0)
-            + (k == pp - 1 ? headT : 0.0);
+        const auto [d, m] = stageKinds(k);
+        return d * denseT + m * moeT + (k == 0 ? embeddingT : 0.0) + (k == pp - 1 ? headT : 0.0);
     };
     double slowest = -1;
     int slowestRank = 0;

@@ -136,6 +136,12 @@ NodeLayout nodeLayout(const Plan& plan);
 // gpus_per_node (the last one filled up when `gpus` is not whole nodes).
 NodeLayout wholeNodes(int gpus, int gpusPerNode);
 
+// The transformer layers of each of the pp x v model chunks, in model order, for a split of
+// `stages` (pipelineStageLayers) over pp ranks of `virtualStages` chunks: chunk j sits on rank
+// j mod pp (interleaved 1F1B's round robin; Megatron's layout, torchtitan's loop-style stage
+// ids), and rank k's layers are cut into v consecutive parts, the first ones a layer larger.
+std::vector<long long> chunkLayers(const std::vector<int>& stages, int virtualStages);
+
 // The Hugging Face module names (PEFT target_modules) of `training.lora.targets`: the Llama
 // family's q_proj ... down_proj, with a warning when the model's FFN has no gate matrix.
 std::vector<std::string> peftTargetModules(const Plan& plan, std::vector<std::string>& warnings);

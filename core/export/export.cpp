@@ -1,6 +1,7 @@
 // Engine ids, the figures every export carries, and the dispatch to each engine's exporter.
 #include "export/export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -512,6 +513,19 @@ std::string c10dRendezvous(std::string_view idVariable)
     return fmt::format("--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" "
                        "--rdzv-id \"${}\"",
         idVariable);
+}
+
+std::vector<long long> chunkLayers(const std::vector<int>& stages, int virtualStages)
+{
+    const std::size_t v = static_cast<std::size_t>(std::max(1, virtualStages));
+    std::vector<long long> chunks(stages.size() * v);
+    for (std::size_t j = 0; j < chunks.size(); ++j) {
+        const long long rankLayers = stages[j % stages.size()];
+        const long long part = static_cast<long long>(j / stages.size());
+        const long long parts = static_cast<long long>(v);
+        chunks[j] = rankLayers / parts + (part < rankLayers % parts ? 1 : 0);
+    }
+    return chunks;
 }
 
 NodeLayout wholeNodes(int gpus, int gpusPerNode)

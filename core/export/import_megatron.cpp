@@ -346,13 +346,9 @@ Expected<ImportedPlan> importMegatron(
     } else if (virtualPerRank) {
         t["virtual_stages"] = *virtualPerRank;
     } else if (perVirtual) {
-        std::optional<long long> layers = layersArg;
-        if (!layers)
-            if (const std::optional<int> preset = presetLayers(d, presets))
-                layers = *preset;
         const std::optional<long long> perPipeline = checkedMul(pp, *perVirtual);
-        if (layers)
-            t["virtual_stages"] = perPipeline ? std::max(1LL, *layers / *perPipeline) : 1LL;
+        if (modelLayers)
+            t["virtual_stages"] = perPipeline ? std::max(1LL, *modelLayers / *perPipeline) : 1LL;
     }
 
     // --decoder-first/last-pipeline-num-layers: those stages take their counts and the middle

@@ -4,6 +4,7 @@
 // (--use-distributed-optimizer) shards the optimizer state over data-parallel ranks: ZeRO-1.
 // Its recompute "uniform" method with --recompute-num-layers k checkpoints the input of every
 // group of k layers: Envelope's full (k = 1) and every-k recompute.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -214,21 +215,15 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
         }
     } else {
         std::string layout = "E";
-        const std::size_t chunks = stages.size() * static_cast<std::size_t>(v);
-        bool emptyChunk = false;
-        for (std::size_t j = 0; j < chunks; ++j) {
-            const long long rankLayers = stages[j % stages.size()];
-            const long long part = static_cast<long long>(j / stages.size());
-            const long long n = rankLayers / v + (part < rankLayers % v ? 1 : 0);
-            emptyChunk = emptyChunk || n == 0;
-            layout += (j ? "|" : "") + fmt::format("(t)*{}", n);
-        }
+        const std::vector<long long> chunks = chunkLayers(stages, t.virtualStages);
+        for (std::size_t j = 0; j < chunks.size(); ++j)
+            layout += (j ? "|" : "") + fmt::format("(t)*{}", chunks[j]);
         layout += "L";
-        if (emptyChunk)
+        if (std::find(chunks.begin(), chunks.end(), 0) != chunks.end())
             out.warnings.push_back(fmt::format(
                 "training.pp x virtual_stages = {} chunks for {} layers: some chunks hold no "
                 "layer",
-                chunks, a.layers));
+                chunks.size(), a.layers));
         arg("--pipeline-model-parallel-layout", fmt::format("'{}'", layout));
     }
     arg("--context-parallel-size", t.cp);

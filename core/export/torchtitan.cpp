@@ -142,21 +142,17 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
         // sized. pp x v parts in model order, part j on rank j mod pp
         // (parallelism.module_fqns_per_model_part; pipeline_llm uses it instead of its own
         // split), rank k's layers cut into v consecutive parts.
-        const std::vector<int> stages = pipelineStageLayers(t, plan.model.arch.layers);
-        const long long v = std::max(1, t.virtualStages);
-        const long long parts = wideProduct(t.pp, v);
+        const std::vector<long long> chunks
+            = chunkLayers(pipelineStageLayers(t, plan.model.arch.layers), t.virtualStages);
         std::string list;
         long long layer = 0;
-        for (long long j = 0; j < parts; ++j) {
-            const long long rankLayers = stages[static_cast<std::size_t>(j % t.pp)];
-            const long long part = j / t.pp;
-            const long long n = rankLayers / v + (part < rankLayers % v ? 1 : 0);
+        for (std::size_t j = 0; j < chunks.size(); ++j) {
             std::vector<std::string> names;
             if (j == 0)
                 names.push_back("\"tok_embeddings\"");
-            for (long long k = 0; k < n; ++k)
+            for (long long k = 0; k < chunks[j]; ++k)
                 names.push_back(fmt::format("\"layers.{}\"", layer++));
-            if (j == parts - 1) {
+            if (j + 1 == chunks.size()) {
                 names.push_back("\"norm\"");
                 names.push_back("\"output\"");
             }
