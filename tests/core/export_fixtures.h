@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "estimate/estimate.h"
+#include "export/args.h"
 #include "export/export.h"
 #include "plan/planio.h"
 #include "plan/presets.h"
@@ -40,6 +41,21 @@ inline Plan defaultPlanWith(const std::vector<std::string>& sets)
     Expected<Plan> plan = readPlan(text.value(), exportPresets());
     EXPECT_TRUE(plan.ok()) << plan.error().toString();
     return plan.ok() ? plan.value() : Plan {};
+}
+
+// A file of Megatron-style arguments as flag -> value ("" for a switch), each flag once.
+inline std::map<std::string, std::string> argumentMap(const std::string& text)
+{
+    Expected<std::vector<exportdetail::Argument>> args = exportdetail::parseArguments(text);
+    EXPECT_TRUE(args.ok()) << (args.ok() ? "" : args.error().toString());
+    std::map<std::string, std::string> out;
+    if (!args.ok())
+        return out;
+    for (const auto& a : args.value()) {
+        EXPECT_EQ(out.count(a.flag), 0u) << a.flag << " twice";
+        out[a.flag] = a.value.value_or("");
+    }
+    return out;
 }
 
 inline EngineConfig exportOf(const Plan& plan, Engine engine)

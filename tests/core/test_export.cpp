@@ -16,21 +16,8 @@
 namespace envelope::testing {
 namespace {
 
-using exportdetail::parseArguments;
 using exportdetail::parseToml;
 using exportdetail::splitWords;
-
-std::map<std::string, std::string> argumentMap(const std::string& text)
-{
-    Expected<std::vector<exportdetail::Argument>> args = parseArguments(text);
-    EXPECT_TRUE(args.ok());
-    std::map<std::string, std::string> out;
-    for (const auto& a : args.value()) {
-        EXPECT_EQ(out.count(a.flag), 0u) << a.flag << " twice";
-        out[a.flag] = a.value.value_or("");
-    }
-    return out;
-}
 
 std::set<std::string> keysOf(const nlohmann::json& j)
 {

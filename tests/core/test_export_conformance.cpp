@@ -18,22 +18,7 @@
 namespace envelope::testing {
 namespace {
 
-using exportdetail::parseArguments;
 using exportdetail::parseToml;
-
-std::map<std::string, std::string> argsOf(const std::string& text)
-{
-    Expected<std::vector<exportdetail::Argument>> args = parseArguments(text);
-    EXPECT_TRUE(args.ok()) << (args.ok() ? "" : args.error().toString());
-    std::map<std::string, std::string> out;
-    if (!args.ok())
-        return out;
-    for (const auto& a : args.value()) {
-        EXPECT_EQ(out.count(a.flag), 0u) << a.flag << " twice";
-        out[a.flag] = a.value.value_or("");
-    }
-    return out;
-}
 
 Expected<ImportedPlan> importWith(Engine engine, const std::string& text,
     std::optional<int> gpus = std::nullopt, const std::string& model = "\"llama-2-7b\"")
@@ -136,7 +121,7 @@ TEST(ConformanceMegatron, PositionsCoverTheSequence)
 {
     const EngineConfig c = exportOf(
         defaultPlanWith({ "model=\"llama-3-8b\"", "training.seq_len=131072" }), Engine::Megatron);
-    const auto a = argsOf(c.text);
+    const auto a = argumentMap(c.text);
     EXPECT_EQ(a.at("--seq-length"), "131072");
     EXPECT_GE(std::stoll(a.at("--max-position-embeddings")), std::stoll(a.at("--seq-length")));
     EXPECT_TRUE(anyWarningMentions(c, "8192 positions"));
@@ -152,7 +137,7 @@ TEST(ConformanceMegatron, UnevenPipelineNamesFirstAndLastStages)
     const EngineConfig c = exportOf(defaultPlanWith({ "model=\"deepseek-v3\"", "cluster.gpus=128",
                                         "training.pp=16", "training.ep=8" }),
         Engine::Megatron);
-    const auto a = argsOf(c.text);
+    const auto a = argumentMap(c.text);
     ASSERT_TRUE(a.count("--decoder-first-pipeline-num-layers")) << c.text;
     const long long first = std::stoll(a.at("--decoder-first-pipeline-num-layers"));
     const long long last = std::stoll(a.at("--decoder-last-pipeline-num-layers"));
@@ -160,7 +145,7 @@ TEST(ConformanceMegatron, UnevenPipelineNamesFirstAndLastStages)
     EXPECT_EQ(last, 1);
     EXPECT_EQ((61 - first - last) % 14, 0); // the middle stages' rule
     // An even split writes neither flag (32 layers on PP 4).
-    const auto even = argsOf(exportOf(defaultPlanWith({ "training.pp=4" }), Engine::Megatron).text);
+    const auto even = argumentMap(exportOf(defaultPlanWith({ "training.pp=4" }), Engine::Megatron).text);
     EXPECT_EQ(even.count("--decoder-first-pipeline-num-layers"), 0u);
 }
 
@@ -170,14 +155,14 @@ TEST(ConformanceMegatron, UnevenPipelineNamesFirstAndLastStages)
 // 32 sits on rank j mod 16 (4 layers = 2 + 2, 1 = 1 + 0).
 TEST(ConformanceMegatron, UnevenSplitWithVirtualStages)
 {
-    auto a = argsOf(exportOf(defaultPlanWith({ "model={\"preset\": \"llama-2-7b\", \"layers\": 30}",
+    auto a = argumentMap(exportOf(defaultPlanWith({ "model={\"preset\": \"llama-2-7b\", \"layers\": 30}",
                                                  "training.pp=4", "training.virtual_stages=2" }),
         Engine::Megatron)
                         .text);
     EXPECT_EQ(a.at("--num-virtual-stages-per-pipeline-rank"), "2");
     EXPECT_EQ(a.at("--decoder-first-pipeline-num-layers"), "8");
     EXPECT_EQ(a.at("--decoder-last-pipeline-num-layers"), "6");
-    a = argsOf(exportOf(defaultPlanWith({ "model=\"deepseek-v3\"", "cluster.gpus=256",
+    a = argumentMap(exportOf(defaultPlanWith({ "model=\"deepseek-v3\"", "cluster.gpus=256",
                                           "training.pp=16", "training.ep=8",
                                           "training.virtual_stages=2" }),
         Engine::Megatron)
@@ -196,7 +181,7 @@ TEST(ConformanceMegatron, OffloadAndAttentionBackend)
     const EngineConfig c
         = exportOf(defaultPlanWith({ "training.zero_stage=1", "training.offload_optimizer=true" }),
             Engine::Megatron);
-    const auto a = argsOf(c.text);
+    const auto a = argumentMap(c.text);
     EXPECT_EQ(a.count("--optimizer-cpu-offload"), 1u);
     EXPECT_EQ(a.count("--use-precision-aware-optimizer"), 1u);
     EXPECT_EQ(a.count("--use-flash-attn"), 0u);
@@ -259,7 +244,7 @@ TEST(ConformanceMegatron, TheRopeOfTheNamedModel)
             defaultPlanWith({ std::string("model=\"") + k.model + "\"", "training.seq_len=1024",
                 "cluster.gpus=512", "training.tp=4", "training.zero_stage=1" }),
             Engine::Megatron);
-        const auto a = argsOf(c.text);
+        const auto a = argumentMap(c.text);
         for (const auto& [flag, value] : k.flags) {
             ASSERT_EQ(a.count(flag), 1u) << flag;
             EXPECT_EQ(a.at(flag), value) << flag;
@@ -276,7 +261,7 @@ TEST(ConformanceMegatron, TheRopeOfTheNamedModel)
     const EngineConfig bare = exportOf(defaultPlanWith({ R"(model={"layers": 4, "hidden": 512,
         "heads": 8, "vocab": 1000})" }),
         Engine::Megatron);
-    EXPECT_EQ(argsOf(bare.text).count("--rotary-base"), 0u);
+    EXPECT_EQ(argumentMap(bare.text).count("--rotary-base"), 0u);
     EXPECT_TRUE(anyWarningMentions(bare, "--rotary-base is not written"));
 }
 
@@ -363,7 +348,7 @@ TEST(ConformanceAll, PlanNameWithNewlinesInjectsNothing)
 {
     Plan plan = defaultPlanWith({});
     plan.name = "evil\n--num-layers 1\n[job]\ndescription = \"x\"\n\t\x01";
-    const auto megatron = argsOf(exportOf(plan, Engine::Megatron).text);
+    const auto megatron = argumentMap(exportOf(plan, Engine::Megatron).text);
     EXPECT_EQ(megatron.at("--num-layers"), "32");
     const EngineConfig titan = exportOf(plan, Engine::TorchTitan);
     Expected<nlohmann::json> toml = parseToml(titan.text);

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "estimate/estimate.h"
-#include "export/args.h"
 #include "export/importing.h"
 #include "export/toml.h"
 #include "export_fixtures.h"
@@ -160,14 +159,7 @@ TEST(StageLayers, MemoryHoldsTheStagesLayers)
 TEST(StageLayers, MegatronWritesTheSplit)
 {
     const auto argsOf = [](const Plan& plan) {
-        const EngineConfig c = exportOf(plan, Engine::Megatron);
-        std::map<std::string, std::string> out;
-        Expected<std::vector<exportdetail::Argument>> args = exportdetail::parseArguments(c.text);
-        EXPECT_TRUE(args.ok());
-        if (args.ok())
-            for (const auto& a : *args)
-                out[a.flag] = a.value.value_or("");
-        return out;
+        return argumentMap(exportOf(plan, Engine::Megatron).text);
     };
     auto a = argsOf(seventyBWith(4, 32, "[17,21,21,21]"));
     EXPECT_EQ(a.at("--decoder-first-pipeline-num-layers"), "17");
