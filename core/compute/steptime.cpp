@@ -461,7 +461,9 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
     };
     const bool dualPipe = config.ppSchedule == PpSchedule::DualPipe && pp > 1;
     const auto stageShare = [&](int k, double share, OpStep& into) {
-        const auto [d, m] = stageKinds(k);
+        // Named copies, not structured bindings: clang 14 cannot capture those in `add`.
+        const std::pair<int, int> kinds = stageKinds(k);
+        const double d = kinds.first, m = kinds.second;
         const auto add = [&](StageOpTimes& to, const StageOpTimes& a, const StageOpTimes& b) {
             StageOpTimes t = a * (share * d);
             t += b * (share * m);
