@@ -100,11 +100,17 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
         on("--train.colocate_all");
         on("--vllm.enable_sleep");
     }
+    if (rlStaleness(rl) > 0 && rlStaleness(rl) < 1)
+        out.warnings.push_back(fmt::format(
+            "rl.staleness = {:g}{}: OpenRLHF's --train.async_enable overlaps a whole step "
+            "(staleness 1); a fraction of a step is verl fully_async's staleness_threshold; "
+            "written on-policy (no --train.async_enable), which waits longer than Envelope's step",
+            rlStaleness(rl), rl.partialRollouts ? ", rl.partial_rollouts" : ""));
     if (rlStaleness(rl) >= 1) {
         if (rlStaleness(rl) > 1 || rl.partialRollouts)
             out.warnings.push_back(fmt::format(
-                "rl.staleness = {}{}: OpenRLHF's --train.async_enable overlaps one step (staleness "
-                "1) and finishes every sequence it starts; written as that",
+                "rl.staleness = {:g}{}: OpenRLHF's --train.async_enable overlaps one step "
+                "(staleness 1) and finishes every sequence it starts; written as that",
                 rlStaleness(rl), rl.partialRollouts ? ", rl.partial_rollouts" : ""));
         // Async RLHF refuses sleep mode: the engines keep their memory.
         if (colocated)
@@ -119,7 +125,21 @@ EngineConfig exportOpenRlhf(const Plan& plan, const Estimate& estimate, const st
     // The step: prompts x completions, one update over all of them.
     arg("--rollout.batch_size", rl.prompts);
     arg("--rollout.n_samples_per_prompt", rl.groupSize);
-    arg("--train.batch_size", static_cast<long long>(rl.prompts) * rl.groupSize);
+    // rl.updates_per_sync: N optimizer steps over the step's completions, the engines updated
+    // once after them; OpenRLHF trains after the whole rollout, not streamed as they arrive.
+    const long long completions = static_cast<long long>(rl.prompts) * rl.groupSize;
+    const bool split = rl.updatesPerSync > 1 && completions % rl.updatesPerSync == 0;
+    if (rl.updatesPerSync > 1)
+        out.warnings.push_back(split
+                ? fmt::format("rl.updates_per_sync = {}: written as --train.batch_size {} ({} "
+                              "updates per rollout); OpenRLHF starts them after the whole "
+                              "rollout, so on disjoint pools its step is longer than Envelope's "
+                              "streamed one",
+                      rl.updatesPerSync, completions / rl.updatesPerSync, rl.updatesPerSync)
+                : fmt::format("rl.updates_per_sync = {} does not divide the {} completions of a "
+                              "step: written as one update",
+                      rl.updatesPerSync, completions));
+    arg("--train.batch_size", split ? completions / rl.updatesPerSync : completions);
     if (rl.updateEpochs > 1)
         arg("--train.max_epochs", rl.updateEpochs);
     arg("--train.micro_batch_size", t.microBatch);

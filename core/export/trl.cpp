@@ -119,7 +119,7 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
     else if (rl.algorithm == RlAlgorithm::Dpo)
         out.warnings.push_back("rl.algorithm = \"dpo\": DPO is TRL's DPOTrainer (trl dpo, "
                                "trl/scripts/dpo.py), not GRPO; the config is GRPO's");
-    if (rlStaleness(rl) >= 1)
+    if (rlStaleness(rl) > 0)
         out.warnings.push_back(
             "rl.off_policy_pipeline / rl.staleness: GRPOTrainer generates and trains in turn, on policy; TRL's "
             "overlapped rollout is trl.experimental's AsyncGRPOTrainer (FSDP2 only, "
@@ -205,8 +205,24 @@ EngineConfig exportTrl(const Plan& plan, const Estimate& estimate, const std::st
                      "completions = {} prompts x {}\n# (generation_batch_size; one generation "
                      "per update: steps_per_generation defaults to the accumulation steps).\n",
         std::max(1, t.microBatch), world, accumulation, written, written / group, group);
+    // rl.updates_per_sync N: one generation trained in N optimizer steps
+    // (steps_per_generation = N x gradient_accumulation_steps), vLLM updated once per generation.
+    const long long updates = rl.updatesPerSync;
+    const bool split = updates > 1 && accumulation % updates == 0;
+    if (updates > 1)
+        out.warnings.push_back(split
+                ? fmt::format("rl.updates_per_sync = {}: written as steps_per_generation {} = {} "
+                              "x gradient_accumulation_steps {}; GRPOTrainer trains after the "
+                              "whole generation, not streamed as completions arrive{}",
+                      updates, accumulation, updates, accumulation / updates,
+                      colocated ? "" : ", so its step is longer than Envelope's streamed one")
+                : fmt::format("rl.updates_per_sync = {} does not divide the {} accumulation "
+                              "steps of a generation: written as one update per generation",
+                      updates, accumulation));
     key("per_device_train_batch_size", std::to_string(std::max(1, t.microBatch)));
-    key("gradient_accumulation_steps", std::to_string(accumulation));
+    key("gradient_accumulation_steps", std::to_string(split ? accumulation / updates : accumulation));
+    if (split)
+        key("steps_per_generation", std::to_string(accumulation));
     key("num_generations", std::to_string(group));
     if (rl.updateEpochs > 1)
         key("num_iterations", std::to_string(rl.updateEpochs));

@@ -62,7 +62,15 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
                                                "over a 16-bit base (no QLoRA)",
                 t.lora.baseBits));
     }
-    set("actor_rollout_ref.actor.ppo_mini_batch_size", rl.prompts);
+    // rl.updates_per_sync: the step's update in N mini-batches, the weights synced once per step
+    // (main_ppo's mini-batches; fully_async streams them, trigger_parameter_sync_step).
+    if (rl.updatesPerSync > 1 && rl.prompts % rl.updatesPerSync != 0)
+        out.warnings.push_back(fmt::format(
+            "rl.updates_per_sync = {} does not divide rl.prompts_per_step = {}: verl's "
+            "ppo_mini_batch_size is a whole number of prompts; written as one update per step",
+            rl.updatesPerSync, rl.prompts));
+    set("actor_rollout_ref.actor.ppo_mini_batch_size",
+        rl.prompts % rl.updatesPerSync == 0 ? rl.prompts / rl.updatesPerSync : rl.prompts);
     if (rl.updateEpochs > 1)
         set("actor_rollout_ref.actor.ppo_epochs", rl.updateEpochs);
     set("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", t.microBatch);
@@ -126,13 +134,17 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
             "disjoint plan's (separate pools are verl's recipe/one_step_off_policy, not written; "
             "export --to openrlhf keeps them)",
             gpus, rl.trainerGpus, rl.rolloutGpus, rl.referenceGpus));
-    if (rl.partialRollouts || rlStaleness(rl) > 1)
+    if (rl.partialRollouts || (rlStaleness(rl) > 0 && rlStaleness(rl) != 1)
+        || (rl.updatesPerSync > 1 && rl.placement == RlPlacement::Disjoint))
         out.warnings.push_back(fmt::format(
-            "rl.staleness = {}{}: bounded staleness and partial rollouts are verl's "
-            "recipe/fully_async_policy (async_training.staleness_threshold, a fraction of a batch "
-            "rather than a count of versions, and async_training.partial_rollout), not main_ppo; "
-            "not written",
-            rlStaleness(rl), rl.partialRollouts ? " with rl.partial_rollouts" : ""));
+            "rl.staleness = {:g}{}, rl.updates_per_sync = {}: bounded staleness, partial "
+            "rollouts and streamed updates are verl's recipe/fully_async_policy "
+            "(async_training.staleness_threshold={:g}, partial_rollout={}, "
+            "trigger_parameter_sync_step={} with require_batches x ppo_mini_batch_size = {} "
+            "prompts), not main_ppo; not written",
+            rlStaleness(rl), rl.partialRollouts ? " with rl.partial_rollouts" : "",
+            rl.updatesPerSync, rlStaleness(rl), rl.partialRollouts ? "True" : "False",
+            rl.updatesPerSync, rl.prompts / rl.updatesPerSync));
     else if (rlStaleness(rl) == 1)
         out.warnings.push_back("rl.off_policy_pipeline: one-step-off-policy is verl's "
                                "recipe/one_step_off_policy, not main_ppo; not written");

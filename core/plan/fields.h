@@ -160,6 +160,7 @@ template <class V> void visitRl(RlConfig& c, V& v)
     v.optionalNumber("staleness", c.staleness, Range::closed(0, kMaxStaleness));
     v.boolean("partial_rollouts", c.partialRollouts);
     v.integer("update_epochs", c.updateEpochs, 1, 100);
+    v.integer("updates_per_sync", c.updatesPerSync, 1, 1'000'000);
 }
 
 // Reads through a FieldReader (types, ranges, unknown keys).

@@ -4,6 +4,8 @@
 #include <array>
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace envelope {
 namespace {
 
@@ -149,10 +151,10 @@ bool servingHasExpertParallel(const ServingConfig& c)
         || (c.disaggregation && (c.disaggregation->prefill.ep > 1 || c.disaggregation->decode.ep > 1));
 }
 
-std::string rlStalenessName(int staleness)
+std::string rlStalenessName(double staleness)
 {
     return staleness == 1 ? std::string("one step off-policy")
-                          : "staleness " + std::to_string(staleness);
+                          : fmt::format("staleness {:g}", staleness);
 }
 
 namespace {
@@ -215,11 +217,11 @@ std::string stageLayersText(const std::vector<int>& stages)
     return out;
 }
 
-int rlStaleness(const RlConfig& c)
+double rlStaleness(const RlConfig& c)
 {
     if (c.staleness)
-        return *c.staleness >= 0 && *c.staleness <= 1e6 ? static_cast<int>(*c.staleness) : 0;
-    return c.offPolicyPipeline ? 1 : 0;
+        return *c.staleness >= 0 && *c.staleness <= kMaxStaleness ? *c.staleness : 0.0;
+    return c.offPolicyPipeline ? 1.0 : 0.0;
 }
 
 }  // namespace envelope

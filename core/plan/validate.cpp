@@ -388,19 +388,26 @@ std::optional<Error> checkCrossFields(const Plan& plan)
         return Error { "rl.response_len_mean",
             fmt::format("must be at most response_len ({}), got {}", rl.responseLen,
                 *rl.responseLenMean) };
-    if (rl.staleness && *rl.staleness != std::floor(*rl.staleness))
+    // off_policy_pipeline generates step k + 1 whole while step k trains: a bound of a whole
+    // step or more. A fractional bound is verl fully_async's staleness_threshold, not it.
+    if (rl.staleness && *rl.staleness < 1 && rl.offPolicyPipeline)
         return Error { "rl.staleness",
-            fmt::format("must be a whole number of policy versions (0 = on-policy), got {}",
-                *rl.staleness) };
-    if (rl.staleness && *rl.staleness == 0 && rl.offPolicyPipeline)
-        return Error { "rl.staleness",
-            "0 (on-policy) contradicts rl.off_policy_pipeline true, which generates step k + 1 "
-            "while step k trains (staleness 1): set one of them" };
-    // A carried-over sequence finishes under a newer policy than the one that began it.
-    if (rl.partialRollouts && rlStaleness(rl) < 1)
+            fmt::format("{} contradicts rl.off_policy_pipeline true, which generates step k + 1 "
+                        "while step k trains (staleness 1): set rl.staleness 1 or more, or turn "
+                        "off_policy_pipeline off",
+                *rl.staleness == 0 ? std::string("0 (on-policy)") : fmt::format("{:g}", *rl.staleness)) };
+    // A carried-over sequence finishes under a newer policy than the one that began it (verl:
+    // partial_rollout only takes effect when staleness_threshold > 0).
+    if (rl.partialRollouts && rlStaleness(rl) <= 0)
         return Error { "rl.partial_rollouts",
-            "needs rl.staleness at least 1 (or rl.off_policy_pipeline): a sequence carried into "
+            "needs rl.staleness above 0 (or rl.off_policy_pipeline): a sequence carried into "
             "the next step is finished by a newer policy" };
+    // Each update trains at least one prompt's group (verl: ppo_mini_batch_size counts prompts).
+    if (rl.updatesPerSync > rl.prompts)
+        return Error { "rl.updates_per_sync",
+            fmt::format("must be 1..prompts_per_step ({}): each update trains at least one "
+                        "prompt's group, got {}",
+                rl.prompts, rl.updatesPerSync) };
     // The old-policy snapshot is absent, or kept in 8 or 16 bits (design.md, seed 000).
     const double snapshot = rl.oldPolicyBytesPerParam;
     if (snapshot != 0 && snapshot != 1 && snapshot != 2)

@@ -12,13 +12,17 @@ namespace envelope::report::detail {
 
 namespace {
 
-// "; one step off-policy", "; staleness 4, partial rollouts", or nothing when on-policy.
+// "; one step off-policy", "; staleness 0.5, partial rollouts, 4 updates per sync", or nothing
+// when on-policy with one update per sync.
 std::string offPolicyText(const RlConfig& r)
 {
-    const int k = rlStaleness(r);
-    if (k < 1)
-        return {};
-    return "; " + rlStalenessName(k) + (r.partialRollouts ? ", partial rollouts" : "");
+    const double k = rlStaleness(r);
+    std::string out;
+    if (k > 0)
+        out = "; " + rlStalenessName(k) + (r.partialRollouts ? ", partial rollouts" : "");
+    if (r.updatesPerSync > 1)
+        out += fmt::format("{}{} updates per sync", out.empty() ? "; " : ", ", r.updatesPerSync);
+    return out;
 }
 
 std::string epochsText(const RlConfig& r)

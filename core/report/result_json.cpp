@@ -428,7 +428,10 @@ ordered_json rl(const Plan& plan, const RlEstimate& r)
     j["mean_response_tokens"] = count(r.meanResponseTokens);
     j["rollout_tail_steps"] = count(r.rolloutTailSteps);
     j["staleness"] = r.staleness;
+    j["updates_per_sync"] = r.updatesPerSync;
     j["overlapped"] = r.overlapped;
+    j["rollout_idle_s"] = ifFits(r.rolloutIdleS);
+    j["trainer_idle_s"] = ifFits(r.trainerIdleS);
     j["partial_rollouts"] = r.partialRollouts;
     j["rollout_running_batch"] = count(r.rolloutRunningBatch);
     j["rollout_reprefill_s"] = ifFits(r.rolloutReprefillS);

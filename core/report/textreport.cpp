@@ -321,10 +321,18 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
         term(r.referenceS));
     timing.add(ppo ? "policy and critic training" : "policy training", term(r.trainS));
     const bool overlapped = r.overlapped && r.rolloutS > 0;
-    timing.add(overlapped
-            ? "step (" + rlStalenessName(r.staleness) + ": max of rollout and the rest)"
-            : std::string("step (the sum of the rows above)"),
-        r.fits ? duration(r.stepS) : std::string(kDoesNotFit));
+    if (overlapped) {
+        // What lets the pools overlap: a staleness bound, streamed updates, or both.
+        std::string how = r.staleness > 0 ? rlStalenessName(r.staleness) : std::string();
+        if (r.updatesPerSync > 1)
+            how += fmt::format("{}{} updates per sync", how.empty() ? "" : ", ", r.updatesPerSync);
+        timing.add("rollout waits for the update", term(r.rolloutIdleS));
+        timing.add("trainer waits for completions", term(r.trainerIdleS));
+        timing.add("step (" + how + ")",
+            r.fits ? duration(r.stepS) : std::string(kDoesNotFit));
+    } else
+        timing.add("step (the sum of the rows above)",
+            r.fits ? duration(r.stepS) : std::string(kDoesNotFit));
     if (r.partialRollouts)
         timing.add("partial rollouts",
             fmt::format("{} sequences per engine carried into the next step, their KV recomputed "
@@ -336,7 +344,7 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
             fmt::format("mean {} of at most {} tokens: {} decode steps wait for the longest{}",
                 number(r.meanResponseTokens, 0), plan.rl.responseLen,
                 number(r.rolloutTailSteps, 0),
-                r.partialRollouts ? fmt::format(" (a sequence may span {} steps)", r.staleness + 1)
+                r.partialRollouts ? fmt::format(" (a sequence may span {:g} steps)", r.staleness + 1)
                                   : std::string()));
     else if (r.rolloutWaves > 0 && !r.partialRollouts) // partial rollouts run no waves
         timing.add("rollout waves",

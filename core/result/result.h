@@ -334,12 +334,20 @@ struct RlEstimate {
     // engine's full batches (the straggler tail; 0 when every response is response_len long).
     double meanResponseTokens = 0;
     double rolloutTailSteps = 0;
-    // Off-policy generation (rl.staleness, rl.partial_rollouts; docs/formulas-rl.md §4): the
-    // bound k in effect, whether the rollout overlaps the update (disjoint pools, k >= 1),
-    // whether unfinished sequences are carried, the sequences one engine decodes at once, and
-    // the carried sequences' KV recomputed under the new weights each step.
-    int staleness = 0;
+    // Off-policy generation (rl.staleness, rl.partial_rollouts, rl.updates_per_sync;
+    // docs/formulas-rl.md §4): the bound k in effect (a fraction of a step under verl's
+    // staleness_threshold), the updates per weight sync, whether the rollout overlaps the
+    // update (disjoint pools, k > 0 or N > 1), whether unfinished sequences are carried, the
+    // sequences one engine decodes at once, and the carried sequences' KV recomputed under the
+    // new weights each step.
+    double staleness = 0;
+    int updatesPerSync = 1;
     bool overlapped = false;
+    // Per step, on disjoint pools: the rollout pool waiting for the update and the trainer
+    // waiting for completions (verl fully_async's rollouter/idle_ratio and trainer/idle_ratio
+    // times the step); 0 when colocated (one pool, taking turns).
+    double rolloutIdleS = 0;
+    double trainerIdleS = 0;
     bool partialRollouts = false;
     double rolloutRunningBatch = 0;
     double rolloutReprefillS = 0;

@@ -13,11 +13,15 @@ struct RlSetup {
     bool reward = false; // PPO reward model
     bool oldPolicy = false; // old_policy_bytes_per_param > 0
     bool colocated = false;
-    // rl.staleness (rlStaleness): generation may run k policy versions ahead of training.
-    // Disjoint pools with k >= 1 overlap the rollout with the update; colocated ones take turns.
-    int staleness = 0;
+    // rl.staleness (rlStaleness): generation may run k steps' completions ahead of training
+    // (a fraction of a step under verl's staleness_threshold).
+    double staleness = 0;
+    // rl.updates_per_sync: the step's update in N streamed parts (verl fully_async).
+    int updatesPerSync = 1;
+    // Disjoint pools with k > 0 or N > 1 overlap the rollout with the update (docs/
+    // formulas-rl.md §4); colocated ones take turns.
     bool overlap = false;
-    bool partial = false; // rl.partial_rollouts (staleness >= 1): unfinished sequences carried
+    bool partial = false; // rl.partial_rollouts (staleness > 0): unfinished sequences carried
     int trainerGpus = 1, referenceGpus = 0, rolloutGpus = 0, criticGpus = 0, rewardGpus = 0;
     int totalGpus = 1; // sum of the pools (colocated: the one shared pool)
     double completions = 0; // sequences per step: prompts x group size (DPO: x 2)
@@ -89,6 +93,18 @@ struct RolloutTime {
     RolloutWaves waves; // how the engine's share splits into waves (rolloutWaves)
 };
 RolloutTime rlRollout(const Plan& plan, const RlSetup& s, int gpus);
+
+// One step from its phases (docs/formulas-rl.md §4): synchronous or colocated, the sum; disjoint
+// pools with a staleness k > 0 or N updates per sync, the streamed overlap
+//   step = sync + max(rollout + rollout idle, forwards + train + trainer idle)
+//   rollout idle = max(0, (forwards + train) / N - k x rollout)
+//   trainer idle = max(0, rollout / N - k x rollout)
+struct RlStepTime {
+    double stepS = 0;
+    double rolloutIdleS = 0; // the rollout pool waiting for the update (disjoint pools)
+    double trainerIdleS = 0; // the trainer waiting for completions (disjoint pools)
+};
+RlStepTime rlStepTime(const RlSetup& s, double rolloutS, double syncS, double trainSideS);
 
 // Times of one step's phases for the given pool sizes (docs/formulas-rl.md).
 double rlPolicyTrainS(const Plan& plan, const ParamCounts& counts, const RlSetup& s, int gpus);

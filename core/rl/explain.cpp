@@ -269,9 +269,9 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
     if (r.rolloutTailSteps > 0)
         ex.add("rl.rollout_tail_steps",
             s.partial
-                ? fmt::format("response_len {} / (staleness {} + 1) - sequences per engine {} x "
+                ? fmt::format("response_len {} / (staleness {:g} + 1) - sequences per engine {} x "
                               "mean response {} / running batch {} = {} decode steps: a carried "
-                              "sequence may span {} steps' rollouts, so each runs at least L / "
+                              "sequence may span {:g} steps' rollouts, so each runs at least L / "
                               "(k + 1) of its decode steps",
                     c.responseLen, s.staleness, num(r.rolloutSequencesPerEngine),
                     num(r.meanResponseTokens), num(r.rolloutRunningBatch),
@@ -297,22 +297,49 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
             "AReaL (Fu et al. 2025) sec. 5.1: interrupted generations discard the KV computed with "
             "the old weights and recompute it with the new ones");
     const std::string bound = rlStalenessName(s.staleness);
+    const double trainSide = r.referenceS + r.trainS;
+    if (s.overlap) {
+        const int n = s.updatesPerSync;
+        ex.add("rl.rollout_idle_s",
+            fmt::format("max(0, (forwards + train) / updates per sync - staleness x rollout) = "
+                        "max(0, {} / {} - {:g} x {}) = {}: the rollout pool waits for the last "
+                        "update, less what the bound lets it generate meanwhile",
+                formatDuration(trainSide), n, s.staleness, formatDuration(r.rolloutS),
+                formatDuration(r.rolloutIdleS)),
+            r.rolloutIdleS, "s",
+            "verl recipe/fully_async_policy (rollouter/idle_ratio): between two syncs the "
+            "rollouter generates at most (1 + staleness_threshold) x the step's samples");
+        ex.add("rl.trainer_idle_s",
+            fmt::format("max(0, rollout / updates per sync - staleness x rollout) = max(0, {} / "
+                        "{} - {:g} x {}) = {}: the trainer waits for its first {} of the step's "
+                        "completions, less what the bound had ready",
+                formatDuration(r.rolloutS), n, s.staleness, formatDuration(r.rolloutS),
+                formatDuration(r.trainerIdleS), n == 1 ? std::string("all") : "1/" + std::to_string(n)),
+            r.trainerIdleS, "s",
+            "verl recipe/fully_async_policy (trainer/idle_ratio; trigger_parameter_sync_step "
+            "local updates per sync, streamed as samples arrive)");
+    }
+    std::string how = s.staleness > 0 ? bound : std::string("on-policy");
+    if (s.updatesPerSync > 1)
+        how += fmt::format(", {} updates per sync", s.updatesPerSync);
     ex.add("rl.step_s",
-        s.overlap ? fmt::format("{}: max(rollout + weight sync, forwards + train) "
-                                "= max({} + {}, {} + {}) = {}",
-            bound, formatDuration(r.rolloutS), formatDuration(r.weightSyncS),
-            formatDuration(r.referenceS), formatDuration(r.trainS), formatDuration(r.stepS))
+        s.overlap ? fmt::format("{}: weight sync + max(rollout + its wait, forwards + train + its "
+                                "wait) = {} + max({} + {}, {} + {} + {}) = {}",
+            how, formatDuration(r.weightSyncS), formatDuration(r.rolloutS),
+            formatDuration(r.rolloutIdleS), formatDuration(r.referenceS),
+            formatDuration(r.trainS), formatDuration(r.trainerIdleS), formatDuration(r.stepS))
                   : fmt::format("{}: rollout + weight sync + forwards + train = {} + {} + "
                                 "{} + {} = {}",
-                      s.staleness >= 1 && s.colocated
-                          ? bound + ", colocated (the phases share the GPUs, so they take turns)"
+                      (s.staleness > 0 || s.updatesPerSync > 1) && s.colocated
+                          ? how + ", colocated (the phases share the GPUs, so they take turns)"
                           : std::string("synchronous"),
                       formatDuration(r.rolloutS), formatDuration(r.weightSyncS),
                       formatDuration(r.referenceS), formatDuration(r.trainS),
                       formatDuration(r.stepS)),
         r.stepS, "s",
         "seed 000 (~30 s rollout + ~5 s train = ~35 s/step); one-step off-policy: Noukhovitch "
-        "et al. 2025 (Asynchronous RLHF); bounded staleness: AReaL (Fu et al. 2025)");
+        "et al. 2025 (Asynchronous RLHF); bounded staleness: AReaL (Fu et al. 2025); streamed "
+        "updates and fractional bounds: verl recipe/fully_async_policy; docs/formulas-rl.md §4");
     ex.add("rl.steps_per_hour",
         fmt::format("3600 / step = 3600 / {} = {}", num(r.stepS), num(r.stepsPerHour)),
         r.stepsPerHour, "steps/h", kSeed);

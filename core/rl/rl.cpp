@@ -152,9 +152,10 @@ RlSetup rlPools(const Plan& plan)
     RlSetup s;
     s.colocated = c.placement == RlPlacement::Colocated;
     s.rollout = c.algorithm != RlAlgorithm::Dpo;
-    s.staleness = s.rollout ? rlStaleness(c) : 0;
-    s.overlap = s.rollout && !s.colocated && s.staleness >= 1;
-    s.partial = s.rollout && c.partialRollouts && s.staleness >= 1;
+    s.staleness = s.rollout ? rlStaleness(c) : 0.0;
+    s.updatesPerSync = s.rollout ? std::max(c.updatesPerSync, 1) : 1;
+    s.overlap = s.rollout && !s.colocated && (s.staleness > 0 || s.updatesPerSync > 1);
+    s.partial = s.rollout && c.partialRollouts && s.staleness > 0;
     // DPO's implicit reward compares with the reference; referenceGpus 0 = its log-probs were
     // precomputed offline (TRL precompute_ref_log_probs). GRPO/PPO keep it only for the KL term.
     s.reference = c.referenceGpus > 0 && (c.algorithm == RlAlgorithm::Dpo || c.kl);
@@ -339,6 +340,32 @@ RolloutTime rlRollout(const Plan& plan, const RlSetup& s, int gpus)
     return t;
 }
 
+RlStepTime rlStepTime(const RlSetup& s, double rolloutS, double syncS, double trainSideS)
+{
+    RlStepTime t;
+    if (s.overlap) {
+        // Disjoint pools, steady state. The trainer takes the step's completions in N parts as
+        // they are generated (at the rollout's mean rate, S / N every rollout / N), and
+        // generation may run k steps' completions ahead (k x rollout of work). The rollout idles
+        // while the last part trains, less what k lets it generate meanwhile; the trainer idles
+        // until the first part is out, less what k had ready. Both pause for the weight sync.
+        // k = 0 with N = 1 is the synchronous sum; k >= 1 / N the plain max.
+        const double ahead = s.staleness * rolloutS;
+        t.rolloutIdleS = std::max(0.0, trainSideS / s.updatesPerSync - ahead);
+        t.trainerIdleS = std::max(0.0, rolloutS / s.updatesPerSync - ahead);
+        t.stepS = syncS + std::max(rolloutS + t.rolloutIdleS, trainSideS + t.trainerIdleS);
+        return t;
+    }
+    // One phase after another: colocated phases share the GPUs; disjoint synchronous pools
+    // wait for each other (each idles while the other works).
+    t.stepS = rolloutS + syncS + trainSideS;
+    if (!s.colocated && s.rollout) {
+        t.rolloutIdleS = trainSideS;
+        t.trainerIdleS = rolloutS;
+    }
+    return t;
+}
+
 double rlWeightSyncS(const Plan& plan, const ParamCounts& counts, const RlSetup& s)
 {
     if (!s.rollout)
@@ -511,6 +538,7 @@ RlEstimate estimateRl(
     r.rolloutReprefillS = rollout.reprefillS;
     r.rolloutRunningBatch = rollout.runningBatch;
     r.staleness = s.staleness;
+    r.updatesPerSync = s.updatesPerSync;
     r.partialRollouts = s.partial;
     r.overlapped = s.overlap;
     const double criticS = s.critic ? rlPolicyTrainS(plan, counts, s, pool(s.criticGpus)) : 0.0;
@@ -524,11 +552,13 @@ RlEstimate estimateRl(
     r.referenceS = s.colocated ? refS + rewardS + valuesS + r.oldLogProbS
                                : std::max({ refS, rewardS, valuesS, r.oldLogProbS });
     r.trainS = s.colocated ? policyS + criticS + s.phaseOffloadS : std::max(policyS, criticS);
-    const double rolloutSide = r.rolloutS + r.weightSyncS;
-    r.stepS = s.overlap ? std::max(rolloutSide, r.referenceS + r.trainS)
-                      : rolloutSide + r.referenceS + r.trainS;
+    const double trainSide = r.referenceS + r.trainS;
+    const RlStepTime step = rlStepTime(s, r.rolloutS, r.weightSyncS, trainSide);
+    r.stepS = step.stepS;
+    r.rolloutIdleS = step.rolloutIdleS;
+    r.trainerIdleS = step.trainerIdleS;
     r.stepsPerHour = r.stepS > 0 ? 3600.0 / r.stepS : 0.0;
-    r.bottleneck = rolloutSide > r.referenceS + r.trainS ? "rollout" : "training";
+    r.bottleneck = r.rolloutS + r.weightSyncS > trainSide ? "rollout" : "training";
 
     // The split of rollout + trainer GPUs that minimises max(rollout, forwards + update), with
     // the trainer fitting and each pool a multiple of its parallel group.
@@ -579,7 +609,10 @@ RlEstimate estimateRl(
             const double oldLogProbS = r.oldLogProbS > 0 ? rlForwardS(plan, counts, d, trainerGpus)
                                                          : 0.0;
             const double refSide = std::max({ refS, rewardS, valuesS, oldLogProbS });
-            const double worst = std::max(rolloutS, refSide + trainS);
+            // Overlapped pools: the step itself; synchronous ones: the balance (seed 000).
+            const double worst = s.overlap
+                ? rlStepTime(d, rolloutS - r.weightSyncS, r.weightSyncS, refSide + trainS).stepS
+                : std::max(rolloutS, refSide + trainS);
             const double sum = rolloutS + refSide + trainS;
             if (worst < best * (1 - 1e-12) || (worst <= best * (1 + 1e-12) && sum < bestSum)) {
                 best = worst;

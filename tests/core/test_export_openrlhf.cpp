@@ -136,6 +136,23 @@ TEST(ExportOpenRlhf, UpdateEpochsAreMaxEpochsAndItsAsyncIsOneStep)
     EXPECT_TRUE(anyWarningMentions(stale, "rl.staleness = 2, rl.partial_rollouts: OpenRLHF's "
                                           "--train.async_enable overlaps one step"));
     EXPECT_EQ(flagsOf(stale).count("--train.async_enable"), 1u);
+    // A fraction of a step is not OpenRLHF's whole-step pipeline: written on-policy, said.
+    const EngineConfig fraction = exportOf(
+        defaultPlanWith({ "rl.staleness=0.5" }), Engine::OpenRlhf);
+    EXPECT_EQ(flagsOf(fraction).count("--train.async_enable"), 0u);
+    EXPECT_TRUE(anyWarningMentions(fraction, "rl.staleness = 0.5: OpenRLHF's "
+                                             "--train.async_enable overlaps a whole step"));
+}
+
+// rl.updates_per_sync N: N optimizer steps per rollout, --train.batch_size = completions / N
+// (the default plan's 8 prompts x 8 = 64 completions: 16 per update at N = 4).
+TEST(ExportOpenRlhf, UpdatesPerSyncSplitTheTrainBatch)
+{
+    const EngineConfig c
+        = exportOf(defaultPlanWith({ "rl.updates_per_sync=4" }), Engine::OpenRlhf);
+    EXPECT_EQ(flagsOf(c).at("--train.batch_size"), "16");
+    EXPECT_EQ(flagsOf(c).at("--rollout.batch_size"), "8");
+    EXPECT_TRUE(anyWarningMentions(c, "written as --train.batch_size 16 (4 updates per rollout)"));
 }
 
 } // namespace

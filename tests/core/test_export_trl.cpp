@@ -267,5 +267,25 @@ TEST(ExportTrl, UpdateEpochsAreNumIterations)
     EXPECT_EQ(keysOf(exportOf(defaultPlanWith({}), Engine::Trl)).count("num_iterations"), 0u);
 }
 
+// rl.updates_per_sync N: one generation of 512 completions trained in N optimizer steps.
+// GRPOConfig: generation_batch_size = per_device x processes x steps_per_generation, and an
+// optimizer step every gradient_accumulation_steps: 64 accumulation steps over 4 updates are
+// steps_per_generation 64 with gradient_accumulation_steps 64 / 4 = 16.
+TEST(ExportTrl, UpdatesPerSyncAreOptimizerStepsPerGeneration)
+{
+    std::vector<std::string> sets = kColocated;
+    sets.push_back("rl.updates_per_sync=4");
+    const EngineConfig c = exportOf(defaultPlanWith(sets), Engine::Trl);
+    EXPECT_EQ(keysOf(c).at("steps_per_generation"), "64");
+    EXPECT_EQ(keysOf(c).at("gradient_accumulation_steps"), "16");
+    EXPECT_TRUE(anyWarningMentions(c, "not streamed as completions arrive"));
+    // 64 accumulation steps do not split into 3 updates: one update, said.
+    sets.back() = "rl.updates_per_sync=3";
+    const EngineConfig three = exportOf(defaultPlanWith(sets), Engine::Trl);
+    EXPECT_EQ(keysOf(three).count("steps_per_generation"), 0u);
+    EXPECT_EQ(keysOf(three).at("gradient_accumulation_steps"), "64");
+    EXPECT_TRUE(anyWarningMentions(three, "does not divide the 64 accumulation steps"));
+}
+
 } // namespace
 } // namespace envelope::testing

@@ -168,8 +168,37 @@ TEST(ExportVerl, UpdateEpochsArePpoEpochsAndAsyncIsSaid)
     sets.push_back("rl.staleness=4");
     sets.push_back("rl.partial_rollouts=true");
     EXPECT_TRUE(anyWarningMentions(exportOf(defaultPlanWith(sets), Engine::Verl),
-        "rl.staleness = 4 with rl.partial_rollouts: bounded staleness and partial rollouts are "
-        "verl's recipe/fully_async_policy"));
+        "rl.staleness = 4 with rl.partial_rollouts, rl.updates_per_sync = 1: bounded staleness, "
+        "partial rollouts and streamed updates are verl's recipe/fully_async_policy"));
+}
+
+// rl.updates_per_sync N is verl's mini-batch count per step: ppo_mini_batch_size = 64 prompts /
+// 4 = 16 (main_ppo trains the step's batch in train_batch_size / ppo_mini_batch_size updates and
+// syncs the engine once); a fractional bound on disjoint pools names fully_async's keys.
+TEST(ExportVerl, UpdatesPerSyncAreMiniBatchesAndTheFractionalBoundIsFullyAsyncs)
+{
+    std::vector<std::string> sets = kGrpo;
+    sets.push_back("rl.updates_per_sync=4");
+    EXPECT_EQ(overridesOf(exportOf(defaultPlanWith(sets), Engine::Verl).text)
+                  .at("actor_rollout_ref.actor.ppo_mini_batch_size"),
+        "16");
+    // 64 prompts do not split into 3 whole updates: one update, and the warning says so.
+    sets.back() = "rl.updates_per_sync=3";
+    const EngineConfig three = exportOf(defaultPlanWith(sets), Engine::Verl);
+    EXPECT_EQ(overridesOf(three.text).at("actor_rollout_ref.actor.ppo_mini_batch_size"), "64");
+    EXPECT_TRUE(anyWarningMentions(three, "does not divide rl.prompts_per_step = 64"));
+
+    sets = kGrpo;
+    sets.push_back("rl.placement=\"disjoint\"");
+    sets.push_back("rl.trainer_gpus=4");
+    sets.push_back("rl.reference_gpus=1");
+    sets.push_back("rl.rollout_gpus=3");
+    sets.push_back("rl.staleness=0.5");
+    sets.push_back("rl.partial_rollouts=true");
+    sets.push_back("rl.updates_per_sync=4");
+    EXPECT_TRUE(anyWarningMentions(exportOf(defaultPlanWith(sets), Engine::Verl),
+        "async_training.staleness_threshold=0.5, partial_rollout=True, "
+        "trigger_parameter_sync_step=4 with require_batches x ppo_mini_batch_size = 16 prompts"));
 }
 
 } // namespace

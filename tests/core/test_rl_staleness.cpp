@@ -108,9 +108,12 @@ TEST(RlStaleness, ADisjointJobOverlapsRolloutAndUpdateFromOneStepOn)
     plan.rl.staleness = 2;
     const RlEstimate async = estimateRl(plan, counts);
     EXPECT_TRUE(async.overlapped);
+    // Both pools pause for the weight sync; k >= 1 / N leaves neither waiting on the other.
     EXPECT_NEAR(async.stepS,
-        std::max(async.rolloutS + async.weightSyncS, async.referenceS + async.trainS),
+        async.weightSyncS + std::max(async.rolloutS, async.referenceS + async.trainS),
         1e-9 * async.stepS);
+    EXPECT_DOUBLE_EQ(async.rolloutIdleS, 0);
+    EXPECT_DOUBLE_EQ(async.trainerIdleS, 0);
     // The same rollout (batch generation): only the overlap differs.
     EXPECT_DOUBLE_EQ(async.rolloutS, sync.rolloutS);
     EXPECT_LT(async.stepS, sync.stepS);
@@ -188,13 +191,32 @@ TEST(RlStaleness, ContradictionsAndRangesNameTheirField)
     e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->path, "rl.partial_rollouts");
-    EXPECT_NE(e->message.find("at least 1"), std::string::npos) << e->message;
+    EXPECT_NE(e->message.find("above 0"), std::string::npos) << e->message;
 
+    // A fraction of a step is verl's staleness_threshold; off_policy_pipeline is a whole step.
     plan.rl.staleness = 1.5;
+    EXPECT_FALSE(validatePlan(plan).has_value());
+    plan.rl.staleness = 0.5;
+    EXPECT_FALSE(validatePlan(plan).has_value());
+    plan.rl.offPolicyPipeline = true;
     e = validatePlan(plan);
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->path, "rl.staleness");
-    EXPECT_NE(e->message.find("whole number"), std::string::npos) << e->message;
+    EXPECT_NE(e->message.find("0.5 contradicts rl.off_policy_pipeline"), std::string::npos)
+        << e->message;
+    plan.rl.offPolicyPipeline = false;
+
+    // Each of the N updates trains at least one prompt's group: 16 prompts, at most 16.
+    plan.rl.updatesPerSync = 17;
+    e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->path, "rl.updates_per_sync");
+    EXPECT_NE(e->message.find("1..prompts_per_step (16)"), std::string::npos) << e->message;
+    plan.rl.updatesPerSync = 16;
+    EXPECT_FALSE(validatePlan(plan).has_value());
+    plan.rl.updatesPerSync = 0;
+    EXPECT_FALSE(readPlan(writePlan(plan), testPresets()).ok());
+    plan.rl.updatesPerSync = 1;
 
     plan.rl.staleness = 1001;
     e = validatePlan(plan);
@@ -206,16 +228,132 @@ TEST(RlStaleness, ContradictionsAndRangesNameTheirField)
     EXPECT_FALSE(validatePlan(plan).has_value());
 }
 
+// Streamed updates and a fractional bound (verl recipe/fully_async_policy:
+// trigger_parameter_sync_step N, staleness_threshold k), by hand. Measured rates make every
+// phase a round figure: 16 x 8 = 128 completions of 512 + 3,584 = 4,096 tokens = 524,288 tokens;
+// the rollout at 5,242.88 tok/s takes 100 s, the trainer at 13,107.2 tok/s 40 s (no KL, no old
+// log-prob forward: nothing else on its side); the weight sync 2 B x 7e9 / 450 GB/s over NVLink
+// (both GPUs in one node) = 0.0311 s.
+Plan streamedGrpo(double trainTokensPerS)
+{
+    Plan plan = twoGpuGrpo();
+    plan.rl.prompts = 16;
+    plan.rl.oldLogProbForward = false;
+    plan.rl.rolloutTokensPerS = 5242.88;
+    plan.rl.trainTokensPerS = trainTokensPerS;
+    return plan;
+}
+
+TEST(RlStreaming, UpdatesPerSyncOverlapTheUpdateWithTheRestOfTheRollout)
+{
+    const ParamCounts counts = bareCounts(7e9);
+    const double W = 2 * 7e9 / 450e9;
+    Plan plan = streamedGrpo(13107.2);
+    const RlEstimate sync = estimateRl(plan, counts);
+    EXPECT_NEAR(sync.rolloutS, 100, 1e-9);
+    EXPECT_NEAR(sync.trainS, 40, 1e-9);
+    EXPECT_DOUBLE_EQ(sync.referenceS, 0);
+    EXPECT_NEAR(sync.weightSyncS, W, 1e-12);
+    // Synchronous: 100 + W + 40; each pool idles while the other works.
+    EXPECT_FALSE(sync.overlapped);
+    EXPECT_NEAR(sync.stepS, 140 + W, 1e-9);
+    EXPECT_NEAR(sync.rolloutIdleS, 40, 1e-9);
+    EXPECT_NEAR(sync.trainerIdleS, 100, 1e-9);
+
+    // N = 4, on-policy (verl's "stream off policy pipeline", staleness_threshold 0): the trainer
+    // starts on the first 32 completions at 100 / 4 = 25 s; the rollout waits only for the last
+    // quarter's update, 40 / 4 = 10 s. Step W + max(100 + 10, 40 + 25) = W + 110.
+    plan.rl.updatesPerSync = 4;
+    const RlEstimate streamed = estimateRl(plan, counts);
+    EXPECT_TRUE(streamed.overlapped);
+    EXPECT_EQ(streamed.updatesPerSync, 4);
+    EXPECT_NEAR(streamed.rolloutIdleS, 10, 1e-9);
+    EXPECT_NEAR(streamed.trainerIdleS, 25, 1e-9);
+    EXPECT_NEAR(streamed.stepS, 110 + W, 1e-9);
+    EXPECT_EQ(streamed.bottleneck, "rollout");
+
+    // k = 0.05 of a step lets the rollout generate 0.05 x 100 = 5 s of the next step meanwhile:
+    // its wait 10 - 5 = 5 s, step W + 105. From k = 40 / (4 x 100) = 0.1 it never waits: W + 100,
+    // and a larger k gains nothing more (verl's 128-GPU ablation: 0.3 and 0.5 about equal).
+    plan.rl.staleness = 0.05;
+    const RlEstimate small = estimateRl(plan, counts);
+    EXPECT_NEAR(small.rolloutIdleS, 5, 1e-9);
+    EXPECT_NEAR(small.trainerIdleS, 20, 1e-9);
+    EXPECT_NEAR(small.stepS, 105 + W, 1e-9);
+    for (double k : { 0.1, 0.3, 0.5, 1.0 }) {
+        plan.rl.staleness = k;
+        const RlEstimate r = estimateRl(plan, counts);
+        EXPECT_NEAR(r.stepS, 100 + W, 1e-9) << k;
+        EXPECT_NEAR(r.rolloutIdleS, 0, 1e-9) << k;
+    }
+
+    // Colocated pools take turns whatever N: the sum, as synchronous.
+    plan.rl.staleness.reset();
+    plan.rl.placement = RlPlacement::Colocated;
+    const RlEstimate colocated = estimateRl(plan, counts);
+    EXPECT_FALSE(colocated.overlapped);
+    EXPECT_DOUBLE_EQ(colocated.rolloutIdleS, 0);
+    EXPECT_DOUBLE_EQ(colocated.trainerIdleS, 0);
+}
+
+TEST(RlStreaming, ATrainerBoundJobWaitsForItsFirstCompletionsUntilTheBoundCoversThem)
+{
+    // The trainer at 2,621.44 tok/s: 200 s, twice the rollout.
+    const ParamCounts counts = bareCounts(7e9);
+    const double W = 2 * 7e9 / 450e9;
+    Plan plan = streamedGrpo(2621.44);
+    plan.rl.updatesPerSync = 4;
+    // k = 0: the trainer waits 100 / 4 = 25 s for its first quarter, the rollout 200 / 4 = 50 s
+    // for the last update: W + max(100 + 50, 200 + 25) = W + 225.
+    RlEstimate r = estimateRl(plan, counts);
+    EXPECT_NEAR(r.trainerIdleS, 25, 1e-9);
+    EXPECT_NEAR(r.rolloutIdleS, 50, 1e-9);
+    EXPECT_NEAR(r.stepS, 225 + W, 1e-9);
+    EXPECT_EQ(r.bottleneck, "training");
+    // k = 0.1: 10 s of completions ready, the trainer waits 15 s: W + 215.
+    plan.rl.staleness = 0.1;
+    r = estimateRl(plan, counts);
+    EXPECT_NEAR(r.trainerIdleS, 15, 1e-9);
+    EXPECT_NEAR(r.stepS, 215 + W, 1e-9);
+    // k = 1 / N = 0.25 covers the first quarter: the trainer never waits, W + 200, as one-step
+    // off-policy with one update per sync.
+    plan.rl.staleness = 0.25;
+    r = estimateRl(plan, counts);
+    EXPECT_NEAR(r.trainerIdleS, 0, 1e-9);
+    EXPECT_NEAR(r.stepS, 200 + W, 1e-9);
+    plan.rl.staleness = 1;
+    plan.rl.updatesPerSync = 1;
+    EXPECT_NEAR(estimateRl(plan, counts).stepS, 200 + W, 1e-9);
+}
+
+TEST(RlStreaming, AFractionalBoundCarriesPartialRolloutsOverAFractionOfAStep)
+{
+    // Partial rollouts under k = 0.5 (verl's staleness_threshold 0.5, partial_rollout True):
+    // the engine admits up to 1.5 x 128 = 192 sequences (its pool holds 201 at the mean), and a
+    // sequence spans at most 1.5 steps' rollouts: each waits 3,584 / 1.5 - 128 x 1,792 / 192 =
+    // 2,389.3 - 1,194.7 = 1,194.7 tail steps.
+    Plan plan = longTailGrpo();
+    plan.rl.staleness = 0.5;
+    plan.rl.partialRollouts = true;
+    const RlEstimate r = estimateRl(plan, bareCounts(7e9));
+    EXPECT_TRUE(r.partialRollouts);
+    EXPECT_DOUBLE_EQ(r.rolloutRunningBatch, 192);
+    EXPECT_NEAR(r.rolloutTailSteps, 3584 / 1.5 - 128.0 * 1792 / 192, 1e-9);
+    EXPECT_NEAR(r.rolloutTailSteps, 1194.7, 0.05);
+}
+
 TEST(RlStaleness, ThePlanKeysRoundTrip)
 {
     const PresetLibrary presets = testPresets();
     const Expected<Plan> read = readPlan(R"({"model": "llama-3-8b", "gpu": "h100-sxm",
         "cluster": {"gpus": 8, "gpus_per_node": 8},
-        "rl": {"staleness": 4, "partial_rollouts": true}})",
+        "rl": {"staleness": 0.5, "partial_rollouts": true, "prompts_per_step": 32,
+               "updates_per_sync": 4}})",
         presets);
     ASSERT_TRUE(read.ok()) << read.error().toString();
-    EXPECT_EQ(rlStaleness(read->rl), 4);
+    EXPECT_EQ(rlStaleness(read->rl), 0.5);
     EXPECT_TRUE(read->rl.partialRollouts);
+    EXPECT_EQ(read->rl.updatesPerSync, 4);
     const Expected<Plan> back = readPlan(writePlan(*read), presets);
     ASSERT_TRUE(back.ok()) << back.error().toString();
     EXPECT_TRUE(*back == *read);

@@ -77,7 +77,14 @@ void verifyMatchesCore(const RlPanel& panel, const Plan& plan)
     QCOMPARE(int(seg.size()), 4);
     QVERIFY(close(seg[0].endS - seg[0].startS, rl.rolloutS));
     QVERIFY(close(seg[1].endS - seg[1].startS, rl.weightSyncS)); // on the rollout row
-    QCOMPARE(seg[1].startS, seg[0].endS);
+    // Serial: the sync follows the rollout; overlapped, it ends the step (both pools pause),
+    // and the trainer's forwards start after its wait for the first completions.
+    if (rl.overlapped) {
+        QVERIFY(close(seg[1].endS, rl.stepS));
+        QVERIFY(seg[1].startS >= seg[0].endS);
+        QVERIFY(close(seg[2].startS, rl.trainerIdleS));
+    } else
+        QCOMPARE(seg[1].startS, seg[0].endS);
     QVERIFY(close(seg[2].endS - seg[2].startS, rl.referenceS));
     QVERIFY(close(seg[3].endS - seg[3].startS, rl.trainS));
     // The last phase ends where the step ends: serial, or max(rollout + sync, forwards + train).
@@ -181,12 +188,36 @@ private slots:
         verifyMatchesCore(*m_panel, m_doc->plan());
         QVERIFY(m_panel->timeline()->overlapped());
         const auto& seg = m_panel->timeline()->segments();
-        // Rollout and its weight sync on one row; the forwards start with them, the update
-        // after the forwards.
+        // Rollout and the weight sync that ends the step on one row; a whole step ahead, the
+        // forwards start with the rollout (no wait), the update after the forwards.
+        const RlEstimate rl = estimate(m_doc->plan()).rl;
         QCOMPARE(seg[0].startS, 0.0);
-        QCOMPARE(seg[1].startS, seg[0].endS);
+        QVERIFY(close(seg[1].endS, m_panel->timeline()->stepS()));
+        QVERIFY(close(seg[1].endS - seg[1].startS, rl.weightSyncS));
+        QVERIFY(seg[1].startS >= seg[0].endS);
         QCOMPARE(seg[2].startS, 0.0);
         QCOMPARE(seg[3].startS, seg[2].endS);
+    }
+
+    void streamedUpdatesStartTheTrainerAfterItsFirstShare()
+    {
+        // Four updates per sync, on-policy: the trainer waits for the first quarter of the
+        // completions, and the step is shorter than the synchronous sum.
+        const double before = estimate(m_doc->plan()).rl.stepS;
+        typeInto(m_panel->controls()->updatesPerSyncControl(), QStringLiteral("4"));
+        QCOMPARE(m_doc->plan().rl.updatesPerSync, 4);
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        const RlEstimate rl = estimate(m_doc->plan()).rl;
+        QVERIFY(rl.overlapped);
+        QVERIFY(rl.stepS < before);
+        QVERIFY(m_panel->timeline()->overlapped());
+        const auto& seg = m_panel->timeline()->segments();
+        QVERIFY(close(seg[2].startS, rl.trainerIdleS));
+        QVERIFY(rl.trainerIdleS > 0);
+        // Fewer prompts than updates: the updates follow the prompts down.
+        typeInto(m_panel->controls()->promptsControl()->spinBox(), QStringLiteral("2"));
+        QCOMPARE(m_doc->plan().rl.updatesPerSync, 2);
+        QVERIFY(!validatePlan(m_doc->plan()).has_value());
     }
 
     void stalenessAndPartialRolloutsAreEditedTogether()
@@ -202,6 +233,15 @@ private slots:
         QVERIFY(controls->partialRolloutsCheck()->isEnabled());
         QTest::mouseClick(controls->partialRolloutsCheck(), Qt::LeftButton);
         QVERIFY(m_doc->plan().rl.partialRollouts);
+        QVERIFY(!validatePlan(m_doc->plan()).has_value());
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        QVERIFY(m_panel->timeline()->overlapped());
+        // A fraction of a step (verl's staleness_threshold) keeps the carried sequences, but is
+        // not the one-step pipeline.
+        typeInto(controls->stalenessControl(), QStringLiteral("0.5"));
+        QCOMPARE(rlStaleness(m_doc->plan().rl), 0.5);
+        QVERIFY(m_doc->plan().rl.partialRollouts);
+        QVERIFY(!controls->offPolicyCheck()->isChecked());
         QVERIFY(!validatePlan(m_doc->plan()).has_value());
         verifyMatchesCore(*m_panel, m_doc->plan());
         QVERIFY(m_panel->timeline()->overlapped());

@@ -2,6 +2,7 @@
 
 #include <QPainter>
 #include <QPainterPath>
+#include <QStringList>
 
 #include <algorithm>
 #include <cmath>
@@ -84,6 +85,7 @@ void RlTimeline::setStep(const RlEstimate& rl, bool overlapped)
     m_rows = { tr("Rollout"), tr("Frozen forwards"), tr("Train") };
     m_overlapped = overlapped;
     m_staleness = rl.staleness;
+    m_updatesPerSync = rl.updatesPerSync;
     m_partial = rl.partialRollouts;
     m_runs = rl.fits;
     auto finite = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
@@ -91,14 +93,20 @@ void RlTimeline::setStep(const RlEstimate& rl, bool overlapped)
     m_bottleneck = QString::fromStdString(rl.bottleneck);
     const double g = finite(rl.rolloutS), w = finite(rl.weightSyncS);
     const double r = g + w, f = finite(rl.referenceS), t = finite(rl.trainS);
-    // The rollout row ends with the weight sync that brings the engines the new weights.
     m_segments.push_back({ tr("rollout"), 0, 0, g, kRolloutColor });
-    m_segments.push_back({ tr("weight sync"), 0, g, r, kForwardColor });
     if (overlapped) {
-        // Step k's rollout runs beside step k-1's forwards and update (one-step off-policy).
-        m_segments.push_back({ tr("forwards (reference, old log-probs)"), 1, 0, f, kForwardColor });
-        m_segments.push_back({ tr("train"), 2, f, f + t, kTrainColor });
+        // The rollout runs beside the forwards and the update (streamed in N parts, drawn as
+        // one); the trainer starts after its wait for the first completions, and the step ends
+        // with the weight sync both pools pause for (docs/formulas-rl.md §4).
+        const double idle = finite(rl.trainerIdleS);
+        const double syncStart = std::max(g, m_stepS - w);
+        m_segments.push_back({ tr("weight sync"), 0, syncStart, syncStart + w, kForwardColor });
+        m_segments.push_back(
+            { tr("forwards (reference, old log-probs)"), 1, idle, idle + f, kForwardColor });
+        m_segments.push_back({ tr("train"), 2, idle + f, idle + f + t, kTrainColor });
     } else {
+        // The rollout row ends with the weight sync that brings the engines the new weights.
+        m_segments.push_back({ tr("weight sync"), 0, g, r, kForwardColor });
         m_segments.push_back(
             { tr("forwards (reference, old log-probs)"), 1, r, r + f, kForwardColor });
         m_segments.push_back({ tr("train"), 2, r + f, r + f + t, kTrainColor });
@@ -128,17 +136,23 @@ RlTimeline::Layout RlTimeline::layoutFor(int width) const
     // One unit for the bars' labels and the axis: the step's (s, min or h).
     const TimeUnit unit = unitFor(span);
 
-    const QString bound = m_staleness == 1 ? tr("one-step off-policy")
-                                           : tr("staleness %1").arg(m_staleness);
-    const QString carried = m_partial ? tr(", partial rollouts") : QString();
+    // What lets generation run ahead: "one-step off-policy", "staleness 0.5, partial
+    // rollouts, 4 updates per sync", or "4 updates per sync" alone (streamed, on-policy).
+    QStringList how;
+    if (m_staleness > 0)
+        how << (m_staleness == 1 ? tr("one-step off-policy") : tr("staleness %1").arg(m_staleness));
+    if (m_partial)
+        how << tr("partial rollouts");
+    if (m_updatesPerSync > 1)
+        how << tr("%1 updates per sync").arg(m_updatesPerSync);
     const QString title = !m_runs
         ? tr("Does not fit: no step runs (greyed: %1 if the memory allowed)").arg(duration(m_stepS))
         : m_overlapped
-        ? tr("One step, %1%2 (rollout overlaps training): %3")
-              .arg(bound, carried, duration(m_stepS))
-        : m_staleness >= 1
-        ? tr("One step, %1%2, phases in turn on shared GPUs: %3")
-              .arg(bound, carried, duration(m_stepS))
+        ? tr("One step, %1 (rollout overlaps training): %2")
+              .arg(how.join(QStringLiteral(", ")), duration(m_stepS))
+        : !how.isEmpty()
+        ? tr("One step, %1, phases in turn on shared GPUs: %2")
+              .arg(how.join(QStringLiteral(", ")), duration(m_stepS))
         : tr("One step, synchronous: %1").arg(duration(m_stepS));
     l.texts.push_back({ QRectF(l.left, 2, bfm.horizontalAdvance(title), line), title, true });
     for (int i = 0; i < m_rows.size(); ++i) {

@@ -65,7 +65,8 @@ private:
     QStringList m_rows;
     double m_stepS = 0;
     bool m_overlapped = false;
-    int m_staleness = 0;
+    double m_staleness = 0;
+    int m_updatesPerSync = 1;
     bool m_partial = false;
     bool m_runs = true;
     QString m_bottleneck;

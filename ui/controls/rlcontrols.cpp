@@ -3,10 +3,12 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QSignalBlocker>
 #include <QSpinBox>
 
+#include <algorithm>
 #include <cmath>
 
 #include "controls/choicecombo.h"
@@ -63,7 +65,12 @@ RlControls::RlControls(PlanDocument* document, QWidget* parent)
     connect(m_prompts, &SliderSpin::valueEdited, this, [this](double v) {
         const int n = int(std::lround(v));
         edit(
-            tr("Prompts per step %1").arg(n), [n](Plan& p) { p.rl.prompts = n; },
+            tr("Prompts per step %1").arg(n),
+            [n](Plan& p) {
+                // Each update trains at least one prompt's group.
+                p.rl.prompts = n;
+                p.rl.updatesPerSync = std::min(p.rl.updatesPerSync, n);
+            },
             kRlPromptsControl);
     });
     m_groupSize->setRange(1, 1024);
@@ -96,21 +103,38 @@ RlControls::RlControls(PlanDocument* document, QWidget* parent)
                 p.rl.partialRollouts = false;
         },
         tr("Off-policy pipeline"));
-    m_staleness = addSpin(tr("&Staleness bound:"),
-        tr("Policy versions a sample may lag the trainer (AReaL max_head_offpolicyness); 0 = "
-           "on-policy"),
-        0, kMaxStaleness, kRlStalenessControl, [](Plan& p, int v) {
-            p.rl.staleness = v;
-            if (v < 1) {
-                p.rl.offPolicyPipeline = false;
-                p.rl.partialRollouts = false;
-            }
-        });
+    m_staleness = new QDoubleSpinBox(this);
+    m_staleness->setRange(0, kMaxStaleness);
+    m_staleness->setDecimals(2);
+    m_staleness->setSingleStep(0.1);
+    m_staleness->setKeyboardTracking(false);
+    m_staleness->setToolTip(
+        tr("Steps of completions generation may run ahead of training: a count of policy "
+           "versions (AReaL max_head_offpolicyness) or a fraction of a step (verl "
+           "staleness_threshold, 0.1-0.5); 0 = on-policy"));
+    form()->addRow(tr("&Staleness bound:"), m_staleness);
+    connect(m_staleness, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        edit(
+            tr("Staleness bound %1").arg(v), [v](Plan& p) {
+                p.rl.staleness = v;
+                // off_policy_pipeline means a whole step ahead; nothing is carried on-policy.
+                if (v < 1)
+                    p.rl.offPolicyPipeline = false;
+                if (v <= 0)
+                    p.rl.partialRollouts = false;
+            },
+            kRlStalenessControl);
+    });
     m_partial = addSwitch(
         tr("&Partial rollouts"),
         tr("Unfinished sequences carry into the next step (interruptible generation), so the "
            "engine does not wait for its longest responses"),
         [](Plan& p, bool on) { p.rl.partialRollouts = on; }, tr("Partial rollouts"));
+    m_updatesPerSync = addSpin(tr("&Updates per sync:"),
+        tr("The step's update in N parts, each trained as soon as its completions are generated, "
+           "with one weight sync per step (verl fully_async trigger_parameter_sync_step); "
+           "disjoint pools overlap the rest of the rollout"),
+        1, 4096, kRlUpdatesPerSyncControl, [](Plan& p, int v) { p.rl.updatesPerSync = v; });
     refresh();
 }
 
@@ -142,7 +166,7 @@ void RlControls::refresh()
     const RlConfig& r = document()->plan().rl;
     const QSignalBlocker b0(m_algorithm), b1(m_placement), b2(m_trainerGpus), b3(m_rolloutGpus),
         b4(m_referenceGpus), b5(m_criticGpus), b6(m_rewardGpus), b7(m_groupSize), b8(m_kl),
-        b9(m_offPolicy), b10(m_staleness), b11(m_partial);
+        b9(m_offPolicy), b10(m_staleness), b11(m_partial), b12(m_updatesPerSync);
     m_algorithm->setCurrentIndex(m_algorithm->findData(int(r.algorithm)));
     m_placement->setCurrentIndex(m_placement->findData(int(r.placement)));
     showValue(m_trainerGpus, r.trainerGpus);
@@ -155,10 +179,12 @@ void RlControls::refresh()
     m_promptLen->setValue(r.promptLen);
     m_responseLen->setValue(r.responseLen);
     m_kl->setChecked(r.kl);
-    const int staleness = rlStaleness(r);
+    const double staleness = rlStaleness(r);
     m_offPolicy->setChecked(staleness >= 1);
     showValue(m_staleness, staleness);
     m_partial->setChecked(r.partialRollouts);
+    m_updatesPerSync->setMaximum(std::max(1, r.prompts));
+    showValue(m_updatesPerSync, r.updatesPerSync);
     const bool ppo = r.algorithm == RlAlgorithm::Ppo;
     m_criticGpus->setEnabled(ppo);
     m_rewardGpus->setEnabled(ppo);
@@ -166,7 +192,8 @@ void RlControls::refresh()
     m_offPolicy->setEnabled(
         r.placement == RlPlacement::Disjoint && r.algorithm != RlAlgorithm::Dpo);
     m_staleness->setEnabled(r.algorithm != RlAlgorithm::Dpo);
-    m_partial->setEnabled(r.algorithm != RlAlgorithm::Dpo && staleness >= 1);
+    m_partial->setEnabled(r.algorithm != RlAlgorithm::Dpo && staleness > 0);
+    m_updatesPerSync->setEnabled(r.algorithm != RlAlgorithm::Dpo);
 }
 
 } // namespace envelope::ui

@@ -1,13 +1,13 @@
 // RL group: algorithm, placement, GPUs per role, batch shape (prompts, group size, prompt and
 // response length), KL to the reference, the off-policy pipeline (staleness bound, partial
-// rollouts). Every change is
-// one undoable PlanDocument edit.
+// rollouts, updates per weight sync). Every change is one undoable PlanDocument edit.
 #pragma once
 
 #include "controls/plancontrolgroup.h"
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QSpinBox;
 
 namespace envelope::ui {
@@ -26,6 +26,7 @@ enum RlControlId {
     kRlPromptLenControl,
     kRlResponseLenControl,
     kRlStalenessControl,
+    kRlUpdatesPerSyncControl,
 };
 
 class RlControls : public PlanControlGroup {
@@ -46,7 +47,8 @@ public:
     SliderSpin* responseLenControl() const { return m_responseLen; }
     QCheckBox* klCheck() const { return m_kl; }
     QCheckBox* offPolicyCheck() const { return m_offPolicy; }
-    QSpinBox* stalenessControl() const { return m_staleness; }
+    QDoubleSpinBox* stalenessControl() const { return m_staleness; }
+    QSpinBox* updatesPerSyncControl() const { return m_updatesPerSync; }
     QCheckBox* partialRolloutsCheck() const { return m_partial; }
 
 protected:
@@ -71,8 +73,9 @@ private:
     SliderSpin* m_responseLen;
     QCheckBox* m_kl;
     QCheckBox* m_offPolicy;
-    QSpinBox* m_staleness;
+    QDoubleSpinBox* m_staleness;
     QCheckBox* m_partial;
+    QSpinBox* m_updatesPerSync;
 };
 
 } // namespace envelope::ui
