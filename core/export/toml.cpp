@@ -15,22 +15,49 @@
 namespace envelope::exportdetail {
 namespace {
 
-class LineParser {
+// Reads the document statement by statement. A statement sits on one line, except an array,
+// which may span lines (TOML 1.0: newlines and comments are allowed between its values).
+class Parser {
 public:
-    LineParser(std::string_view line, int number)
-        : m_s(line)
-        , m_line(number)
+    Parser(std::string_view text, std::size_t start)
+        : m_s(text)
+        , m_i(start)
     { }
+
+    bool done() const { return m_i >= m_s.size(); }
+    int line() const { return m_line; }
 
     void skipSpace()
     {
         while (m_i < m_s.size() && (m_s[m_i] == ' ' || m_s[m_i] == '\t'))
             ++m_i;
     }
+    // At the end of the statement's line: nothing but a comment left on it.
     bool atEnd()
     {
         skipSpace();
-        return m_i >= m_s.size() || m_s[m_i] == '#';
+        return m_i >= m_s.size() || m_s[m_i] == '#' || m_s[m_i] == '\n'
+            || (m_s[m_i] == '\r' && (m_i + 1 == m_s.size() || m_s[m_i + 1] == '\n'));
+    }
+    // Past the rest of this line (its comment included) to the start of the next one.
+    void nextLine()
+    {
+        const std::size_t end = m_s.find('\n', m_i);
+        m_i = end == std::string_view::npos ? m_s.size() : end + 1;
+        ++m_line;
+    }
+    // Inside an array: past spaces, newlines and comments; false at the end of the text.
+    bool skipBlank()
+    {
+        for (;;) {
+            skipSpace();
+            if (m_i >= m_s.size())
+                return false;
+            if (m_s[m_i] == '#' || m_s[m_i] == '\n' || m_s[m_i] == '\r')
+                nextLine();
+            else
+                return true;
+        }
     }
     bool peek(char c)
     {
@@ -54,7 +81,7 @@ public:
         skipSpace();
         const char quote = m_s[m_i++];
         std::string out;
-        while (m_i < m_s.size() && m_s[m_i] != quote) {
+        while (m_i < m_s.size() && m_s[m_i] != quote && m_s[m_i] != '\n') {
             char c = m_s[m_i++];
             if (quote == '"' && c == '\\' && m_i < m_s.size()) {
                 const char e = m_s[m_i++];
@@ -116,7 +143,7 @@ public:
             }
             out += c;
         }
-        if (m_i >= m_s.size())
+        if (m_i >= m_s.size() || m_s[m_i] == '\n')
             return error("unterminated string");
         ++m_i;
         return out;
@@ -169,14 +196,22 @@ public:
             if (depth >= kMaxJsonDepth)
                 return error(fmt::format("arrays nest deeper than {} levels", kMaxJsonDepth));
             ++m_i;
+            const int opened = m_line;
+            const auto unclosed = [opened] {
+                return Error { fmt::format("line {}", opened), "the array opened here is not closed" };
+            };
             nlohmann::json array = nlohmann::json::array();
-            while (!eat(']')) {
-                if (atEnd())
-                    return error("arrays must close on the same line");
+            for (;;) {
+                if (!skipBlank())
+                    return unclosed();
+                if (eat(']'))
+                    break;
                 Expected<nlohmann::json> v = value(depth + 1);
                 if (!v)
                     return v.error();
                 array.push_back(*v);
+                if (!skipBlank())
+                    return unclosed();
                 if (!eat(',') && !peek(']'))
                     return error("expected , or ] in an array");
             }
@@ -186,7 +221,7 @@ public:
             return error("inline tables are not supported");
         const std::size_t start = m_i;
         while (m_i < m_s.size() && m_s[m_i] != ',' && m_s[m_i] != ']' && m_s[m_i] != '#'
-            && m_s[m_i] != ' ' && m_s[m_i] != '\t')
+            && m_s[m_i] != ' ' && m_s[m_i] != '\t' && m_s[m_i] != '\n' && m_s[m_i] != '\r')
             ++m_i;
         std::string word(m_s.substr(start, m_i - start));
         if (word == "true" || word == "false")
@@ -217,7 +252,7 @@ public:
 private:
     std::string_view m_s;
     std::size_t m_i = 0;
-    int m_line = 0;
+    int m_line = 1;
 };
 
 // The object at `parts` under `root`, created as needed; nullptr when a part is not a table.
@@ -241,24 +276,24 @@ Expected<nlohmann::json> parseToml(std::string_view text)
 {
     nlohmann::json root = nlohmann::json::object();
     std::vector<std::string> current;
-    int number = 0;
-    std::size_t pos = 0;
+    std::size_t start = 0;
     // A UTF-8 byte order mark (Windows editors write one) is not part of the first key.
     if (text.starts_with("\xEF\xBB\xBF"))
-        pos = 3;
-    while (pos <= text.size()) {
+        start = 3;
+    // TOML files are UTF-8 (TOML 1.0, "Spec"); a plan can hold nothing else. Checked line by
+    // line first, so the message names the line.
+    int number = 0;
+    for (std::size_t pos = start; pos <= text.size();) {
         std::size_t end = text.find('\n', pos);
         if (end == std::string_view::npos)
             end = text.size();
-        std::string_view line = text.substr(pos, end - pos);
-        if (!line.empty() && line.back() == '\r')
-            line.remove_suffix(1);
-        pos = end + 1;
         ++number;
-        LineParser p(line, number);
-        // TOML files are UTF-8 (TOML 1.0, "Spec"); a plan can hold nothing else.
-        if (!isValidUtf8(line))
-            return p.error("is not valid UTF-8 (a TOML file is UTF-8 text)");
+        if (!isValidUtf8(text.substr(pos, end - pos)))
+            return Error { fmt::format("line {}", number),
+                "is not valid UTF-8 (a TOML file is UTF-8 text)" };
+        pos = end + 1;
+    }
+    for (Parser p(text, start); !p.done(); p.nextLine()) {
         if (p.atEnd())
             continue;
         if (p.eat('[')) {

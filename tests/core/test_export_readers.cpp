@@ -45,6 +45,37 @@ c.d = false
     EXPECT_TRUE(t.value()["parallelism"]["tensor_parallel_degree"].is_number_integer());
 }
 
+// TOML 1.0 arrays may span lines, with comments and a trailing comma between their values;
+// torchtitan's own configs write module_fqns_per_model_part one stage per line.
+TEST(TomlReader, ArraysSpanLines)
+{
+    const char* text = R"([parallelism]
+pipeline_parallel_degree = 2
+module_fqns_per_model_part = [
+    ["tok_embeddings", "layers.0"],  # the first stage
+    # the last stage, with the head
+    [
+        "layers.1",
+        "norm", "output",
+    ],
+]
+degrees = [1,
+  2, 3]
+after = "x" # the line count carries on
+)";
+    Expected<nlohmann::json> t = parseToml(text);
+    ASSERT_TRUE(t.ok()) << t.error().toString();
+    EXPECT_EQ(t.value()["parallelism"]["module_fqns_per_model_part"],
+        nlohmann::json::parse(
+            R"([["tok_embeddings", "layers.0"], ["layers.1", "norm", "output"]])"));
+    EXPECT_EQ(t.value()["parallelism"]["degrees"], nlohmann::json::parse("[1, 2, 3]"));
+    EXPECT_EQ(t.value()["parallelism"]["after"], "x");
+    // Errors after a multi-line array name their own line.
+    Expected<nlohmann::json> late = parseToml(std::string(text) + "after = 2\n");
+    ASSERT_FALSE(late.ok());
+    EXPECT_EQ(late.error().toString(), "line 14: parallelism.after is set twice");
+}
+
 TEST(TomlReader, ErrorsNameTheLine)
 {
     const std::pair<const char*, const char*> bad[] = {
@@ -53,7 +84,10 @@ TEST(TomlReader, ErrorsNameTheLine)
         { "x = \"open\n", "line 1: unterminated string" },
         { "[job\n", "line 1: expected ] after the table name" },
         { "x = nope\n", "line 1: \"nope\" is not a string, number, boolean or array" },
-        { "x = [1,\n2]\n", "line 1: arrays must close on the same line" },
+        { "x = [1,\n2\n", "line 1: the array opened here is not closed" },
+        { "a = 1\nx = [[1, 2],\n  # a comment\n  [3 4]]\n", "line 4: expected , or ] in an array" },
+        { "x = [1,\n2]\ny = \"open\n", "line 3: unterminated string" },
+        { "x = [\"a\n\"]\n", "line 1: unterminated string" },
         { "[[steps]]\n", "line 1: arrays of tables ([[...]]) are not supported" },
     };
     for (const auto& [text, message] : bad) {

@@ -284,6 +284,15 @@ TEST(StageLayers, TorchTitanSplitRoundTrips)
     const Expected<ImportedPlan> r
         = importEngineConfig(Engine::TorchTitan, c.text, exportPresets(), options);
     EXPECT_EQ(stagesOf(r), (std::vector<int> { 19, 21, 21, 19 }));
+    // The same list as a person writes it, one part per line with comments between: the same
+    // split.
+    std::string spread = c.text;
+    for (std::size_t p = spread.find("], ["); p != std::string::npos; p = spread.find("], [", p))
+        spread.replace(p, 4, "],\n  # the next stage\n  [");
+    ASSERT_NE(spread, c.text);
+    const Expected<ImportedPlan> multiLine
+        = importEngineConfig(Engine::TorchTitan, spread, exportPresets(), options);
+    EXPECT_EQ(stagesOf(multiLine), (std::vector<int> { 19, 21, 21, 19 }));
     // A list that misses a block is refused, naming the key.
     std::string broken = c.text;
     const std::size_t at = broken.find(", \"layers.5\"");
