@@ -211,7 +211,14 @@ void explainTime(const TrainingConfig& config, const Gpu& gpu, const ComputeSetu
                     k, k, split.size() - 1 - k, layers, mirror)
                 : fmt::format(", stage {} of {} with {} layers{}", k, split.size(), layers,
                     k == 0 ? " and the embedding"
-                           : (k + 1 == split.size() ? " and the LM head" : ""));
+                           : (k + 1 == split.size()
+                                     ? (config.mtpLayers > 0
+                                               ? fmt::format(", the LM head and {} MTP module(s) "
+                                                             "(each a layer, a 2h x h projection "
+                                                             "and the head again)",
+                                                     config.mtpLayers)
+                                               : std::string(" and the LM head"))
+                                     : std::string()));
             stageText += fmt::format("; layers per stage {} ({})", stageLayersText(split),
                 config.stageLayers.empty() ? "ceil(L / pp), the last the rest"
                                            : "training.stage_layers");

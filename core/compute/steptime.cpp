@@ -233,6 +233,7 @@ struct OpStepKey {
     double microBatch = 0, seqLen = 0, sacRecomputeParams = 0, layerMatmulParams = 0;
     Recompute recompute = Recompute::None;
     std::vector<int> stageLayers;
+    int mtpLayers = 0;
     bool dualPipe = false;
     SelectivePolicy selective = SelectivePolicy::AttentionCore;
     bool spGatheredInputs = false, tpBackwardOverlap = false, eagerKernels = false;
@@ -273,6 +274,7 @@ OpStepKey keyOf(const ModelArch& arch, const ParamCounts& counts, const Training
     k.layerMatmulParams = s.layerMatmulParams;
     k.recompute = c.recompute;
     k.stageLayers = c.stageLayers;
+    k.mtpLayers = c.mtpLayers;
     k.dualPipe = c.ppSchedule == PpSchedule::DualPipe;
     k.selective = c.framework.selective;
     k.spGatheredInputs = c.framework.spGatheredInputs;
@@ -443,6 +445,23 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
         applyEagerKernels(head, l.activationBytes, gated);
     addOps(r.head, head, 1, gpu, scale);
     addOps(r.embedding, embeddingOps(arch, l), 1, gpu, scale);
+    // training.mtp_layers: each multi-token-prediction module runs on the last stage after the
+    // model (DeepSeek-V3 sec. 2.2; Megatron places MTP with the loss): its embedding, norms and
+    // 2h -> h projection, one transformer block of the model's last kind (DeepSeek-V3's is an
+    // MoE layer) and the shared LM head and loss again. It joins the head's share of the step.
+    if (const int mtp = std::clamp(config.mtpLayers, 0, 16); mtp > 0) {
+        StageOpTimes module;
+        std::vector<Op> own = mtpOps(arch, l);
+        if (eager)
+            applyEagerKernels(own, l.activationBytes, gated);
+        addOps(module, own, 1, gpu, scale);
+        module += r.head;
+        const LayerTimes& block = moeLayers > 0 ? moe : dense;
+        module += block.forward;
+        module += block.backward;
+        module += block.recompute;
+        r.head += module * double(mtp);
+    }
 
     // The pipeline runs at its slowest stage (Narayanan et al. 2021: every stage waits for it
     // each micro-batch). Stage k holds the layers pipelineStageLayers gives it (the plan's

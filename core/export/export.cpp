@@ -500,6 +500,14 @@ EngineConfig startTrainingExport(const Plan& plan, const Estimate& estimate, Eng
     out.fileName = std::move(fileName);
     out.figures = trainingFigures(plan, estimate);
     warnCommon(plan, out.warnings, engineName);
+    // Only Megatron builds the MTP modules (--mtp-num-layers); elsewhere the job trains without
+    // them and is lighter on its last stage than the estimate.
+    if (plan.training.mtpLayers > 0 && engine != Engine::Megatron)
+        out.warnings.push_back(fmt::format(
+            "training.mtp_layers = {}: {} has no multi-token-prediction modules; the job trains "
+            "the model without them (Envelope's figures include them: export --to megatron "
+            "writes --mtp-num-layers)",
+            plan.training.mtpLayers, engineName));
     return out;
 }
 

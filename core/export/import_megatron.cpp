@@ -217,8 +217,12 @@ Expected<ImportedPlan> importMegatron(
     const std::optional<long long> iters = count("--train-iters");
     const std::optional<long long> recomputeLayers = count("--recompute-num-layers", 1, 100'000);
     const std::optional<long long> layersArg = count("--num-layers");
+    // MTP modules trained on the last stage (DeepSeek-V3; Megatron-Bridge's recipe sets 1).
+    const std::optional<long long> mtpLayers = count("--mtp-num-layers", 0, 16);
     if (error)
         return *error;
+    if (mtpLayers)
+        t["mtp_layers"] = *mtpLayers;
     t["tp"] = tp;
     t["pp"] = pp;
     t["cp"] = cp;
@@ -338,10 +342,22 @@ Expected<ImportedPlan> importMegatron(
             return Error { flag,
                 fmt::format("places {} decoder layers (t), the model has {}", decoders,
                     *modelLayers) };
-        if (mtp > 0)
-            d.warnings.push_back(fmt::format("{} places {} MTP layer(s) (m): Envelope does not "
-                                             "count MTP modules in the pipeline stages",
-                flag, mtp));
+        if (mtp > 0 && std::count(stages.back().begin(), stages.back().end(), 'm') != mtp)
+            d.warnings.push_back(fmt::format(
+                "{} places the MTP module(s) before the last stage; Envelope times and sizes "
+                "them with the loss on the last stage",
+                flag));
+        // Megatron asserts the layout's m count is --mtp-num-layers.
+        if (mtp > 0 && !mtpLayers)
+            return Error { flag,
+                fmt::format("places {} MTP layer(s) (m) but --mtp-num-layers is not set; "
+                            "Megatron asserts they match",
+                    mtp) };
+        if (mtpLayers && mtp != *mtpLayers)
+            return Error { flag,
+                fmt::format("places {} MTP layer(s) (m), --mtp-num-layers says {}; Megatron "
+                            "asserts they match",
+                    mtp, *mtpLayers) };
         t["virtual_stages"] = std::max(1LL, chunks / pp);
     } else if (virtualPerRank) {
         t["virtual_stages"] = *virtualPerRank;

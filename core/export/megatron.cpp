@@ -119,6 +119,8 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
 
     // Model shape.
     arg("--num-layers", a.layers);
+    if (t.mtpLayers > 0)
+        arg("--mtp-num-layers", t.mtpLayers);
     arg("--hidden-size", a.hidden);
     arg("--ffn-hidden-size", a.ffnHidden);
     arg("--num-attention-heads", a.heads);
@@ -218,7 +220,8 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
         const std::vector<long long> chunks = chunkLayers(stages, t.virtualStages);
         for (std::size_t j = 0; j < chunks.size(); ++j)
             layout += (j ? "|" : "") + fmt::format("(t)*{}", chunks[j]);
-        layout += "L";
+        // The MTP modules sit with the loss, on the last stage (Megatron asserts one m each).
+        layout += std::string(static_cast<std::size_t>(std::clamp(t.mtpLayers, 0, 16)), 'm') + "L";
         if (std::find(chunks.begin(), chunks.end(), 0) != chunks.end())
             out.warnings.push_back(fmt::format(
                 "training.pp x virtual_stages = {} chunks for {} layers: some chunks hold no "

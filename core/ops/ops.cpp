@@ -381,6 +381,22 @@ std::vector<Op> embeddingOps(const ModelArch& arch, const TrainingLayout& l)
     return { lookup, grad };
 }
 
+std::vector<Op> mtpOps(const ModelArch& arch, const TrainingLayout& l)
+{
+    std::vector<Op> ops;
+    const double tp = std::max(l.tp, 1);
+    const double tokens = l.microBatch * l.seqLen / std::max(l.cp, 1);
+    const double h = double(arch.hidden);
+    const double sp = l.sequenceParallel ? tp : 1;
+    ops.push_back(elementwise("mtp embedding", 2 * tokens * h * l.activationBytes));
+    ops.push_back(rowReduction("mtp hidden norm", 2 * tokens * h * l.activationBytes / sp));
+    ops.push_back(rowReduction("mtp embedding norm", 2 * tokens * h * l.activationBytes / sp));
+    ops.push_back(gemm("mtp projection", tokens, h / tp, 2 * h, l.linearDtype));
+    std::vector<Op> back = backwardOps(ops, l);
+    ops.insert(ops.end(), back.begin(), back.end());
+    return ops;
+}
+
 namespace {
 
 TrainingLayout inferenceAsTraining(const InferenceLayout& l, double sequences, double seq)

@@ -107,6 +107,11 @@ std::vector<Op> backwardOps(const std::vector<Op>& forward, const TrainingLayout
 // written per logit) and the embedding lookup, forward and backward, for one micro-batch.
 std::vector<Op> headOps(const ModelArch& arch, const TrainingLayout& layout, double lossBytesPerLogit);
 std::vector<Op> embeddingOps(const ModelArch& arch, const TrainingLayout& layout);
+// One multi-token-prediction module's own ops besides its transformer block and the shared LM
+// head (DeepSeek-V3 sec. 2.2): the shifted tokens' embedding lookup, the RMSNorms of the hidden
+// state and of the embedding, and the projection of their concatenation (2h -> h / tp, in the
+// layers' dtype), forward and backward.
+std::vector<Op> mtpOps(const ModelArch& arch, const TrainingLayout& layout);
 
 // One decode step of `batch` sequences each attending over `kvLen` cached tokens, on one GPU
 // of a `tp`-way tensor-parallel (and `ep`-way expert-parallel) engine: the layers' GEMMs at

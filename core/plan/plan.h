@@ -125,6 +125,12 @@ struct TrainingConfig {
     // --pipeline-model-parallel-layout, torchtitan's *_stage_less_layers). Empty: ceil(L / pp)
     // consecutive layers per stage, the last taking what remains (pipelineStageLayers).
     std::vector<int> stageLayers;
+    // `training.mtp_layers`: multi-token-prediction modules trained with the model (DeepSeek-V3
+    // sec. 2.2; Megatron --mtp-num-layers, which Megatron-Bridge's DeepSeek-V3 recipe sets to
+    // 1). Each is a projection of [norm(h); norm(embedding)] (2h -> h), one transformer block
+    // of the model's last kind and the shared LM head and loss again, all on the last pipeline
+    // stage, which also keeps its own copy of the shared embedding when pp > 1.
+    int mtpLayers = 0;
     int microBatch = 1;
     int gradAccum = 1;
     int seqLen = 4096;

@@ -28,6 +28,13 @@ struct TrainingSetup {
     double moeLayerExpertParams = 0; // one MoE layer's routed experts
     double firstStageParams = 0; // token embedding / tp + learned positions
     double lastStageParams = 0; // LM head / tp (a tied head's copy when pp > 1) + final norm
+    // training.mtp_layers on the last stage: each module a block of the model's last kind
+    // (mtpMoe: an MoE layer) plus its own projection (2h x h / tp) and two norms; with pp > 1
+    // the stage also keeps a copy of the shared embedding (Megatron builds it where MTP runs).
+    int mtpLayers = 0;
+    bool mtpMoe = false;
+    double mtpModuleParams = 0;
+    double mtpEmbeddingParams = 0;
     // Bytes per parameter (recipe + optimizer kind).
     double weightBytes = 0;
     double gradientBytes = 0;

@@ -49,6 +49,17 @@ StageParams oneStageParams(const TrainingSetup& s, int stage)
     if (stage == s.pp - 1) {
         p.head = s.lastStageParams;
         p.dense += p.head;
+        if (s.mtpLayers > 0) {
+            // The MTP blocks count as the stage's layers (their activations too).
+            const double block = s.mtpMoe ? s.moeLayerParams : s.denseLayerParams;
+            (s.mtpMoe ? p.moeLayers : p.denseLayers) += s.mtpLayers;
+            p.dense += s.mtpLayers * (block + s.mtpModuleParams);
+            p.expert += s.mtpMoe ? s.mtpLayers * s.moeLayerExpertParams : 0.0;
+            if (s.pp > 1) {
+                p.embedding += s.mtpEmbeddingParams;
+                p.dense += s.mtpEmbeddingParams;
+            }
+        }
     }
     return p;
 }
@@ -128,6 +139,13 @@ TrainingSetup trainingSetup(
     s.firstStageParams = embedding / tp + positions + (s.layers == 0 ? residual : 0.0);
     const double head = lmHead > 0 ? lmHead : (arch.tiedEmbeddings && s.pp > 1 ? embedding : 0.0);
     s.lastStageParams = head / tp + finalNorm;
+    s.mtpLayers = std::clamp(config.mtpLayers, 0, 16);
+    if (s.mtpLayers > 0) {
+        const double h = positiveOrZero(double(arch.hidden));
+        s.mtpMoe = moeLayers > 0;
+        s.mtpModuleParams = 2 * h * h / tp + 2 * h;
+        s.mtpEmbeddingParams = embedding / tp;
+    }
 
     const Recipe& recipe = config.recipe.recipe;
     s.weightBytes = positiveOrZero(recipe.weightBytes);

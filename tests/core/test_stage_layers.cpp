@@ -233,6 +233,7 @@ TEST(StageLayers, MegatronLayoutStringIsRead)
 {
     const Expected<ImportedPlan> r = importMegatron("--pipeline-model-parallel-size 16\n"
                                                     "--expert-model-parallel-size 8\n"
+                                                    "--mtp-num-layers 1\n"
                                                     "--pipeline-model-parallel-layout Et*3|(tt|)*29,m|L\n",
         "deepseek-v3");
     std::vector<int> expected { 5 };
@@ -242,6 +243,12 @@ TEST(StageLayers, MegatronLayoutStringIsRead)
     EXPECT_EQ(stagesOf(r), expected);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(nlohmann::json::parse(r->planJson)["training"]["virtual_stages"], 2);
+    EXPECT_EQ(nlohmann::json::parse(r->planJson)["training"]["mtp_layers"], 1);
+    // The layout puts the MTP module on rank 14; Envelope times it with the loss, and says so.
+    bool said = false;
+    for (const std::string& w : r->warnings)
+        said = said || w.find("places the MTP module(s) before the last stage") != std::string::npos;
+    EXPECT_TRUE(said);
 
     const auto error = [](const std::string& layout) {
         Expected<ImportedPlan> bad = importMegatron(
@@ -340,6 +347,98 @@ TEST(StageLayers, SearchDropsTheSplitWhenPpChanges)
     for (const FieldChange& f : layoutChanges(plan, l))
         cleared = cleared || (f.path == "training.stage_layers" && f.json == "null");
     EXPECT_TRUE(cleared);
+}
+
+} // namespace
+} // namespace envelope::testing
+
+namespace envelope::testing {
+namespace {
+
+// training.mtp_layers (DeepSeek-V3 sec. 2.2; Megatron --mtp-num-layers): each module sits on the
+// last stage with one transformer block, a 2h -> h projection of [norm(h); norm(embedding)] and
+// the shared head again; with pp > 1 that stage keeps its own copy of the embedding. Llama-3
+// 70B at TP 8, the last stage given 50 layers so it is the fullest: MTP adds one layer's
+// parameters (as MemoryHoldsTheStagesLayers counts them), the projection 2 x 8192 x 8192 / 8
+// and its two norms of 8192, and the embedding 128,256 x 8192 / 8.
+TEST(Mtp, TheLastStageHoldsTheModuleAndAnEmbeddingCopy)
+{
+    const double layer = (2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 28672) / 8 + 2 * 8192;
+    const double module = 2.0 * 8192 * 8192 / 8 + 2 * 8192;
+    const double embedding = 128256.0 * 8192 / 8;
+    Plan plan = seventyBWith(4, 32, "[10,10,10,50]");
+    const Estimate without = estimate(plan);
+    ASSERT_EQ(without.training.worstStage, 3);
+    plan.training.mtpLayers = 1;
+    const Estimate with = estimate(plan);
+    ASSERT_EQ(with.training.worstStage, 3);
+    EXPECT_NEAR(with.training.paramsOnWorstGpu - without.training.paramsOnWorstGpu,
+        layer + module + embedding, 1e3);
+    // Two modules: twice the block and projection, one embedding copy.
+    plan.training.mtpLayers = 2;
+    EXPECT_NEAR(estimate(plan).training.paramsOnWorstGpu - without.training.paramsOnWorstGpu,
+        2 * (layer + module) + embedding, 1e3);
+}
+
+// The step: with an even 20-layer split the last stage (20 layers and the head) sets the pace.
+// With d = 20 + 1 layers last (split 19, 20, 20, 21) the pace grows by exactly one layer L;
+// the MTP module adds L, the head H again and its projection P. So, per the micro-batches,
+//   with MTP - 21 layers last = H + P,  H = even - 20 L,
+// and P, a 2h x h GEMM beside a layer's 12.4 h^2 of matmul weights (q, o h^2; k, v h^2 / 8;
+// gate, up, down 3.5 h^2 each) plus its attention core, is about 2 / 12.4 = 0.16 of L or less.
+TEST(Mtp, TheModuleRunsALayerTheHeadAndItsProjectionOnTheLastStage)
+{
+    Plan plan = seventyBWith(4, 32, "[20,20,20,20]");
+    const double even = estimate(plan).compute.computeTimeS;
+    EXPECT_EQ(estimate(plan).compute.slowestStage, 3);
+    const double oneMore = estimate(seventyBWith(4, 32, "[19,20,20,21]")).compute.computeTimeS;
+    plan.training.mtpLayers = 1;
+    const Estimate withMtp = estimate(plan, { .explain = true });
+    EXPECT_EQ(withMtp.compute.slowestStage, 3);
+    const double L = oneMore - even;
+    const double H = even - 20 * L;
+    const double P = withMtp.compute.computeTimeS - oneMore - H;
+    ASSERT_GT(L, 0);
+    EXPECT_GT(H, 0.5 * L); // a 128,256-wide head GEMM: about 1.2 layers' FLOPs
+    EXPECT_GT(P, 0.03 * L);
+    EXPECT_LT(P, 0.17 * L);
+    std::string formula;
+    for (const Explanation& x : withMtp.explain)
+        if (x.figure == "training.compute_time_s")
+            formula = x.formula;
+    EXPECT_NE(formula.find("stage 3 of 4 with 20 layers, the LM head and 1 MTP module(s)"),
+        std::string::npos)
+        << formula;
+}
+
+// Megatron: --mtp-num-layers, and an m before the loss in a layout; read back, and a layout
+// whose m count disagrees with the flag is refused as Megatron refuses it.
+TEST(Mtp, MegatronWritesAndReadsTheModules)
+{
+    Plan plan = seventyBWith(4, 32, "[19,20,22,19]");
+    plan.training.mtpLayers = 1;
+    const EngineConfig c = exportOf(plan, Engine::Megatron);
+    const auto a = argumentMap(c.text);
+    EXPECT_EQ(a.at("--mtp-num-layers"), "1");
+    EXPECT_EQ(a.at("--pipeline-model-parallel-layout"), "E(t)*19|(t)*20|(t)*22|(t)*19mL");
+    ImportOptions options;
+    options.modelJson = "\"llama-3-70b\"";
+    options.gpus = 32;
+    const Expected<ImportedPlan> back
+        = importEngineConfig(Engine::Megatron, c.text, exportPresets(), options);
+    ASSERT_TRUE(back.ok()) << back.error().toString();
+    EXPECT_EQ(nlohmann::json::parse(back->planJson)["training"]["mtp_layers"], 1);
+    EXPECT_EQ(stagesOf(back), (std::vector<int> { 19, 20, 22, 19 }));
+    std::string noFlag = c.text;
+    noFlag.erase(noFlag.find("--mtp-num-layers 1"), std::string("--mtp-num-layers 1").size());
+    const Expected<ImportedPlan> bad
+        = importEngineConfig(Engine::Megatron, noFlag, exportPresets(), options);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().toString().find("--mtp-num-layers is not set"), std::string::npos)
+        << bad.error().toString();
+    // Engines without MTP say so.
+    EXPECT_TRUE(anyWarningMentions(exportOf(plan, Engine::TorchTitan),
+        "training.mtp_layers = 1: torchtitan has no multi-token-prediction modules"));
 }
 
 } // namespace
