@@ -140,7 +140,10 @@ NodeLayout wholeNodes(int gpus, int gpusPerNode);
 // `stages` (pipelineStageLayers) over pp ranks of `virtualStages` chunks: chunk j sits on rank
 // j mod pp (interleaved 1F1B's round robin; Megatron's layout, torchtitan's loop-style stage
 // ids), and rank k's layers are cut into v consecutive parts, the first ones a layer larger.
-std::vector<long long> chunkLayers(const std::vector<int>& stages, int virtualStages);
+// vShape (torchtitan's ZBVZeroBubble and DualPipeV, two chunks a rank): chunk j sits on rank j
+// for j < pp and on rank 2 pp - 1 - j after (torchtitan stage_ids_this_rank, style "v").
+std::vector<long long> chunkLayers(
+    const std::vector<int>& stages, int virtualStages, bool vShape = false);
 
 // The Hugging Face module names (PEFT target_modules) of `training.lora.targets`: the Llama
 // family's q_proj ... down_proj, with a warning when the model's FFN has no gate matrix.

@@ -523,13 +523,16 @@ std::string c10dRendezvous(std::string_view idVariable)
         idVariable);
 }
 
-std::vector<long long> chunkLayers(const std::vector<int>& stages, int virtualStages)
+std::vector<long long> chunkLayers(const std::vector<int>& stages, int virtualStages, bool vShape)
 {
     const std::size_t v = static_cast<std::size_t>(std::max(1, virtualStages));
-    std::vector<long long> chunks(stages.size() * v);
+    const std::size_t pp = stages.size();
+    std::vector<long long> chunks(pp * v);
     for (std::size_t j = 0; j < chunks.size(); ++j) {
-        const long long rankLayers = stages[j % stages.size()];
-        const long long part = static_cast<long long>(j / stages.size());
+        // Loop: chunk j on rank j mod pp. V (two chunks a rank): rank j, then 2 pp - 1 - j.
+        const std::size_t rank = vShape && v == 2 && j >= pp ? 2 * pp - 1 - j : j % pp;
+        const long long rankLayers = stages[rank];
+        const long long part = static_cast<long long>(j / pp);
         const long long parts = static_cast<long long>(v);
         chunks[j] = rankLayers / parts + (part < rankLayers % parts ? 1 : 0);
     }

@@ -1,5 +1,6 @@
 // torchtitan job TOML -> plan (torchtitan/config/job_config.py field names; see torchtitan.cpp).
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,13 @@
 
 namespace envelope::exportdetail {
 namespace {
+
+// The rank that holds model chunk j of pp ranks: j mod pp (loop), or in a V with two chunks a
+// rank: j, then 2 pp - 1 - j (torchtitan stage_ids_this_rank).
+std::size_t stageRank(long long j, long long pp, bool vShape)
+{
+    return static_cast<std::size_t>(vShape && j >= pp ? 2 * pp - 1 - j : j % pp);
+}
 
 using namespace planfields;
 
@@ -157,6 +165,19 @@ Expected<ImportedPlan> importTorchTitan(
             dp, degree[1], degree[0]));
 
     const std::string schedule = r.text("parallelism", "pipeline_parallel_schedule");
+    // torch.distributed.pipelining looks schedules up by name, case-insensitively. The V-shaped
+    // ones (ZBVZeroBubble, DualPipeV) put two chunks on each rank: j, then 2 pp - 1 - j
+    // (torchtitan stage_ids_this_rank, style "v"); the rest loop (chunk j on rank j mod pp).
+    std::string scheduleName = schedule;
+    std::transform(scheduleName.begin(), scheduleName.end(), scheduleName.begin(),
+        [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const bool vShape = scheduleName == "zbvzerobubble" || scheduleName == "dualpipev";
+    if (scheduleName == "zbvzerobubble" || scheduleName == "interleavedzerobubble")
+        t["pp_schedule"] = "zb1p";
+    else if (scheduleName == "dualpipev")
+        d.warnings.push_back("parallelism.pipeline_parallel_schedule = \"DualPipeV\": read as "
+                             "1F1B's bubble (Envelope's dualpipe keeps DualPipe's two parameter "
+                             "copies, which DualPipeV does not)");
     auto layersPerStage = r.count("parallelism", "pipeline_parallel_layers_per_stage");
     auto ppMicro = r.count("parallelism", "pipeline_parallel_microbatch_size", 1, kMaxBatch);
     // local_batch_size is micro x accumulation when the pipeline splits it, else the micro batch.
@@ -203,6 +224,11 @@ Expected<ImportedPlan> importTorchTitan(
             return bad(fmt::format("must be a list of lists of module names, a multiple of "
                                    "pipeline_parallel_degree = {} of them, got {}",
                 pp, describeJson(*parts)));
+        if (vShape && static_cast<long long>(parts->size()) != 2 * pp)
+            return bad(fmt::format("must hold 2 x pipeline_parallel_degree = {} parts under the "
+                                   "V-shaped schedule \"{}\" (torchtitan asserts two stages a "
+                                   "rank), got {}",
+                2 * pp, shortText(schedule), parts->size()));
         std::vector<long long> stages(static_cast<std::size_t>(pp), 0);
         long long layerCount = 0;
         for (std::size_t j = 0; j < parts->size(); ++j) {
@@ -214,7 +240,7 @@ Expected<ImportedPlan> importTorchTitan(
                 if (!name.is_string())
                     return bad(fmt::format("part {} names a module with {}", j, describeJson(name)));
                 if (name.get<std::string>().rfind("layers.", 0) == 0) {
-                    ++stages[j % static_cast<std::size_t>(pp)];
+                    ++stages[stageRank(static_cast<long long>(j), pp, vShape)];
                     ++layerCount;
                 }
             }
@@ -247,7 +273,7 @@ Expected<ImportedPlan> importTorchTitan(
                         fmt::format("leaves stage {} of {} with {} layers (torchtitan asserts "
                                     "the embedding and head weights fit a stage of {})",
                             i, stagesTotal, n, per) };
-                stages[static_cast<std::size_t>(i % pp)] += n;
+                stages[stageRank(i, pp, vShape && stagesTotal == 2 * pp)] += n;
             }
             t["stage_layers"] = stages;
         }

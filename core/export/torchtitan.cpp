@@ -132,18 +132,36 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
     s += fmt::format("tensor_parallel_degree = {}\n", t.tp);
     s += fmt::format("pipeline_parallel_degree = {}\n", t.pp);
     if (pipelined) {
-        s += fmt::format("pipeline_parallel_schedule = \"{}\"\n",
-            t.virtualStages > 1 ? "Interleaved1F1B" : "1F1B");
+        // The schedule the estimate's bubble assumes: zero bubble is ZBVZeroBubble with two
+        // chunks a rank (placed in a V), InterleavedZeroBubble with more; torchtitan has no
+        // single-chunk zero-bubble schedule and no DualPipe with two parameter copies.
+        const int v = std::max(1, t.virtualStages);
+        const bool zeroBubble = t.ppSchedule == PpSchedule::ZeroBubble && v >= 2;
+        const char* schedule = zeroBubble ? (v == 2 ? "ZBVZeroBubble" : "InterleavedZeroBubble")
+            : v > 1                       ? "Interleaved1F1B"
+                                          : "1F1B";
+        if (t.ppSchedule == PpSchedule::ZeroBubble && v < 2)
+            out.warnings.push_back(
+                "training.pp_schedule = \"zb1p\" with one chunk a rank: torchtitan's zero-bubble "
+                "schedules need two or more (ZBVZeroBubble, InterleavedZeroBubble); written as "
+                "1F1B, whose bubble is larger than the estimate's");
+        if (t.ppSchedule == PpSchedule::DualPipe)
+            out.warnings.push_back(fmt::format(
+                "training.pp_schedule = \"dualpipe\": torchtitan's DualPipeV runs one parameter "
+                "copy where DualPipe keeps two; written as {}, not DualPipe",
+                schedule));
+        s += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule);
         s += fmt::format("pipeline_parallel_microbatch_size = {}\n", t.microBatch);
         // The split the estimate used (pipelineStageLayers: the plan's training.stage_layers,
         // else ceil(L / pp) each and the rest last), written as the modules of each model part:
         // torchtitan's own default weighs the embedding and the head as a layer each (80 layers
         // on PP 4 run as 20, 21, 20, 19), so a job left to it runs another split than the one
-        // sized. pp x v parts in model order, part j on rank j mod pp
+        // sized. pp x v parts in model order, part j on rank j mod pp (in a V
+        // under ZBVZeroBubble: rank j, then 2 pp - 1 - j)
         // (parallelism.module_fqns_per_model_part; pipeline_llm uses it instead of its own
         // split), rank k's layers cut into v consecutive parts.
-        const std::vector<long long> chunks
-            = chunkLayers(pipelineStageLayers(t, plan.model.arch.layers), t.virtualStages);
+        const std::vector<long long> chunks = chunkLayers(
+            pipelineStageLayers(t, plan.model.arch.layers), t.virtualStages, zeroBubble && v == 2);
         std::string list;
         long long layer = 0;
         for (std::size_t j = 0; j < chunks.size(); ++j) {
@@ -156,10 +174,10 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
                 names.push_back("\"norm\"");
                 names.push_back("\"output\"");
             }
-            list += fmt::format("{}[{}]", j ? ", " : "", fmt::join(names, ", "));
+            list += fmt::format("    [{}],\n", fmt::join(names, ", "));
         }
-        // One line: Envelope's own TOML reader (import) takes arrays on one line only.
-        s += fmt::format("module_fqns_per_model_part = [{}]\n", list);
+        // One model part a line, in model order.
+        s += fmt::format("module_fqns_per_model_part = [\n{}]\n", list);
     }
     s += fmt::format("context_parallel_degree = {}\n", t.cp);
     s += fmt::format("expert_parallel_degree = {}\n", t.ep);

@@ -272,11 +272,12 @@ TEST(StageLayers, MegatronLayoutStringIsRead)
 TEST(StageLayers, TorchTitanWritesTheModulesOfEachPart)
 {
     const EngineConfig c = exportOf(seventyBWith(4, 32, "[19,21,21,19]"), Engine::TorchTitan);
-    EXPECT_NE(c.text.find("module_fqns_per_model_part = [[\"tok_embeddings\", \"layers.0\","),
+    // One model part a line.
+    EXPECT_NE(c.text.find("module_fqns_per_model_part = [\n    [\"tok_embeddings\", \"layers.0\","),
         std::string::npos)
         << c.text;
-    EXPECT_NE(c.text.find("\"layers.18\"], [\"layers.19\","), std::string::npos);
-    EXPECT_NE(c.text.find("\"layers.79\", \"norm\", \"output\"]]\n"), std::string::npos);
+    EXPECT_NE(c.text.find("\"layers.18\"],\n    [\"layers.19\","), std::string::npos);
+    EXPECT_NE(c.text.find("\"layers.79\", \"norm\", \"output\"],\n]\n"), std::string::npos);
     // The file parses as TOML (tomllib in the conformance tests; here the importer's reader).
     EXPECT_TRUE(exportdetail::parseToml(c.text).ok());
 }
@@ -294,8 +295,8 @@ TEST(StageLayers, TorchTitanSplitRoundTrips)
     // The same list as a person writes it, one part per line with comments between: the same
     // split.
     std::string spread = c.text;
-    for (std::size_t p = spread.find("], ["); p != std::string::npos; p = spread.find("], [", p))
-        spread.replace(p, 4, "],\n  # the next stage\n  [");
+    for (std::size_t p = spread.find("],\n    ["); p != std::string::npos; p = spread.find("],\n    [", p))
+        spread.replace(p, 8, "],\n  # the next stage\n  [");
     ASSERT_NE(spread, c.text);
     const Expected<ImportedPlan> multiLine
         = importEngineConfig(Engine::TorchTitan, spread, exportPresets(), options);
@@ -439,6 +440,67 @@ TEST(Mtp, MegatronWritesAndReadsTheModules)
     // Engines without MTP say so.
     EXPECT_TRUE(anyWarningMentions(exportOf(plan, Engine::TorchTitan),
         "training.mtp_layers = 1: torchtitan has no multi-token-prediction modules"));
+}
+
+} // namespace
+} // namespace envelope::testing
+
+namespace envelope::testing {
+namespace {
+
+// torchtitan's V-shaped schedules (ZBVZeroBubble, DualPipeV) put two chunks on each rank, j and
+// 2 pp - 1 - j (stage_ids_this_rank, style "v"). A zero-bubble plan with two chunks a rank is
+// written as ZBVZeroBubble, its model parts in a V: 80 layers on PP 4 as 19, 21, 21, 19, each
+// rank's layers cut in two (19 = 10 + 9, 21 = 11 + 10), so in model order the parts hold
+// 10, 11, 11, 10 (ranks 0-3, first halves) then 9, 10, 10, 9 (ranks 3-0, second halves).
+TEST(StageLayers, ZeroBubbleWithTwoChunksIsTorchTitansVShape)
+{
+    Plan plan = seventyBWith(4, 32, "[19,21,21,19]");
+    plan.training.virtualStages = 2;
+    plan.training.ppSchedule = PpSchedule::ZeroBubble;
+    const EngineConfig c = exportOf(plan, Engine::TorchTitan);
+    const nlohmann::json t = exportdetail::parseToml(c.text).value();
+    EXPECT_EQ(t["parallelism"]["pipeline_parallel_schedule"], "ZBVZeroBubble");
+    std::vector<int> sizes;
+    for (const nlohmann::json& part : t["parallelism"]["module_fqns_per_model_part"]) {
+        int n = 0;
+        for (const nlohmann::json& name : part)
+            n += name.get<std::string>().rfind("layers.", 0) == 0;
+        sizes.push_back(n);
+    }
+    EXPECT_EQ(sizes, (std::vector<int> { 10, 11, 11, 10, 9, 10, 10, 9 }));
+    // Read back: the V puts part 4 on rank 3 and part 7 on rank 0, so ranks hold 19, 21, 21,
+    // 19 again, and the schedule is zero bubble.
+    ImportOptions options;
+    options.modelJson = "\"llama-3-70b\"";
+    options.gpus = 32;
+    const Expected<ImportedPlan> r
+        = importEngineConfig(Engine::TorchTitan, c.text, exportPresets(), options);
+    EXPECT_EQ(stagesOf(r), (std::vector<int> { 19, 21, 21, 19 }));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(nlohmann::json::parse(r->planJson)["training"]["pp_schedule"], "zb1p");
+    // Read as a loop instead, the same parts would be 19, 21, 21, 19 only by symmetry: an
+    // asymmetric split tells the two apart (20, 22, 21, 17 as 11 + 9, 11 + 11, 11 + 10, 9 + 8).
+    plan.training.stageLayers = { 20, 22, 21, 17 };
+    const Expected<ImportedPlan> odd = importEngineConfig(
+        Engine::TorchTitan, exportOf(plan, Engine::TorchTitan).text, exportPresets(), options);
+    EXPECT_EQ(stagesOf(odd), (std::vector<int> { 20, 22, 21, 17 }));
+    // A V needs exactly two parts a rank: a ZBV file with the loop's four parts of PP 4 at one
+    // chunk a rank is refused, naming the key.
+    std::string one = exportOf(seventyBWith(4, 32, "[19,21,21,19]"), Engine::TorchTitan).text;
+    one.replace(one.find("\"1F1B\""), 6, "\"ZBVZeroBubble\"");
+    const Expected<ImportedPlan> bad
+        = importEngineConfig(Engine::TorchTitan, one, exportPresets(), options);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().toString().find("must hold 2 x pipeline_parallel_degree = 8 parts"),
+        std::string::npos)
+        << bad.error().toString();
+    // One chunk a rank cannot be zero bubble in torchtitan: written 1F1B, said.
+    plan.training.virtualStages = 1;
+    const EngineConfig single = exportOf(plan, Engine::TorchTitan);
+    EXPECT_EQ(exportdetail::parseToml(single.text).value()["parallelism"]["pipeline_parallel_schedule"],
+        "1F1B");
+    EXPECT_TRUE(anyWarningMentions(single, "torchtitan's zero-bubble schedules need two or more"));
 }
 
 } // namespace
