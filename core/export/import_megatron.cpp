@@ -473,6 +473,15 @@ Expected<ImportedPlan> importMegatron(
                 known = true;
                 break;
             }
+        // The rest of the user guide's required flags: read, they change no plan figure.
+        switchOn("--no-gradient-accumulation-fusion");
+        switchOn("--init-model-with-meta-device");
+        const std::string format = word("--ckpt-format");
+        if (!format.empty() && format != "fsdp_dtensor")
+            d.warnings.push_back(fmt::format("--ckpt-format {} with --use-megatron-fsdp: "
+                                             "Megatron-FSDP saves fsdp_dtensor checkpoints "
+                                             "(validate_args asserts it)",
+                shortText(format)));
         if (!known)
             return Error { "--data-parallel-sharding-strategy",
                 fmt::format("must be no_shard, optim, optim_grads or optim_grads_params, got "

@@ -266,11 +266,18 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
                                    "optimizer (zero_stage 0): Megatron's --overlap-param-gather "
                                    "needs --use-distributed-optimizer; not written");
     }
-    if (t.zeroStage >= 2)
-        out.warnings.push_back(fmt::format(
-            "training.zero_stage = {}: Megatron's distributed optimizer shards the optimizer "
-            "state only (ZeRO-1); sharding gradients and parameters needs Megatron-FSDP",
-            t.zeroStage));
+    // ZeRO-2/3 is Megatron-FSDP (megatron/core/distributed/fsdp: the user guide's required
+    // flags): the sharding strategy, no gradient-accumulation fusion, its own checkpoint format
+    // (validate_args asserts fsdp_dtensor), and parameters created on the meta device so no
+    // rank materialises the whole model before it is sharded.
+    if (t.zeroStage >= 2) {
+        args.push_back("--use-megatron-fsdp");
+        arg("--data-parallel-sharding-strategy",
+            t.zeroStage >= 3 ? "optim_grads_params" : "optim_grads");
+        args.push_back("--no-gradient-accumulation-fusion");
+        arg("--ckpt-format", "fsdp_dtensor");
+        args.push_back("--init-model-with-meta-device");
+    }
     if (t.offloadOptimizer) {
         // validate_args(): the CPU offload runs through the precision-aware optimizer's code path
         // and asserts it is on; that optimizer is Adam only (OptimizerConfig).
@@ -336,6 +343,9 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
         = commentBlock(fmt::format("Envelope export for Megatron-LM {} (pretrain_gpt.py arguments)",
                            kMegatronVersion),
             out.figures);
+    if (t.zeroStage >= 2)
+        s += "# Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset (validate_args asserts it "
+             "is not 1 with --use-megatron-fsdp).\n";
     for (const std::string& a : args)
         s += a + "\n";
     out.text = s;

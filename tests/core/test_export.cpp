@@ -163,12 +163,26 @@ TEST(ExportMegatron, DefaultPlanEveryArgument)
         { "--train-samples", "488281250" }, // 2e12 / 4096
         { "--recompute-granularity", "selective" },
         { "--use-distributed-optimizer", "" },
+        // ZeRO-3 is Megatron-FSDP, with the flags its user guide requires
+        // (megatron/core/distributed/fsdp/README: docs "Megatron-FSDP Quick Start").
+        { "--use-megatron-fsdp", "" },
+        { "--data-parallel-sharding-strategy", "optim_grads_params" },
+        { "--no-gradient-accumulation-fusion", "" },
+        { "--ckpt-format", "fsdp_dtensor" },
+        { "--init-model-with-meta-device", "" },
         { "--bf16", "" },
         { "--grad-reduce-in-bf16", "" },
         { "--attention-backend", "flash" },
     };
     EXPECT_EQ(argumentMap(c.text), expected);
-    EXPECT_TRUE(anyWarningMentions(c, "training.zero_stage = 3")); // ZeRO-1 only
+    EXPECT_FALSE(anyWarningMentions(c, "training.zero_stage = 3"));
+    EXPECT_NE(c.text.find("leave CUDA_DEVICE_MAX_CONNECTIONS unset"), std::string::npos);
+    // ZeRO-2: gradients and optimizer sharded, parameters whole.
+    const EngineConfig two = exportOf(defaultPlanWith({ "training.zero_stage=2" }), Engine::Megatron);
+    EXPECT_EQ(argumentMap(two.text).at("--data-parallel-sharding-strategy"), "optim_grads");
+    // ZeRO-1 is the distributed optimizer alone.
+    const EngineConfig one = exportOf(defaultPlanWith({ "training.zero_stage=1" }), Engine::Megatron);
+    EXPECT_EQ(argumentMap(one.text).count("--use-megatron-fsdp"), 0u);
 }
 
 TEST(ExportMegatron, MixtralWithExpertAndVirtualPipeline)
