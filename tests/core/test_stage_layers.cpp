@@ -25,6 +25,24 @@ std::vector<std::string> seventyB(int pp, int gpus)
         "training.sequence_parallel=true", "training.recompute=\"full\"", "training.grad_accum=16" };
 }
 
+// The formula explain gives `figure` ("" when it is not explained).
+std::string formulaOf(const Estimate& e, const std::string& figure)
+{
+    for (const Explanation& x : e.explain)
+        if (x.figure == figure)
+            return x.formula;
+    return {};
+}
+
+// An engine file read back as Llama-3 70B on 32 GPUs.
+Expected<ImportedPlan> importSeventyB(Engine engine, const std::string& text)
+{
+    ImportOptions options;
+    options.modelJson = "\"llama-3-70b\"";
+    options.gpus = 32;
+    return importEngineConfig(engine, text, exportPresets(), options);
+}
+
 Plan seventyBWith(int pp, int gpus, const std::string& stages = "")
 {
     std::vector<std::string> sets = seventyB(pp, gpus);
@@ -118,10 +136,7 @@ TEST(StageLayers, ExplainAndResultNameTheSlowestStage)
     const nlohmann::json j = nlohmann::json::parse(writeResult(plan, e));
     EXPECT_EQ(j["training"]["stage_layers"], nlohmann::json::parse("[19, 20, 22, 19]"));
     EXPECT_EQ(j["training"]["slowest_stage"], 2);
-    std::string formula;
-    for (const Explanation& x : e.explain)
-        if (x.figure == "training.compute_time_s")
-            formula = x.formula;
+    std::string formula = formulaOf(e, "training.compute_time_s");
     EXPECT_NE(formula.find("stage 2 of 4 with 22 layers; layers per stage 19, 20, 22, 19 "
                            "(training.stage_layers)"),
         std::string::npos)
@@ -129,9 +144,7 @@ TEST(StageLayers, ExplainAndResultNameTheSlowestStage)
     const Estimate d = estimate(defaultPlanWith({ "model=\"deepseek-v3\"", "cluster.gpus=128",
                                     "training.pp=16", "training.ep=8" }),
         { .explain = true });
-    for (const Explanation& x : d.explain)
-        if (x.figure == "training.compute_time_s")
-            formula = x.formula;
+    formula = formulaOf(d, "training.compute_time_s");
     EXPECT_NE(formula.find("layers per stage 4 x 15, 1 (ceil(L / pp), the last the rest)"),
         std::string::npos)
         << formula;
@@ -286,11 +299,7 @@ TEST(StageLayers, TorchTitanWritesTheModulesOfEachPart)
 TEST(StageLayers, TorchTitanSplitRoundTrips)
 {
     const EngineConfig c = exportOf(seventyBWith(4, 32, "[19,21,21,19]"), Engine::TorchTitan);
-    ImportOptions options;
-    options.modelJson = "\"llama-3-70b\"";
-    options.gpus = 32;
-    const Expected<ImportedPlan> r
-        = importEngineConfig(Engine::TorchTitan, c.text, exportPresets(), options);
+    const Expected<ImportedPlan> r = importSeventyB(Engine::TorchTitan, c.text);
     EXPECT_EQ(stagesOf(r), (std::vector<int> { 19, 21, 21, 19 }));
     // The same list as a person writes it, one part per line with comments between: the same
     // split.
@@ -299,7 +308,7 @@ TEST(StageLayers, TorchTitanSplitRoundTrips)
         spread.replace(p, 8, "],\n  # the next stage\n  [");
     ASSERT_NE(spread, c.text);
     const Expected<ImportedPlan> multiLine
-        = importEngineConfig(Engine::TorchTitan, spread, exportPresets(), options);
+        = importSeventyB(Engine::TorchTitan, spread);
     EXPECT_EQ(stagesOf(multiLine), (std::vector<int> { 19, 21, 21, 19 }));
     // A list that misses a block is refused, naming the key.
     std::string broken = c.text;
@@ -307,7 +316,7 @@ TEST(StageLayers, TorchTitanSplitRoundTrips)
     ASSERT_NE(at, std::string::npos);
     broken.erase(at, std::string(", \"layers.5\"").size());
     const Expected<ImportedPlan> bad
-        = importEngineConfig(Engine::TorchTitan, broken, exportPresets(), options);
+        = importSeventyB(Engine::TorchTitan, broken);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.error().toString().find("parallelism.module_fqns_per_model_part"),
         std::string::npos);
@@ -319,18 +328,14 @@ TEST(StageLayers, TorchTitanSplitRoundTrips)
 // over 4 stages = 20 rem 2, the first two stages one more: 21 - 1, 21, 20, 20 - 1.
 TEST(StageLayers, TorchTitanDefaultSplitIsRead)
 {
-    ImportOptions options;
-    options.modelJson = "\"llama-3-70b\"";
-    options.gpus = 32;
     const std::string job = "[parallelism]\ntensor_parallel_degree = 8\n"
                             "pipeline_parallel_degree = 4\n";
-    EXPECT_EQ(stagesOf(importEngineConfig(Engine::TorchTitan, job, exportPresets(), options)),
+    EXPECT_EQ(stagesOf(importSeventyB(Engine::TorchTitan, job)),
         (std::vector<int> { 20, 21, 20, 19 }));
     // With both weights 0 the 80 layers split evenly.
-    EXPECT_EQ(stagesOf(importEngineConfig(Engine::TorchTitan,
+    EXPECT_EQ(stagesOf(importSeventyB(Engine::TorchTitan,
                   job + "pipeline_parallel_first_stage_less_layers = 0\n"
-                        "pipeline_parallel_last_stage_less_layers = 0\n",
-                  exportPresets(), options)),
+                        "pipeline_parallel_last_stage_less_layers = 0\n")),
         (std::vector<int> { 20, 20, 20, 20 }));
 }
 
@@ -350,11 +355,6 @@ TEST(StageLayers, SearchDropsTheSplitWhenPpChanges)
     EXPECT_TRUE(cleared);
 }
 
-} // namespace
-} // namespace envelope::testing
-
-namespace envelope::testing {
-namespace {
 
 // training.mtp_layers (DeepSeek-V3 sec. 2.2; Megatron --mtp-num-layers): each module sits on the
 // last stage with one transformer block, a 2h -> h projection of [norm(h); norm(embedding)] and
@@ -403,10 +403,7 @@ TEST(Mtp, TheModuleRunsALayerTheHeadAndItsProjectionOnTheLastStage)
     EXPECT_GT(H, 0.5 * L); // a 128,256-wide head GEMM: about 1.2 layers' FLOPs
     EXPECT_GT(P, 0.03 * L);
     EXPECT_LT(P, 0.17 * L);
-    std::string formula;
-    for (const Explanation& x : withMtp.explain)
-        if (x.figure == "training.compute_time_s")
-            formula = x.formula;
+    const std::string formula = formulaOf(withMtp, "training.compute_time_s");
     EXPECT_NE(formula.find("stage 3 of 4 with 20 layers, the LM head and 1 MTP module(s)"),
         std::string::npos)
         << formula;
@@ -422,18 +419,14 @@ TEST(Mtp, MegatronWritesAndReadsTheModules)
     const auto a = argumentMap(c.text);
     EXPECT_EQ(a.at("--mtp-num-layers"), "1");
     EXPECT_EQ(a.at("--pipeline-model-parallel-layout"), "E(t)*19|(t)*20|(t)*22|(t)*19mL");
-    ImportOptions options;
-    options.modelJson = "\"llama-3-70b\"";
-    options.gpus = 32;
-    const Expected<ImportedPlan> back
-        = importEngineConfig(Engine::Megatron, c.text, exportPresets(), options);
+    const Expected<ImportedPlan> back = importSeventyB(Engine::Megatron, c.text);
     ASSERT_TRUE(back.ok()) << back.error().toString();
     EXPECT_EQ(nlohmann::json::parse(back->planJson)["training"]["mtp_layers"], 1);
     EXPECT_EQ(stagesOf(back), (std::vector<int> { 19, 20, 22, 19 }));
     std::string noFlag = c.text;
     noFlag.erase(noFlag.find("--mtp-num-layers 1"), std::string("--mtp-num-layers 1").size());
     const Expected<ImportedPlan> bad
-        = importEngineConfig(Engine::Megatron, noFlag, exportPresets(), options);
+        = importSeventyB(Engine::Megatron, noFlag);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.error().toString().find("--mtp-num-layers is not set"), std::string::npos)
         << bad.error().toString();
@@ -442,11 +435,6 @@ TEST(Mtp, MegatronWritesAndReadsTheModules)
         "training.mtp_layers = 1: torchtitan has no multi-token-prediction modules"));
 }
 
-} // namespace
-} // namespace envelope::testing
-
-namespace envelope::testing {
-namespace {
 
 // torchtitan's V-shaped schedules (ZBVZeroBubble, DualPipeV) put two chunks on each rank, j and
 // 2 pp - 1 - j (stage_ids_this_rank, style "v"). A zero-bubble plan with two chunks a rank is
@@ -471,26 +459,22 @@ TEST(StageLayers, ZeroBubbleWithTwoChunksIsTorchTitansVShape)
     EXPECT_EQ(sizes, (std::vector<int> { 10, 11, 11, 10, 9, 10, 10, 9 }));
     // Read back: the V puts part 4 on rank 3 and part 7 on rank 0, so ranks hold 19, 21, 21,
     // 19 again, and the schedule is zero bubble.
-    ImportOptions options;
-    options.modelJson = "\"llama-3-70b\"";
-    options.gpus = 32;
-    const Expected<ImportedPlan> r
-        = importEngineConfig(Engine::TorchTitan, c.text, exportPresets(), options);
+    const Expected<ImportedPlan> r = importSeventyB(Engine::TorchTitan, c.text);
     EXPECT_EQ(stagesOf(r), (std::vector<int> { 19, 21, 21, 19 }));
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(nlohmann::json::parse(r->planJson)["training"]["pp_schedule"], "zb1p");
     // Read as a loop instead, the same parts would be 19, 21, 21, 19 only by symmetry: an
     // asymmetric split tells the two apart (20, 22, 21, 17 as 11 + 9, 11 + 11, 11 + 10, 9 + 8).
     plan.training.stageLayers = { 20, 22, 21, 17 };
-    const Expected<ImportedPlan> odd = importEngineConfig(
-        Engine::TorchTitan, exportOf(plan, Engine::TorchTitan).text, exportPresets(), options);
+    const Expected<ImportedPlan> odd = importSeventyB(
+        Engine::TorchTitan, exportOf(plan, Engine::TorchTitan).text);
     EXPECT_EQ(stagesOf(odd), (std::vector<int> { 20, 22, 21, 17 }));
     // A V needs exactly two parts a rank: a ZBV file with the loop's four parts of PP 4 at one
     // chunk a rank is refused, naming the key.
     std::string one = exportOf(seventyBWith(4, 32, "[19,21,21,19]"), Engine::TorchTitan).text;
     one.replace(one.find("\"1F1B\""), 6, "\"ZBVZeroBubble\"");
     const Expected<ImportedPlan> bad
-        = importEngineConfig(Engine::TorchTitan, one, exportPresets(), options);
+        = importSeventyB(Engine::TorchTitan, one);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.error().toString().find("must hold 2 x pipeline_parallel_degree = 8 parts"),
         std::string::npos)
