@@ -396,6 +396,11 @@ private slots:
             m_doc->plan().model.arch.layers);
         QVERIFY(pp->toolTip().contains(QString::fromStdString(stageLayersText(split))));
         QVERIFY(!pp->toolTip().contains(QStringLiteral("stage_layers")));
+        // A plan that trains an MTP module says where it runs.
+        plan = m_doc->plan();
+        plan.training.mtpLayers = 1;
+        m_doc->edit(plan, QStringLiteral("mtp"));
+        QVERIFY(pp->toolTip().contains(QStringLiteral("The last stage also runs 1 MTP module(s)")));
     }
 
     void unitsSwitchRedrawsInGiB()

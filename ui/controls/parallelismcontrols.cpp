@@ -66,9 +66,14 @@ void ParallelismControls::refresh()
     // ceil(L / pp) each, the last taking the rest).
     const std::vector<int> split = pipelineStageLayers(t, this->document()->plan().model.arch.layers);
     const QString stages = QString::fromStdString(stageLayersText(split));
-    m_pp->setToolTip(tr("PP: splits the layers into stages\nLayers per stage, first to last: %1%2")
+    const QString mtp = t.mtpLayers > 0
+        ? tr("\nThe last stage also runs %n MTP module(s) (training.mtp_layers)", nullptr,
+              t.mtpLayers)
+        : QString();
+    m_pp->setToolTip(tr("PP: splits the layers into stages\nLayers per stage, first to last: %1%2%3")
                          .arg(stages,
-                             t.stageLayers.empty() ? QString() : tr(" (the plan's stage_layers)")));
+                             t.stageLayers.empty() ? QString() : tr(" (the plan's stage_layers)"),
+                             mtp));
     showValue(m_cp, t.cp);
     showValue(m_ep, t.ep);
     m_sequenceParallel->setChecked(t.sequenceParallel);
