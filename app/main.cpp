@@ -2,6 +2,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QSettings>
+#include <QThreadPool>
 
 #include <cstdio>
 #include <cstring>
@@ -70,5 +71,10 @@ int main(int argc, char** argv)
     if (shot)
         return envelope::ui::writeScreenshot(&window, windowSize, parser.value(screenshot)) ? 0 : 1;
     window.show();
-    return app.exec();
+    const int status = app.exec();
+    // Join the worker threads (Hub fetches, searches) before the statics and atexit handlers
+    // run: OpenSSL's exit cleanup would otherwise strand an idle thread's state. A fetch still
+    // running is given its own timeouts' worth, then left.
+    QThreadPool::globalInstance()->waitForDone(30'000);
+    return status;
 }

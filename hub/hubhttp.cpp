@@ -59,7 +59,9 @@ std::size_t onHeader(char* data, std::size_t size, std::size_t count, void* user
 void initOnce()
 {
     // Once per process and never cleaned up: curl_global_cleanup at exit could race a GUI fetch
-    // still running on its worker thread; what it holds is reachable, so LeakSanitizer is quiet.
+    // still running on its worker thread. What it holds stays reachable while the threads that
+    // fetched are joined before exit (app/main.cpp waits for the thread pool): OpenSSL's own
+    // atexit cleanup strands a live thread's state, which LeakSanitizer reports.
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
