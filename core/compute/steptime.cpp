@@ -449,7 +449,7 @@ OpStep computeOpStep(const ModelArch& arch, const ParamCounts& counts, const Tra
     // model (DeepSeek-V3 sec. 2.2; Megatron places MTP with the loss): its embedding, norms and
     // 2h -> h projection, one transformer block of the model's last kind (DeepSeek-V3's is an
     // MoE layer) and the shared LM head and loss again. It joins the head's share of the step.
-    if (const int mtp = std::clamp(config.mtpLayers, 0, 16); mtp > 0) {
+    if (const int mtp = std::clamp(config.mtpLayers, 0, kMaxMtpLayers); mtp > 0) {
         StageOpTimes module;
         std::vector<Op> own = mtpOps(arch, l);
         if (eager)

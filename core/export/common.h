@@ -144,6 +144,9 @@ NodeLayout wholeNodes(int gpus, int gpusPerNode);
 // for j < pp and on rank 2 pp - 1 - j after (torchtitan stage_ids_this_rank, style "v").
 std::vector<long long> chunkLayers(
     const std::vector<int>& stages, int virtualStages, bool vShape = false);
+// The rank of pp that holds model chunk j: j mod pp, or in a V (two chunks a rank) j, then
+// 2 pp - 1 - j. The exports place chunks and the importers read them back with it.
+long long chunkRank(long long j, long long pp, bool vShape);
 
 // The Hugging Face module names (PEFT target_modules) of `training.lora.targets`: the Llama
 // family's q_proj ... down_proj, with a warning when the model's FFN has no gate matrix.

@@ -529,14 +529,19 @@ std::vector<long long> chunkLayers(const std::vector<int>& stages, int virtualSt
     const std::size_t pp = stages.size();
     std::vector<long long> chunks(pp * v);
     for (std::size_t j = 0; j < chunks.size(); ++j) {
-        // Loop: chunk j on rank j mod pp. V (two chunks a rank): rank j, then 2 pp - 1 - j.
-        const std::size_t rank = vShape && v == 2 && j >= pp ? 2 * pp - 1 - j : j % pp;
-        const long long rankLayers = stages[rank];
+        const long long rank = chunkRank(
+            static_cast<long long>(j), static_cast<long long>(pp), vShape && v == 2);
+        const long long rankLayers = stages[static_cast<std::size_t>(rank)];
         const long long part = static_cast<long long>(j / pp);
         const long long parts = static_cast<long long>(v);
         chunks[j] = rankLayers / parts + (part < rankLayers % parts ? 1 : 0);
     }
     return chunks;
+}
+
+long long chunkRank(long long j, long long pp, bool vShape)
+{
+    return vShape && j >= pp ? 2 * pp - 1 - j : j % std::max(1LL, pp);
 }
 
 NodeLayout wholeNodes(int gpus, int gpusPerNode)

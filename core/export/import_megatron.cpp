@@ -218,7 +218,7 @@ Expected<ImportedPlan> importMegatron(
     const std::optional<long long> recomputeLayers = count("--recompute-num-layers", 1, 100'000);
     const std::optional<long long> layersArg = count("--num-layers");
     // MTP modules trained on the last stage (DeepSeek-V3; Megatron-Bridge's recipe sets 1).
-    const std::optional<long long> mtpLayers = count("--mtp-num-layers", 0, 16);
+    const std::optional<long long> mtpLayers = count("--mtp-num-layers", 0, kMaxMtpLayers);
     if (error)
         return *error;
     if (mtpLayers)

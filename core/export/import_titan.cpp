@@ -14,13 +14,6 @@
 namespace envelope::exportdetail {
 namespace {
 
-// The rank that holds model chunk j of pp ranks: j mod pp (loop), or in a V with two chunks a
-// rank: j, then 2 pp - 1 - j (torchtitan stage_ids_this_rank).
-std::size_t stageRank(long long j, long long pp, bool vShape)
-{
-    return static_cast<std::size_t>(vShape && j >= pp ? 2 * pp - 1 - j : j % pp);
-}
-
 using namespace planfields;
 
 // Counts with no plan field of their own (global batch, steps): any a double holds exactly.
@@ -240,7 +233,7 @@ Expected<ImportedPlan> importTorchTitan(
                 if (!name.is_string())
                     return bad(fmt::format("part {} names a module with {}", j, describeJson(name)));
                 if (name.get<std::string>().rfind("layers.", 0) == 0) {
-                    ++stages[stageRank(static_cast<long long>(j), pp, vShape)];
+                    ++stages[static_cast<std::size_t>(chunkRank(static_cast<long long>(j), pp, vShape))];
                     ++layerCount;
                 }
             }
@@ -273,7 +266,7 @@ Expected<ImportedPlan> importTorchTitan(
                         fmt::format("leaves stage {} of {} with {} layers (torchtitan asserts "
                                     "the embedding and head weights fit a stage of {})",
                             i, stagesTotal, n, per) };
-                stages[stageRank(i, pp, vShape && stagesTotal == 2 * pp)] += n;
+                stages[static_cast<std::size_t>(chunkRank(i, pp, vShape && stagesTotal == 2 * pp))] += n;
             }
             t["stage_layers"] = stages;
         }

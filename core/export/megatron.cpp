@@ -221,7 +221,8 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
         for (std::size_t j = 0; j < chunks.size(); ++j)
             layout += (j ? "|" : "") + fmt::format("(t)*{}", chunks[j]);
         // The MTP modules sit with the loss, on the last stage (Megatron asserts one m each).
-        layout += std::string(static_cast<std::size_t>(std::clamp(t.mtpLayers, 0, 16)), 'm') + "L";
+        const int mtp = std::clamp(t.mtpLayers, 0, kMaxMtpLayers);
+        layout += std::string(static_cast<std::size_t>(mtp), 'm') + "L";
         if (std::find(chunks.begin(), chunks.end(), 0) != chunks.end())
             out.warnings.push_back(fmt::format(
                 "training.pp x virtual_stages = {} chunks for {} layers: some chunks hold no "

@@ -156,10 +156,9 @@ EngineConfig exportTorchTitan(const Plan& plan, const Estimate& estimate)
         // else ceil(L / pp) each and the rest last), written as the modules of each model part:
         // torchtitan's own default weighs the embedding and the head as a layer each (80 layers
         // on PP 4 run as 20, 21, 20, 19), so a job left to it runs another split than the one
-        // sized. pp x v parts in model order, part j on rank j mod pp (in a V
-        // under ZBVZeroBubble: rank j, then 2 pp - 1 - j)
-        // (parallelism.module_fqns_per_model_part; pipeline_llm uses it instead of its own
-        // split), rank k's layers cut into v consecutive parts.
+        // sized. pp x v parts in model order (parallelism.module_fqns_per_model_part;
+        // pipeline_llm uses it instead of its own split), part j on rank j mod pp, or in a V
+        // under ZBVZeroBubble (chunkRank), rank k's layers cut into v consecutive parts.
         const std::vector<long long> chunks = chunkLayers(
             pipelineStageLayers(t, plan.model.arch.layers), t.virtualStages, zeroBubble && v == 2);
         std::string list;

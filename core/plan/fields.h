@@ -71,7 +71,7 @@ template <class V> void visitTrainingSetup(TrainingConfig& c, V& v)
     v.integer("ep", c.ep, 1, kMaxParallel);
     v.boolean("sequence_parallel", c.sequenceParallel);
     v.integer("virtual_stages", c.virtualStages, 1, 1024);
-    v.integer("mtp_layers", c.mtpLayers, 0, 16);
+    v.integer("mtp_layers", c.mtpLayers, 0, kMaxMtpLayers);
     v.integer("micro_batch", c.microBatch, 1, kMaxBatch);
     v.integer("grad_accum", c.gradAccum, 1, kMaxBatch);
     v.integer("seq_len", c.seqLen, 1, kMaxTokens);

@@ -157,6 +157,16 @@ std::string rlStalenessName(double staleness)
                           : fmt::format("staleness {:g}", staleness);
 }
 
+std::string rlAsyncText(double staleness, bool partialRollouts, int updatesPerSync)
+{
+    std::string out;
+    if (staleness > 0)
+        out = rlStalenessName(staleness) + (partialRollouts ? ", partial rollouts" : "");
+    if (updatesPerSync > 1)
+        out += fmt::format("{}{} updates per sync", out.empty() ? "" : ", ", updatesPerSync);
+    return out;
+}
+
 namespace {
 
 // Whether the plan's training.stage_layers is a whole split of `layers` at its pp.

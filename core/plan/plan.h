@@ -394,6 +394,13 @@ double rlStaleness(const RlConfig& c);
 // How the reports and explain name a staleness bound k > 0: "one step off-policy" (k = 1,
 // Noukhovitch et al.'s term) or "staleness k" ("staleness 0.5").
 std::string rlStalenessName(double staleness);
+// What lets an RL job's pools run ahead of each other, as reports and explain name it:
+// "staleness 0.5, partial rollouts, 4 updates per sync"; the bound only when above 0 (with
+// "partial rollouts" after it when `partialRollouts`), the updates only when above 1; "" when
+// neither.
+std::string rlAsyncText(double staleness, bool partialRollouts, int updatesPerSync);
+// training.mtp_layers' largest value (DeepSeek-V3 trains 1; Megatron takes any count).
+inline constexpr int kMaxMtpLayers = 16;
 
 // Transformer layers per pipeline stage, first to last, for a model of `layers` layers:
 // training.stage_layers when it has pp entries summing to `layers`, else ceil(L / pp)

@@ -16,13 +16,8 @@ namespace {
 // when on-policy with one update per sync.
 std::string offPolicyText(const RlConfig& r)
 {
-    const double k = rlStaleness(r);
-    std::string out;
-    if (k > 0)
-        out = "; " + rlStalenessName(k) + (r.partialRollouts ? ", partial rollouts" : "");
-    if (r.updatesPerSync > 1)
-        out += fmt::format("{}{} updates per sync", out.empty() ? "; " : ", ", r.updatesPerSync);
-    return out;
+    const std::string text = rlAsyncText(rlStaleness(r), r.partialRollouts, r.updatesPerSync);
+    return text.empty() ? text : "; " + text;
 }
 
 std::string epochsText(const RlConfig& r)

@@ -322,13 +322,11 @@ std::vector<Table> rl(const Plan& plan, const Estimate& e, ByteUnits units)
     timing.add(ppo ? "policy and critic training" : "policy training", term(r.trainS));
     const bool overlapped = r.overlapped && r.rolloutS > 0;
     if (overlapped) {
-        // What lets the pools overlap: a staleness bound, streamed updates, or both.
-        std::string how = r.staleness > 0 ? rlStalenessName(r.staleness) : std::string();
-        if (r.updatesPerSync > 1)
-            how += fmt::format("{}{} updates per sync", how.empty() ? "" : ", ", r.updatesPerSync);
+        // What lets the pools overlap: a staleness bound, streamed updates, or both (partial
+        // rollouts have their own row).
         timing.add("rollout waits for the update", term(r.rolloutIdleS));
         timing.add("trainer waits for completions", term(r.trainerIdleS));
-        timing.add("step (" + how + ")",
+        timing.add("step (" + rlAsyncText(r.staleness, false, r.updatesPerSync) + ")",
             r.fits ? duration(r.stepS) : std::string(kDoesNotFit));
     } else
         timing.add("step (the sum of the rows above)",

@@ -296,7 +296,6 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
             r.rolloutReprefillS, "s",
             "AReaL (Fu et al. 2025) sec. 5.1: interrupted generations discard the KV computed with "
             "the old weights and recompute it with the new ones");
-    const std::string bound = rlStalenessName(s.staleness);
     const double trainSide = r.referenceS + r.trainS;
     if (s.overlap) {
         const int n = s.updatesPerSync;
@@ -319,9 +318,10 @@ void explainRl(const Plan& plan, const ParamCounts& counts, const RlSetup& s, co
             "verl recipe/fully_async_policy (trainer/idle_ratio; trigger_parameter_sync_step "
             "local updates per sync, streamed as samples arrive)");
     }
-    std::string how = s.staleness > 0 ? bound : std::string("on-policy");
-    if (s.updatesPerSync > 1)
-        how += fmt::format(", {} updates per sync", s.updatesPerSync);
+    const std::string async = rlAsyncText(s.staleness, false, s.updatesPerSync);
+    const std::string how = s.staleness > 0 ? async
+        : async.empty()                     ? std::string("on-policy")
+                                            : "on-policy, " + async;
     ex.add("rl.step_s",
         s.overlap ? fmt::format("{}: weight sync + max(rollout + its wait, forwards + train + its "
                                 "wait) = {} + max({} + {}, {} + {} + {}) = {}",

@@ -603,7 +603,8 @@ RlEstimate estimateRl(
                 continue;
             if (!trainerFits(trainerGpus))
                 continue;
-            const double rolloutS = rlRollout(plan, d, rollout).seconds + r.weightSyncS;
+            const double generateS = rlRollout(plan, d, rollout).seconds;
+            const double rolloutS = generateS + r.weightSyncS;
             const double trainS = std::max(rlPolicyTrainS(plan, counts, d, trainerGpus),
                 s.critic ? rlPolicyTrainS(plan, counts, d, s.criticGpus) : 0.0);
             const double oldLogProbS = r.oldLogProbS > 0 ? rlForwardS(plan, counts, d, trainerGpus)
@@ -611,7 +612,7 @@ RlEstimate estimateRl(
             const double refSide = std::max({ refS, rewardS, valuesS, oldLogProbS });
             // Overlapped pools: the step itself; synchronous ones: the balance (seed 000).
             const double worst = s.overlap
-                ? rlStepTime(d, rolloutS - r.weightSyncS, r.weightSyncS, refSide + trainS).stepS
+                ? rlStepTime(d, generateS, r.weightSyncS, refSide + trainS).stepS
                 : std::max(rolloutS, refSide + trainS);
             const double sum = rolloutS + refSide + trainS;
             if (worst < best * (1 - 1e-12) || (worst <= best * (1 + 1e-12) && sum < bestSum)) {

@@ -139,7 +139,7 @@ TrainingSetup trainingSetup(
     s.firstStageParams = embedding / tp + positions + (s.layers == 0 ? residual : 0.0);
     const double head = lmHead > 0 ? lmHead : (arch.tiedEmbeddings && s.pp > 1 ? embedding : 0.0);
     s.lastStageParams = head / tp + finalNorm;
-    s.mtpLayers = std::clamp(config.mtpLayers, 0, 16);
+    s.mtpLayers = std::clamp(config.mtpLayers, 0, kMaxMtpLayers);
     if (s.mtpLayers > 0) {
         const double h = positiveOrZero(double(arch.hidden));
         s.mtpMoe = moeLayers > 0;

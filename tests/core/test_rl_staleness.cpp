@@ -176,22 +176,25 @@ TEST(RlUpdateEpochs, EachPassOverTheCompletionsIsAnotherUpdate)
     EXPECT_EQ(e->path, "rl.update_epochs");
 }
 
+// The refusal validatePlan gives: its field, and a part of its message.
+void expectRefused(const Plan& plan, const std::string& path, const std::string& fragment)
+{
+    const std::optional<Error> e = validatePlan(plan);
+    ASSERT_TRUE(e.has_value()) << path;
+    EXPECT_EQ(e->path, path);
+    EXPECT_NE(e->message.find(fragment), std::string::npos) << e->message;
+}
+
 TEST(RlStaleness, ContradictionsAndRangesNameTheirField)
 {
     Plan plan = longTailGrpo();
     plan.rl.offPolicyPipeline = true;
     plan.rl.staleness = 0;
-    std::optional<Error> e = validatePlan(plan);
-    ASSERT_TRUE(e.has_value());
-    EXPECT_EQ(e->path, "rl.staleness");
-    EXPECT_NE(e->message.find("off_policy_pipeline"), std::string::npos) << e->message;
+    expectRefused(plan, "rl.staleness", "off_policy_pipeline");
 
     plan.rl.offPolicyPipeline = false;
     plan.rl.partialRollouts = true;
-    e = validatePlan(plan);
-    ASSERT_TRUE(e.has_value());
-    EXPECT_EQ(e->path, "rl.partial_rollouts");
-    EXPECT_NE(e->message.find("above 0"), std::string::npos) << e->message;
+    expectRefused(plan, "rl.partial_rollouts", "above 0");
 
     // A fraction of a step is verl's staleness_threshold; off_policy_pipeline is a whole step.
     plan.rl.staleness = 1.5;
@@ -199,19 +202,12 @@ TEST(RlStaleness, ContradictionsAndRangesNameTheirField)
     plan.rl.staleness = 0.5;
     EXPECT_FALSE(validatePlan(plan).has_value());
     plan.rl.offPolicyPipeline = true;
-    e = validatePlan(plan);
-    ASSERT_TRUE(e.has_value());
-    EXPECT_EQ(e->path, "rl.staleness");
-    EXPECT_NE(e->message.find("0.5 contradicts rl.off_policy_pipeline"), std::string::npos)
-        << e->message;
+    expectRefused(plan, "rl.staleness", "0.5 contradicts rl.off_policy_pipeline");
     plan.rl.offPolicyPipeline = false;
 
     // Each of the N updates trains at least one prompt's group: 16 prompts, at most 16.
     plan.rl.updatesPerSync = 17;
-    e = validatePlan(plan);
-    ASSERT_TRUE(e.has_value());
-    EXPECT_EQ(e->path, "rl.updates_per_sync");
-    EXPECT_NE(e->message.find("1..prompts_per_step (16)"), std::string::npos) << e->message;
+    expectRefused(plan, "rl.updates_per_sync", "1..prompts_per_step (16)");
     plan.rl.updatesPerSync = 16;
     EXPECT_FALSE(validatePlan(plan).has_value());
     plan.rl.updatesPerSync = 0;
@@ -219,10 +215,7 @@ TEST(RlStaleness, ContradictionsAndRangesNameTheirField)
     plan.rl.updatesPerSync = 1;
 
     plan.rl.staleness = 1001;
-    e = validatePlan(plan);
-    ASSERT_TRUE(e.has_value());
-    EXPECT_EQ(e->path, "rl.staleness");
-    EXPECT_NE(e->message.find("0..1000"), std::string::npos) << e->message;
+    expectRefused(plan, "rl.staleness", "0..1000");
 
     plan.rl.staleness = 4;
     EXPECT_FALSE(validatePlan(plan).has_value());
