@@ -256,6 +256,15 @@ ServingConfig exportedEngine(const Plan& plan, const char* engineName, std::vect
 bool weightsFromCheckpoint(const ServingConfig& sc, const char* engineName, std::vector<std::string>& warnings)
 {
     const WeightFormat weights = sc.weightFormat;
+    if (sc.attentionWeightFormat || sc.expertWeightFormat) {
+        // A mixed checkpoint: an in-flight --quantization would quantize every linear alike.
+        warnings.push_back(fmt::format("serving weights \"{}\": {} reads a mixed checkpoint's "
+                                       "formats from its quantization config (gpt-oss's "
+                                       "quant_method mxfp4, compressed-tensors' ignore list): "
+                                       "serve such a checkpoint; no --quantization is written",
+            servingWeightFormatText(sc), engineName));
+        return true;
+    }
     if (weights == WeightFormat::Auto || weights == WeightFormat::Fp8 || weights == WeightFormat::Bf16)
         return false;
     warnings.push_back(fmt::format("serving.weight_format = \"{}\": {} reads it from the "

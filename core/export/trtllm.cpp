@@ -58,12 +58,12 @@ EngineConfig exportTrtllm(const Plan& plan, const Estimate& estimate, const std:
                                            "is 16-bit, fp8 or (from a ModelOpt checkpoint) nvfp4; "
                                            "it is not written",
             sc.kvBits, kvCacheFormatId(kvFormat)));
-    if (sc.weightBits < 16)
+    if (sc.weightBits < 16 || sc.attentionWeightFormat || sc.expertWeightFormat)
         out.warnings.push_back(fmt::format(
-            "serving.weight_bits = {}: TensorRT-LLM reads quantized weights from the checkpoint "
-            "(a ModelOpt FP8, NVFP4 or INT4-AWQ export): serve such a checkpoint; no flag is "
-            "written",
-            sc.weightBits));
+            "serving weights \"{}\": TensorRT-LLM reads quantized weights from the checkpoint "
+            "(a ModelOpt FP8, NVFP4 or INT4-AWQ export, its excluded modules included): serve "
+            "such a checkpoint; no flag is written",
+            servingWeightFormatText(sc)));
     if (sc.speculative) {
         const ServingSpeculative& spec = *sc.speculative;
         if (spec.kind == SpeculativeKind::Mtp) {

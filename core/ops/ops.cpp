@@ -120,7 +120,7 @@ void addAttention(std::vector<Op>& ops, const ModelArch& arch, const TrainingLay
     const double tokens = sequences * seqLocal;
     const double h = double(arch.hidden);
     const Widths w = attentionWidths(arch, l.tp);
-    const GemmDtype dt = l.linearDtype;
+    const GemmDtype dt = l.attentionDtype.value_or(l.linearDtype);
     const double act = l.activationBytes;
     if (arch.mla) {
         const MlaConfig& mla = *arch.mla;
@@ -178,13 +178,15 @@ void addAttention(std::vector<Op>& ops, const ModelArch& arch, const TrainingLay
 // The FFN of a dense layer: gate + up fused into one GEMM (SwiGLU) or up alone (GELU), the
 // activation, down.
 void addDenseFfn(std::vector<Op>& ops, const TrainingLayout& l, double tokens, double h,
-    double ffnLocal, bool gated, const char* upName, const char* downName, double batch = 1)
+    double ffnLocal, bool gated, const char* upName, const char* downName, double batch = 1,
+    std::optional<GemmDtype> dtype = std::nullopt)
 {
     const double act = l.activationBytes;
-    addLinear(ops, l, upName, tokens, (gated ? 2 : 1) * ffnLocal, h, l.linearDtype, batch);
+    const GemmDtype dt = dtype.value_or(l.linearDtype);
+    addLinear(ops, l, upName, tokens, (gated ? 2 : 1) * ffnLocal, h, dt, batch);
     // SwiGLU reads gate and up, writes their product; GELU reads and writes one tensor.
     ops.push_back(elementwise("activation", (gated ? 3 : 2) * tokens * ffnLocal * act * batch));
-    addLinear(ops, l, downName, tokens, h, ffnLocal, l.linearDtype, batch);
+    addLinear(ops, l, downName, tokens, h, ffnLocal, dt, batch);
 }
 
 } // namespace
@@ -258,7 +260,8 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
         // quantize the tokens before the dispatch and send them in FP8 with one fp32 scale per
         // 128 values; the combine returns BF16 (DeepSeek-V3 report sec. 3.3.3; DeepEP's FP8
         // dispatch).
-        const double dispatchBytes = l.linearDtype == GemmDtype::Fp8Block ? 1 + 4.0 / 128 : act;
+        const GemmDtype expertDtype = l.expertDtype.value_or(l.linearDtype);
+        const double dispatchBytes = expertDtype == GemmDtype::Fp8Block ? 1 + 4.0 / 128 : act;
         if (exchange) {
             ops.push_back(collective("ep dispatch", CollectiveKind::AllToAll, assignments * h * dispatchBytes, l.ep, l.epIntraNode));
             ops.back().ranksPerNode = l.epRanksPerNode;
@@ -273,7 +276,8 @@ std::vector<Op> layerForwardOps(const ModelArch& arch, const TrainingLayout& l, 
         const double perExpert = hit > 0 ? draws / (experts * hit) : 0;
         if (localExperts > 0 && perExpert > 0) {
             const std::size_t first = ops.size();
-            addDenseFfn(ops, l, perExpert, h, ffnLocal, gated, "experts up", "experts down", localExperts);
+            addDenseFfn(ops, l, perExpert, h, ffnLocal, gated, "experts up", "experts down",
+                localExperts, expertDtype);
             for (std::size_t i = first; i < ops.size(); ++i)
                 ops[i].grouped = ops[i].cls == OpClass::Gemm;
         }
@@ -407,6 +411,8 @@ TrainingLayout inferenceAsTraining(const InferenceLayout& l, double sequences, d
     t.microBatch = sequences;
     t.seqLen = seq;
     t.linearDtype = l.weightDtype;
+    t.attentionDtype = l.attentionDtype;
+    t.expertDtype = l.expertDtype;
     t.activationBytes = l.activationBytes;
     t.tpIntraNode = l.tpIntraNode;
     t.epIntraNode = l.epIntraNode;

@@ -7,6 +7,7 @@
 // per-GPU perf database times them). docs/formulas-compute.md, "Step time from ops" lists every op.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "kernels/kerneltable.h"
@@ -76,6 +77,9 @@ struct TrainingLayout {
     double seqLen = 0;
     bool flashAttention = true;
     GemmDtype linearDtype = GemmDtype::Bf16; // the layers' linears (FP8 recipes: fp8)
+    // A module group in its own dtype (a mixed serving checkpoint: serving.attention_weight_format,
+    // serving.expert_weight_format); unset: linearDtype.
+    std::optional<GemmDtype> attentionDtype, expertDtype;
     bool frozenBase = false; // LoRA / QLoRA: the base weights compute no weight gradient
     int loraRank = 0;        // adapters on q, k, v, o, gate, up, down when frozenBase
     double activationBytes = 2;
@@ -123,6 +127,7 @@ struct InferenceLayout {
     bool tpIntraNode = true, epIntraNode = true;
     int epRanksPerNode = 0;
     GemmDtype weightDtype = GemmDtype::Bf16;
+    std::optional<GemmDtype> attentionDtype, expertDtype; // unset: weightDtype
     double kvBytesPerElement = 2;
     double activationBytes = 2;
 };

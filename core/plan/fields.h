@@ -46,7 +46,11 @@ inline const EnumIds<ServingEngine> kEngineIds { servingEngineId, parseServingEn
 inline const EnumIds<KvCacheFormat> kKvFormatIds { kvCacheFormatId, parseKvCacheFormat,
     "\"auto\", \"bf16\", \"fp8\", \"int8\", \"int4\" or \"nvfp4\"" };
 inline const EnumIds<WeightFormat> kWeightFormatIds { weightFormatId, parseWeightFormat,
-    "\"auto\", \"bf16\", \"fp8\", \"fp8-block\", \"int8\", \"nvfp4\" or \"mxfp4\"" };
+    "\"auto\", \"bf16\", \"fp8\", \"fp8-block\", \"int8\", \"nvfp4\", \"mxfp4\" or \"int4\"" };
+// serving.attention_weight_format / expert_weight_format: a stored format, or "same".
+inline constexpr std::string_view kWeightGroupFormatsAllowed
+    = "\"same\" (serving.weight_format), \"bf16\", \"fp8\", \"fp8-block\", \"int8\", "
+      "\"nvfp4\", \"mxfp4\" or \"int4\"";
 inline const EnumIds<SpeculativeKind> kSpeculativeKindIds { speculativeKindId,
     parseSpeculativeKind, "\"mtp\", \"eagle\" or \"draft\"" };
 inline const EnumIds<RlAlgorithm> kAlgorithmIds { rlAlgorithmId, parseRlAlgorithm,

@@ -67,7 +67,7 @@ constexpr std::array<std::pair<KvCacheFormat, std::string_view>, 6> kKvFormats{{
     {KvCacheFormat::Int4, "int4"},
     {KvCacheFormat::Nvfp4, "nvfp4"},
 }};
-constexpr std::array<std::pair<WeightFormat, std::string_view>, 7> kWeightFormats{{
+constexpr std::array<std::pair<WeightFormat, std::string_view>, 8> kWeightFormats{{
     {WeightFormat::Auto, "auto"},
     {WeightFormat::Bf16, "bf16"},
     {WeightFormat::Fp8, "fp8"},
@@ -75,6 +75,7 @@ constexpr std::array<std::pair<WeightFormat, std::string_view>, 7> kWeightFormat
     {WeightFormat::Int8, "int8"},
     {WeightFormat::Nvfp4, "nvfp4"},
     {WeightFormat::Mxfp4, "mxfp4"},
+    {WeightFormat::Int4, "int4"},
 }};
 
 }  // namespace
@@ -111,6 +112,7 @@ int weightFormatBits(WeightFormat f)
         return 8;
     case WeightFormat::Nvfp4:
     case WeightFormat::Mxfp4:
+    case WeightFormat::Int4:
         return 4;
     default:
         return 0;
@@ -155,6 +157,23 @@ std::string rlStalenessName(double staleness)
 {
     return staleness == 1 ? std::string("one step off-policy")
                           : fmt::format("staleness {:g}", staleness);
+}
+
+std::string servingWeightFormatText(const ServingConfig& serving)
+{
+    std::string text = serving.weightFormat != WeightFormat::Auto
+        ? std::string(weightFormatId(serving.weightFormat))
+        : fmt::format("{}-bit", serving.weightBits);
+    text += " weights";
+    const auto& a = serving.attentionWeightFormat;
+    const auto& e = serving.expertWeightFormat;
+    if (a && e)
+        text += fmt::format(" with attention in {} and experts in {}", weightFormatId(*a), weightFormatId(*e));
+    else if (a)
+        text += fmt::format(" with attention in {}", weightFormatId(*a));
+    else if (e)
+        text += fmt::format(" with experts in {}", weightFormatId(*e));
+    return text;
 }
 
 std::string rlAsyncText(double staleness, bool partialRollouts, int updatesPerSync)

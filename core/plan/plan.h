@@ -255,7 +255,9 @@ enum class WeightFormat {
     Fp8Block, // 128 x 128 blocks with an fp32 scale each (DeepSeek-V3, Qwen3-FP8): 1 B + 4 / 16,384
     Int8,     // W8A8 per-channel (SmoothQuant, compressed-tensors): 1 B
     Nvfp4,    // e2m1 with an e4m3 scale per 16 (ModelOpt NVFP4): 0.5625 B
-    Mxfp4     // e2m1 with an e8m0 scale per 32 (OCP MX; gpt-oss's experts): 0.53125 B
+    Mxfp4,    // e2m1 with an e8m0 scale per 32 (OCP MX; gpt-oss's experts): 0.53125 B
+    Int4      // W4A16 with an fp16 scale and a 4-bit zero per serving.quant_group_size (AWQ,
+              // GPTQ, compressed-tensors pack-quantized: Kimi K2 Thinking's experts)
 };
 
 // One pool of a disaggregated deployment (`serving.disaggregation.prefill` / `.decode`):
@@ -294,6 +296,14 @@ struct ServingConfig {
     int kvBits = 16;              // 16, 8 or 4
     KvCacheFormat kvFormat = KvCacheFormat::Auto;   // agrees with kvBits (readPlan checks)
     WeightFormat weightFormat = WeightFormat::Auto; // agrees with weightBits
+    // `serving.attention_weight_format` / `serving.expert_weight_format`: a module group kept in
+    // another format than serving.weight_format, as mixed checkpoints ship them (gpt-oss: routed
+    // experts MXFP4, attention bf16; Llama 4 FP8: attention bf16, FFN FP8; Kimi K2 Thinking:
+    // routed experts INT4, the rest bf16). Attention: the q, k, v, o projections (MLA's down
+    // and up projections, linear attention's). Experts: the routed experts' FFNs. Unset
+    // ("same"): serving.weight_format. Embeddings, LM head and norms stay 16-bit either way.
+    std::optional<WeightFormat> attentionWeightFormat;
+    std::optional<WeightFormat> expertWeightFormat;
     int quantGroupSize = 128;     // per-group scales for 4/8-bit formats (elements per scale)
     int tp = 1;                   // attention tensor parallel (the engine's GPUs without dp attention)
     // `serving.ep`: expert parallel. Without dp attention the experts of one TP group are
@@ -399,6 +409,10 @@ std::string rlStalenessName(double staleness);
 // "partial rollouts" after it when `partialRollouts`), the updates only when above 1; "" when
 // neither.
 std::string rlAsyncText(double staleness, bool partialRollouts, int updatesPerSync);
+// The serving weights' formats in words: "16-bit weights", "bf16 weights with experts in
+// mxfp4", "fp8 weights with attention in bf16" (serving.weight_format, then the module
+// groups given their own).
+std::string servingWeightFormatText(const ServingConfig& serving);
 // training.mtp_layers' largest value (DeepSeek-V3 trains 1; Megatron takes any count).
 inline constexpr int kMaxMtpLayers = 16;
 
@@ -451,7 +465,7 @@ std::string_view servingEngineId(ServingEngine e); // "vllm" "sglang" "trtllm" "
 bool parseServingEngine(std::string_view id, ServingEngine& out);
 std::string_view kvCacheFormatId(KvCacheFormat f); // "auto" "bf16" "fp8" "int8" "int4" "nvfp4"
 bool parseKvCacheFormat(std::string_view id, KvCacheFormat& out);
-std::string_view weightFormatId(WeightFormat f); // "auto" "bf16" "fp8" "fp8-block" "int8" "nvfp4" "mxfp4"
+std::string_view weightFormatId(WeightFormat f); // "auto" "bf16" "fp8" "fp8-block" "int8" "nvfp4" "mxfp4" "int4"
 bool parseWeightFormat(std::string_view id, WeightFormat& out);
 // The bits a format stores a value in (Auto: 0, any).
 int kvCacheFormatBits(KvCacheFormat f);

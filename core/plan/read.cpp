@@ -702,6 +702,24 @@ void readFormats(ReadVisitor& v, ServingConfig& c)
     agree("kv_format", "kv_bits", kvCacheFormatBits(c.kvFormat), c.kvBits, kvCacheFormatId(c.kvFormat));
     agree("weight_format", "weight_bits", weightFormatBits(c.weightFormat), c.weightBits,
         weightFormatId(c.weightFormat));
+    // A module group's own format: "same" (the default) or a stored format; "auto" has no
+    // bits of its own to give.
+    const auto groupFormat = [&](const char* key, std::optional<WeightFormat>& out) {
+        const nlohmann::json* value = v.f.get(key);
+        if (!value || value->is_null())
+            return;
+        WeightFormat format {};
+        if (value->is_string() && value->get<std::string>() == "same")
+            out.reset();
+        else if (value->is_string() && parseWeightFormat(value->get<std::string>(), format)
+            && format != WeightFormat::Auto)
+            out = format;
+        else
+            v.f.fail(v.f.pathOf(key), fmt::format("must be {}, got {}", kWeightGroupFormatsAllowed,
+                                          describeJson(*value)));
+    };
+    groupFormat("attention_weight_format", c.attentionWeightFormat);
+    groupFormat("expert_weight_format", c.expertWeightFormat);
 }
 
 // serving.disaggregation: {"prefill": {workers, tp, ep, dp}, "decode": {...}}, both pools given.

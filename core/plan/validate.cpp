@@ -343,6 +343,10 @@ std::optional<Error> checkCrossFields(const Plan& plan)
         return Error { "serving.weight_format",
             fmt::format("\"{}\" stores {} bits a weight, but serving.weight_bits = {}",
                 weightFormatId(s.weightFormat), bits, s.weightBits) };
+    for (auto [key, group] : { std::pair { "serving.attention_weight_format", s.attentionWeightFormat },
+             std::pair { "serving.expert_weight_format", s.expertWeightFormat } })
+        if (group && (*group == WeightFormat::Auto || weightFormatId(*group).empty()))
+            return Error { key, fmt::format("must be {}", kWeightGroupFormatsAllowed) };
     if (auto e = checkServingLayout(arch, s.tp, s.ep, s.dpAttention ? 0 : 1, "serving"))
         return e;
     if (s.disaggregation)

@@ -236,6 +236,10 @@ std::string writePlan(const Plan& input)
         serving["kv_format"] = std::string(kvCacheFormatId(plan.serving.kvFormat));
     if (plan.serving.weightFormat != WeightFormat::Auto)
         serving["weight_format"] = std::string(weightFormatId(plan.serving.weightFormat));
+    if (plan.serving.attentionWeightFormat)
+        serving["attention_weight_format"] = std::string(weightFormatId(*plan.serving.attentionWeightFormat));
+    if (plan.serving.expertWeightFormat)
+        serving["expert_weight_format"] = std::string(weightFormatId(*plan.serving.expertWeightFormat));
     if (plan.serving.ep != 1)
         serving["ep"] = plan.serving.ep;
     if (plan.serving.dpAttention)

@@ -158,12 +158,12 @@ Table configuration(
     if (sections.serving) {
         const ServingConfig& s = plan.serving;
         t.add("serving",
-            fmt::format("{} engine{}, {}-bit weights, {}-bit KV, TP {}, context {}, concurrency {}, "
+            fmt::format("{} engine{}, {}, {}-bit KV, TP {}, context {}, concurrency {}, "
                         "{}",
                 servingEngineId(s.engine),
                 s.engineProfile.version.empty() ? std::string()
                                                 : " " + s.engineProfile.version,
-                s.weightBits, s.kvBits, s.tp, s.context, s.concurrency,
+                servingWeightFormatText(s), s.kvBits, s.tp, s.context, s.concurrency,
                 s.engine == ServingEngine::Sglang
                     ? (s.memFractionStatic
                               ? "mem_fraction_static " + number(*s.memFractionStatic, 3)

@@ -140,13 +140,11 @@ Table serving(const Plan& plan, const Estimate& e, ByteUnits units)
         ? fmt::format("tp {} x dp-attention {}, ep {}", plan.serving.tp, s.attentionRanks, s.ep)
         : s.ep > 1 ? fmt::format("tp {}, ep {}", plan.serving.tp, s.ep)
                    : fmt::format("tp {}", plan.serving.tp);
-    const std::string weights = plan.serving.weightFormat != WeightFormat::Auto
-        ? std::string(weightFormatId(plan.serving.weightFormat))
-        : fmt::format("{}-bit", plan.serving.weightBits);
+    const std::string weights = servingWeightFormatText(plan.serving);
     const std::string kv = s.kvFormat.empty() || s.kvFormat == "bf16"
         ? fmt::format("{}-bit", plan.serving.kvBits)
         : s.kvFormat;
-    Table t { fmt::format("Serving ({} weights, {} KV, {})", weights, kv, layout), {}, {} };
+    Table t { fmt::format("Serving ({}, {} KV, {})", weights, kv, layout), {}, {} };
     if (s.disaggregation) {
         const DisaggregationEstimate& g = *s.disaggregation;
         const auto pool = [&](const ServingPoolEstimate& p) {

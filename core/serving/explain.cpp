@@ -119,26 +119,42 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
     // than 1 / tp of every one.
     const double expertShare = servingExpertShare(arch, config);
     const bool expertsSpread = w.expertParams > 0 && std::abs(expertShare * tp - 1) > 1e-12;
-    const std::string linear = expertsSpread
-        ? fmt::format("(linear {} - routed experts {}) x {} B/param [{}{}] / tp {} + routed experts "
-                      "{} x {} B x {} ({} of E on a GPU)",
-              num(w.quantizedParams), num(w.expertParams), num(w.bytesPerQuantized), "{}", "{}",
-              tp, num(w.expertParams), num(w.bytesPerQuantized), num(expertShare),
-              config.redundantExperts > 0
-                  ? fmt::format("ceil((E + {} redundant) / ep)", config.redundantExperts)
-                  : std::string("ceil(E / ep)"))
-        : fmt::format("linear {} x {} B/param [{}{}] / tp {}", num(w.quantizedParams),
-              num(w.bytesPerQuantized), "{}", "{}", tp);
-    const std::string format = config.weightFormat != WeightFormat::Auto
-        ? std::string(weightFormatId(config.weightFormat))
-        : fmt::format("{}-bit", config.weightBits);
-    const std::string groups = config.weightFormat == WeightFormat::Auto && config.weightBits < 16
-            && config.quantGroupSize > 0
-        ? fmt::format(", fp16 scale + {}-bit zero per {} weights", config.weightBits, config.quantGroupSize)
-        : std::string();
+    const auto formatText = [&](std::optional<WeightFormat> group) {
+        const WeightFormat f = group.value_or(config.weightFormat);
+        if (f == WeightFormat::Auto)
+            return config.weightBits < 16 && config.quantGroupSize > 0
+                ? fmt::format("{}-bit, fp16 scale + {}-bit zero per {} weights", config.weightBits,
+                      config.weightBits, config.quantGroupSize)
+                : fmt::format("{}-bit", config.weightBits);
+        if (f == WeightFormat::Int4)
+            return fmt::format("int4, fp16 scale + 4-bit zero per {} weights", config.quantGroupSize);
+        return std::string(weightFormatId(f));
+    };
+    // The linear weights by module group: the attention projections and the routed experts
+    // in their own formats where the plan gives them one.
+    const bool ownAttention = config.attentionWeightFormat && w.attentionParams > 0;
+    const bool ownExperts = config.expertWeightFormat && w.expertParams > 0;
+    const double restParams = w.quantizedParams - (ownAttention ? w.attentionParams : 0)
+        - (expertsSpread || ownExperts ? w.expertParams : 0);
+    std::string linear = fmt::format("{}linear {} x {} B/param [{}]", ownAttention || ownExperts || expertsSpread ? "(" : "",
+        num(restParams), num(w.bytesPerQuantized), formatText(std::nullopt));
+    if (ownAttention)
+        linear += fmt::format(" + attention {} x {} B [{}]", num(w.attentionParams),
+            num(w.bytesPerAttention), formatText(config.attentionWeightFormat));
+    if (ownExperts && !expertsSpread)
+        linear += fmt::format(" + routed experts {} x {} B [{}]", num(w.expertParams),
+            num(w.bytesPerExpert), formatText(config.expertWeightFormat));
+    linear += fmt::format("{} / tp {}", ownAttention || ownExperts || expertsSpread ? ")" : "", tp);
+    if (expertsSpread)
+        linear += fmt::format(" + routed experts {} x {} B{} x {} ({} of E on a GPU)",
+            num(w.expertParams), num(w.bytesPerExpert),
+            ownExperts ? fmt::format(" [{}]", formatText(config.expertWeightFormat)) : std::string(),
+            num(expertShare),
+            config.redundantExperts > 0 ? fmt::format("ceil((E + {} redundant) / ep)", config.redundantExperts)
+                                        : std::string("ceil(E / ep)"));
     ex.add("serving.weights_bytes_per_gpu",
         fmt::format("{} + embedding/head {} x 2 B / tp {} + norms/positions {} x 2 B = {}{}",
-            fmt::format(fmt::runtime(linear), format, groups), num(w.embeddingParams), tp,
+            linear, num(w.embeddingParams), tp,
             num(w.replicatedParams), servingBytesText(r.weightsBytesPerGpu - draftWeights),
             r.speculative ? fmt::format(" + the {} draft's {} = {}", r.speculative->kind,
                                 servingBytesText(draftWeights), servingBytesText(r.weightsBytesPerGpu))
@@ -317,12 +333,17 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
                 s.tokens, num(s.acceptance), num(s.draftAcceptanceRate)),
             s.meanTokensPerStep, "tokens", leviathan);
         ex.add("serving.speculative.draft_weights_bytes_per_gpu",
-            fmt::format("{}: {} layer{} of {}{} at {} B/param / tp {} = {}", s.kind, s.draftLayers,
+            fmt::format("{}: {} layer{} of {}{} at {} / tp {} = {}", s.kind, s.draftLayers,
                 s.draftLayers == 1 ? "" : "s", s.draftName,
                 s.kind == "draft" ? std::string(" (with its embedding and head)")
                                   : std::string(" + the 2h x h projection (embedding and LM head "
                                                 "shared with the model)"),
-                num(r.weightBytesPerParam), tp, servingBytesText(s.draftWeightsBytesPerGpu)),
+                config.attentionWeightFormat || config.expertWeightFormat
+                    ? fmt::format("{} B/param (attention {} B, routed experts {} B)",
+                          num(r.weightBytesPerParam), num(servingFormatBytes(config).attention),
+                          num(servingFormatBytes(config).experts))
+                    : fmt::format("{} B/param", num(r.weightBytesPerParam)),
+                tp, servingBytesText(s.draftWeightsBytesPerGpu)),
             s.draftWeightsBytesPerGpu, "bytes",
             "DeepSeek-V3 sec. 2.2 (MTP modules); EAGLE (Li et al. 2024); vLLM loads the draft "
             "beside the model");

@@ -50,6 +50,39 @@ double causalPairs(const ModelArch& arch, double n)
     return meanCausalPairs(arch, n);
 }
 
+// The GEMM a linear stored in `format` runs (Auto: by `weightBits`). 4-bit floats: NVFP4 where
+// the GPU runs it natively (a kernel table with nvfp4 GEMMs: Blackwell; TensorRT-LLM and vLLM
+// serve ModelOpt FP4 checkpoints that way), else int4 weight-only (AWQ / GPTQ kernels
+// dequantizing into bf16 matmuls). 8 bits: FP8 where the GPU has it, else int8 weight-only.
+GemmDtype servingGemmDtype(WeightFormat format, int weightBits, const Gpu& gpu)
+{
+    const bool nativeFp4 = gpu.kernels && gpu.kernels->findGemm(GemmDtype::Nvfp4);
+    const GemmDtype eightBit = gpu.fp8Flops > 0 ? GemmDtype::Fp8 : GemmDtype::Int8WeightOnly;
+    switch (format) {
+    case WeightFormat::Bf16:
+        return GemmDtype::Bf16;
+    case WeightFormat::Fp8Block:
+        // DeepSeek's block-scaled GEMM where the tables have it, else per-tensor FP8.
+        return gpu.kernels && gpu.kernels->findGemm(GemmDtype::Fp8Block) ? GemmDtype::Fp8Block : eightBit;
+    case WeightFormat::Fp8:
+    case WeightFormat::Int8:
+        // W8A8 INT8 runs at the FP8 rate on Hopper and Blackwell (the same tensor-core peak);
+        // the tables have no INT8 GEMM, so it is timed as FP8 there, weight-only elsewhere.
+        return eightBit;
+    case WeightFormat::Nvfp4:
+    case WeightFormat::Mxfp4:
+        return nativeFp4 ? GemmDtype::Nvfp4 : GemmDtype::Int4WeightOnly;
+    case WeightFormat::Int4:
+        // W4A16: the weights dequantize into bf16 matmuls (Marlin / Machete kernels).
+        return GemmDtype::Int4WeightOnly;
+    default:
+        return weightBits >= 16 ? GemmDtype::Bf16
+            : weightBits >= 8   ? eightBit
+            : nativeFp4         ? GemmDtype::Nvfp4
+                                : GemmDtype::Int4WeightOnly;
+    }
+}
+
 // The engine's layout for the op lists: weights in the serving format's GEMM (8-bit: FP8 where
 // the GPU has it, else int8 weight-only; 4-bit: int4 weight-only), the KV cache's element
 // bytes, TP inside one node (the engines run TP over NVLink).
@@ -66,36 +99,11 @@ InferenceLayout inferenceLayout(const ModelArch& arch, const ServingConfig& conf
     l.tpIntraNode = domain <= 0 || l.tp <= domain;
     l.epIntraNode = domain <= 0 || p.gpus() <= domain;
     l.epRanksPerNode = l.epIntraNode ? 0 : domain;
-    // 4-bit: NVFP4 where the GPU runs it natively (a kernel table with nvfp4 GEMMs:
-    // Blackwell; TensorRT-LLM and vLLM serve ModelOpt FP4 checkpoints that way), else int4
-    // weight-only (AWQ / GPTQ kernels dequantizing into bf16 matmuls).
-    const bool nativeFp4 = gpu.kernels && gpu.kernels->findGemm(GemmDtype::Nvfp4);
-    const GemmDtype eightBit = gpu.fp8Flops > 0 ? GemmDtype::Fp8 : GemmDtype::Int8WeightOnly;
-    switch (config.weightFormat) {
-    case WeightFormat::Bf16:
-        l.weightDtype = GemmDtype::Bf16;
-        break;
-    case WeightFormat::Fp8Block:
-        // DeepSeek's block-scaled GEMM where the tables have it, else per-tensor FP8.
-        l.weightDtype = gpu.kernels && gpu.kernels->findGemm(GemmDtype::Fp8Block) ? GemmDtype::Fp8Block
-                                                                                 : eightBit;
-        break;
-    case WeightFormat::Fp8:
-    case WeightFormat::Int8:
-        // W8A8 INT8 runs at the FP8 rate on Hopper and Blackwell (the same tensor-core peak);
-        // the tables have no INT8 GEMM, so it is timed as FP8 there, weight-only elsewhere.
-        l.weightDtype = eightBit;
-        break;
-    case WeightFormat::Nvfp4:
-    case WeightFormat::Mxfp4:
-        l.weightDtype = nativeFp4 ? GemmDtype::Nvfp4 : GemmDtype::Int4WeightOnly;
-        break;
-    default:
-        l.weightDtype = config.weightBits >= 16 ? GemmDtype::Bf16
-            : config.weightBits >= 8            ? eightBit
-            : nativeFp4                         ? GemmDtype::Nvfp4
-                                                : GemmDtype::Int4WeightOnly;
-    }
+    l.weightDtype = servingGemmDtype(config.weightFormat, config.weightBits, gpu);
+    if (config.attentionWeightFormat)
+        l.attentionDtype = servingGemmDtype(*config.attentionWeightFormat, config.weightBits, gpu);
+    if (config.expertWeightFormat)
+        l.expertDtype = servingGemmDtype(*config.expertWeightFormat, config.weightBits, gpu);
     // The bytes a decode step reads per cached value, its scales spread over the head.
     const KvStorage kv = kvStorage(servingKvFormat(config));
     const double vector = arch.mla ? std::max(arch.mla->kvLoraRank + arch.mla->qkRopeHeadDim, 1)
@@ -105,6 +113,11 @@ InferenceLayout inferenceLayout(const ModelArch& arch, const ServingConfig& conf
 }
 
 } // namespace
+
+InferenceLayout servingInferenceLayout(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu)
+{
+    return inferenceLayout(arch, config, gpu);
+}
 
 KvStorage kvStorage(KvCacheFormat format)
 {
@@ -229,9 +242,9 @@ double servingExpertShare(const ModelArch& arch, const ServingConfig& config)
     return 1.0 / p.tp;
 }
 
-double servingWeightBytes(const ServingConfig& config)
+double weightFormatBytes(WeightFormat format, int weightBits, int groupSize)
 {
-    switch (config.weightFormat) {
+    switch (format) {
     case WeightFormat::Bf16:
         return 2.0;
     case WeightFormat::Fp8:
@@ -245,15 +258,35 @@ double servingWeightBytes(const ServingConfig& config)
         return 0.5 + 1.0 / 16; // an e4m3 scale per 16 values
     case WeightFormat::Mxfp4:
         return 0.5 + 1.0 / 32; // an e8m0 scale per 32 values
+    case WeightFormat::Int4:
+        return quantizedBytesPerWeight(4, groupSize);
     default:
-        return quantizedBytesPerWeight(config.weightBits, config.quantGroupSize);
+        return quantizedBytesPerWeight(weightBits, groupSize);
     }
+}
+
+double servingWeightBytes(const ServingConfig& config)
+{
+    return weightFormatBytes(config.weightFormat, config.weightBits, config.quantGroupSize);
+}
+
+ServingFormatBytes servingFormatBytes(const ServingConfig& config)
+{
+    ServingFormatBytes b;
+    b.linear = servingWeightBytes(config);
+    b.attention = config.attentionWeightFormat
+        ? weightFormatBytes(*config.attentionWeightFormat, config.weightBits, config.quantGroupSize)
+        : b.linear;
+    b.experts = config.expertWeightFormat
+        ? weightFormatBytes(*config.expertWeightFormat, config.weightBits, config.quantGroupSize)
+        : b.linear;
+    return b;
 }
 
 namespace {
 
-// servingWeights at `bytesPerQuantized` bytes a linear weight.
-ServingWeights servingWeightsAt(const ParamCounts& counts, int layers, double bytesPerQuantized,
+// servingWeights with each module group's linear weights at its bytes.
+ServingWeights servingWeightsAt(const ParamCounts& counts, int layers, const ServingFormatBytes& bytes,
     int tp, double expertShare)
 {
     ServingWeights w;
@@ -263,17 +296,25 @@ ServingWeights servingWeightsAt(const ParamCounts& counts, int layers, double by
         positiveOrZero(counts.positions) + positiveOrZero(counts.finalNorm)
             + std::max(layers, 0) * positiveOrZero(counts.normsPerLayer));
     w.quantizedParams = std::max(0.0, total - w.embeddingParams - w.replicatedParams);
-    w.bytesPerQuantized = bytesPerQuantized;
-    const double quantizedBytes = w.quantizedParams * w.bytesPerQuantized;
-    const double keptBytes = 2.0 * (w.embeddingParams + w.replicatedParams);
-    w.totalBytes = quantizedBytes + keptBytes;
-    const double t = std::max(tp, 1);
+    w.bytesPerQuantized = bytes.linear;
+    w.bytesPerAttention = bytes.attention;
+    w.bytesPerExpert = bytes.experts;
     w.expertParams = std::min(w.quantizedParams,
         positiveOrZero(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0));
+    // The layers' attention projections: softmax layers' and linear-attention layers' own.
+    const int linearLayers = std::clamp(counts.linearLayers, 0, std::max(layers, 0));
+    w.attentionParams = std::min(w.quantizedParams - w.expertParams,
+        positiveOrZero(counts.attentionPerLayer) * (std::max(layers, 0) - linearLayers)
+            + positiveOrZero(counts.linearAttentionPerLayer) * linearLayers);
+    const double otherBytes = (w.quantizedParams - w.expertParams - w.attentionParams) * w.bytesPerQuantized
+        + w.attentionParams * w.bytesPerAttention;
+    const double expertBytes = w.expertParams * w.bytesPerExpert;
+    const double keptBytes = 2.0 * (w.embeddingParams + w.replicatedParams);
+    w.totalBytes = otherBytes + expertBytes + keptBytes;
+    const double t = std::max(tp, 1);
     const double share = expertShare > 0 ? std::min(expertShare, 1.0) : 1.0 / t;
-    const double expertBytes = w.expertParams * w.bytesPerQuantized;
-    w.perGpuBytes = (quantizedBytes - expertBytes + 2.0 * w.embeddingParams) / t
-        + expertBytes * share + 2.0 * w.replicatedParams;
+    w.perGpuBytes = (otherBytes + 2.0 * w.embeddingParams) / t + expertBytes * share
+        + 2.0 * w.replicatedParams;
     return w;
 }
 
@@ -282,13 +323,14 @@ ServingWeights servingWeightsAt(const ParamCounts& counts, int layers, double by
 ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightBits, int groupSize,
     int tp, double expertShare)
 {
-    return servingWeightsAt(counts, layers, quantizedBytesPerWeight(weightBits, groupSize), tp, expertShare);
+    const double b = quantizedBytesPerWeight(weightBits, groupSize);
+    return servingWeightsAt(counts, layers, { b, b, b }, tp, expertShare);
 }
 
 ServingWeights servingWeights(
     const ParamCounts& counts, int layers, const ServingConfig& config, int tp, double expertShare)
 {
-    return servingWeightsAt(counts, layers, servingWeightBytes(config), tp, expertShare);
+    return servingWeightsAt(counts, layers, servingFormatBytes(config), tp, expertShare);
 }
 
 
@@ -350,7 +392,7 @@ DecodeStep decodeStep(const ModelArch& arch, const ParamCounts& counts, const Se
             static_cast<double>(arch.moe->topK), 0.0, static_cast<double>(arch.moe->experts));
         const double touched
             = 1.0 - std::pow(1.0 - k / arch.moe->experts, b * servingParallel(config).dp);
-        const double expertBytes = w.expertParams * w.bytesPerQuantized * expertShare;
+        const double expertBytes = w.expertParams * w.bytesPerExpert * expertShare;
         s.weightReadBytes -= std::min(expertBytes, s.weightReadBytes) * (1.0 - touched);
     }
     s.kvReadBytes
@@ -486,6 +528,7 @@ struct ServingOpsKey {
     int tp = 1, ep = 1, dp = 1, epRanksPerNode = 0;
     bool tpIntraNode = true, epIntraNode = true;
     GemmDtype dtype = GemmDtype::Bf16;
+    std::optional<GemmDtype> attentionDtype, expertDtype;
     double kvBytes = 2, hbmEfficiency = 0;
     const KernelTable* table = nullptr;
     ModelArch arch;
@@ -508,15 +551,16 @@ OpTimes servingOps(bool prefill, const ModelArch& arch, const InferenceLayout& l
             && k.prefill == prefill && k.draftFc == draftFc && k.tp == layout.tp
             && k.ep == layout.ep && k.dp == layout.dp && k.epRanksPerNode == layout.epRanksPerNode
             && k.tpIntraNode == layout.tpIntraNode && k.epIntraNode == layout.epIntraNode
-            && k.dtype == layout.weightDtype
+            && k.dtype == layout.weightDtype && k.attentionDtype == layout.attentionDtype
+            && k.expertDtype == layout.expertDtype
             && k.kvBytes == layout.kvBytesPerElement && k.hbmEfficiency == defaults.hbmEfficiency
             && k.table == gpu.kernels.get() && k.arch == arch && k.gpu == gpu;
     };
     const auto makeKey = [&] {
         return ServingOpsKey { sequences, tokens, queryTokens, prefill, draftFc, layout.tp,
             layout.ep, layout.dp, layout.epRanksPerNode, layout.tpIntraNode, layout.epIntraNode,
-            layout.weightDtype, layout.kvBytesPerElement, defaults.hbmEfficiency,
-            gpu.kernels.get(), arch, gpu };
+            layout.weightDtype, layout.attentionDtype, layout.expertDtype, layout.kvBytesPerElement,
+            defaults.hbmEfficiency, gpu.kernels.get(), arch, gpu };
     };
     const std::uint64_t tag = memoTag(sequences, tokens, queryTokens, prefill, draftFc, layout.tp,
         layout.ep * 4099 + layout.dp * 257 + layout.epRanksPerNode, layout.weightDtype, layout.kvBytesPerElement, gpu.kernels.get());
@@ -616,8 +660,11 @@ double speculativeDraftWeightsBytesPerGpu(const SpeculativeDraft& draft, const S
     const double perLayer = std::max(0.0, layer) + 2 * h * h;
     const double experts = std::min(perLayer,
         positiveOrZero(counts.expertParamsPerLayer) * std::max(counts.moeLayers, 0));
-    return double(draft.layers) * ((perLayer - experts) / tp + experts * share)
-        * servingWeightBytes(config);
+    const double attention = std::min(perLayer - experts, positiveOrZero(counts.attentionPerLayer));
+    const ServingFormatBytes bytes = servingFormatBytes(config);
+    return double(draft.layers)
+        * (((perLayer - experts - attention) * bytes.linear + attention * bytes.attention) / tp
+            + experts * share * bytes.experts);
 }
 
 double speculativeDraftKvBytesPerTokenPerGpu(const SpeculativeDraft& draft, const ServingConfig& config)

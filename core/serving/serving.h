@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/expected.h"
+#include "ops/ops.h"
 #include "plan/plan.h"
 #include "result/result.h"
 
@@ -46,6 +47,22 @@ double linearStateBytesPerSequence(const ModelArch& arch, int tp);
 // Bytes of one linear-layer weight in the plan's format: serving.weight_format, or under Auto
 // quantizedBytesPerWeight(weight_bits, quant_group_size).
 double servingWeightBytes(const ServingConfig& config);
+// Bytes of one weight stored in `format`: bf16 2; fp8 / int8 1; fp8-block 1 + 4 / 128^2;
+// nvfp4 0.5 + 1/16; mxfp4 0.5 + 1/32; int4 and Auto quantizedBytesPerWeight(bits, groupSize)
+// (int4 at 4 bits, Auto at `weightBits`).
+double weightFormatBytes(WeightFormat format, int weightBits, int groupSize);
+// The linear layers' bytes per weight by module group (serving.weight_format, and the
+// attention and routed-expert formats where the plan gives them their own).
+struct ServingFormatBytes {
+    double linear = 2, attention = 2, experts = 2;
+};
+ServingFormatBytes servingFormatBytes(const ServingConfig& config);
+
+// The engine's layout for the op lists (ops/ops.h): TP, EP and data-parallel attention, each
+// module group's GEMM dtype in its stored format on this GPU (4-bit floats: NVFP4 where the
+// kernel tables have it, else int4 weight-only; 8 bits: FP8 where the GPU has it, else int8
+// weight-only), and the KV cache's bytes per element.
+InferenceLayout servingInferenceLayout(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu);
 
 // Tokens whose KV a sequence of `tokens` tokens keeps: min(tokens, sliding_window) when the
 // architecture uses sliding-window attention (every layer, as Mistral v0.1), else `tokens`.
@@ -74,8 +91,11 @@ struct ServingWeights {
     double quantizedParams = 0; // linear-layer weights, at weightBits + scales
     double expertParams = 0;    // of them, the routed experts (EP spreads these)
     double embeddingParams = 0; // embedding + LM head, 16-bit, split by tp
+    double attentionParams = 0; // of the linear weights, the attention projections
     double replicatedParams = 0; // norms + learned positions, 16-bit, on every rank
-    double bytesPerQuantized = 2;
+    double bytesPerQuantized = 2; // serving.weight_format: the linears outside the groups below
+    double bytesPerAttention = 2; // serving.attention_weight_format (or weight_format)
+    double bytesPerExpert = 2;    // serving.expert_weight_format (or weight_format)
     double totalBytes = 0; // whole model
     double perGpuBytes = 0; // one GPU of the tp group
 };
@@ -83,7 +103,7 @@ struct ServingWeights {
 // with the other linears). Data-parallel attention holds ceil(E / ep) of E experts whole.
 ServingWeights servingWeights(const ParamCounts& counts, int layers, int weightBits, int groupSize,
     int tp, double expertShare = 0);
-// The same in the plan's weight format (servingWeightBytes).
+// The same in the plan's formats (servingFormatBytes).
 ServingWeights servingWeights(
     const ParamCounts& counts, int layers, const ServingConfig& config, int tp, double expertShare = 0);
 // The routed experts' share on the fullest GPU of the engine: 1 / tp inside a TP group (EP there

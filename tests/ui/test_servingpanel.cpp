@@ -175,6 +175,34 @@ private slots:
         QVERIFY(m_panel->memoryChart()->barSet(Tenant::Weights)->at(0) < 0.35 * w16);
     }
 
+    // Mixtral's routed experts are 8 x 32 layers x 3 x 4096 x 14336 = 45,097,156,608 weights;
+    // MXFP4 keeps 17/32 B of each 2: at tp 1 the weights bar drops by 45.1e9 x (2 - 17/32) B
+    // = 66.2 GB, and nothing else moves.
+    void pickingTheExpertsFormatShrinksOnlyTheExperts()
+    {
+        openMixtralOn16Gpus();
+        QComboBox* experts = m_panel->controls()->expertFormatCombo();
+        QVERIFY(experts->isEnabled());
+        QCOMPARE(experts->currentText(), QStringLiteral("Same as weights"));
+        const double before = m_panel->memoryChart()->barSet(Tenant::Weights)->at(0);
+        experts->setFocus();
+        experts->setCurrentIndex(-1);
+        QTest::keyClick(experts, Qt::Key_End); // the last format: INT4
+        QCOMPARE(m_doc->plan().serving.expertWeightFormat, std::optional(WeightFormat::Int4));
+        QTest::keyClick(experts, Qt::Key_Up); // MXFP4
+        QCOMPARE(m_doc->plan().serving.expertWeightFormat, std::optional(WeightFormat::Mxfp4));
+        verifyMatchesCore(*m_panel, m_doc->plan());
+        const double expertWeights = 8.0 * 32 * 3 * 4096 * 14336;
+        const double after = m_panel->memoryChart()->barSet(Tenant::Weights)->at(0);
+        const int tp = m_doc->plan().serving.tp;
+        QVERIFY2(close(before - after, expertWeights * (2 - 17.0 / 32) / tp / 1e9),
+            qPrintable(QStringLiteral("%1 GB").arg(before - after)));
+        QCOMPARE(m_doc->plan().serving.weightBits, 16); // the rest stays bf16
+        QTest::keyClick(experts, Qt::Key_Home); // back to Same
+        QVERIFY(!m_doc->plan().serving.expertWeightFormat.has_value());
+        QVERIFY(close(m_panel->memoryChart()->barSet(Tenant::Weights)->at(0), before));
+    }
+
     void typingTpAddsAGpuBarAndUtilizationMovesItsLine()
     {
         typeInto(m_panel->controls()->tpControl(), QStringLiteral("2"));

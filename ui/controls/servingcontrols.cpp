@@ -119,6 +119,7 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
         { tr("INT8 (W8A8)"), WeightFormat::Int8, 8 },
         { tr("NVFP4 (scale per 16)"), WeightFormat::Nvfp4, 4 },
         { tr("MXFP4 (scale per 32)"), WeightFormat::Mxfp4, 4 },
+        { tr("INT4 (W4A16, group scales)"), WeightFormat::Int4, 4 },
     };
     for (const auto& [text, format, bits] : weightFormats)
         m_weightBits->addItem(text, QList<QVariant> { static_cast<int>(format), bits });
@@ -133,6 +134,46 @@ ServingControls::ServingControls(PlanDocument* document, QWidget* parent)
             p.serving.weightFormat = format;
         });
     });
+
+    // A mixed checkpoint's module groups (serving.attention_weight_format,
+    // serving.expert_weight_format): "same" or a stored format of their own.
+    const std::pair<QString, WeightFormat> groupFormats[] = {
+        { tr("BF16"), WeightFormat::Bf16 },
+        { tr("FP8"), WeightFormat::Fp8 },
+        { tr("FP8 blocks"), WeightFormat::Fp8Block },
+        { tr("INT8"), WeightFormat::Int8 },
+        { tr("NVFP4"), WeightFormat::Nvfp4 },
+        { tr("MXFP4"), WeightFormat::Mxfp4 },
+        { tr("INT4"), WeightFormat::Int4 },
+    };
+    m_attentionFormat = new ChoiceCombo(this);
+    m_expertFormat = new ChoiceCombo(this);
+    for (QComboBox* combo : { m_attentionFormat, m_expertFormat }) {
+        combo->addItem(tr("Same as weights"), -1);
+        for (const auto& [text, format] : groupFormats)
+            combo->addItem(text, static_cast<int>(format));
+    }
+    m_attentionFormat->setToolTip(tr("Attention projections (q, k, v, o) stored in their own format, "
+                                     "as mixed checkpoints ship them (Llama 4 FP8: attention bf16); "
+                                     "Same: the weights' format"));
+    m_expertFormat->setToolTip(tr("Routed experts stored in their own format (gpt-oss: MXFP4 "
+                                  "experts, the rest bf16; Kimi K2 Thinking: INT4 experts); Same: "
+                                  "the weights' format"));
+    form()->addRow(tr("Atte&ntion weights:"), m_attentionFormat);
+    form()->addRow(tr("E&xpert weights:"), m_expertFormat);
+    const auto connectGroup = [this](QComboBox* combo, std::optional<WeightFormat> ServingConfig::*group,
+                                  QString name) {
+        connect(combo, &QComboBox::activated, this, [this, combo, group, name](int index) {
+            const int data = combo->itemData(index).toInt();
+            const std::optional<WeightFormat> format = data < 0
+                ? std::nullopt
+                : std::optional<WeightFormat>(static_cast<WeightFormat>(data));
+            edit(tr("%1 weights %2").arg(name, combo->itemText(index)),
+                [group, format](Plan& p) { p.serving.*group = format; });
+        });
+    };
+    connectGroup(m_attentionFormat, &ServingConfig::attentionWeightFormat, tr("Attention"));
+    connectGroup(m_expertFormat, &ServingConfig::expertWeightFormat, tr("Expert"));
 
     m_tp->setRange(1, 64);
     m_tp->setKeyboardTracking(false);
@@ -273,13 +314,22 @@ void ServingControls::refresh()
     m_context->setValue(s.context);
     m_concurrency->setValue(s.concurrency);
     m_kvBits->setCurrentIndex(m_kvBits->findData(static_cast<int>(servingKvFormat(s))));
+    // "bf16" written out is the 16-bit item.
+    const WeightFormat shownFormat = s.weightFormat == WeightFormat::Bf16 ? WeightFormat::Auto : s.weightFormat;
     for (int i = 0; i < m_weightBits->count(); ++i) {
         const QList<QVariant> data = m_weightBits->itemData(i).toList();
-        if (data.value(0).toInt() == static_cast<int>(s.weightFormat) && data.value(1).toInt() == s.weightBits)
+        if (data.value(0).toInt() == static_cast<int>(shownFormat) && data.value(1).toInt() == s.weightBits)
             m_weightBits->setCurrentIndex(i);
     }
+    m_attentionFormat->setCurrentIndex(m_attentionFormat->findData(
+        s.attentionWeightFormat ? static_cast<int>(*s.attentionWeightFormat) : -1));
+    m_expertFormat->setCurrentIndex(m_expertFormat->findData(
+        s.expertWeightFormat ? static_cast<int>(*s.expertWeightFormat) : -1));
     showValue(m_tp, s.tp);
     const bool moe = plan.model.arch.moe && plan.model.arch.moe->experts > 0;
+    // A dense model has no routed experts: its format stays as the plan gives it but applies
+    // to nothing.
+    m_expertFormat->setEnabled(moe || s.expertWeightFormat.has_value());
     const bool disaggregated = s.disaggregation.has_value();
     {
         const QSignalBlocker b4(m_ep), b5(m_dpAttention), b6(m_disaggregation), b7(m_redundant);

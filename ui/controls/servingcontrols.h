@@ -37,6 +37,8 @@ public:
     SliderSpin* concurrencyControl() const { return m_concurrency; }
     QComboBox* kvBitsCombo() const { return m_kvBits; }
     QComboBox* weightBitsCombo() const { return m_weightBits; }
+    QComboBox* attentionFormatCombo() const { return m_attentionFormat; }
+    QComboBox* expertFormatCombo() const { return m_expertFormat; }
     QSpinBox* tpControl() const { return m_tp; }
     SliderSpin* utilizationControl() const { return m_utilization; } // percent
     QComboBox* engineCombo() const { return m_engine; }
@@ -57,6 +59,8 @@ private:
     SliderSpin* m_concurrency;
     QComboBox* m_kvBits;
     QComboBox* m_weightBits;
+    QComboBox* m_attentionFormat;
+    QComboBox* m_expertFormat;
     QSpinBox* m_tp;
     QSpinBox* m_ep;
     QCheckBox* m_dpAttention;
