@@ -16,6 +16,7 @@
 #include "io/files.h"
 #include "model/attention.h"
 #include "model/model.h"
+#include "serving/checkpoint.h"
 #include "plan/planio.h"
 #include "planload.h"
 
@@ -136,6 +137,15 @@ int runImportHf(const ImportHfCommand& c)
     out["params"] = static_cast<std::int64_t>(std::llround(counts.total));
     out["active_params"] = static_cast<std::int64_t>(std::llround(counts.active));
     out["summary"] = summaryLine(*arch, counts);
+    // The checkpoint's own formats (quantization_config), as the plan's serving keys.
+    Expected<std::optional<CheckpointFormats>> formats = checkpointFormats(source->text);
+    if (!formats)
+        std::cerr << "warning: " << source->name << ": " << formats.error().toString()
+                  << "; no serving formats are printed\n";
+    else if (*formats) {
+        out["serving"] = checkpointServingKeys(**formats);
+        out["serving_source"] = (*formats)->reason;
+    }
     std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return kExitOk;
 }
