@@ -34,8 +34,11 @@ int fail(const std::string& message)
 std::string summaryLine(const ModelArch& arch, const ParamCounts& counts)
 {
     std::string summary = arch.mla
-        ? fmt::format("{} layers, hidden {}, {} heads (MLA: KV latent {} + RoPE {})", arch.layers,
-            arch.hidden, arch.heads, arch.mla->kvLoraRank, arch.mla->qkRopeHeadDim)
+        ? fmt::format("{} layers, hidden {}, {} heads (MLA: KV latent {} + RoPE {}{})", arch.layers,
+            arch.hidden, arch.heads, arch.mla->kvLoraRank, arch.mla->qkRopeHeadDim,
+            arch.mla->sparse() ? fmt::format("; sparse: top-{} by a {}-head indexer",
+                                     arch.mla->indexTopK, arch.mla->indexHeads)
+                               : std::string())
         : fmt::format("{} layers, hidden {}, {} heads ({} KV)", arch.layers, arch.hidden,
             arch.heads, arch.kvHeadsOrDefault());
     if (!arch.attentionPattern.empty()) {

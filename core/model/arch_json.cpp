@@ -128,7 +128,8 @@ const std::pair<LayerAttention, const char*> kLayerKinds[] = { { LayerAttention:
 const std::pair<QkNorm, const char*> kQkNorms[]
     = { { QkNorm::None, "none" }, { QkNorm::PerHead, "per_head" }, { QkNorm::PerLayer, "per_layer" } };
 const std::set<std::string> kMlaKeys
-    = { "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim" };
+    = { "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
+          "index_heads", "index_head_dim", "index_topk" };
 
 // Llama's FFN rule (8/3 h rounded to 256) for gated FFNs, 4h for plain ones (GPT-2).
 std::int64_t defaultFfnHidden(const ModelArch& a)
@@ -211,7 +212,9 @@ std::optional<Error> readMla(
     }
     const std::pair<const char*, int*> ints[] = { { "q_lora_rank", &m.qLoraRank },
         { "kv_lora_rank", &m.kvLoraRank }, { "qk_rope_head_dim", &m.qkRopeHeadDim },
-        { "qk_nope_head_dim", &m.qkNopeHeadDim }, { "v_head_dim", &m.vHeadDim } };
+        { "qk_nope_head_dim", &m.qkNopeHeadDim }, { "v_head_dim", &m.vHeadDim },
+        { "index_heads", &m.indexHeads }, { "index_head_dim", &m.indexHeadDim },
+        { "index_topk", &m.indexTopK } };
     for (const auto& [key, field] : ints) {
         if (!object.contains(key))
             continue;
@@ -220,6 +223,15 @@ std::optional<Error> readMla(
             return v.error();
         *field = static_cast<int>(*v);
     }
+    // The sparse indexer is all three or none.
+    const bool anyIndex = m.indexHeads > 0 || m.indexHeadDim > 0 || m.indexTopK > 0;
+    if (anyIndex && !m.sparse())
+        for (const auto& [key, value] : { std::pair { "index_heads", m.indexHeads },
+                 std::pair { "index_head_dim", m.indexHeadDim }, std::pair { "index_topk", m.indexTopK } })
+            if (value <= 0)
+                return Error { join(path, key),
+                    "must be 1..1000000 when the sparse indexer's other keys are given (index_heads, "
+                    "index_head_dim and index_topk: DeepSeek-V3.2's 64, 128 and 2048)" };
     return std::nullopt;
 }
 
@@ -668,6 +680,11 @@ json archToJson(const ModelArch& a)
         j["mla"] = { { "q_lora_rank", a.mla->qLoraRank }, { "kv_lora_rank", a.mla->kvLoraRank },
             { "qk_rope_head_dim", a.mla->qkRopeHeadDim },
             { "qk_nope_head_dim", a.mla->qkNopeHeadDim }, { "v_head_dim", a.mla->vHeadDim } };
+    if (a.mla && a.mla->sparse()) {
+        j["mla"]["index_heads"] = a.mla->indexHeads;
+        j["mla"]["index_head_dim"] = a.mla->indexHeadDim;
+        j["mla"]["index_topk"] = a.mla->indexTopK;
+    }
     return j;
 }
 

@@ -99,7 +99,7 @@ using namespace hf;
 constexpr const char* kSupported
     = "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, gemma, gemma2, gemma3, "
       "gemma3_text, gpt2, gpt_neox, phi3, gpt_oss, llama4, llama4_text, glm4_moe, deepseek_v2, "
-      "deepseek_v3, kimi_k2, minimax_m2, mistral3";
+      "deepseek_v3, deepseek_v32, kimi_k2, minimax_m2, mistral3";
 
 ModelArch fromGpt2(ConfigReader& r)
 {
@@ -341,6 +341,16 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
     } else if (textType == "deepseek_v3" || textType == "kimi_k2") {
         // Kimi K2 is the DeepSeek-V3 architecture (its config names DeepseekV3ForCausalLM).
         a = deepseekShape(r, true);
+    } else if (textType == "deepseek_v32") {
+        // DeepSeek-V3.2: V3's shape with the sparse attention's lightning indexer
+        // (index_n_heads, index_head_dim, index_topk; DeepSeek-V3.2-Exp config.json: 64, 128,
+        // 2048).
+        a = deepseekShape(r, true);
+        if (a.mla) {
+            a.mla->indexHeads = r.small("index_n_heads", 1, 1000000, 64);
+            a.mla->indexHeadDim = r.small("index_head_dim", 1, 1000000, 128);
+            a.mla->indexTopK = r.small("index_topk", 1, 1000000, 2048);
+        }
     } else if (textType == "deepseek_v2") {
         a = deepseekShape(r, r.text("topk_method", "greedy") == "noaux_tc");
     } else if (textType == "qwen3") {
@@ -367,7 +377,8 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
     }
     // The multi-token-prediction modules shipped beside the main model (DeepSeek-V3, Kimi K2
     // with 0, GLM-4.5): not in its parameters, a draft for speculative decoding.
-    if (textType == "deepseek_v3" || textType == "kimi_k2" || textType == "glm4_moe")
+    if (textType == "deepseek_v3" || textType == "deepseek_v32" || textType == "kimi_k2"
+        || textType == "glm4_moe")
         a.mtpLayers = r.small("num_nextn_predict_layers", 0, 16, 0);
     readRope(r, a, textType);
     if (auto e = r.error())

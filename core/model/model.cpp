@@ -50,7 +50,12 @@ double mlaParams(const ModelArch& a, const MlaConfig& m)
         + static_cast<double>(m.kvLoraRank) * heads
             * (static_cast<double>(m.qkNopeHeadDim) + m.vHeadDim);
     const double output = heads * m.vHeadDim * h;
-    return query + keyValue + output;
+    // DSA's lightning indexer (DeepSeek-V3.2-Exp inference/model.py Indexer).
+    const double indexer = m.sparse()
+        ? (m.qLoraRank > 0 ? double(m.qLoraRank) : h) * m.indexHeads * m.indexHeadDim
+            + h * m.indexHeadDim + 2.0 * m.indexHeadDim + h * m.indexHeads
+        : 0.0;
+    return query + keyValue + output + indexer;
 }
 
 // q and o are heads x head_dim wide, k and v kv_heads x head_dim (GQA, Ainslie et al. 2023;
@@ -286,6 +291,12 @@ double meanCausalPairs(const ModelArch& arch, double tokens)
             const double full = std::floor(n / c);
             const double rest = n - full * c;
             return full * c * c / 2 + rest * rest / 2;
+        }
+        // DeepSeek Sparse Attention: each query attends to its top-k earlier tokens, the
+        // count of a window of k (the indexer's own scoring is not in these pairs).
+        if (kind == LayerAttention::Full && arch.mla && arch.mla->sparse() && n > arch.mla->indexTopK) {
+            const double k = arch.mla->indexTopK;
+            return n * k - k * k / 2;
         }
         return n * n / 2;
     };

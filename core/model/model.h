@@ -44,6 +44,16 @@ struct MlaConfig {
     int qkRopeHeadDim = 0;  // decoupled RoPE key width (shared across heads, also cached)
     int qkNopeHeadDim = 0;  // per-head non-RoPE query/key width
     int vHeadDim = 0;       // per-head value width
+    // DeepSeek Sparse Attention (DeepSeek-V3.2 sec. 2.1; HF index_n_heads, index_head_dim,
+    // index_topk): a lightning indexer of indexHeads heads of indexHeadDim scores every earlier
+    // token in FP8 and each query attends to the indexTopK best only. 0: dense MLA. The
+    // indexer's weights per layer: wq_b (q_lora_rank -> heads x dim), wk (hidden -> dim), a
+    // LayerNorm of dim (weight and bias) and weights_proj (hidden -> heads); its key cache one
+    // FP8 dim-vector and an fp32 scale per 128 per token and layer (vLLM, SGLang).
+    int indexHeads = 0;
+    int indexHeadDim = 0;
+    int indexTopK = 0;
+    bool sparse() const { return indexTopK > 0 && indexHeads > 0 && indexHeadDim > 0; }
 
     bool operator==(const MlaConfig&) const = default;
 };

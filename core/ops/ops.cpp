@@ -104,7 +104,9 @@ double attendedKeys(const ModelArch& arch, double seq)
     const int layers = cacheLayers(arch);
     if (layers <= 0)
         return 0;
-    const double full = countLayers(arch, LayerAttention::Full) * causal;
+    // DeepSeek Sparse Attention: a query attends to at most index_topk keys.
+    const double full = countLayers(arch, LayerAttention::Full)
+        * (arch.mla && arch.mla->sparse() ? std::min(causal, double(arch.mla->indexTopK)) : causal);
     const double sliding = countLayers(arch, LayerAttention::Sliding)
         * (arch.slidingWindow > 0 ? std::min(causal, double(arch.slidingWindow)) : causal);
     const double chunked = countLayers(arch, LayerAttention::Chunked)
@@ -137,6 +139,35 @@ void addAttention(std::vector<Op>& ops, const ModelArch& arch, const TrainingLay
         addLinear(ops, l, "kv down", tokens, mla.kvLoraRank + rope, h, dt);
         ops.push_back(rowReduction("kv norm", 2 * tokens * mla.kvLoraRank * act));
         addLinear(ops, l, "kv up", tokens, w.heads * (w.dQk - rope + w.dV), mla.kvLoraRank, dt);
+        if (mla.sparse()) {
+            // DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2 sec. 2.1): queries
+            // from the q latent, one shared key and per-head weights from the hidden state
+            // (replicated across TP, as SGLang's and vLLM's ReplicatedLinear), then the logits
+            // of every indexer head against each earlier key, summed over the heads in one fused
+            // kernel (DeepGEMM fp8_mqa_logits): an attention core of indexHeads query heads over
+            // one key head of indexHeadDim and no values, every earlier key (no top-k). Timed
+            // on the bf16 flash table: the FP8 kernel's own rate is not measured (conservative).
+            const double in = mla.qLoraRank > 0 ? double(mla.qLoraRank) : h;
+            const double heads = mla.indexHeads, dim = mla.indexHeadDim;
+            addLinear(ops, l, "indexer q", tokens, heads * dim, in, dt);
+            addLinear(ops, l, "indexer k", tokens, dim, h, dt);
+            ops.push_back(rowReduction("indexer k norm", 2 * tokens * dim * act));
+            addLinear(ops, l, "indexer weights", tokens, heads, h, GemmDtype::Bf16);
+            Op logits;
+            logits.cls = OpClass::Attention;
+            logits.attention = AttentionKind::FlashForward;
+            logits.name = "indexer logits";
+            logits.sequences = sequences;
+            logits.seq = seqLocal;
+            logits.kvLen = std::max(seqFull / 2, 1.0);
+            logits.heads = heads;
+            logits.kvHeads = 1;
+            logits.headDimQk = dim;
+            logits.headDimV = 0;
+            // FP8 keys with an fp32 scale per 128 (the indexer cache).
+            logits.kvBytesPerElement = 1 + 4.0 / 128;
+            ops.push_back(logits);
+        }
     } else {
         addLinear(ops, l, "qkv", tokens, (w.heads + 2 * w.kvHeads) * w.dQk, h, dt);
     }
@@ -454,10 +485,20 @@ std::vector<Op> decodeStepOps(
         if (count <= 0)
             return;
         for (Op op : layerForwardOps(arch, t, moe)) {
-            if (op.cls == OpClass::Attention) {
+            // The sparse indexer scores every cached token in its own FP8 cache; the attention
+            // reads the top-k of the latent cache.
+            if (op.cls == OpClass::Attention && std::string_view(op.name) == "indexer logits") {
                 op.attention = AttentionKind::Decode;
                 op.seq = q;
                 op.kvLen = kvLen;
+                op.repeat *= count;
+                ops.push_back(op);
+                continue;
+            }
+            if (op.cls == OpClass::Attention) {
+                op.attention = AttentionKind::Decode;
+                op.seq = q;
+                op.kvLen = arch.mla && arch.mla->sparse() ? std::min(kvLen, double(arch.mla->indexTopK)) : kvLen;
                 op.kvBytesPerElement = l.kvBytesPerElement;
                 if (arch.mla) {
                     // MLA decode reads the compressed latent + RoPE key once per token

@@ -43,6 +43,13 @@ std::string kvFormula(const ModelArch& arch, const ServingConfig& config, double
             : format == KvCacheFormat::Nvfp4 ? ": an e4m3 scale per 16 values"
             : scaled ? ": an fp16 scale and zero per vector and token"
                      : "");
+    if (arch.mla && arch.mla->sparse())
+        return fmt::format("MLA + DSA indexer: L x ((kv_lora_rank + qk_rope_head_dim) x kv_bytes{} "
+                           "+ index_head_dim FP8 + an fp32 scale per 128) = {} x (({} + {}) x {}{} + "
+                           "{}) = {}{}",
+            scaled ? " + scale" : "", cacheLayers(arch), arch.mla->kvLoraRank,
+            arch.mla->qkRopeHeadDim, num(bytes), scale, num(indexerKeyBytes(*arch.mla)),
+            servingBytesText(value), name);
     if (arch.mla)
         return fmt::format("MLA: L x ((kv_lora_rank + qk_rope_head_dim) x kv_bytes{}) = {} x "
                            "(({} + {}) x {}{}) = {}{}",

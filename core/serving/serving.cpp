@@ -164,6 +164,15 @@ KvCacheFormat kvFormatOfBits(int kvBits)
     return kvBits >= 16 ? KvCacheFormat::Bf16 : kvBits >= 8 ? KvCacheFormat::Int8 : KvCacheFormat::Int4;
 }
 
+double indexerKeyBytes(const MlaConfig& mla)
+{
+    // FP8 keys with one fp32 scale per 128 values, whatever the main cache's format (vLLM
+    // DeepseekV32IndexerCache: index_head_dim + index_head_dim / 128 x 4 = 132 B).
+    if (!mla.sparse())
+        return 0;
+    return mla.indexHeadDim + 4.0 * std::ceil(mla.indexHeadDim / 128.0);
+}
+
 double kvBytesPerToken(const ModelArch& arch, KvCacheFormat format)
 {
     const KvStorage kv = kvStorage(format);
@@ -174,7 +183,7 @@ double kvBytesPerToken(const ModelArch& arch, KvCacheFormat format)
         // (DeepSeek-V2 eq. 9-10; DeepSeek-V3 config: 512 + 64).
         const double width
             = std::max(arch.mla->kvLoraRank, 0) + std::max(arch.mla->qkRopeHeadDim, 0);
-        return layers * (width * kv.bytesPerValue + kv.bytesPerVector);
+        return layers * (width * kv.bytesPerValue + kv.bytesPerVector + indexerKeyBytes(*arch.mla));
     }
     return 2.0 * layers * arch.kvHeadsOrDefault()
         * (arch.headDimOrDefault() * kv.bytesPerValue + kv.bytesPerVector);

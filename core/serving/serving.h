@@ -32,6 +32,9 @@ struct KvStorage {
     double bytesPerVector = 0;
 };
 KvStorage kvStorage(KvCacheFormat format);
+// DeepSeek Sparse Attention's indexer keys per token and layer: index_head_dim FP8 values and an
+// fp32 scale per 128 (0 for dense MLA). DeepSeek-V3.2: 128 + 4 = 132 B.
+double indexerKeyBytes(const MlaConfig& mla);
 KvCacheFormat kvFormatOfBits(int kvBits);
 double kvBytesPerToken(const ModelArch& arch, KvCacheFormat format);
 double kvBytesForTokens(const ModelArch& arch, KvCacheFormat format, double tokens);

@@ -157,8 +157,8 @@ TEST(ModelJson, BadArchitecturesNameThePathAndTheAllowedRange)
             "model.moe.experts: is required" },
         { R"({"layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000,
             "mla": {"kv_lora_rank": 512, "rank": 1}})",
-            "model.mla: unknown key(s) rank; allowed: kv_lora_rank q_lora_rank qk_nope_head_dim "
-            "qk_rope_head_dim v_head_dim" },
+            "model.mla: unknown key(s) rank; allowed: index_head_dim index_heads index_topk "
+            "kv_lora_rank q_lora_rank qk_nope_head_dim qk_rope_head_dim v_head_dim" },
         { R"([1, 2])", "model: must be an architecture object, got [1,2]" },
     };
     for (const BadJson& c : cases) {

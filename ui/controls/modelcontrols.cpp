@@ -154,7 +154,13 @@ void ModelControls::refresh()
 
     // MLA caches one latent per token, not KV heads (issue 23: "128 heads (128 KV)").
     const QString attention = arch.mla
-        ? tr("%1 heads, MLA latent %2 + %3").arg(arch.heads).arg(arch.mla->kvLoraRank).arg(arch.mla->qkRopeHeadDim)
+        ? (arch.mla->sparse()
+                  ? tr("%1 heads, MLA latent %2 + %3, sparse top-%4")
+                        .arg(arch.heads)
+                        .arg(arch.mla->kvLoraRank)
+                        .arg(arch.mla->qkRopeHeadDim)
+                        .arg(arch.mla->indexTopK)
+                  : tr("%1 heads, MLA latent %2 + %3").arg(arch.heads).arg(arch.mla->kvLoraRank).arg(arch.mla->qkRopeHeadDim))
         : tr("%1 heads (%2 KV)").arg(arch.heads).arg(arch.kvHeadsOrDefault());
     const QString moe = arch.moe
         ? tr(", %1 experts top-%2").arg(arch.moe->experts).arg(arch.moe->topK)
