@@ -390,4 +390,14 @@ std::optional<Error> FieldReader::finish()
     return std::nullopt;
 }
 
+Expected<nlohmann::json> parseJsonObject(std::string_view text, std::string_view what)
+{
+    Expected<nlohmann::json> parsed = parseJsonText(text);
+    if (!parsed)
+        return parsed.error();
+    if (!parsed->is_object())
+        return Error { "", fmt::format("{} must be a JSON object", what) };
+    return parsed;
+}
+
 } // namespace envelope

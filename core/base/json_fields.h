@@ -54,6 +54,8 @@ std::string childPath(const std::string& path, const std::string& key);
 // ..."), and names the field whose value is not valid JSON (NaN, Infinity, 1e400) as well as the
 // line and column. `path` prefixes every path.
 Expected<nlohmann::json> parseJsonText(std::string_view text, const std::string& path = {});
+// parseJsonText, refusing anything but an object: "<what> must be a JSON object".
+Expected<nlohmann::json> parseJsonObject(std::string_view text, std::string_view what);
 
 class FieldReader {
 public:

@@ -275,12 +275,10 @@ std::string supportedHfModelTypes()
 Expected<ModelArch> importHfConfig(std::string_view configJson)
 {
     // The shared parser: bounded depth, duplicate keys refused (json_fields.h).
-    Expected<json> parsed = parseJsonText(configJson);
+    Expected<json> parsed = parseJsonObject(configJson, "config.json");
     if (!parsed)
         return parsed.error();
     const json& config = *parsed;
-    if (!config.is_object())
-        return Error { "", "config.json must be a JSON object" };
     if (!config.contains("model_type") || !config.at("model_type").is_string())
         return Error { "model_type", fmt::format("is required (one of {})", kSupported) };
     const std::string type = config.at("model_type").get<std::string>();

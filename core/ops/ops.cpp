@@ -114,6 +114,25 @@ double attendedKeys(const ModelArch& arch, double seq)
     return (full + sliding + chunked) / layers;
 }
 
+// A causal flash-attention forward core: `sequences` of `seq` queries over `kvLen` keys on
+// average, `heads` query and `kvHeads` key heads of dQk (and dV value) dimensions.
+Op flashAttention(const char* name, double sequences, double seq, double kvLen, double heads,
+    double kvHeads, double dQk, double dV)
+{
+    Op a;
+    a.cls = OpClass::Attention;
+    a.attention = AttentionKind::FlashForward;
+    a.name = name;
+    a.sequences = sequences;
+    a.seq = seq;
+    a.kvLen = kvLen;
+    a.heads = heads;
+    a.kvHeads = kvHeads;
+    a.headDimQk = dQk;
+    a.headDimV = dV;
+    return a;
+}
+
 // Q, K, V (and MLA's down / up projections), RoPE, the attention core and the output
 // projection for `tokens` tokens of `sequences` sequences of `seq` (after CP) on one GPU.
 void addAttention(std::vector<Op>& ops, const ModelArch& arch, const TrainingLayout& l,
@@ -153,17 +172,8 @@ void addAttention(std::vector<Op>& ops, const ModelArch& arch, const TrainingLay
             addLinear(ops, l, "indexer k", tokens, dim, h, dt);
             ops.push_back(rowReduction("indexer k norm", 2 * tokens * dim * act));
             addLinear(ops, l, "indexer weights", tokens, heads, h, GemmDtype::Bf16);
-            Op logits;
-            logits.cls = OpClass::Attention;
-            logits.attention = AttentionKind::FlashForward;
-            logits.name = "indexer logits";
-            logits.sequences = sequences;
-            logits.seq = seqLocal;
-            logits.kvLen = std::max(seqFull / 2, 1.0);
-            logits.heads = heads;
-            logits.kvHeads = 1;
-            logits.headDimQk = dim;
-            logits.headDimV = 0;
+            Op logits = flashAttention("indexer logits", sequences, seqLocal,
+                std::max(seqFull / 2, 1.0), heads, 1, dim, 0);
             // FP8 keys with an fp32 scale per 128 (the indexer cache).
             logits.kvBytesPerElement = 1 + 4.0 / 128;
             ops.push_back(logits);
@@ -175,18 +185,7 @@ void addAttention(std::vector<Op>& ops, const ModelArch& arch, const TrainingLay
 
     const double keys = attendedKeys(arch, seqFull);
     if (l.flashAttention) {
-        Op a;
-        a.cls = OpClass::Attention;
-        a.attention = AttentionKind::FlashForward;
-        a.name = "attention";
-        a.sequences = sequences;
-        a.seq = seqLocal;
-        a.kvLen = keys;
-        a.heads = w.heads;
-        a.kvHeads = w.kvHeads;
-        a.headDimQk = w.dQk;
-        a.headDimV = w.dV;
-        ops.push_back(a);
+        ops.push_back(flashAttention("attention", sequences, seqLocal, keys, w.heads, w.kvHeads, w.dQk, w.dV));
     } else {
         // Unfused core as Megatron-LM ran it before flash attention: QK^T as a batched GEMM
         // over the full s x s square, a fused scale-mask-softmax kernel (read the scores,

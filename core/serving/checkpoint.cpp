@@ -114,12 +114,10 @@ Expected<CheckpointFormats> compressedTensors(const json& q)
 
 Expected<std::optional<CheckpointFormats>> checkpointFormats(std::string_view configJson)
 {
-    Expected<json> parsed = parseJsonText(configJson);
+    Expected<json> parsed = parseJsonObject(configJson, "config.json");
     if (!parsed)
         return parsed.error();
     const json& config = *parsed;
-    if (!config.is_object())
-        return Error { "", "config.json must be a JSON object" };
     const json* q = nullptr;
     std::string path = "quantization_config";
     if (config.contains("quantization_config"))
