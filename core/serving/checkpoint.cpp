@@ -220,6 +220,23 @@ Expected<std::optional<CheckpointFormats>> checkpointFormats(std::string_view co
     return std::optional<CheckpointFormats>(std::move(f));
 }
 
+void applyCheckpointFormats(ServingConfig& serving, const CheckpointFormats& f)
+{
+    serving.weightFormat = f.weightFormat;
+    serving.weightBits = f.weightBits;
+    if (f.quantGroupSize > 0)
+        serving.quantGroupSize = f.quantGroupSize;
+    serving.attentionWeightFormat = f.attentionWeightFormat;
+    serving.expertWeightFormat = f.expertWeightFormat;
+}
+
+std::string servingFormatsText(const CheckpointFormats& f)
+{
+    ServingConfig serving;
+    applyCheckpointFormats(serving, f);
+    return servingWeightFormatText(serving);
+}
+
 nlohmann::ordered_json checkpointServingKeys(const CheckpointFormats& f)
 {
     nlohmann::ordered_json out;

@@ -41,4 +41,11 @@ Expected<std::optional<CheckpointFormats>> checkpointFormats(std::string_view co
 // quant_group_size, attention_weight_format, expert_weight_format.
 nlohmann::ordered_json checkpointServingKeys(const CheckpointFormats& formats);
 
+// The same set on a plan's serving config (an import applies them with the model): the formats
+// and bits, quant_group_size where the checkpoint states one; the module groups it does not
+// name go back to "same".
+void applyCheckpointFormats(ServingConfig& serving, const CheckpointFormats& formats);
+// In words, as the text report names serving weights: "bf16 weights with experts in mxfp4".
+std::string servingFormatsText(const CheckpointFormats& formats);
+
 } // namespace envelope

@@ -111,6 +111,27 @@ private slots:
         QCOMPARE(m_doc->plan().model.form, ModelChoice::Form::HfConfig);
     }
 
+    // openai/gpt-oss-20b's config.json (tests/data/hf/gpt-oss-20b.json, as published) says
+    // quant_method mxfp4: transformers quantizes its MoE experts only. The import sets the
+    // serving formats with the model, in the same undo step, and says so under the box.
+    void aQuantizedCheckpointBringsItsServingFormats()
+    {
+        const Plan before = m_doc->plan();
+        QCOMPARE(before.serving.weightFormat, WeightFormat::Auto);
+        QVERIFY(typeAndWait(QStringLiteral("test-org/gpt-oss-20b")));
+        const Plan& plan = m_doc->plan();
+        QCOMPARE(plan.serving.weightFormat, WeightFormat::Bf16);
+        QCOMPARE(plan.serving.weightBits, 16);
+        QCOMPARE(plan.serving.expertWeightFormat, std::optional(WeightFormat::Mxfp4));
+        QVERIFY(!plan.serving.attentionWeightFormat.has_value());
+        QCOMPARE(m_box->statusLabel()->text(),
+            QStringLiteral("Imported test-org/gpt-oss-20b\nServing: bf16 weights with experts in "
+                           "mxfp4 (its quantization_config)"));
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan().serving == before.serving);
+        QVERIFY(m_doc->plan().model == before.model);
+    }
+
     void theWindowKeepsRunningWhileItFetches()
     {
         // slow-org answers after 5 s; the box gives up after 1 s, and the event loop runs all

@@ -32,6 +32,13 @@ HubImport fetchAndImport(QString text, hub::HubId id, hub::HubSettings settings)
     result.configPath = config->cachePath;
     result.arch = std::move(*arch);
     result.warnings = std::move(config->warnings);
+    // The checkpoint's serving formats; a quantization_config Envelope cannot map is a warning
+    // and leaves the plan's formats alone.
+    Expected<std::optional<CheckpointFormats>> formats = checkpointFormats(config->text);
+    if (!formats)
+        result.warnings.push_back(formats.error().toString() + "; the serving formats are left as they were");
+    else
+        result.formats = std::move(*formats);
     return result;
 }
 
@@ -107,6 +114,10 @@ void HubImportBox::onFetched()
         return;
     }
     QString text = tr("Imported %1").arg(result.id);
+    if (result.formats)
+        text += QStringLiteral("\n")
+            + tr("Serving: %1 (its quantization_config)")
+                  .arg(QString::fromStdString(servingFormatsText(*result.formats)));
     for (const std::string& warning : result.warnings)
         text += QStringLiteral("\n") + tr("Warning: %1").arg(QString::fromStdString(warning));
     showStatus(text, !result.warnings.empty());

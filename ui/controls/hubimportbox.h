@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "serving/checkpoint.h"
 
 class QLabel;
 class QLineEdit;
@@ -25,6 +26,8 @@ struct HubImport {
     QString error; // empty on success
     std::string configPath; // the cached config.json (empty when there is no cache folder)
     ModelArch arch;
+    // The checkpoint's own serving formats (its quantization_config), applied with the model.
+    std::optional<CheckpointFormats> formats;
     std::vector<std::string> warnings;
 };
 

@@ -135,7 +135,12 @@ void ModelControls::onSizeEdited(double billions)
 void ModelControls::onHubImported(const HubImport& result)
 {
     ModelChoice model = importedHfModel(result.arch, result.configPath, result.id.toStdString());
-    edit(tr("Import %1").arg(result.id), [model](Plan& p) { p.model = model; });
+    const std::optional<CheckpointFormats> formats = result.formats;
+    edit(tr("Import %1").arg(result.id), [model, formats](Plan& p) {
+        p.model = model;
+        if (formats)
+            applyCheckpointFormats(p.serving, *formats);
+    });
 }
 
 void ModelControls::refresh()

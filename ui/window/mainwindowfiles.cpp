@@ -18,6 +18,7 @@
 #include "window/exportsizedialog.h"
 #include "charts/memorybarchart.h"
 #include "document/modelimport.h"
+#include "serving/checkpoint.h"
 #include "document/plandocument.h"
 #include "plan/planio.h"
 #include "document/settings.h"
@@ -198,6 +199,10 @@ bool MainWindow::importHfConfigFile(const QString& path, QString* error)
     Plan plan = m_document->plan();
     plan.model = importedHfModel(std::move(*arch), QFileInfo(path).absoluteFilePath().toStdString(),
         QFileInfo(path).dir().dirName().toStdString());
+    // The checkpoint's own serving formats (quantization_config) come with it; one Envelope
+    // cannot map leaves the plan's formats as they were.
+    if (const Expected<std::optional<CheckpointFormats>> formats = checkpointFormats(*text); formats && *formats)
+        applyCheckpointFormats(plan.serving, **formats);
     m_document->edit(plan, tr("Import %1").arg(QFileInfo(path).fileName()));
     return true;
 }
