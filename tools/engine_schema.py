@@ -10,6 +10,7 @@ check that disappears upstream fails the extraction instead of going stale.
     tools/engine_schema.py megatron   GIT_DIR core_v0.19.0
     tools/engine_schema.py deepspeed  GIT_DIR v0.19.5
     tools/engine_schema.py verl       GIT_DIR v0.7.0
+    tools/engine_schema.py verl-fully-async GIT_DIR v0.7.0
     tools/engine_schema.py openrlhf   GIT_DIR v0.11.0
     tools/engine_schema.py trl        GIT_DIR v1.9.0
 
@@ -63,6 +64,7 @@ REPOS = {
     "vllm": "vllm-project/vllm",
     "sglang": "sgl-project/sglang",
     "verl": "volcengine/verl",
+    "verl-fully-async": "volcengine/verl",
     "openrlhf": "OpenRLHF/OpenRLHF",
     "trl": "huggingface/trl",
 }
@@ -1098,12 +1100,75 @@ def verl(git_dir, ref):
             "checks": checks}
 
 
+# --- verl's recipe/fully_async_policy: main_ppo's config and the recipe's own -----------------
+
+def verl_fully_async(git_dir, ref):
+    """`python3 -m recipe.fully_async_policy.fully_async_main` (run from verl's source tree: its
+    Hydra searchpath is file://verl/trainer/config) composes ppo_trainer and then
+    recipe/fully_async_policy/config/fully_async_ppo_trainer.yaml: main_ppo's keys plus the
+    recipe's async_training, rollout (its own pool) and data.gen_batch_size. `envelope-cli export
+    --to verl` writes it for a disjoint plan with bounded staleness, partial rollouts or streamed
+    updates ("export_to"). The checks are the recipe's own asserts at start."""
+    import yaml  # dev-only (python3-yaml)
+    body = verl(git_dir, ref)
+    keys = body["keys"]
+    path = "recipe/fully_async_policy/config/fully_async_ppo_trainer.yaml"
+    recipe = yaml.safe_load(show(git_dir, ref, path))
+    recipe.pop("hydra", None)
+    recipe.pop("defaults", None)
+
+    def walk(node, prefix):
+        for k, v in node.items():
+            key = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, dict) and v:
+                walk(v, key)
+                continue
+            kind = ("bool" if isinstance(v, bool) else "int" if isinstance(v, int)
+                    else "float" if isinstance(v, float) else "list" if isinstance(v, list)
+                    else "str" if isinstance(v, str) and "${" not in v else "any")
+            keys[key] = {"type": kind}
+
+    walk(recipe, "")
+    # rollout.total_rollout_steps: null means the dataset x epochs (fully_async_rollouter.py).
+    keys["rollout.total_rollout_steps"] = {"type": "any"}
+    rollouter = "recipe/fully_async_policy/fully_async_rollouter.py"
+    checks = [
+        {"id": "no-hybrid-engine",
+         "rule": "get('actor_rollout_ref.hybrid_engine') == 'False'",
+         "source": locate(git_dir, ref, rollouter, "assert not self.hybrid_engine")},
+        {"id": "train-batch-zero",
+         "rule": "get('data.train_batch_size') == 0",
+         "source": locate(git_dir, ref, rollouter,
+                          'assert self.config.data.train_batch_size == 0, "train_batch_size must be zero"')},
+        {"id": "gen-batch-one",
+         "rule": "get('data.gen_batch_size', 1) == 1",
+         "source": locate(git_dir, ref, rollouter,
+                          'assert self.config.data.gen_batch_size == 1, "gen_batch_size must be one"')},
+        {"id": "sync-step-at-least-one",
+         "rule": "get('async_training.trigger_parameter_sync_step', 4) >= 1",
+         "source": locate(git_dir, ref, rollouter,
+                          "assert self.config.async_training.trigger_parameter_sync_step >= 1")},
+        {"id": "rollout-log-probs",
+         "rule": "get('actor_rollout_ref.rollout.calculate_log_probs') == 'True'",
+         "source": locate(git_dir, ref, rollouter,
+                          'assert self.config.actor_rollout_ref.rollout.calculate_log_probs, "must rollout calculate log_probs"')},
+        {"id": "async-rollout",
+         "rule": "get('actor_rollout_ref.rollout.mode') == 'async'",
+         "source": locate(git_dir, ref, rollouter,
+                          'assert self.config.actor_rollout_ref.rollout.mode == "async"')},
+        body["checks"][2],  # rollout-engine-registered
+    ]
+    return {"kind": "overrides", "export_to": "verl",
+            "program": "python3 -m recipe.fully_async_policy.fully_async_main", "keys": keys,
+            "checks": checks}
+
+
 def main():
     if len(sys.argv) != 4 or sys.argv[1] not in REPOS:
         sys.exit(__doc__)
     engine, git_dir, ref = sys.argv[1:]
     body = {"torchtitan": torchtitan, "megatron": megatron, "deepspeed": deepspeed,
-            "vllm": vllm, "sglang": sglang, "verl": verl,
+            "vllm": vllm, "sglang": sglang, "verl": verl, "verl-fully-async": verl_fully_async,
             "openrlhf": openrlhf, "trl": trl}[engine](git_dir, ref)
     out = {"format": "envelope.engine-schema", "version": 1, "engine": engine,
            "engine_version": ref, "repo": REPOS[engine],

@@ -22,8 +22,8 @@ void registerExport(CLI::App& app, ExportCommand& c)
     c.command = app.add_subcommand("export",
         "Write the plan as an engine's configuration (DeepSpeed JSON, torchtitan TOML, "
         "Megatron arguments, HF TrainingArguments, vllm serve, sglang.launch_server or "
-        "trtllm-serve flags, or the RL job as verl main_ppo overrides, OpenRLHF train_ppo_ray "
-        "arguments or a TRL GRPOTrainer config)");
+        "trtllm-serve flags, or the RL job as verl main_ppo or fully_async overrides, OpenRLHF "
+        "train_ppo_ray arguments or a TRL GRPOTrainer config)");
     c.command->add_option("PLAN", c.planPath, "plan JSON file")->required();
     std::vector<std::string> engines;
     for (Engine e : kAllEngines)

@@ -1,4 +1,5 @@
-// verl (issue 28): the plan's RL job as `python3 -m verl.trainer.main_ppo` with Hydra overrides.
+// verl (issue 28): the plan's RL job as `python3 -m verl.trainer.main_ppo` with Hydra overrides, or
+// for an asynchronous disjoint plan as its recipe/fully_async_policy (exportFullyAsync).
 //
 // Keys as verl v0.7.0 declares them (verl/trainer/config/_generated_ppo_trainer.yaml, the full
 // config main_ppo composes; Hydra refuses a key it does not have): data.train_batch_size prompts
@@ -15,15 +16,110 @@
 #include "export/common.h"
 
 namespace envelope::exportdetail {
+namespace {
+
+// A pool of `gpus` as verl places it: nnodes x n_gpus_per_node, at most `perNode` to a node.
+struct Pool {
+    int nodes = 1, perNode = 1;
+};
+Pool poolOf(int gpus, int gpusPerNode, const char* name, std::vector<std::string>& warnings)
+{
+    Pool p;
+    gpus = std::max(gpus, 1);
+    p.perNode = std::max(1, std::min(gpus, gpusPerNode));
+    p.nodes = (gpus + p.perNode - 1) / p.perNode;
+    if (gpus % p.perNode != 0)
+        warnings.push_back(fmt::format("the {} pool's {} GPUs are not whole nodes of {}: verl "
+                                       "places n_gpus_per_node on every node ({} x {})",
+            name, gpus, p.perNode, p.nodes, p.perNode));
+    return p;
+}
+
+// verl v0.7.0's recipe/fully_async_policy (config/fully_async_ppo_trainer.yaml over main_ppo's
+// config; the rollouter's asserts at start): the rollout engine on its own pool (rollout.nnodes
+// x rollout.n_gpus_per_node) streaming completions to the trainer's (trainer.*), the weights
+// synced every trigger_parameter_sync_step updates of ppo_mini_batch_size x require_batches
+// prompts, generation running up to staleness_threshold of a sync's prompts ahead.
+std::string exportFullyAsync(const Plan& plan, const Estimate& estimate, EngineConfig& out,
+    std::vector<std::string>& keys)
+{
+    const RlConfig& rl = plan.rl;
+    const auto set = [&](std::string key, auto value) {
+        keys.push_back(fmt::format("{}={}", key, value));
+    };
+    set("actor_rollout_ref.hybrid_engine", "False");
+    set("actor_rollout_ref.rollout.mode", "async");
+    set("actor_rollout_ref.rollout.calculate_log_probs", "True");
+    const bool divides = rl.prompts % rl.updatesPerSync == 0;
+    set("async_training.staleness_threshold", numberText(rlStaleness(rl)));
+    set("async_training.trigger_parameter_sync_step", divides ? rl.updatesPerSync : 1);
+    set("async_training.require_batches", 1);
+    set("async_training.partial_rollout", rl.partialRollouts ? "True" : "False");
+    // rl.old_log_prob_forward = false: the rollout engine's log-probs stand for the old
+    // policy's (the recipe's default); true: the trainer recomputes them.
+    set("async_training.use_rollout_log_probs", rl.oldLogProbForward ? "False" : "True");
+    // Every GPU that is not the rollout engine's is the trainer's: the recipe runs the reference
+    // (and PPO's critic and reward model) on the trainer's workers.
+    const int rollout = std::max(rl.rolloutGpus, 1);
+    const int trainer = std::max(1, estimate.rl.totalGpus - rollout);
+    if (trainer != rl.trainerGpus)
+        out.warnings.push_back(fmt::format(
+            "verl's fully_async trainer pool holds the actor and the reference{} together: "
+            "written as {} trainer GPUs (the plan's {} trainer{})",
+            rl.algorithm == RlAlgorithm::Ppo ? ", critic and reward model" : "", trainer,
+            rl.trainerGpus,
+            rl.referenceGpus > 0 ? fmt::format(" + {} reference", rl.referenceGpus) : std::string()));
+    const Pool t = poolOf(trainer, plan.cluster.gpusPerNode, "trainer", out.warnings);
+    const Pool r = poolOf(rollout, plan.cluster.gpusPerNode, "rollout", out.warnings);
+    set("trainer.nnodes", t.nodes);
+    set("trainer.n_gpus_per_node", t.perNode);
+    set("rollout.nnodes", r.nodes);
+    set("rollout.n_gpus_per_node", r.perNode);
+    // null: every prompt of the dataset x trainer.total_epochs (the recipe's default of 100
+    // would stop after 100 prompts).
+    set("rollout.total_rollout_steps", "null");
+    set("trainer.logger", "'[\"console\"]'");
+
+    std::string s = commentBlock(
+        fmt::format("Envelope export for verl {} recipe/fully_async_policy (fully_async_main Hydra "
+                    "overrides)",
+            kVerlVersion),
+        out.figures);
+    s += "# Run from verl's source tree (recipe/ is not in the verl wheel). DATA_TRAIN and "
+         "DATA_VAL are the prompt parquet files";
+    s += rl.algorithm == RlAlgorithm::Ppo ? "; REWARD_MODEL the reward model's path.\n" : ".\n";
+    keys.insert(keys.begin(), "python3 -m recipe.fully_async_policy.fully_async_main");
+    // Ray places both pools' bundles on the cluster's nodes: as many as all their GPUs fill.
+    const int gpus = trainer + rollout;
+    const int perNode = std::max(1, plan.cluster.gpusPerNode);
+    const int nodes = (gpus + perNode - 1) / perNode;
+    out.launch = nodes > 1
+        ? fmt::format("bash {}  # in verl's source tree, on the head node of a {}-node Ray "
+                      "cluster (ray start --head; ray start --address HEAD:6379 on the others)",
+              out.fileName, nodes)
+        : "bash " + out.fileName + "  # in verl's source tree";
+    return s + joinCommand(keys, "");
+}
+
+} // namespace
+
 EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
 {
     const RlConfig& rl = plan.rl;
     const TrainingConfig& t = plan.training;
     const ServingConfig& sc = plan.serving;
+    // Separate pools with bounded staleness, partial rollouts or streamed updates: verl's
+    // recipe/fully_async_policy (its own rollouter and trainer pools), else main_ppo.
+    const double staleness = rlStaleness(rl);
+    const bool fullyAsync = rl.placement == RlPlacement::Disjoint
+        && (rl.partialRollouts || rl.updatesPerSync > 1 || (staleness > 0 && staleness != 1));
     std::string model;
-    EngineConfig out = startRlExport(plan, estimate, Engine::Verl, "verl_main_ppo.sh",
+    EngineConfig out = startRlExport(plan, estimate, Engine::Verl,
+        fullyAsync ? "verl_fully_async.sh" : "verl_main_ppo.sh",
         { "verl", "verl's FSDP actor", "enable_gradient_checkpointing", "data.max_response_length",
-            "verl's main_ppo (compute_log_prob)" },
+            // fully_async takes the rollout's log-probs as the old policy's (its
+            // async_training.use_rollout_log_probs), or recomputes them: either can be written.
+            fullyAsync ? "" : "verl's main_ppo (compute_log_prob)" },
         modelRepo, model);
     const Precision p = precisionOf(t.recipe);
     if (p.kind != Precision::Kind::Bf16 || p.eightBitOptimizer)
@@ -46,7 +142,11 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
     set("algorithm.adv_estimator", ppo ? "gae" : "grpo");
     set("data.train_files", "DATA_TRAIN");
     set("data.val_files", "DATA_VAL");
-    set("data.train_batch_size", rl.prompts);
+    // fully_async: the rollouter feeds the trainer prompt by prompt (its asserts: train_batch_size
+    // 0, gen_batch_size 1); the step is ppo_mini_batch_size x require_batches prompts.
+    set("data.train_batch_size", fullyAsync ? 0 : rl.prompts);
+    if (fullyAsync)
+        set("data.gen_batch_size", 1);
     set("data.max_prompt_length", rl.promptLen);
     set("data.max_response_length", rl.responseLen);
 
@@ -120,6 +220,12 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
         set("reward_model.enable", "True");
         set("reward_model.model.path", "REWARD_MODEL");
         set("reward_model.micro_batch_size_per_gpu", t.microBatch);
+    }
+
+    if (fullyAsync) {
+        const std::string text = exportFullyAsync(plan, estimate, out, keys);
+        out.text = text;
+        return out;
     }
 
     // Placement: one pool of every GPU the plan uses.

@@ -504,9 +504,17 @@ for sets in VARIANTS:
         node[parts[-1]] = json.loads(value)
     plans.append(("default plan, " + " ".join(sets), default_path, sets, plan))
 
+# One export per `--to` target; a target with several schemas (verl: main_ppo, and the
+# fully_async recipe for an asynchronous disjoint plan, "export_to": "verl") is checked against
+# the one whose program the export runs.
+targets = {}
+for engine, schema in schemas.items():
+    targets.setdefault(schema.get("export_to", engine), []).append(schema)
+
 exports = 0
 for label, path, sets, plan in plans:
-    for engine, schema in schemas.items():
+    for engine, group in targets.items():
+        schema = next((s for s in group if s["engine"] == engine), group[0])
         args = [cli, "export", path, "--to", engine]
         for s in sets:
             args += ["--set", s]
@@ -519,6 +527,9 @@ for label, path, sets, plan in plans:
         if r.returncode != 0:
             fail(where, f"export exited {r.returncode}: {r.stderr.strip()[:300]}")
             continue
+        if len(group) > 1:
+            schema = next((s for s in group if s.get("program") and s["program"] in r.stdout), schema)
+            where = f"{label} -> {schema['engine']} {schema['engine_version']}"
         exports += 1
         extra = {"report": json.loads(r.stderr)} if yaml_kind else {}
         CHECKERS[schema["kind"]](where, schema, r.stdout, plan, **extra)

@@ -13,10 +13,11 @@ namespace envelope::testing {
 namespace {
 
 // key -> value of the main_ppo command's overrides.
-std::map<std::string, std::string> overridesOf(const std::string& text)
+std::map<std::string, std::string> overridesOf(
+    const std::string& text, const char* program = "python3 -m verl.trainer.main_ppo")
 {
     std::map<std::string, std::string> out;
-    const std::size_t at = text.find("python3 -m verl.trainer.main_ppo");
+    const std::size_t at = text.find(program);
     EXPECT_NE(at, std::string::npos) << text;
     std::size_t pos = text.find('\n', at);
     while (pos != std::string::npos && pos + 1 < text.size()) {
@@ -196,9 +197,44 @@ TEST(ExportVerl, UpdatesPerSyncAreMiniBatchesAndTheFractionalBoundIsFullyAsyncs)
     sets.push_back("rl.staleness=0.5");
     sets.push_back("rl.partial_rollouts=true");
     sets.push_back("rl.updates_per_sync=4");
-    EXPECT_TRUE(anyWarningMentions(exportOf(defaultPlanWith(sets), Engine::Verl),
-        "async_training.staleness_threshold=0.5, partial_rollout=True, "
-        "trigger_parameter_sync_step=4 with require_batches x ppo_mini_batch_size = 16 prompts"));
+    // Disjoint pools with a fractional bound, partial rollouts and four updates a sync: verl's
+    // recipe/fully_async_policy. Its rollouter asserts train_batch_size 0, gen_batch_size 1,
+    // no hybrid engine, async rollout with log-probs; a sync every 4 updates of 16 prompts
+    // (ppo_mini_batch_size x require_batches) is the plan's 64 prompts a step; the rollout pool
+    // of 3 and the trainer's 4 + 1 reference (the recipe runs the reference on the trainer).
+    const EngineConfig async = exportOf(defaultPlanWith(sets), Engine::Verl);
+    EXPECT_EQ(async.fileName, "verl_fully_async.sh");
+    const auto o = overridesOf(async.text, "python3 -m recipe.fully_async_policy.fully_async_main");
+    EXPECT_EQ(async.text.find("verl.trainer.main_ppo"), std::string::npos);
+    const std::map<std::string, std::string> expected = {
+        { "data.train_batch_size", "0" }, { "data.gen_batch_size", "1" },
+        { "actor_rollout_ref.hybrid_engine", "False" },
+        { "actor_rollout_ref.rollout.mode", "async" },
+        { "actor_rollout_ref.rollout.calculate_log_probs", "True" },
+        { "actor_rollout_ref.actor.ppo_mini_batch_size", "16" },
+        { "async_training.staleness_threshold", "0.5" },
+        { "async_training.trigger_parameter_sync_step", "4" },
+        { "async_training.require_batches", "1" }, { "async_training.partial_rollout", "True" },
+        { "async_training.use_rollout_log_probs", "False" }, // the plan recomputes them
+        { "trainer.nnodes", "1" }, { "trainer.n_gpus_per_node", "5" },
+        { "rollout.nnodes", "1" }, { "rollout.n_gpus_per_node", "3" },
+        { "rollout.total_rollout_steps", "null" } };
+    for (const auto& [key, value] : expected) {
+        ASSERT_TRUE(o.count(key)) << key << "\n" << async.text;
+        EXPECT_EQ(o.at(key), value) << key;
+    }
+    EXPECT_TRUE(anyWarningMentions(async, "written as 5 trainer GPUs (the plan's 4 trainer + 1 reference)"));
+    EXPECT_FALSE(anyWarningMentions(async, "not written"));
+    EXPECT_NE(async.launch.find("verl's source tree"), std::string::npos) << async.launch;
+
+    // Colocated, the same bounds stay main_ppo's with the warning naming the recipe's keys.
+    sets = kGrpo;
+    sets.push_back("rl.staleness=0.5");
+    sets.push_back("rl.partial_rollouts=true");
+    sets.push_back("rl.updates_per_sync=4");
+    const EngineConfig colocated = exportOf(defaultPlanWith(sets), Engine::Verl);
+    EXPECT_EQ(colocated.fileName, "verl_main_ppo.sh");
+    EXPECT_TRUE(anyWarningMentions(colocated, "async_training.staleness_threshold=0.5, partial_rollout=True"));
 }
 
 } // namespace
