@@ -9,11 +9,29 @@
 #include <nlohmann/json.hpp>
 
 #include "estimate/estimate.h"
+#include "hubfetch.h"
+#include "hubsettings.h"
 #include "io/files.h"
 #include "plan/planio.h"
 #include "plan/setpath.h"
 
 namespace envelope::cli {
+
+// A plan's {"hf_id": ...}: the Hub's config.json as import-hf fetches it (HF_ENDPOINT,
+// HF_TOKEN, the cache, HF_HUB_OFFLINE=1 for the cache alone); its warnings (a cached copy used
+// when the Hub cannot be reached) on stderr.
+Expected<std::string> readHubConfig(const std::string& text)
+{
+    Expected<hub::HubId> id = hub::parseHubId(text);
+    if (!id)
+        return id.error();
+    Expected<hub::HubConfig> config = hub::fetchHubConfig(*id, hub::hubSettingsFromEnvironment());
+    if (!config)
+        return config.error();
+    for (const std::string& w : config->warnings)
+        std::cerr << "warning: " << w << "\n";
+    return std::move(config->text);
+}
 
 std::optional<PlanFile> readPlanFile(
     const std::string& path, const std::vector<std::string>& sets, int& status)
@@ -42,6 +60,7 @@ std::optional<PlanFile> readPlanFile(
     }
     ReadOptions options;
     options.readFile = io::readTextFile;
+    options.readHub = readHubConfig;
     // A plan on standard input finds its hf_config relative to the working directory.
     options.baseDir = path == "-" ? std::string() : std::filesystem::path(path).parent_path().string();
     Expected<Plan> plan = readPlan(planText, *presets, options);

@@ -24,12 +24,14 @@ struct ModelChoice {
         PresetOverrides,  // {"preset": "llama-2-7b", "layers": 16, ...}
         Architecture,     // a full architecture object
         HfConfig,         // {"hf_config": "path/config.json"} relative to the plan file
-        Params            // {"params": 7e9, optional "layers", "hidden", "heads"}
+        Params,           // {"params": 7e9, optional "layers", "hidden", "heads"}
+        HubId             // {"hf_id": "OWNER/NAME[@REVISION]"}: the Hub's config.json
     };
     Form form = Form::Preset;
     std::string presetId;       // Preset / PresetOverrides
     std::string overridesJson;  // PresetOverrides: the override keys as a JSON object text
     std::string hfConfigPath;   // HfConfig, as written in the plan
+    std::string hubId;          // HubId, as written in the plan
     ModelArch arch;             // resolved architecture (always filled)
 
     bool operator==(const ModelChoice&) const = default;

@@ -19,9 +19,14 @@ namespace envelope {
 // Returns the text or an error message. The core itself does no file I/O.
 using FileReader = std::function<Expected<std::string>(const std::string& path)>;
 
+// Returns the config.json text of a Hugging Face Hub id ("OWNER/NAME[@REVISION]") named in a
+// plan, or an error message (the app's own cache and settings: the core does no network I/O).
+using HubReader = std::function<Expected<std::string>(const std::string& id)>;
+
 struct ReadOptions {
     FileReader readFile; // needed only for {"hf_config": ...}; may be empty
     std::string baseDir; // folder of the plan file, for relative hf_config paths
+    HubReader readHub;   // needed only for {"hf_id": ...}; may be empty
 };
 
 // Parses, resolves against `presets` and validates. Unknown keys, wrong types, out-of-range or

@@ -99,6 +99,30 @@ Expected<ModelChoice> readModel(
         return choice;
     }
 
+    if (value.contains("hf_id")) {
+        choice.form = ModelChoice::Form::HubId;
+        FieldReader f(value, "model");
+        f.string("hf_id", choice.hubId, false);
+        if (auto e = f.finish())
+            return *e;
+        if (choice.hubId.empty())
+            return Error { "model.hf_id", "must be a Hub id OWNER/NAME or OWNER/NAME@REVISION" };
+        if (!options.readHub)
+            return Error { "model.hf_id",
+                "fetching a Hub config is not available here (no Hub reader given)" };
+        Expected<std::string> text = options.readHub(choice.hubId);
+        if (!text)
+            return Error { "model.hf_id", text.error().toString() };
+        Expected<ModelArch> arch = importHfConfig(*text);
+        if (!arch)
+            return Error { "model.hf_id",
+                fmt::format("\"{}\": {}", choice.hubId, arch.error().toString()) };
+        choice.arch = std::move(arch).value();
+        // Named as the plan names it (the importer's "llama (config.json)" says less).
+        choice.arch.name = choice.hubId;
+        return choice;
+    }
+
     if (value.contains("params")) {
         choice.form = ModelChoice::Form::Params;
         Expected<ModelArch> arch = paramsModelFromJson(value, "model");

@@ -38,6 +38,8 @@ ordered_json modelToJson(const ModelChoice& model)
     }
     case ModelChoice::Form::HfConfig:
         return ordered_json { { "hf_config", model.hfConfigPath } };
+    case ModelChoice::Form::HubId:
+        return ordered_json { { "hf_id", model.hubId } };
     case ModelChoice::Form::Params:
         return toOrdered(paramsModelToJson(model.arch));
     case ModelChoice::Form::Architecture:

@@ -66,6 +66,41 @@ TEST_F(CliHub, AHubIdImportsExactlyAsTheLocalFile)
     }
 }
 
+// A plan may name its model by Hub id: {"hf_id": "test-org/mixtral-8x7b"} estimates exactly as
+// the same plan with the config.json file (Mixtral 8x7B: 46,702,792,704 parameters). A gated
+// repo's refusal names model.hf_id (exit 2, bad input).
+TEST_F(CliHub, APlanNamesItsModelByHubId)
+{
+    const auto planWith = [&](const std::string& model, const char* file) {
+        const fs::path path = m_dir / file;
+        std::ofstream(path) << R"({"format": "envelope.plan", "version": 1, "model": )" << model
+                            << R"(, "gpu": "h100-sxm", "cluster": {"gpus": 8, "gpus_per_node": 8}})";
+        return path.string();
+    };
+    const std::string byId = planWith(R"({"hf_id": "test-org/mixtral-8x7b"})", "by-id.json");
+    const std::string byFile = planWith(
+        R"({"hf_config": ")" + std::string(ENVELOPE_TEST_DATA_DIR "/hf/mixtral-8x7b.json") + R"("})",
+        "by-file.json");
+    const HubRun id = cli("estimate " + quote(byId) + " --format text");
+    ASSERT_EQ(id.status, 0) << id.err;
+    const HubRun file = cli("estimate " + quote(byFile) + " --format text");
+    ASSERT_EQ(file.status, 0) << file.err;
+    EXPECT_TRUE(has(id.out, "46.70B")) << id.out;
+    EXPECT_TRUE(has(id.out, "model             test-org/mixtral-8x7b")) << id.out;
+    // The same figures; only the model line names it differently (the id, or the config).
+    const auto withoutModelLine = [](std::string text) {
+        const std::size_t at = text.find("\n  model ");
+        if (at != std::string::npos)
+            text.erase(at, text.find('\n', at + 1) - at);
+        return text;
+    };
+    EXPECT_EQ(withoutModelLine(id.out), withoutModelLine(file.out));
+
+    const HubRun gated = cli("estimate " + quote(planWith(R"({"hf_id": "gated-org/llama-2-7b"})", "gated.json")));
+    EXPECT_EQ(gated.status, 2);
+    EXPECT_TRUE(has(gated.err, "model.hf_id: gated-org/llama-2-7b")) << gated.err;
+}
+
 TEST_F(CliHub, TheCacheServesOfflineWithoutAsking)
 {
     const HubRun online = cli("import-hf test-org/gpt2");

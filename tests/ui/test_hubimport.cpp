@@ -4,6 +4,7 @@
 // imports the model as a config.json file is imported (one undo step), and a refusal shows its
 // message under the box and leaves the plan alone.
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -18,6 +19,7 @@
 
 #include "controls/hubimportbox.h"
 #include "controls/modelcontrols.h"
+#include "document/modelimport.h"
 #include "hubtestserver.h"
 #include "model/model.h"
 #include "panels/trainingpanel.h"
@@ -85,17 +87,33 @@ private slots:
         const Plan before = m_doc->plan();
         QVERIFY(typeAndWait(QStringLiteral("test-org/mixtral-8x7b")));
         const Plan& plan = m_doc->plan();
-        QCOMPARE(plan.model.form, ModelChoice::Form::HfConfig);
+        // Named by its id in the plan ({"hf_id": ...}), the config kept in the cache.
+        QCOMPARE(plan.model.form, ModelChoice::Form::HubId);
+        QCOMPARE(QString::fromStdString(plan.model.hubId), QStringLiteral("test-org/mixtral-8x7b"));
         const QString cached
             = m_cache.path() + "/envelope/hf/test-org/mixtral-8x7b/main/config.json";
-        QCOMPARE(QString::fromStdString(plan.model.hfConfigPath), cached);
+        QVERIFY(QFileInfo::exists(cached));
+        QVERIFY(writePlan(plan).find(R"("hf_id": "test-org/mixtral-8x7b")") != std::string::npos);
+        // The saved plan reads back from the cache alone, as the app opens it.
+        ReadOptions options;
+        options.readHub = hubCacheReader();
+        const Expected<Plan> reread = readPlan(writePlan(plan), m_doc->presets(), options);
+        QVERIFY2(reread.ok(), reread.ok() ? "" : reread.error().toString().c_str());
+        QVERIFY(reread->model == plan.model);
+        // An id never fetched is not there: the message says how to fetch it.
+        Plan other = plan;
+        other.model.hubId = "test-org/never-fetched";
+        const Expected<Plan> missing = readPlan(writePlan(other), m_doc->presets(), options);
+        QVERIFY(!missing.ok());
+        QCOMPARE(QString::fromStdString(missing.error().path), QStringLiteral("model.hf_id"));
+        QVERIFY2(missing.error().message.find("Hub id box") != std::string::npos,
+            missing.error().message.c_str());
         // The same architecture as importing the local file, named by its id.
         Expected<ModelArch> local
             = importHfConfig(readFile(ENVELOPE_TEST_DATA_DIR "/hf/mixtral-8x7b.json"));
         QVERIFY(local);
         ModelArch expected = *local;
-        if (expected.name.empty())
-            expected.name = "test-org/mixtral-8x7b";
+        expected.name = "test-org/mixtral-8x7b";
         QVERIFY(plan.model.arch == expected);
         QCOMPARE(m_box->statusLabel()->text(), QStringLiteral("Imported test-org/mixtral-8x7b"));
         QVERIFY(m_panel->modelControls()->shapeNote()->text().startsWith(QStringLiteral(
@@ -108,7 +126,7 @@ private slots:
         // The cache now serves it offline.
         qputenv("HF_HUB_OFFLINE", "1");
         QVERIFY(typeAndWait(QStringLiteral("test-org/mixtral-8x7b")));
-        QCOMPARE(m_doc->plan().model.form, ModelChoice::Form::HfConfig);
+        QCOMPARE(m_doc->plan().model.form, ModelChoice::Form::HubId);
     }
 
     // openai/gpt-oss-20b's config.json (tests/data/hf/gpt-oss-20b.json, as published) says

@@ -130,11 +130,13 @@ void ModelControls::onSizeEdited(double billions)
         kModelSizeControl);
 }
 
-// As a config.json file is imported (MainWindow::importHfConfigFile): the cached copy is the
-// plan's hf_config, the id its name when the config names none; one undo step.
+// As a config.json file is imported (MainWindow::importHfConfigFile), but named by its Hub id
+// ({"hf_id": ...}), the id its name when the config names none; one undo step.
 void ModelControls::onHubImported(const HubImport& result)
 {
-    ModelChoice model = importedHfModel(result.arch, result.configPath, result.id.toStdString());
+    // Saved as {"hf_id": ...}: the plan names the model by its id, portable to any machine
+    // (reopened from the cache here, fetched by envelope-cli elsewhere).
+    ModelChoice model = importedHubModel(result.arch, result.id.toStdString());
     const std::optional<CheckpointFormats> formats = result.formats;
     edit(tr("Import %1").arg(result.id), [model, formats](Plan& p) {
         p.model = model;
@@ -192,6 +194,11 @@ void ModelControls::refresh()
                 .arg(shape));
         break;
     }
+    case ModelChoice::Form::HubId:
+        m_shapeNote->setText(tr("Imported from the Hugging Face Hub, %1: %2")
+                                 .arg(QString::fromStdString(plan.model.hubId))
+                                 .arg(shape));
+        break;
     default:
         m_shapeNote->setText(shape);
         break;

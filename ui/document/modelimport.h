@@ -5,6 +5,7 @@
 #include <string>
 
 #include "plan/plan.h"
+#include "plan/planio.h"
 
 namespace envelope::ui {
 
@@ -13,5 +14,12 @@ namespace envelope::ui {
 // `configPath` (a Hub fetch with no cache folder) keeps the architecture inline instead.
 ModelChoice importedHfModel(
     ModelArch arch, const std::string& configPath, const std::string& fallbackName);
+
+// The model as `{"hf_id": id}`, named `id` (as readPlan names it).
+ModelChoice importedHubModel(ModelArch arch, const std::string& id);
+
+// A plan's {"hf_id": ...} as the app reads it on the GUI thread: from the Hub cache only (no
+// network on the GUI thread); a miss says how to fetch it.
+HubReader hubCacheReader();
 
 } // namespace envelope::ui

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "document/modelimport.h"
 #include "estimate/estimate.h"
 #include "io/files.h"
 #include "plan/planio.h"
@@ -71,6 +72,7 @@ std::vector<PinnedPlan> loadPins(const QString& path, const PresetLibrary& prese
         return fail(QObject::tr("version: this Envelope reads pins version 1"));
     ReadOptions options;
     options.readFile = io::readTextFile;
+    options.readHub = hubCacheReader();
     options.baseDir = QFileInfo(path).absolutePath().toStdString();
     for (std::size_t i = 0; i < j["pins"].size(); ++i) {
         const nlohmann::json& entry = j["pins"][i];

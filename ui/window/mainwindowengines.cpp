@@ -1,6 +1,7 @@
 // MainWindow: engine configurations (issue 15): File → Export → Engine config… and
 // File → Import engine config…. The core reads and writes them; this file only wires dialogs.
 #include "window/mainwindow.h"
+#include "document/modelimport.h"
 
 #include <QFileInfo>
 #include <QMessageBox>
@@ -43,6 +44,7 @@ bool MainWindow::importEngineConfigFile(Engine engine, const QString& path, cons
     }
     ReadOptions readOptions;
     readOptions.readFile = io::readTextFile;
+    readOptions.readHub = hubCacheReader();
     Expected<Plan> plan = readPlan(imported->planJson, m_document->presets(), readOptions);
     if (!plan) {
         if (error)

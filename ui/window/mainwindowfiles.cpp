@@ -58,6 +58,7 @@ bool MainWindow::openFile(const QString& path, QString* error)
     }
     ReadOptions options;
     options.readFile = readTextFile;
+    options.readHub = hubCacheReader();
     options.baseDir = QFileInfo(path).absolutePath().toStdString();
     Expected<Plan> plan = readPlan(*text, m_document->presets(), options);
     if (!plan) {
@@ -170,6 +171,7 @@ void MainWindow::restoreSession()
     // same capped reader as any plan.
     ReadOptions options;
     options.readFile = readTextFile;
+    options.readHub = hubCacheReader();
     Expected<Plan> plan = readPlan(last.toStdString(), m_document->presets(), options);
     if (plan) {
         m_document->reset(*plan);
