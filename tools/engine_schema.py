@@ -1051,6 +1051,20 @@ def trl(git_dir, ref):
 
 # --- verl: the composed main_ppo config, every key a Hydra override may name ------------------
 
+def yaml_keys(node, prefix, keys):
+    """Every leaf of a Hydra YAML as a dotted key, typed by its default: null and ${...}
+    interpolations take any value."""
+    for k, v in node.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict) and v:
+            yaml_keys(v, key, keys)
+            continue
+        kind = ("bool" if isinstance(v, bool) else "int" if isinstance(v, int)
+                else "float" if isinstance(v, float) else "list" if isinstance(v, list)
+                else "str" if isinstance(v, str) and "${" not in v else "any")
+        keys[key] = {"type": kind}
+
+
 def verl(git_dir, ref):
     """verl/trainer/config/_generated_ppo_trainer.yaml is the whole config main_ppo composes
     (generated from the defaults tree and checked in): Hydra refuses an override of a key it does
@@ -1059,28 +1073,7 @@ def verl(git_dir, ref):
     path = "verl/trainer/config/_generated_ppo_trainer.yaml"
     config = yaml.safe_load(show(git_dir, ref, path))
     keys = {}
-
-    def walk(node, prefix):
-        for k, v in node.items():
-            key = f"{prefix}.{k}" if prefix else str(k)
-            if isinstance(v, dict) and v:
-                walk(v, key)
-                continue
-            if isinstance(v, bool):
-                kind = "bool"
-            elif isinstance(v, int):
-                kind = "int"
-            elif isinstance(v, float):
-                kind = "float"
-            elif isinstance(v, list):
-                kind = "list"
-            elif isinstance(v, str) and "${" not in v:
-                kind = "str"
-            else:
-                kind = "any"
-            keys[key] = {"type": kind}
-
-    walk(config, "")
+    yaml_keys(config, "", keys)
     checks = [
         {"id": "batch-divides-gpus",
          "rule": "get('data.train_batch_size') * get('actor_rollout_ref.rollout.n', 1) % "
@@ -1116,19 +1109,7 @@ def verl_fully_async(git_dir, ref):
     recipe = yaml.safe_load(show(git_dir, ref, path))
     recipe.pop("hydra", None)
     recipe.pop("defaults", None)
-
-    def walk(node, prefix):
-        for k, v in node.items():
-            key = f"{prefix}.{k}" if prefix else str(k)
-            if isinstance(v, dict) and v:
-                walk(v, key)
-                continue
-            kind = ("bool" if isinstance(v, bool) else "int" if isinstance(v, int)
-                    else "float" if isinstance(v, float) else "list" if isinstance(v, list)
-                    else "str" if isinstance(v, str) and "${" not in v else "any")
-            keys[key] = {"type": kind}
-
-    walk(recipe, "")
+    yaml_keys(recipe, "", keys)
     # rollout.total_rollout_steps: null means the dataset x epochs (fully_async_rollouter.py).
     keys["rollout.total_rollout_steps"] = {"type": "any"}
     rollouter = "recipe/fully_async_policy/fully_async_rollouter.py"
