@@ -9,6 +9,7 @@
 // trainer.nnodes x n_gpus_per_node. main_ppo's hybrid engine colocates actor, rollout and
 // reference on every GPU, and its FSDP actor shards with FSDP alone.
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -18,20 +19,15 @@
 namespace envelope::exportdetail {
 namespace {
 
-// A pool of `gpus` as verl places it: nnodes x n_gpus_per_node, at most `perNode` to a node.
-struct Pool {
-    int nodes = 1, perNode = 1;
-};
-Pool poolOf(int gpus, int gpusPerNode, const char* name, std::vector<std::string>& warnings)
+// A pool of `gpus` as verl places it (nnodes x n_gpus_per_node: wholeNodes), warned when that
+// is not whole nodes; `what` names the pool in the warning ("" for main_ppo's one pool).
+NodeLayout poolOf(int gpus, int gpusPerNode, std::string_view what, std::vector<std::string>& warnings)
 {
-    Pool p;
-    gpus = std::max(gpus, 1);
-    p.perNode = std::max(1, std::min(gpus, gpusPerNode));
-    p.nodes = (gpus + p.perNode - 1) / p.perNode;
+    const NodeLayout p = wholeNodes(gpus, gpusPerNode);
     if (gpus % p.perNode != 0)
-        warnings.push_back(fmt::format("the {} pool's {} GPUs are not whole nodes of {}: verl "
-                                       "places n_gpus_per_node on every node ({} x {})",
-            name, gpus, p.perNode, p.nodes, p.perNode));
+        warnings.push_back(fmt::format("{}{} GPUs are not whole nodes of {}: verl places "
+                                       "n_gpus_per_node on every node ({} x {})",
+            what, gpus, p.perNode, p.nodes, p.perNode));
     return p;
 }
 
@@ -69,8 +65,8 @@ std::string exportFullyAsync(const Plan& plan, const Estimate& estimate, EngineC
             rl.algorithm == RlAlgorithm::Ppo ? ", critic and reward model" : "", trainer,
             rl.trainerGpus,
             rl.referenceGpus > 0 ? fmt::format(" + {} reference", rl.referenceGpus) : std::string()));
-    const Pool t = poolOf(trainer, plan.cluster.gpusPerNode, "trainer", out.warnings);
-    const Pool r = poolOf(rollout, plan.cluster.gpusPerNode, "rollout", out.warnings);
+    const NodeLayout t = poolOf(trainer, plan.cluster.gpusPerNode, "the trainer pool's ", out.warnings);
+    const NodeLayout r = poolOf(rollout, plan.cluster.gpusPerNode, "the rollout pool's ", out.warnings);
     set("trainer.nnodes", t.nodes);
     set("trainer.n_gpus_per_node", t.perNode);
     set("rollout.nnodes", r.nodes);
@@ -90,9 +86,7 @@ std::string exportFullyAsync(const Plan& plan, const Estimate& estimate, EngineC
     s += rl.algorithm == RlAlgorithm::Ppo ? "; REWARD_MODEL the reward model's path.\n" : ".\n";
     keys.insert(keys.begin(), "python3 -m recipe.fully_async_policy.fully_async_main");
     // Ray places both pools' bundles on the cluster's nodes: as many as all their GPUs fill.
-    const int gpus = trainer + rollout;
-    const int perNode = std::max(1, plan.cluster.gpusPerNode);
-    const int nodes = (gpus + perNode - 1) / perNode;
+    const int nodes = wholeNodes(trainer + rollout, plan.cluster.gpusPerNode).nodes;
     out.launch = nodes > 1
         ? fmt::format("bash {}  # in verl's source tree, on the head node of a {}-node Ray "
                       "cluster (ray start --head; ray start --address HEAD:6379 on the others)",
@@ -230,8 +224,6 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
 
     // Placement: one pool of every GPU the plan uses.
     const int gpus = std::max(1, estimate.rl.totalGpus);
-    const int perNode = std::max(1, std::min(gpus, plan.cluster.gpusPerNode));
-    const int nodes = (gpus + perNode - 1) / perNode;
     if (rl.placement == RlPlacement::Disjoint)
         out.warnings.push_back(fmt::format(
             "rl.placement = \"disjoint\": verl's main_ppo colocates actor, reference and rollout "
@@ -240,33 +232,30 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
             "disjoint plan's (separate pools are verl's recipe/one_step_off_policy, not written; "
             "export --to openrlhf keeps them)",
             gpus, rl.trainerGpus, rl.rolloutGpus, rl.referenceGpus));
-    if (rl.partialRollouts || (rlStaleness(rl) > 0 && rlStaleness(rl) != 1)
-        || (rl.updatesPerSync > 1 && rl.placement == RlPlacement::Disjoint))
+    // Colocated with a staleness bound or partial rollouts (disjoint ones are fully_async's).
+    if (rl.partialRollouts || (staleness > 0 && staleness != 1))
         out.warnings.push_back(fmt::format(
             "rl.staleness = {:g}{}, rl.updates_per_sync = {}: bounded staleness, partial "
             "rollouts and streamed updates are verl's recipe/fully_async_policy "
             "(async_training.staleness_threshold={:g}, partial_rollout={}, "
             "trigger_parameter_sync_step={} with require_batches x ppo_mini_batch_size = {} "
             "prompts), not main_ppo; not written",
-            rlStaleness(rl), rl.partialRollouts ? " with rl.partial_rollouts" : "",
-            rl.updatesPerSync, rlStaleness(rl), rl.partialRollouts ? "True" : "False",
+            staleness, rl.partialRollouts ? " with rl.partial_rollouts" : "",
+            rl.updatesPerSync, staleness, rl.partialRollouts ? "True" : "False",
             rl.updatesPerSync, rl.prompts / rl.updatesPerSync));
-    else if (rlStaleness(rl) == 1)
+    else if (staleness == 1)
         out.warnings.push_back("rl.off_policy_pipeline: one-step-off-policy is verl's "
                                "recipe/one_step_off_policy, not main_ppo; not written");
-    if (gpus % perNode != 0)
-        out.warnings.push_back(fmt::format("{} GPUs are not whole nodes of {}: verl places "
-                                           "n_gpus_per_node on every node ({} x {})",
-            gpus, perNode, nodes, perNode));
+    const NodeLayout pool = poolOf(gpus, plan.cluster.gpusPerNode, "", out.warnings);
     // verl/utils/config.py validate_config: the step's completions split evenly over the GPUs.
     const long long completions = static_cast<long long>(rl.prompts) * rl.groupSize;
-    if (completions % (static_cast<long long>(nodes) * perNode) != 0)
+    if (completions % pool.gpus() != 0)
         out.warnings.push_back(fmt::format(
             "rl.prompts_per_step x rl.group_size = {} is not a multiple of the {} GPUs: verl "
             "asserts real_train_batch_size % n_gpus == 0 and refuses this job at start",
-            completions, nodes * perNode));
-    set("trainer.nnodes", nodes);
-    set("trainer.n_gpus_per_node", perNode);
+            completions, pool.gpus()));
+    set("trainer.nnodes", pool.nodes);
+    set("trainer.n_gpus_per_node", pool.perNode);
     // Quoted: unquoted brackets are a glob to the shell.
     set("trainer.logger", "'[\"console\"]'");
 
@@ -278,10 +267,10 @@ EngineConfig exportVerl(const Plan& plan, const Estimate& estimate, const std::s
     s += ppo ? "; REWARD_MODEL the reward model's path.\n" : ".\n";
     keys.insert(keys.begin(), "python3 -m verl.trainer.main_ppo");
     out.text = s + joinCommand(keys, "");
-    out.launch = nodes > 1
+    out.launch = pool.nodes > 1
         ? fmt::format("bash {}  # on the head node of a {}-node Ray cluster (ray start --head; "
                       "ray start --address HEAD:6379 on the others)",
-              out.fileName, nodes)
+              out.fileName, pool.nodes)
         : "bash " + out.fileName;
     return out;
 }
