@@ -29,7 +29,6 @@ HubImport fetchAndImport(QString text, hub::HubId id, hub::HubSettings settings)
             = text + QStringLiteral(": ") + QString::fromStdString(arch.error().toString());
         return result;
     }
-    result.configPath = config->cachePath;
     result.arch = std::move(*arch);
     result.warnings = std::move(config->warnings);
     // The checkpoint's serving formats; a quantization_config Envelope cannot map is a warning

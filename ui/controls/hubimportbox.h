@@ -24,7 +24,6 @@ namespace envelope::ui {
 struct HubImport {
     QString id; // as typed, trimmed
     QString error; // empty on success
-    std::string configPath; // the cached config.json (empty when there is no cache folder)
     ModelArch arch;
     // The checkpoint's own serving formats (its quantization_config), applied with the model.
     std::optional<CheckpointFormats> formats;

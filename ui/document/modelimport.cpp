@@ -9,7 +9,7 @@ ModelChoice importedHfModel(
     ModelArch arch, const std::string& configPath, const std::string& fallbackName)
 {
     ModelChoice model;
-    model.form = configPath.empty() ? ModelChoice::Form::Architecture : ModelChoice::Form::HfConfig;
+    model.form = ModelChoice::Form::HfConfig;
     model.hfConfigPath = configPath;
     model.arch = std::move(arch);
     if (model.arch.name.empty())

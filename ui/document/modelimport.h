@@ -1,5 +1,6 @@
-// A Hugging Face config.json import as the plan's model, one rule for a file chosen or dropped
-// (MainWindow::importHfConfigFile) and a config fetched by Hub id (HubImportBox, issue 23).
+// A Hugging Face config.json import as the plan's model: a file chosen or dropped
+// (MainWindow::importHfConfigFile) as its path, a config fetched by Hub id (HubImportBox, issue
+// 23) as its id, which the app reads back from the Hub cache.
 #pragma once
 
 #include <string>
@@ -10,8 +11,7 @@
 namespace envelope::ui {
 
 // The model as `{"hf_config": configPath}` (absolute in memory; saving writes it relative to
-// the plan's folder), named `fallbackName` when the config names nothing. An empty
-// `configPath` (a Hub fetch with no cache folder) keeps the architecture inline instead.
+// the plan's folder), named `fallbackName` when the config names nothing.
 ModelChoice importedHfModel(
     ModelArch arch, const std::string& configPath, const std::string& fallbackName);
 
