@@ -484,20 +484,16 @@ std::vector<Op> decodeStepOps(
         if (count <= 0)
             return;
         for (Op op : layerForwardOps(arch, t, moe)) {
-            // The sparse indexer scores every cached token in its own FP8 cache; the attention
-            // reads the top-k of the latent cache.
-            if (op.cls == OpClass::Attention && std::string_view(op.name) == "indexer logits") {
-                op.attention = AttentionKind::Decode;
-                op.seq = q;
-                op.kvLen = kvLen;
-                op.repeat *= count;
-                ops.push_back(op);
-                continue;
-            }
+            // The sparse indexer scores every cached token in its own FP8 cache (its op keeps
+            // its shape); the attention reads the top-k of the latent cache.
             if (op.cls == OpClass::Attention) {
                 op.attention = AttentionKind::Decode;
                 op.seq = q;
-                op.kvLen = arch.mla && arch.mla->sparse() ? std::min(kvLen, double(arch.mla->indexTopK)) : kvLen;
+                op.kvLen = kvLen;
+            }
+            if (op.cls == OpClass::Attention && std::string_view(op.name) != "indexer logits") {
+                if (arch.mla && arch.mla->sparse())
+                    op.kvLen = std::min(kvLen, double(arch.mla->indexTopK));
                 op.kvBytesPerElement = l.kvBytesPerElement;
                 if (arch.mla) {
                     // MLA decode reads the compressed latent + RoPE key once per token

@@ -61,6 +61,13 @@ void classify(const json& list, Kept& kept)
     }
 }
 
+// A string key of `object`, or `fallback` when absent or not a string.
+std::string stringOr(const json& object, const char* key, std::string fallback)
+{
+    return object.contains(key) && object.at(key).is_string() ? object.at(key).get<std::string>()
+                                                              : std::move(fallback);
+}
+
 // An integer key of `object`, clamped to 0..1e6 (a group size, a bit width); 0 when absent or
 // not an integer.
 int smallInt(const json& object, const char* key)
@@ -88,8 +95,8 @@ Expected<CheckpointFormats> compressedTensors(const json& q)
             "is required (an object: num_bits, type, strategy)" };
     const json& w = group.at("weights");
     const int bits = smallInt(w, "num_bits");
-    const std::string type = w.contains("type") && w.at("type").is_string() ? w.at("type").get<std::string>() : "int";
-    const std::string strategy = w.contains("strategy") && w.at("strategy").is_string() ? w.at("strategy").get<std::string>() : "";
+    const std::string type = stringOr(w, "type", "int");
+    const std::string strategy = stringOr(w, "strategy", "");
     const int groupSize = std::max(smallInt(w, "group_size"), 0);
     if (bits == 8 && type == "float")
         f.weightFormat = strategy == "block" ? WeightFormat::Fp8Block : WeightFormat::Fp8;
@@ -131,9 +138,7 @@ Expected<std::optional<CheckpointFormats>> checkpointFormats(std::string_view co
         return std::optional<CheckpointFormats> {};
     if (!q->is_object())
         return Error { path, "must be an object" };
-    const std::string method = q->contains("quant_method") && q->at("quant_method").is_string()
-        ? lower(q->at("quant_method").get<std::string>())
-        : std::string();
+    const std::string method = lower(stringOr(*q, "quant_method", ""));
 
     CheckpointFormats f;
     Kept kept;
@@ -156,9 +161,7 @@ Expected<std::optional<CheckpointFormats>> checkpointFormats(std::string_view co
         f = *ct;
         classify(q->value("ignore", json::array()), kept);
     } else if (method == "modelopt") {
-        const std::string algo = q->contains("quant_algo") && q->at("quant_algo").is_string()
-            ? lower(q->at("quant_algo").get<std::string>())
-            : std::string();
+        const std::string algo = lower(stringOr(*q, "quant_algo", ""));
         if (algo == "fp8")
             f.weightFormat = WeightFormat::Fp8;
         else if (algo == "nvfp4")
@@ -181,7 +184,6 @@ Expected<std::optional<CheckpointFormats>> checkpointFormats(std::string_view co
                         "compressed-tensors, modelopt, awq and gptq)",
                 method) };
     }
-    f.method = method;
     if (f.weightFormat != WeightFormat::Auto)
         f.weightBits = weightFormatBits(f.weightFormat);
 

@@ -20,7 +20,6 @@ struct CheckpointFormats {
     int quantGroupSize = 0;                         // serving.quant_group_size; 0: not stated
     std::optional<WeightFormat> attentionWeightFormat; // serving.attention_weight_format
     std::optional<WeightFormat> expertWeightFormat;    // serving.expert_weight_format
-    std::string method;  // quantization_config.quant_method as given
     std::string reason;  // the entries that put each group where it is, for the user
 };
 

@@ -43,18 +43,17 @@ std::string kvFormula(const ModelArch& arch, const ServingConfig& config, double
             : format == KvCacheFormat::Nvfp4 ? ": an e4m3 scale per 16 values"
             : scaled ? ": an fp16 scale and zero per vector and token"
                      : "");
-    if (arch.mla && arch.mla->sparse())
-        return fmt::format("MLA + DSA indexer: L x ((kv_lora_rank + qk_rope_head_dim) x kv_bytes{} "
-                           "+ index_head_dim FP8 + an fp32 scale per 128) = {} x (({} + {}) x {}{} + "
-                           "{}) = {}{}",
-            scaled ? " + scale" : "", cacheLayers(arch), arch.mla->kvLoraRank,
-            arch.mla->qkRopeHeadDim, num(bytes), scale, num(indexerKeyBytes(*arch.mla)),
+    if (arch.mla) {
+        // DeepSeek Sparse Attention adds the indexer's own FP8 keys to every layer's latent.
+        const bool dsa = arch.mla->sparse();
+        return fmt::format("MLA{}: L x ((kv_lora_rank + qk_rope_head_dim) x kv_bytes{}{}) = {} x "
+                           "(({} + {}) x {}{}{}) = {}{}",
+            dsa ? " + DSA indexer" : "", scaled ? " + scale" : "",
+            dsa ? " + index_head_dim FP8 + an fp32 scale per 128" : "", cacheLayers(arch),
+            arch.mla->kvLoraRank, arch.mla->qkRopeHeadDim, num(bytes), scale,
+            dsa ? " + " + num(indexerKeyBytes(*arch.mla)) : std::string(),
             servingBytesText(value), name);
-    if (arch.mla)
-        return fmt::format("MLA: L x ((kv_lora_rank + qk_rope_head_dim) x kv_bytes{}) = {} x "
-                           "(({} + {}) x {}{}) = {}{}",
-            scaled ? " + scale" : "", cacheLayers(arch), arch.mla->kvLoraRank,
-            arch.mla->qkRopeHeadDim, num(bytes), scale, servingBytesText(value), name);
+    }
     const int kvHeads = arch.kvHeadsOrDefault();
     const int headDim = arch.headDimOrDefault();
     const char* kind = kvHeads == arch.heads ? "MHA" : (kvHeads == 1 ? "MQA" : "GQA");
@@ -143,7 +142,8 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
     const bool ownExperts = config.expertWeightFormat && w.expertParams > 0;
     const double restParams = w.quantizedParams - (ownAttention ? w.attentionParams : 0)
         - (expertsSpread || ownExperts ? w.expertParams : 0);
-    std::string linear = fmt::format("{}linear {} x {} B/param [{}]", ownAttention || ownExperts || expertsSpread ? "(" : "",
+    const bool bracketed = ownAttention || ownExperts || expertsSpread;
+    std::string linear = fmt::format("{}linear {} x {} B/param [{}]", bracketed ? "(" : "",
         num(restParams), num(w.bytesPerQuantized), formatText(std::nullopt));
     if (ownAttention)
         linear += fmt::format(" + attention {} x {} B [{}]", num(w.attentionParams),
@@ -151,7 +151,7 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
     if (ownExperts && !expertsSpread)
         linear += fmt::format(" + routed experts {} x {} B [{}]", num(w.expertParams),
             num(w.bytesPerExpert), formatText(config.expertWeightFormat));
-    linear += fmt::format("{} / tp {}", ownAttention || ownExperts || expertsSpread ? ")" : "", tp);
+    linear += fmt::format("{} / tp {}", bracketed ? ")" : "", tp);
     if (expertsSpread)
         linear += fmt::format(" + routed experts {} x {} B{} x {} ({} of E on a GPU)",
             num(w.expertParams), num(w.bytesPerExpert),

@@ -281,15 +281,10 @@ double servingWeightBytes(const ServingConfig& config)
 
 ServingFormatBytes servingFormatBytes(const ServingConfig& config)
 {
-    ServingFormatBytes b;
-    b.linear = servingWeightBytes(config);
-    b.attention = config.attentionWeightFormat
-        ? weightFormatBytes(*config.attentionWeightFormat, config.weightBits, config.quantGroupSize)
-        : b.linear;
-    b.experts = config.expertWeightFormat
-        ? weightFormatBytes(*config.expertWeightFormat, config.weightBits, config.quantGroupSize)
-        : b.linear;
-    return b;
+    const auto bytesOf = [&](std::optional<WeightFormat> group) {
+        return weightFormatBytes(group.value_or(config.weightFormat), config.weightBits, config.quantGroupSize);
+    };
+    return { bytesOf(std::nullopt), bytesOf(config.attentionWeightFormat), bytesOf(config.expertWeightFormat) };
 }
 
 namespace {
