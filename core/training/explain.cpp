@@ -172,8 +172,7 @@ void explainStates(
 }
 
 // bitsandbytes paged state and optimizer in backward (issue 24).
-void explainOptimizerPlacement(
-    const TrainingSetup& s, const TrainingConfig& config, const StageMemory& w, Explainer& ex)
+void explainOptimizerPlacement(const TrainingSetup& s, const StageMemory& w, Explainer& ex)
 {
     if (s.pagedOptimizer)
         ex.add("training.paged_optimizer_bytes",
@@ -511,7 +510,7 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
         "first stage: embedding and pp micro-batches in flight; last: LM head and logits");
     explainParams(setup, worst, ex);
     explainStates(setup, config, worst, ex);
-    explainOptimizerPlacement(setup, config, worst, ex);
+    explainOptimizerPlacement(setup, worst, ex);
     explainActivations(arch, setup, config, worst, result, ex);
 
     const double before = m.weights + m.gradients + m.optimizer + m.activations;
