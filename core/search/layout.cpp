@@ -64,6 +64,24 @@ std::string recomputeWords(const Layout& l)
     return fmt::format("{} recompute", recomputeId(l.recompute));
 }
 
+// A disaggregated pool in words: "TP 8", or "EP 32 (TP 1 x 32 data-parallel attention ranks)".
+std::string poolWords(const ServingPool& p)
+{
+    if (p.dp > 1)
+        return fmt::format("EP {} (TP {} x {} data-parallel attention ranks)", p.ep, p.tp, p.dp);
+    return p.ep > 1 ? fmt::format("TP {} with EP {}", p.tp, p.ep) : fmt::format("TP {}", p.tp);
+}
+
+// serving.disaggregation's value as the plan writes it (docs/plan-format.md).
+std::string disaggregationJson(const ServingDisaggregation& d)
+{
+    const auto pool = [](const ServingPool& p) {
+        return fmt::format("{{\"workers\": {}, \"tp\": {}, \"ep\": {}, \"dp\": {}}}", p.workers, p.tp,
+            p.ep, p.dp);
+    };
+    return fmt::format("{{\"prefill\": {}, \"decode\": {}}}", pool(d.prefill), pool(d.decode));
+}
+
 } // namespace
 
 Expected<FixedField> parseFixedField(std::string_view assignment)
@@ -78,6 +96,13 @@ Expected<FixedField> parseFixedField(std::string_view assignment)
         if (!parseRecompute(value, f.recompute))
             return Error { f.path,
                 fmt::format("must be none, selective, full or every-k, got \"{}\"", value) };
+        return f;
+    }
+    if (f.path == "serving.disaggregation") {
+        // serving-max-goodput: true searches xPyD layouts only, false aggregated engines only.
+        if (value != "true" && value != "false")
+            return Error { f.path, fmt::format("must be true or false, got \"{}\"", value) };
+        f.number = value == "true" ? 1 : 0;
         return f;
     }
     if (f.path == "rl.placement") {
@@ -202,8 +227,9 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const ServingLayout& l)
     number("serving.ep", l.ep, from.ep);
     if (l.dpAttention != from.dpAttention)
         out.push_back({ "serving.dp_attention", l.dpAttention ? "true" : "false" });
-    if (plan.serving.disaggregation)
-        out.push_back({ "serving.disaggregation", "null" });
+    if (l.disaggregation != from.disaggregation)
+        out.push_back({ "serving.disaggregation",
+            l.disaggregation ? disaggregationJson(*l.disaggregation) : "null" });
     number("serving.weight_bits", l.weightBits, from.weightBits);
     number("serving.kv_bits", l.kvBits, from.kvBits);
     // applyServingLayout's formats: one of other bits gives way to the engine's own.
@@ -240,6 +266,17 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const RlLayout& l)
 
 std::string describeChanges(const Plan& plan, const ServingLayout& l)
 {
+    if (l.disaggregation) {
+        const ServingDisaggregation& d = *l.disaggregation;
+        std::string text = fmt::format("{}P{}D: {} prefill worker{} of {} and {} decode worker{} "
+                                       "of {}, {}-bit weights, {}-bit KV",
+            d.prefill.workers, d.decode.workers, d.prefill.workers,
+            d.prefill.workers == 1 ? "" : "s", poolWords(d.prefill), d.decode.workers,
+            d.decode.workers == 1 ? "" : "s", poolWords(d.decode), l.weightBits, l.kvBits);
+        if (l.clusterGpus != plan.cluster.gpus)
+            text += fmt::format(" on {} GPUs", l.clusterGpus);
+        return text;
+    }
     const std::string engine = l.dpAttention
         ? fmt::format("EP {} (TP {} x {} data-parallel attention ranks)", l.ep, l.tp, l.ep / std::max(l.tp, 1))
         : fmt::format("TP {}", l.tp);
@@ -250,6 +287,25 @@ std::string describeChanges(const Plan& plan, const ServingLayout& l)
     if (l.clusterGpus != plan.cluster.gpus)
         text += fmt::format(" on {} GPU{}", l.clusterGpus, l.clusterGpus == 1 ? "" : "s");
     return text;
+}
+
+std::string servingEngineCell(const ServingLayout& l)
+{
+    const auto engine = [](int tp, int ep, bool dpAttention) {
+        return dpAttention ? fmt::format("{} (EP {})", tp, ep) : std::to_string(tp);
+    };
+    if (!l.disaggregation)
+        return engine(l.tp, l.ep, l.dpAttention);
+    const ServingPool& p = l.disaggregation->prefill;
+    const ServingPool& d = l.disaggregation->decode;
+    return fmt::format("P {} / D {}", engine(p.tp, p.ep, p.dp > 1), engine(d.tp, d.ep, d.dp > 1));
+}
+
+std::string servingReplicasCell(const ServingLayout& l)
+{
+    if (!l.disaggregation)
+        return std::to_string(l.replicas);
+    return fmt::format("{}P + {}D", l.disaggregation->prefill.workers, l.disaggregation->decode.workers);
 }
 
 std::string describeChanges(const Plan& plan, const RlLayout& l)

@@ -93,6 +93,11 @@ struct ServingLayout {
     bool dpAttention = false;
     int weightBits = 16, kvBits = 16;
     int concurrency = 1; // sequences per replica: serving.concurrency of the applied plan
+    // serving-max-goodput's xPyD layouts (serving.disaggregation): x prefill workers and y
+    // decode workers, each pool its own engine layout. tp, ep, dpAttention and replicas above
+    // are then the decode pool's (the pool that holds the sequences and sets ITL), concurrency
+    // one decode worker's.
+    std::optional<ServingDisaggregation> disaggregation;
     int engineGpus() const { return dpAttention ? ep : tp; }
 
     bool operator==(const ServingLayout&) const = default;
@@ -146,8 +151,9 @@ struct RlCandidate {
 
 // `--fix PATH=VALUE`: one field held at a value. Paths: cluster.gpus, cluster.gpus_per_node,
 // training.{tp,pp,cp,ep,virtual_stages,zero_stage,micro_batch,grad_accum,seq_len,recompute,
-// recompute_every,sequence_parallel,offload_optimizer,offload_params}, serving.{tp,weight_bits,
-// kv_bits}, rl.{placement,trainer_gpus,reference_gpus,rollout_gpus}.
+// recompute_every,sequence_parallel,offload_optimizer,offload_params}, serving.{tp,ep,weight_bits,
+// kv_bits,disaggregation (true: xPyD layouts only, false: aggregated only)},
+// rl.{placement,trainer_gpus,reference_gpus,rollout_gpus}.
 struct FixedField {
     std::string path;
     int number = 0; // integers and booleans (0/1); rl.placement: 0 disjoint, 1 colocated
@@ -287,8 +293,13 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const RlLayout& layout)
 
 // "ZeRO-3 + full recompute + EP 8 on 20 nodes": the changes in words.
 std::string describeChanges(const Plan& plan, const Layout& layout);
-// "TP 2 x 4 replicas, 8-bit weights, 16-bit KV, 16 sequences each"
+// "TP 2 x 4 replicas, 8-bit weights, 16-bit KV, 16 sequences each"; an xPyD layout: "2P6D: 2
+// prefill workers of TP 8 and 6 decode workers of EP 16 (...), 8-bit weights, 16-bit KV"
 std::string describeChanges(const Plan& plan, const ServingLayout& layout);
+// A serving layout's engine and replica cells in the planner's tables (text, Markdown, the
+// app's): "8", "1 (EP 16)", or for xPyD "P 8 / D 1 (EP 16)"; "4", or for xPyD "2P + 6D".
+std::string servingEngineCell(const ServingLayout& layout);
+std::string servingReplicasCell(const ServingLayout& layout);
 // "disjoint: trainer 16, reference 2, rollout 46 (TP 2 engines)"
 std::string describeChanges(const Plan& plan, const RlLayout& layout);
 

@@ -64,7 +64,76 @@ struct GoodputProspect {
     ServingCandidate candidate;
     ServingConfig config;
     ServingEstimate estimate;
+    // An xPyD split: its capacity is known from its pools' rates, its estimate not yet run.
+    bool pending = false;
+    int pair = -1; // xPyD: its (prefill layout, decode layout, formats) pair
+    int prefillRole = -1, decodeRole = -1; // xPyD: its pools' PoolRole
 };
+
+// A pending xPyD prospect's estimate and the candidate figures it gives: the decode pool's ITL
+// and sequences, TTFT through the prefill pool and the transfer, the fuller pool's GPU.
+void completeProspect(GoodputProspect& p, const ModelArch& arch, const ParamCounts& counts,
+    const Gpu& gpu)
+{
+    p.pending = false;
+    p.estimate = estimateServing(arch, counts, p.config, gpu);
+    ServingCandidate& c = p.candidate;
+    const DisaggregationEstimate& g = *p.estimate.disaggregation;
+    c.perGpuBytes = std::max(g.prefill.perGpu.total(), g.decode.perGpu.total());
+    c.maxSequences = p.estimate.maxSequences;
+    c.ttftS = p.estimate.ttftS;
+    c.itlS = p.estimate.itlS;
+    c.tokensPerS = 0;
+    c.fits = p.estimate.fits;
+}
+
+
+// One engine layout in each role of a disaggregated deployment, timed once: whether its weights
+// leave a KV pool, and the requests/s one worker sustains as a prefill or a decode worker
+// (disaggregatedRankCapacities x the worker's attention ranks).
+struct PoolRole {
+    ServingParallel engine;
+    bool fitsWeights = false;
+    double prefillRpsPerWorker = 0, decodeRpsPerWorker = 0;
+    // Its (engine, engine) deployment, for the goodput bounds computed when first needed.
+    ServingConfig config;
+    ServingEstimate estimate;
+    // Per attention rank (disaggregatedRankGoodputBounds), each side computed when first needed.
+    std::optional<double> prefillBound, decodeBound;
+    int prefillRanks = 1, decodeRanks = 1;
+};
+
+ServingPool poolOf(const ServingParallel& e, int workers)
+{
+    return { workers, e.tp, e.ep, e.dp };
+}
+
+// The prefill worker counts worth a goodput bisection for one prefill and one decode layout on
+// `gpus` GPUs: the split whose capacity, min(x x prefill rate, y x decode rate) with y every GPU
+// left in decode workers, is highest, and one prefill worker either side of it (a TTFT
+// objective wants prefill headroom, a TPOT one smaller decode batches). Capacity is unimodal
+// in x: one side rises, the other falls.
+std::vector<int> splitsWorthBisecting(const PoolRole& p, const PoolRole& d, int gpus)
+{
+    const int pg = p.engine.gpus(), dg = d.engine.gpus();
+    int best = 0;
+    double bestCapacity = 0;
+    for (int x = 1; 1LL * x * pg + dg <= gpus; ++x) {
+        const int y = (gpus - x * pg) / dg;
+        const double capacity = std::min(x * p.prefillRpsPerWorker, y * d.decodeRpsPerWorker);
+        if (capacity > bestCapacity) {
+            bestCapacity = capacity;
+            best = x;
+        }
+    }
+    std::vector<int> out;
+    if (best == 0)
+        return out;
+    for (int x : { best - 1, best, best + 1 })
+        if (x >= 1 && 1LL * x * pg + dg <= gpus)
+            out.push_back(x);
+    return out;
+}
 
 } // namespace
 
@@ -79,6 +148,7 @@ ServingLayout servingLayoutOf(const Plan& plan)
     l.weightBits = plan.serving.weightBits;
     l.kvBits = plan.serving.kvBits;
     l.concurrency = plan.serving.concurrency;
+    l.disaggregation = plan.serving.disaggregation;
     return l;
 }
 
@@ -89,8 +159,8 @@ Plan applyServingLayout(const Plan& plan, const ServingLayout& l)
     p.serving.tp = l.tp;
     p.serving.ep = l.ep;
     p.serving.dpAttention = l.dpAttention;
-    // A candidate is one aggregated engine layout.
-    p.serving.disaggregation.reset();
+    // An aggregated candidate drops the plan's pools; an xPyD one brings its own.
+    p.serving.disaggregation = l.disaggregation;
     p.serving.weightBits = l.weightBits;
     p.serving.kvBits = l.kvBits;
     // A format of other bits than the layout's gives way to the engine's own at those bits.
@@ -190,7 +260,12 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
         }
     };
     std::vector<GoodputProspect> prospects;
-    for (int gpus = firstGpus; gpus <= lastGpus; ++gpus) {
+    // --fix serving.disaggregation=false: aggregated engines only; =true: xPyD only.
+    const FixedField* fixedDisaggregation = fixedOf(o, "serving.disaggregation");
+    const bool searchAggregated = !fixedDisaggregation || fixedDisaggregation->number == 0;
+    const bool searchDisaggregated
+        = goodputGoal && (!fixedDisaggregation || fixedDisaggregation->number == 1);
+    for (int gpus = firstGpus; searchAggregated && gpus <= lastGpus; ++gpus) {
         for (const ServingParallel& engine : engines) {
             // min-gpus: the fleet is exactly `gpus`; max-throughput: as many replicas as fit.
             const int tp = engine.tp;
@@ -219,7 +294,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                     const ServingEstimate e = estimateServing(arch, counts, cfg, plan.gpu.gpu);
                     ServingCandidate c;
                     c.layout = { minGpus ? engine.gpus() * replicas : plan.cluster.gpus, tp,
-                        replicas, engine.ep, engine.dp > 1, wb, kb, cfg.concurrency };
+                        replicas, engine.ep, engine.dp > 1, wb, kb, cfg.concurrency, std::nullopt };
                     c.gpus = engine.gpus() * replicas;
                     c.perGpuBytes = e.perGpu.total();
                     c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;
@@ -248,7 +323,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                             missed(c, sloMissRatio(c, *plan.serving.slo), true);
                             continue;
                         }
-                        prospects.push_back({ c, cfg, e });
+                        prospects.push_back({ c, cfg, e, false });
                         continue;
                     }
                     const char* reason = !e.fits              ? "memory"
@@ -270,6 +345,95 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
             || (minGpus && r.feasible > 0))
             break;
     }
+    // serving-max-goodput's xPyD layouts (docs/planner.md, "Disaggregated prefill and decode"):
+    // on the plan's GPUs, x prefill workers of one engine layout and y decode workers of
+    // another, at every weight and KV format (both pools load one checkpoint and move one KV
+    // format). Each layout is timed once per role; each (prefill, decode) pair then offers the
+    // splits worth a bisection, estimated exactly as the applied plan is.
+    std::vector<PoolRole> roles;
+    if (searchDisaggregated && !r.cancelled && !r.capped) {
+        const int gpus = lastGpus;
+        ServingConfig dcfg = cfg;
+        int pairs = 0;
+        for (int wb : weightBits)
+            for (int kb : kvBits) {
+                dcfg.weightBits = wb;
+                dcfg.kvBits = kb;
+                dcfg.weightFormat = weightFormatBits(plan.serving.weightFormat) == wb
+                    ? plan.serving.weightFormat
+                    : WeightFormat::Auto;
+                dcfg.kvFormat = kvCacheFormatBits(plan.serving.kvFormat) == kb
+                    ? plan.serving.kvFormat
+                    : KvCacheFormat::Auto;
+                const size_t firstRole = roles.size();
+                for (const ServingParallel& engine : engines) {
+                    if (engine.gpus() >= gpus)
+                        continue;
+                    PoolRole role;
+                    role.engine = engine;
+                    dcfg.tp = engine.tp;
+                    dcfg.ep = engine.ep;
+                    dcfg.dpAttention = engine.dp > 1;
+                    dcfg.concurrency = target;
+                    dcfg.disaggregation = ServingDisaggregation { poolOf(engine, 1), poolOf(engine, 1) };
+                    ++r.estimates;
+                    const ServingEstimate e = estimateServing(arch, counts, dcfg, plan.gpu.gpu);
+                    role.fitsWeights = e.fitsWeights;
+                    if (role.fitsWeights) {
+                        const RankCapacities caps
+                            = disaggregatedRankCapacities(arch, dcfg, plan.gpu.gpu, e);
+                        role.prefillRpsPerWorker = caps.prefillRps * caps.prefillRanks;
+                        role.decodeRpsPerWorker = caps.decodeRps * caps.decodeRanks;
+                        role.prefillRanks = caps.prefillRanks;
+                        role.decodeRanks = caps.decodeRanks;
+                        role.config = dcfg;
+                        role.estimate = e;
+                    }
+                    roles.push_back(std::move(role));
+                }
+                for (size_t pi = firstRole; pi < roles.size(); ++pi)
+                    for (size_t di = firstRole; di < roles.size(); ++di) {
+                        const PoolRole& p = roles[pi];
+                        const PoolRole& d = roles[di];
+                        if (!p.fitsWeights || !d.fitsWeights) {
+                            collect.reject("memory");
+                            continue;
+                        }
+                        const std::vector<int> splits = splitsWorthBisecting(p, d, gpus);
+                        ++pairs;
+                        if (splits.empty()) {
+                            collect.reject(p.engine.gpus() + d.engine.gpus() > gpus
+                                    ? "divisibility"
+                                    : "slo");
+                            continue;
+                        }
+                        for (int x : splits) {
+                            // Estimated when its bisection comes (most never do: the bound
+                            // stops them first).
+                            const int y = (gpus - x * p.engine.gpus()) / d.engine.gpus();
+                            GoodputProspect prospect { {}, dcfg, {}, /*pending=*/true, pairs,
+                                int(pi), int(di) };
+                            ServingConfig& pc = prospect.config;
+                            pc.tp = d.engine.tp;
+                            pc.ep = d.engine.ep;
+                            pc.dpAttention = d.engine.dp > 1;
+                            pc.concurrency = static_cast<int>((target + y - 1) / y);
+                            pc.disaggregation
+                                = ServingDisaggregation { poolOf(p.engine, x), poolOf(d.engine, y) };
+                            ServingCandidate& c = prospect.candidate;
+                            c.layout = { std::max(plan.cluster.gpus, gpus), d.engine.tp, y,
+                                d.engine.ep, d.engine.dp > 1, wb, kb, pc.concurrency,
+                                pc.disaggregation };
+                            c.gpus = x * p.engine.gpus() + y * d.engine.gpus();
+                            c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;
+                            c.capacityRps
+                                = std::min(x * p.prefillRpsPerWorker, y * d.decodeRpsPerWorker);
+                            ++r.evaluated;
+                            prospects.push_back(std::move(prospect));
+                        }
+                    }
+            }
+    }
     // serving-max-goodput: each layout's goodput is a bisection of simulations (a dozen), its
     // capacity one. Goodput never exceeds capacity, so in falling capacity order the bisections
     // stop once a layout's capacity cannot beat the last of the best `top` goodputs.
@@ -277,12 +441,55 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
         prospects.begin(), prospects.end(), [](const GoodputProspect& a, const GoodputProspect& b) {
             return a.candidate.capacityRps > b.candidate.capacityRps;
         });
+    // An xPyD pair whose split misses the SLO even at 1% of its capacity misses it at every
+    // split: near zero load a request meets no queue, so its TTFT and TPOT are the pools'
+    // layouts' and the transfer's, whatever the worker counts. Its other splits are not bisected.
+    std::vector<char> pairMisses;
     for (size_t i = 0; i < prospects.size() && !r.cancelled && !r.capped; ++i) {
         GoodputProspect& p = prospects[i];
         ServingCandidate& c = p.candidate;
+        if (p.pair >= 0 && size_t(p.pair) < pairMisses.size() && pairMisses[size_t(p.pair)]) {
+            collect.reject("slo");
+            continue;
+        }
+        if (p.pending && collect.bestIsFull()) {
+            // xPyD: the pools' goodput bounds, once per layout and role, before a bisection.
+            const double last = collect.best().back().goodputRps.value_or(0);
+            const auto& x = p.config.disaggregation->prefill;
+            const auto& y = p.config.disaggregation->decode;
+            PoolRole& pr = roles[size_t(p.prefillRole)];
+            PoolRole& dr = roles[size_t(p.decodeRole)];
+            if (!pr.prefillBound) {
+                ++r.estimates;
+                pr.prefillBound = disaggregatedRankGoodputBounds(
+                    arch, pr.config, plan.gpu.gpu, pr.estimate, true, false)
+                                      .prefillRps;
+            }
+            if (!dr.decodeBound) {
+                ++r.estimates;
+                dr.decodeBound = disaggregatedRankGoodputBounds(
+                    arch, dr.config, plan.gpu.gpu, dr.estimate, false, true)
+                                     .decodeRps;
+            }
+            const double bound = std::min(x.workers * pr.prefillRanks * *pr.prefillBound,
+                y.workers * dr.decodeRanks * *dr.decodeBound);
+            if (bound <= last) {
+                collect.reject("below-top-goodput");
+                continue;
+            }
+        }
         if (collect.bestIsFull() && c.capacityRps <= collect.best().back().goodputRps.value_or(0)) {
             collect.reject("below-top-goodput", long(prospects.size() - i));
             break;
+        }
+        if (p.pending) {
+            ++r.estimates;
+            completeProspect(p, arch, counts, plan.gpu.gpu);
+            if (!p.estimate.fitsWeights) {
+                collect.reject("memory");
+                missed(c, missRatio(c, r, p.config.gpuMemoryUtilization));
+                continue;
+            }
         }
         ++r.estimates;
         const ServingLoad load = estimateServingLoad(
@@ -291,6 +498,11 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
         c.sloNote = load.sloNote;
         c.tokensPerS = *c.goodputRps * load.meanOutputTokens;
         if (!(*c.goodputRps > 0)) {
+            if (p.pair >= 0) {
+                if (pairMisses.size() <= size_t(p.pair))
+                    pairMisses.resize(size_t(p.pair) + 1, 0);
+                pairMisses[size_t(p.pair)] = 1;
+            }
             collect.reject("slo");
             missed(c, sloMissRatio(c, *plan.serving.slo), true);
         } else

@@ -37,6 +37,14 @@ ordered_json candidateJson(const Plan& input, const ServingCandidate& c)
         j["dp_attention"] = true;
     }
     j["replicas"] = c.layout.replicas;
+    if (const auto& d = c.layout.disaggregation) {
+        // xPyD: tp, ep, replicas above are the decode pool's.
+        const auto pool = [](const ServingPool& p) {
+            return ordered_json { { "workers", p.workers }, { "tp", p.tp }, { "ep", p.ep },
+                { "dp", p.dp } };
+        };
+        j["disaggregation"] = { { "prefill", pool(d->prefill) }, { "decode", pool(d->decode) } };
+    }
     j["weight_bits"] = c.layout.weightBits;
     j["kv_bits"] = c.layout.kvBits;
     j["concurrency_per_replica"] = c.layout.concurrency;
@@ -86,9 +94,8 @@ ordered_json summaryJson(
 std::vector<std::string> servingRow(int rank, const ServingCandidate& c, ByteUnits units)
 {
     const ServingLayout& l = c.layout;
-    return { std::to_string(rank), std::to_string(c.gpus),
-        l.dpAttention ? fmt::format("{} (EP {})", l.tp, l.ep) : std::to_string(l.tp),
-        std::to_string(l.replicas), fmt::format("{}/{}", l.weightBits, l.kvBits),
+    return { std::to_string(rank), std::to_string(c.gpus), servingEngineCell(l),
+        servingReplicasCell(l), fmt::format("{}/{}", l.weightBits, l.kvBits),
         std::to_string(l.concurrency), formatBytes(c.perGpuBytes, units), formatDuration(c.ttftS),
         formatDuration(c.itlS), fmt::format("{:.0f}", c.tokensPerS) };
 }
@@ -229,13 +236,19 @@ std::string writeSolutionCsv(const ServingSearchResult& r)
     const bool goodput = r.goal == SearchGoal::ServingMaxGoodput;
     std::string out = "gpus,tp,replicas,weight_bits,kv_bits,concurrency_per_replica,"
                       "per_gpu_bytes_total,max_sequences,fits,ttft_s,itl_s,tokens_per_s";
-    out += goodput ? ",goodput_rps,capacity_rps\n" : "\n";
+    // serving-max-goodput: an xPyD layout's prefill pool (tp and replicas are the decode pool's;
+    // 0 workers: aggregated).
+    out += goodput ? ",goodput_rps,capacity_rps,prefill_workers,prefill_tp,prefill_ep,prefill_dp\n"
+                   : "\n";
     for (const ServingCandidate& c : r.feasibleList.empty() ? r.candidates : r.feasibleList) {
         const ServingLayout& l = c.layout;
         out += fmt::format("{},{},{},{},{},{},{:.0f},{:.0f},{},{:.6g},{:.6g},{:.6g}", c.gpus, l.tp,
             l.replicas, l.weightBits, l.kvBits, l.concurrency, c.perGpuBytes, c.maxSequences,
             c.fits ? "true" : "false", c.ttftS, c.itlS, c.tokensPerS);
-        out += goodput ? fmt::format(",{:.6g},{:.6g}\n", c.goodputRps.value_or(0), c.capacityRps)
+        const ServingPool prefill
+            = l.disaggregation ? l.disaggregation->prefill : ServingPool { 0, 0, 0, 0 };
+        out += goodput ? fmt::format(",{:.6g},{:.6g},{},{},{},{}\n", c.goodputRps.value_or(0),
+                             c.capacityRps, prefill.workers, prefill.tp, prefill.ep, prefill.dp)
                        : std::string("\n");
     }
     return out;

@@ -47,14 +47,32 @@ std::vector<double> powersOfTwo(double from, double to)
     return v;
 }
 
-double percentile(std::vector<double>& v, double p)
+// The p50, p90 and p99 (nearest rank) of `v`, which it reorders: a selection for each, from the
+// highest down within the part below the last (linear time; a sort was a sixth of a simulation).
+struct Percentiles {
+    double p50 = 0, p90 = 0, p99 = 0;
+};
+Percentiles percentiles(std::vector<double>& v)
 {
+    Percentiles out;
     if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const double rank = std::ceil(p * double(v.size()));
-    const std::size_t i = std::size_t(std::clamp(rank, 1.0, double(v.size()))) - 1;
-    return v[i];
+        return out;
+    const auto index = [&](double p) {
+        const double rank = std::ceil(p * double(v.size()));
+        return std::size_t(std::clamp(rank, 1.0, double(v.size()))) - 1;
+    };
+    auto end = v.end();
+    double* const slots[] = { &out.p99, &out.p90, &out.p50 };
+    const double ps[] = { 0.99, 0.90, 0.50 };
+    for (int k = 0; k < 3; ++k) {
+        const auto at = v.begin() + std::ptrdiff_t(index(ps[k]));
+        // Every element before `end` is no larger than the one selected there, so the smaller
+        // quantile is the same element it would be in the whole.
+        std::nth_element(v.begin(), at, end);
+        *slots[k] = *at;
+        end = at;
+    }
+    return out;
 }
 
 double mean(const std::vector<double>& v)
@@ -456,12 +474,14 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
     }
     run.ttftMeanS = mean(ttft);
     run.tpotMeanS = mean(tpot);
-    run.ttftP50S = percentile(ttft, 0.50);
-    run.ttftP90S = percentile(ttft, 0.90);
-    run.ttftP99S = percentile(ttft, 0.99);
-    run.tpotP50S = percentile(tpot, 0.50);
-    run.tpotP90S = percentile(tpot, 0.90);
-    run.tpotP99S = percentile(tpot, 0.99);
+    const Percentiles ttftAt = percentiles(ttft);
+    run.ttftP50S = ttftAt.p50;
+    run.ttftP90S = ttftAt.p90;
+    run.ttftP99S = ttftAt.p99;
+    const Percentiles tpotAt = percentiles(tpot);
+    run.tpotP50S = tpotAt.p50;
+    run.tpotP90S = tpotAt.p90;
+    run.tpotP99S = tpotAt.p99;
     run.itlMeanS = gapTokens > 0 ? gaps / gapTokens : 0;
     if (run.requests > 0) {
         run.e2eMeanS = e2e / run.requests;
@@ -646,12 +666,59 @@ AggregatedEngine aggregatedEngine(const ModelArch& arch, const ServingConfig& co
     return e;
 }
 
+// A disaggregated deployment's two pools as the simulation runs them: one decode rank whose
+// requests arrive with their KV (no prompt to compute: it came from a prefill worker) and one
+// prefill rank whose requests end at their first token, each with its step table and its
+// capacity run (kept as full as its limits allow).
+struct DisaggregatedPools {
+    EngineLimits decodeLimits, prefillLimits;
+    StepTimes decodeSteps, prefillSteps;
+    double context = 2;
+    EngineRun decodeCapacity, prefillCapacity;
+    int prefillUnits = 1, decodeUnits = 1;
+};
+
+DisaggregatedPools disaggregatedPools(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, const DisaggregationEstimate& g, int requests, bool prefillSide = true,
+    bool decodeSide = true)
+{
+    const ServingWorkload& w = *config.workload;
+    const ServingDisaggregation& d = *config.disaggregation;
+    DisaggregatedPools p;
+    p.context = std::max(2, config.context);
+    p.prefillUnits = std::max(1, d.prefill.workers * g.prefill.dp);
+    p.decodeUnits = std::max(1, d.decode.workers * g.decode.dp);
+
+    if (decodeSide) {
+        const ServingConfig decodeConfig = servingPoolConfig(config, d.decode);
+        p.decodeLimits = poolLimits(config, g.decode.maxTokens);
+        const double saturating = saturatingSequences(p.decodeLimits, w);
+        p.decodeSteps = tabulatedStepTimes(arch, decodeConfig, gpu, saturating, p.context);
+        p.decodeSteps.prefillS = [](double) { return 0.0; }; // the prompt's KV arrives computed
+        p.decodeCapacity
+            = capacityRun(w, saturating, p.decodeLimits, p.decodeSteps, p.context, requests);
+    }
+    if (!prefillSide)
+        return p;
+    ServingConfig prefillConfig = servingPoolConfig(config, d.prefill);
+    prefillConfig.speculative.reset();
+    p.prefillLimits = poolLimits(config, g.prefill.maxTokens);
+    p.prefillSteps = tabulatedStepTimes(arch, prefillConfig, gpu, 1, p.context);
+    ServingWorkload prefillFull = w;
+    prefillFull.output = oneToken();
+    const double prefillSequences = std::max(1.0, std::min(double(p.prefillLimits.maxNumSeqs),
+        std::floor(p.prefillLimits.kvTokens / std::max(1.0, meanTokens(w.input) + 1))));
+    p.prefillCapacity = capacityRun(
+        prefillFull, prefillSequences, p.prefillLimits, p.prefillSteps, p.context, requests);
+    return p;
+}
+
 // Disaggregated prefill and decode under a workload (docs/formulas-serving.md, "Disaggregated
-// prefill and decode"): the decode pool's ranks are engines whose requests arrive with their KV
-// (no prompt to compute: it came from a prefill worker), the prefill pool's ranks engines whose
-// requests end at their first token, offered the rate the decode pool completes. A request's
-// TTFT is its prefill queue and prompt, the KV transfer and its wait for a decode slot: the
-// percentiles add each part's, an upper bound on the percentile of the sum.
+// prefill and decode"): the decode pool's ranks are engines whose requests arrive with their KV,
+// the prefill pool's ranks engines whose requests end at their first token, offered the rate the
+// decode pool completes. A request's TTFT is its prefill queue and prompt, the KV transfer and
+// its wait for a decode slot: the percentiles add each part's, an upper bound on the percentile
+// of the sum.
 ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     const ServingEstimate& base, bool goodput, int requests)
 {
@@ -665,37 +732,22 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
     load.meanInputTokens = meanTokens(w.input);
     load.meanOutputTokens = meanTokens(w.output);
     load.replicas = std::max(1, d.decode.workers);
-    const double context = std::max(2, config.context);
-    const int prefillUnits = std::max(1, d.prefill.workers * g.prefill.dp);
-    const int decodeUnits = std::max(1, d.decode.workers * g.decode.dp);
-
-    const ServingConfig decodeConfig = servingPoolConfig(config, d.decode);
-    const EngineLimits decodeLimits = poolLimits(config, g.decode.maxTokens);
-    const double saturating = saturatingSequences(decodeLimits, w);
-    StepTimes decodeSteps = tabulatedStepTimes(arch, decodeConfig, gpu, saturating, context);
-    decodeSteps.prefillS = [](double) { return 0.0; }; // the prompt's KV arrives computed
-
-    ServingConfig prefillConfig = servingPoolConfig(config, d.prefill);
-    prefillConfig.speculative.reset();
-    const EngineLimits prefillLimits = poolLimits(config, g.prefill.maxTokens);
-    const StepTimes prefillSteps = tabulatedStepTimes(arch, prefillConfig, gpu, 1, context);
-
-    const EngineRun decodeCapacity
-        = capacityRun(w, saturating, decodeLimits, decodeSteps, context, requests);
-    ServingWorkload prefillFull = w;
-    prefillFull.output = oneToken();
-    const double prefillSequences = std::max(1.0, std::min(double(prefillLimits.maxNumSeqs),
-        std::floor(prefillLimits.kvTokens / std::max(1.0, load.meanInputTokens + 1))));
-    const EngineRun prefillCapacity = capacityRun(
-        prefillFull, prefillSequences, prefillLimits, prefillSteps, context, requests);
-    if (decodeCapacity.tooLong || prefillCapacity.tooLong) {
+    const DisaggregatedPools pools = disaggregatedPools(arch, config, gpu, g, requests);
+    const double context = pools.context;
+    const int prefillUnits = pools.prefillUnits;
+    const int decodeUnits = pools.decodeUnits;
+    const EngineLimits& decodeLimits = pools.decodeLimits;
+    const EngineLimits& prefillLimits = pools.prefillLimits;
+    const StepTimes& decodeSteps = pools.decodeSteps;
+    const StepTimes& prefillSteps = pools.prefillSteps;
+    if (pools.decodeCapacity.tooLong || pools.prefillCapacity.tooLong) {
         load.sloNote = "a request longer than a pool's whole KV pool cannot be served";
         return load;
     }
     // A prefill rank's capacity counts requests; the decode pool's output rate converts.
     // Capacity: the slower pool's, each kept as full as its limits allow.
-    load.capacityRps = std::min(prefillCapacity.requestsPerS * prefillUnits,
-        decodeCapacity.requestsPerS * decodeUnits);
+    load.capacityRps = std::min(pools.prefillCapacity.requestsPerS * prefillUnits,
+        pools.decodeCapacity.requestsPerS * decodeUnits);
     const double transferPerToken = context > 0 ? g.kvTransferS / context : 0.0;
 
     // One rate through both pools: the decode ranks' share of it, then the prefill ranks'.
@@ -704,20 +756,32 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
         bool saturated = false;
         double rateRps = 0;
     };
-    const auto simulate = [&](const ServingWorkload& offered, int n, std::uint64_t seed) {
-        Combined c;
+    // The decode ranks' share of a rate, and their run.
+    const auto decodeRun = [&](const ServingWorkload& offered, int n, std::uint64_t seed) {
         ServingWorkload dw = offered;
         if (offered.concurrency)
             dw.concurrency = std::max(1, int(std::lround(double(*offered.concurrency) / decodeUnits)));
         else
             dw.requestRate = *offered.requestRate / decodeUnits;
-        const EngineRun dr = simulateEngine(dw, decodeLimits, decodeSteps, context, n, seed);
-        c.rateRps = offered.requestRate ? *offered.requestRate : dr.requestsPerS * decodeUnits;
+        return simulateEngine(dw, decodeLimits, decodeSteps, context, n, seed);
+    };
+    // The prefill ranks' share of a rate (requests/s through the pair), and their run.
+    const auto prefillRun = [&](const ServingWorkload& offered, double rateRps, int n,
+                                std::uint64_t seed) {
         ServingWorkload pw = offered;
         pw.concurrency.reset();
         pw.output = oneToken();
-        pw.requestRate = std::max(c.rateRps, 1e-9) / prefillUnits;
-        const EngineRun pr = simulateEngine(pw, prefillLimits, prefillSteps, context, n, seed);
+        pw.requestRate = std::max(rateRps, 1e-9) / prefillUnits;
+        return simulateEngine(pw, prefillLimits, prefillSteps, context, n, seed);
+    };
+    // `decoded`, `prefilled`: the pools' runs of this rate when already simulated.
+    const auto simulate = [&](const ServingWorkload& offered, int n, std::uint64_t seed,
+                              const EngineRun* decoded = nullptr,
+                              const EngineRun* prefilled = nullptr) {
+        Combined c;
+        const EngineRun dr = decoded ? *decoded : decodeRun(offered, n, seed);
+        c.rateRps = offered.requestRate ? *offered.requestRate : dr.requestsPerS * decodeUnits;
+        const EngineRun pr = prefilled ? *prefilled : prefillRun(offered, c.rateRps, n, seed);
         c.run = dr;
         const double transfer = transferPerToken * pr.meanInputTokens;
         c.run.ttftMeanS = pr.ttftMeanS + transfer + dr.ttftMeanS;
@@ -762,11 +826,30 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
     // Goodput: the highest Poisson rate through both pools whose percentiles meet every
     // objective, by bisection between 1% of capacity and capacity.
     const int searchRequests = std::min(requests, 1000);
+    bool first = true;
     const auto missAt = [&](double rate) {
         ServingWorkload open = w;
         open.concurrency.reset();
         open.requestRate = rate;
-        const Combined c = simulate(open, searchRequests, 3);
+        if (first) {
+            // The 1% rate runs both pools: its words name the objective the pair misses first.
+            first = false;
+            const Combined c = simulate(open, searchRequests, 3);
+            return sloMissText(slo, c.run, c.saturated);
+        }
+        // Each pool alone first: the prefill ranks' TTFT is part of the pair's, the decode
+        // ranks' TPOT is the pair's and their TTFT wait part of it, so a miss of either alone
+        // is a miss of the pair (every figure of the pair's run is at least that pool's, and
+        // either backlog saturates it), and the other pool need not run.
+        EngineRun pr = prefillRun(open, rate, searchRequests, 3);
+        EngineRun prefillAlone = pr;
+        prefillAlone.tpotP50S = prefillAlone.tpotP90S = prefillAlone.tpotP99S = 0;
+        if (std::string miss = sloMissText(slo, prefillAlone, pr.backlog); !miss.empty())
+            return miss;
+        const EngineRun dr = decodeRun(open, searchRequests, 3);
+        if (std::string miss = sloMissText(slo, dr, dr.backlog); !miss.empty())
+            return miss;
+        const Combined c = simulate(open, searchRequests, 3, &dr, &pr);
         return sloMissText(slo, c.run, c.saturated);
     };
     std::string lowMiss;
@@ -902,6 +985,78 @@ double servingCapacityRps(const ModelArch& arch, const ServingConfig& config, co
     const EngineRun capacity = capacityRun(*config.workload, engine.saturating, engine.limits,
         engine.steps, engine.context, requests);
     return capacity.tooLong ? 0 : capacity.requestsPerS * engine.units;
+}
+
+RankCapacities disaggregatedRankCapacities(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, const ServingEstimate& base, int requests)
+{
+    RankCapacities r;
+    if (!config.workload || !config.disaggregation || !base.disaggregation)
+        return r;
+    const DisaggregatedPools pools
+        = disaggregatedPools(arch, config, gpu, *base.disaggregation, requests);
+    if (!pools.prefillCapacity.tooLong)
+        r.prefillRps = pools.prefillCapacity.requestsPerS;
+    if (!pools.decodeCapacity.tooLong)
+        r.decodeRps = pools.decodeCapacity.requestsPerS;
+    r.prefillRanks = base.disaggregation->prefill.dp;
+    r.decodeRanks = base.disaggregation->decode.dp;
+    return r;
+}
+
+RankGoodputBounds disaggregatedRankGoodputBounds(const ModelArch& arch,
+    const ServingConfig& config, const Gpu& gpu, const ServingEstimate& base, bool prefillSide,
+    bool decodeSide, int requests)
+{
+    RankGoodputBounds b;
+    if (!config.workload || !config.slo || !config.disaggregation || !base.disaggregation)
+        return b;
+    const DisaggregatedPools pools = disaggregatedPools(
+        arch, config, gpu, *base.disaggregation, requests, prefillSide, decodeSide);
+    const ServingWorkload& w = *config.workload;
+    const ServingSlo& slo = *config.slo;
+    // disaggregatedLoad's bisection runs each pool with these requests and this seed.
+    const int searchRequests = std::min(requests, 1000);
+    // The lowest rate found to miss (the capacity when none did), by a bisection from 1% of
+    // capacity as highestRateMeeting's: where the percentiles grow with the rate, every rate
+    // above misses. Six halvings (within 1.6% of capacity): a bound need not be tight, and each
+    // halving is a simulation.
+    const auto lowestMissing = [](double capacity, const std::function<bool(double)>& misses) {
+        double lo = 0.01 * capacity, hi = capacity;
+        if (misses(lo))
+            return lo;
+        for (int i = 0; i < 6; ++i) {
+            const double mid = (lo + hi) / 2;
+            (misses(mid) ? hi : lo) = mid;
+        }
+        return hi;
+    };
+    ServingWorkload open = w;
+    open.concurrency.reset();
+    if (decodeSide && !pools.decodeCapacity.tooLong) {
+        // The pair's TPOT is the decode rank's, its TTFT the decode rank's wait plus more.
+        b.decodeRps = lowestMissing(pools.decodeCapacity.requestsPerS, [&](double rate) {
+            ServingWorkload dw = open;
+            dw.requestRate = rate;
+            const EngineRun dr = simulateEngine(
+                dw, pools.decodeLimits, pools.decodeSteps, pools.context, searchRequests, 3);
+            return !sloMissText(slo, dr, dr.backlog).empty();
+        });
+    }
+    if (prefillSide && !pools.prefillCapacity.tooLong) {
+        // The pair's TTFT is the prefill rank's plus the transfer and the decode wait; its TPOT
+        // is not the prefill rank's to bound.
+        b.prefillRps = lowestMissing(pools.prefillCapacity.requestsPerS, [&](double rate) {
+            ServingWorkload pw = open;
+            pw.output = oneToken();
+            pw.requestRate = std::max(rate, 1e-9);
+            EngineRun pr = simulateEngine(
+                pw, pools.prefillLimits, pools.prefillSteps, pools.context, searchRequests, 3);
+            pr.tpotP50S = pr.tpotP90S = pr.tpotP99S = 0;
+            return !sloMissText(slo, pr, pr.backlog).empty();
+        });
+    }
+    return b;
 }
 
 void attachServingGoodput(const Plan& plan, Estimate& estimate)

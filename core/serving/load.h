@@ -10,6 +10,7 @@
 // the other. Every formula: docs/formulas-serving.md, "Serving under load".
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -115,6 +116,35 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
 // goodput with it before bisecting.
 double servingCapacityRps(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     const ServingEstimate& base, int clusterGpus, int requests = 2000);
+
+// Under serving.disaggregation: the requests/s one prefill rank and one decode rank sustain under
+// the workload's lengths, each kept as full as its limits allow (0 for a pool whose KV cannot
+// hold a request), and the attention ranks of one worker of each pool. estimateServingLoad's
+// capacity_rps is min(prefillRps x prefill workers x prefillRanks, decodeRps x decode workers x
+// decodeRanks), and each figure depends only on its own pool's layout: the xPyD search times
+// each engine layout once per role and combines them for every split.
+struct RankCapacities {
+    double prefillRps = 0, decodeRps = 0;
+    int prefillRanks = 1, decodeRanks = 1;
+};
+RankCapacities disaggregatedRankCapacities(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, const ServingEstimate& base, int requests = 2000);
+
+// Under serving.disaggregation with an SLO: upper bounds of each pool rank's share of the
+// goodput (serving.goodput_rps <= min(prefillRps x prefill ranks, decodeRps x decode ranks)).
+// A rate meets the SLO only if the decode rank alone, at its share, meets every objective on
+// its own TPOT and TTFT wait with a bounded queue, and the prefill rank alone meets the TTFT
+// objectives with its prompt's TTFT (the transfer and the decode wait only add to it): each
+// bound is the lowest per-rank rate the same bisection finds to miss that condition. Each
+// depends on its own pool's layout only; serving-max-goodput skips the xPyD splits they rule
+// out. Infinite without an SLO, for a pool that cannot hold a request, or for a side not asked
+// for (`prefillSide`, `decodeSide`: each costs a step table and a bisection).
+struct RankGoodputBounds {
+    double prefillRps = INFINITY, decodeRps = INFINITY;
+};
+RankGoodputBounds disaggregatedRankGoodputBounds(const ModelArch& arch,
+    const ServingConfig& config, const Gpu& gpu, const ServingEstimate& base, bool prefillSide,
+    bool decodeSide, int requests = 2000);
 
 // Every load figure as a formula with its values and source (serving.ttft_p90_s, ...).
 void explainServingLoad(const ServingConfig& config, const ServingEstimate& serving, Explainer& ex);

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "estimate/estimate.h"
 #include "plan/planio.h"
 #include "search/search.h"
@@ -294,6 +296,8 @@ TEST(SearchServingGoodput, TheBestIsTheHighestGoodputOfEveryLayoutEstimatedOnIts
         SearchOptions o;
         o.goal = SearchGoal::ServingMaxGoodput;
         o.top = top;
+        // The aggregated layouts forEachTpLayout enumerates (xPyD: the test below).
+        o.fixed = { *parseFixedField("serving.disaggregation=false") };
         const ServingSearchResult r = searchServing(input, o);
         ASSERT_FALSE(r.candidates.empty()) << top;
         EXPECT_NEAR(r.candidates.front().goodputRps.value_or(0), brute.best, 1e-9 * brute.best)
@@ -352,6 +356,126 @@ TEST(SearchServingGoodput, NoRateMeetingTheSloNamesTheNearestMissAndWhy)
     const ServingSearchResult none = searchServing(noSlo, o);
     EXPECT_EQ(none.searched, 0);
     EXPECT_NE(noSolutionMessage(noSlo, none, ByteUnits::GB).find("serving.slo"), std::string::npos);
+}
+
+} // namespace
+} // namespace envelope
+
+namespace envelope {
+namespace {
+
+// serving-max-goodput's xPyD layouts (docs/planner.md, "Disaggregated prefill and decode"):
+// Llama-3 8B on 8 H100s (one node) with long prompts and short answers, the workload
+// disaggregation is for (DistServe, Zhong et al. 2024: prefill chunks in a decode step stretch
+// every running sequence's TPOT).
+Plan xpydPlan(const std::string& slo, int gpus = 8)
+{
+    return searchPlan(R"({"format": "envelope.plan", "version": 1, "model": "llama-3-8b",
+        "gpu": "h100-sxm", "cluster": {"gpus": )"
+        + std::to_string(gpus) + R"(, "gpus_per_node": 8},
+        "serving": {"context": 8192, "concurrency": 16, "workload": {"input_tokens": 6000,
+        "output_tokens": 300, "request_rate": 8}, "slo": )"
+        + slo + "}}");
+}
+
+// Every xPyD layout of TP pools on the plan's GPUs (every split: y the whole decode workers the
+// x prefill workers leave), each applied to the plan by hand and estimated as `envelope-cli
+// estimate` does.
+double bestXpydGoodputByHand(const Plan& input, int weightBits, int kvBits)
+{
+    double best = 0;
+    const int gpus = input.cluster.gpus;
+    for (int ptp : { 1, 2, 4, 8 })
+        for (int dtp : { 1, 2, 4, 8 })
+            for (int x = 1; x * ptp + dtp <= gpus; ++x) {
+                const int y = (gpus - x * ptp) / dtp;
+                Plan p = input;
+                p.serving.weightBits = weightBits;
+                p.serving.kvBits = kvBits;
+                p.serving.tp = dtp;
+                p.serving.concurrency = (input.serving.concurrency + y - 1) / y;
+                p.serving.disaggregation = ServingDisaggregation { { x, ptp, 1, 1 }, { y, dtp, 1, 1 } };
+                Estimate e = estimate(p);
+                if (!e.serving.fitsWeights)
+                    continue;
+                attachServingGoodput(p, e);
+                best = std::max(best, e.serving.load->goodputRps.value_or(0));
+            }
+    return best;
+}
+
+TEST(SearchServingGoodput, XpydBestIsTheBestOfEverySplitEstimatedOnItsOwn)
+{
+    const Plan input = xpydPlan(R"({"ttft_p90_s": 2, "tpot_p90_s": 0.012})");
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxGoodput;
+    o.fixed = { *parseFixedField("serving.disaggregation=true"),
+        *parseFixedField("serving.weight_bits=16"), *parseFixedField("serving.kv_bits=16") };
+    const ServingSearchResult r = searchServing(input, o);
+    ASSERT_FALSE(r.candidates.empty()) << noSolutionMessage(input, r, ByteUnits::GB);
+    const double byHand = bestXpydGoodputByHand(input, 16, 16);
+    ASSERT_GT(byHand, 0);
+    EXPECT_NEAR(*r.candidates.front().goodputRps, byHand, 1e-9 * byHand);
+    for (const ServingCandidate& c : r.candidates) {
+        ASSERT_TRUE(c.layout.disaggregation.has_value());
+        const ServingDisaggregation& d = *c.layout.disaggregation;
+        EXPECT_LE(d.prefill.gpus() + d.decode.gpus(), 8);
+        EXPECT_EQ(c.gpus, d.prefill.gpus() + d.decode.gpus());
+        // The candidate is the applied plan: its capacity and goodput are estimate()'s.
+        const Plan applied = applyServingLayout(input, c.layout);
+        ASSERT_FALSE(validatePlan(applied).has_value());
+        ASSERT_EQ(applied.serving.disaggregation, c.layout.disaggregation);
+        Estimate e = estimate(applied);
+        EXPECT_DOUBLE_EQ(e.serving.load->capacityRps, c.capacityRps);
+        attachServingGoodput(applied, e);
+        EXPECT_DOUBLE_EQ(e.serving.load->goodputRps.value_or(0), *c.goodputRps);
+        EXPECT_LE(*c.goodputRps, c.capacityRps * (1 + 1e-12));
+    }
+    // The solution names the pools: in the candidate, its changes and its words.
+    const nlohmann::json j = nlohmann::json::parse(writeSolutionJson(input, r));
+    const nlohmann::json& best = j["candidates"][0];
+    EXPECT_EQ(best["disaggregation"]["prefill"]["workers"],
+        r.candidates.front().layout.disaggregation->prefill.workers);
+    EXPECT_EQ(best["changes"]["serving.disaggregation"], best["disaggregation"]);
+    EXPECT_NE(best["description"].get<std::string>().find("prefill worker"), std::string::npos);
+    EXPECT_EQ(j["best"]["plan"]["serving"]["disaggregation"], best["disaggregation"]);
+}
+
+TEST(SearchServingGoodput, LongPromptsUnderATightTpotAreServedDisaggregated)
+{
+    // 6,000-token prompts and a 12 ms TPOT: an aggregated engine's steps carry prefill chunks
+    // of up to max_batched_tokens, each far longer than 12 ms on an 8B model, so its TPOT
+    // percentiles rise with the rate; a decode pool's steps carry none. Under a loose TPOT the
+    // interference costs nothing and the aggregated engines, which prefill on every GPU, serve
+    // at least as much.
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxGoodput;
+    o.fixed = { *parseFixedField("serving.weight_bits=16"), *parseFixedField("serving.kv_bits=16") };
+    const ServingSearchResult tight
+        = searchServing(xpydPlan(R"({"ttft_p90_s": 2, "tpot_p90_s": 0.012})"), o);
+    ASSERT_FALSE(tight.candidates.empty());
+    EXPECT_TRUE(tight.candidates.front().layout.disaggregation.has_value())
+        << tight.candidates.front().sloNote;
+
+    SearchOptions aggregatedOnly = o;
+    aggregatedOnly.fixed.push_back(*parseFixedField("serving.disaggregation=false"));
+    const ServingSearchResult tightAggregated = searchServing(
+        xpydPlan(R"({"ttft_p90_s": 2, "tpot_p90_s": 0.012})"), aggregatedOnly);
+    for (const ServingCandidate& c : tightAggregated.candidates)
+        EXPECT_FALSE(c.layout.disaggregation.has_value());
+    if (!tightAggregated.candidates.empty())
+        EXPECT_GT(*tight.candidates.front().goodputRps,
+            *tightAggregated.candidates.front().goodputRps);
+}
+
+TEST(SearchServingGoodput, FixingDisaggregationTakesOnlyTrueOrFalse)
+{
+    EXPECT_EQ(parseFixedField("serving.disaggregation=true")->number, 1);
+    EXPECT_EQ(parseFixedField("serving.disaggregation=false")->number, 0);
+    const auto bad = parseFixedField("serving.disaggregation=2");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().path, "serving.disaggregation");
+    EXPECT_NE(bad.error().message.find("true or false"), std::string::npos);
 }
 
 } // namespace

@@ -43,6 +43,13 @@ const char* kGoodputPlan = R"({"format": "envelope.plan", "version": 1, "model":
   "serving": {"context": 8192, "workload": {"input_tokens": 2000, "output_tokens": 200,
               "request_rate": 8}, "slo": {"ttft_p90_s": 0.4, "tpot_p90_s": 0.02}}})";
 
+// Llama-3 8B on 8 H100s, 6,000-token prompts under a 12 ms TPOT: served best disaggregated
+// (SearchServingGoodput.LongPromptsUnderATightTpotAreServedDisaggregated).
+const char* kXpydPlan = R"({"format": "envelope.plan", "version": 1, "model": "llama-3-8b",
+  "gpu": "h100-sxm", "cluster": {"gpus": 8, "gpus_per_node": 8},
+  "serving": {"context": 8192, "concurrency": 16, "workload": {"input_tokens": 6000,
+              "output_tokens": 300, "request_rate": 8}, "slo": {"ttft_p90_s": 2, "tpot_p90_s": 0.012}}})";
+
 bool waitForSearch(PlanPanel& panel)
 {
     if (!panel.isSearching())
@@ -257,6 +264,41 @@ private slots:
         QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
         QVERIFY(finished.wait(20000));
         QCOMPARE(table->columnCount(), 11);
+    }
+
+    // Serving under an SLO with long prompts: the goal defaults to goodput, the best layout is
+    // an xPyD split whose pools the table names, and applying it sets serving.disaggregation.
+    void servingGoodputOffersDisaggregatedPools()
+    {
+        Expected<Plan> plan = readPlan(kXpydPlan, uitest::presets());
+        QVERIFY(plan.ok());
+        m_doc->reset(*plan);
+        m_panel->kindCombo()->setCurrentIndex(
+            m_panel->kindCombo()->findData(int(SearchKind::Training)));
+        m_panel->kindCombo()->setCurrentIndex(
+            m_panel->kindCombo()->findData(int(SearchKind::Serving)));
+        QCOMPARE(SearchGoal(m_panel->goalCombo()->currentData().toInt()),
+            SearchGoal::ServingMaxGoodput);
+        QSignalSpy finished(m_panel.get(), &PlanPanel::searchFinished);
+        QTest::mouseClick(m_panel->findButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(20000));
+        const ServingSearchResult& shown = m_panel->servingResult();
+        QVERIFY(!shown.candidates.empty());
+        const int index = m_panel->table()->item(0, 0)->data(Qt::UserRole).toInt() - 1;
+        const ServingCandidate& best = shown.candidates[size_t(index)];
+        QVERIFY(best.layout.disaggregation.has_value());
+        const ServingDisaggregation& d = *best.layout.disaggregation;
+        QCOMPARE(m_panel->table()->item(0, 3)->text(),
+            QStringLiteral("%1P + %2D").arg(d.prefill.workers).arg(d.decode.workers));
+        QVERIFY(m_panel->table()->item(0, 2)->text().startsWith(QStringLiteral("P ")));
+
+        const Plan before = m_doc->plan();
+        m_panel->table()->selectRow(0);
+        QTest::mouseClick(m_panel->applyButton(), Qt::LeftButton);
+        QVERIFY(m_doc->plan().serving.disaggregation == best.layout.disaggregation);
+        QVERIFY(m_doc->isValid());
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan() == before);
     }
 
     // RL: the pools the core ranks first become the plan's in one undo step.

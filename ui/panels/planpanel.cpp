@@ -191,6 +191,10 @@ void PlanPanel::fillGoals()
         m_goal->addItem(tr("Fewest GPUs"), int(SearchGoal::ServingMinGpus));
         m_goal->addItem(
             tr("Most goodput under the plan's SLO"), int(SearchGoal::ServingMaxGoodput));
+        // A plan with a workload and an SLO asks how many requests its GPUs serve within it.
+        const ServingConfig& s = m_document->plan().serving;
+        if (s.workload && s.slo && s.slo->any())
+            m_goal->setCurrentIndex(m_goal->findData(int(SearchGoal::ServingMaxGoodput)));
     } else if (kind == SearchKind::Rl) {
         m_goal->addItem(tr("Most steps per hour"), int(SearchGoal::RlMaxStepsPerHour));
     } else {

@@ -149,12 +149,10 @@ void fillPlanTable(QTableWidget* table, const Plan& searched,
         const auto integer
             = [&](int column, int value) { put(column, QString::number(value), value); };
         integer(1, c.gpus);
-        // A data-parallel-attention engine shows its EP beside its attention TP.
-        if (l.dpAttention)
-            put(2, QObject::tr("%1 (EP %2)").arg(l.tp).arg(l.ep), l.tp);
-        else
-            integer(2, l.tp);
-        integer(3, l.replicas);
+        // A data-parallel-attention engine shows its EP beside its attention TP; an xPyD
+        // layout both pools' engines and worker counts (sorted by the decode pool's).
+        put(2, QString::fromStdString(servingEngineCell(l)), l.tp);
+        put(3, QString::fromStdString(servingReplicasCell(l)), l.replicas);
         integer(4, l.weightBits);
         integer(5, l.kvBits);
         integer(6, l.concurrency);
