@@ -237,6 +237,9 @@ struct ServingSearchResult : SearchTally {
     std::optional<ServingCandidate> nearestMiss;
     std::optional<double> maxTtftS, maxItlS; // the limits applied
     int targetConcurrency = 0; // the plan's serving.concurrency, shared by the replicas
+    // serving-max-goodput: layouts whose goodput was bisected (the rest were bounded out), and
+    // xPyD pool goodput bounds computed (docs/planner.md, "Disaggregated prefill and decode").
+    long long bisected = 0, poolBounds = 0;
 };
 
 struct RlSearchResult : SearchTally {

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "plan/planio.h"
 #include "search/detail.h"
 #include "serving/load.h"
@@ -94,12 +96,14 @@ void completeProspect(GoodputProspect& p, const ModelArch& arch, const ParamCoun
 struct PoolRole {
     ServingParallel engine;
     bool fitsWeights = false;
-    double prefillRpsPerWorker = 0, decodeRpsPerWorker = 0;
+    double prefillRankRps = 0, decodeRankRps = 0; // disaggregatedRankCapacities
     // Its (engine, engine) deployment, for the goodput bounds computed when first needed.
     ServingConfig config;
     ServingEstimate estimate;
-    // Per attention rank (disaggregatedRankGoodputBounds), each side computed when first needed.
-    std::optional<double> prefillBound, decodeBound;
+    // Each pool's rank alone (disaggregatedPoolAlone), computed when a split first needs it:
+    // unloaded only until the top list is full, then with its bound.
+    std::optional<PoolAlone> prefillAlone, decodeAlone;
+    bool prefillBounded = false, decodeBounded = false;
     int prefillRanks = 1, decodeRanks = 1;
 };
 
@@ -113,6 +117,14 @@ ServingPool poolOf(const ServingParallel& e, int workers)
 // left in decode workers, is highest, and one prefill worker either side of it (a TTFT
 // objective wants prefill headroom, a TPOT one smaller decode batches). Capacity is unimodal
 // in x: one side rises, the other falls.
+// x prefill workers and y decode workers: estimateServingLoad's capacity_rps of the applied plan,
+// bit for bit (its bisection starts from it).
+double splitCapacity(const PoolRole& p, int x, const PoolRole& d, int y)
+{
+    return std::min(p.prefillRankRps * std::max(1, x * p.prefillRanks),
+        d.decodeRankRps * std::max(1, y * d.decodeRanks));
+}
+
 std::vector<int> splitsWorthBisecting(const PoolRole& p, const PoolRole& d, int gpus)
 {
     const int pg = p.engine.gpus(), dg = d.engine.gpus();
@@ -120,7 +132,7 @@ std::vector<int> splitsWorthBisecting(const PoolRole& p, const PoolRole& d, int 
     double bestCapacity = 0;
     for (int x = 1; 1LL * x * pg + dg <= gpus; ++x) {
         const int y = (gpus - x * pg) / dg;
-        const double capacity = std::min(x * p.prefillRpsPerWorker, y * d.decodeRpsPerWorker);
+        const double capacity = splitCapacity(p, x, d, y);
         if (capacity > bestCapacity) {
             bestCapacity = capacity;
             best = x;
@@ -323,7 +335,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                             missed(c, sloMissRatio(c, *plan.serving.slo), true);
                             continue;
                         }
-                        prospects.push_back({ c, cfg, e, false });
+                        prospects.push_back({ c, cfg, e, false, -1, -1, -1 });
                         continue;
                     }
                     const char* reason = !e.fits              ? "memory"
@@ -382,8 +394,8 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                     if (role.fitsWeights) {
                         const RankCapacities caps
                             = disaggregatedRankCapacities(arch, dcfg, plan.gpu.gpu, e);
-                        role.prefillRpsPerWorker = caps.prefillRps * caps.prefillRanks;
-                        role.decodeRpsPerWorker = caps.decodeRps * caps.decodeRanks;
+                        role.prefillRankRps = caps.prefillRps;
+                        role.decodeRankRps = caps.decodeRps;
                         role.prefillRanks = caps.prefillRanks;
                         role.decodeRanks = caps.decodeRanks;
                         role.config = dcfg;
@@ -426,8 +438,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                                 pc.disaggregation };
                             c.gpus = x * p.engine.gpus() + y * d.engine.gpus();
                             c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;
-                            c.capacityRps
-                                = std::min(x * p.prefillRpsPerWorker, y * d.decodeRpsPerWorker);
+                            c.capacityRps = splitCapacity(p, x, d, y);
                             ++r.evaluated;
                             prospects.push_back(std::move(prospect));
                         }
@@ -445,44 +456,63 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     // split: near zero load a request meets no queue, so its TTFT and TPOT are the pools'
     // layouts' and the transfer's, whatever the worker counts. Its other splits are not bisected.
     std::vector<char> pairMisses;
+    // A pool's rank alone, once per layout and role: unloaded only until the top list is full
+    // (one simulation, which rules out a pool no rate suits), then with its goodput bound (a
+    // bisection, worth it only once there is a goodput to beat).
+    const auto poolAlone = [&](PoolRole& role, PoolSide side) -> const PoolAlone& {
+        const bool prefill = side == PoolSide::Prefill;
+        std::optional<PoolAlone>& slot = prefill ? role.prefillAlone : role.decodeAlone;
+        bool& bounded = prefill ? role.prefillBounded : role.decodeBounded;
+        const bool bound = collect.bestIsFull();
+        if (!slot || (bound && !bounded && slot->unloadedMiss.empty())) {
+            ++r.estimates;
+            ++r.poolBounds;
+            const double rankCapacity = prefill ? role.prefillRankRps : role.decodeRankRps;
+            slot = disaggregatedPoolAlone(
+                arch, role.config, plan.gpu.gpu, role.estimate, side, rankCapacity, bound);
+            bounded = bound;
+        }
+        return *slot;
+    };
     for (size_t i = 0; i < prospects.size() && !r.cancelled && !r.capped; ++i) {
         GoodputProspect& p = prospects[i];
         ServingCandidate& c = p.candidate;
-        if (p.pair >= 0 && size_t(p.pair) < pairMisses.size() && pairMisses[size_t(p.pair)]) {
-            collect.reject("slo");
-            continue;
-        }
-        if (p.pending && collect.bestIsFull()) {
-            // xPyD: the pools' goodput bounds, once per layout and role, before a bisection.
-            const double last = collect.best().back().goodputRps.value_or(0);
-            const auto& x = p.config.disaggregation->prefill;
-            const auto& y = p.config.disaggregation->decode;
-            PoolRole& pr = roles[size_t(p.prefillRole)];
-            PoolRole& dr = roles[size_t(p.decodeRole)];
-            if (!pr.prefillBound) {
-                ++r.estimates;
-                pr.prefillBound = disaggregatedRankGoodputBounds(
-                    arch, pr.config, plan.gpu.gpu, pr.estimate, true, false)
-                                      .prefillRps;
-            }
-            if (!dr.decodeBound) {
-                ++r.estimates;
-                dr.decodeBound = disaggregatedRankGoodputBounds(
-                    arch, dr.config, plan.gpu.gpu, dr.estimate, false, true)
-                                     .decodeRps;
-            }
-            const double bound = std::min(x.workers * pr.prefillRanks * *pr.prefillBound,
-                y.workers * dr.decodeRanks * *dr.decodeBound);
-            if (bound <= last) {
-                collect.reject("below-top-goodput");
-                continue;
-            }
-        }
         if (collect.bestIsFull() && c.capacityRps <= collect.best().back().goodputRps.value_or(0)) {
             collect.reject("below-top-goodput", long(prospects.size() - i));
             break;
         }
+        if (p.pair >= 0 && size_t(p.pair) < pairMisses.size() && pairMisses[size_t(p.pair)]) {
+            collect.reject("slo");
+            continue;
+        }
         if (p.pending) {
+            const PoolRole& prefillRole = roles[size_t(p.prefillRole)];
+            const PoolRole& decodeRole = roles[size_t(p.decodeRole)];
+            const PoolAlone& prefill = poolAlone(roles[size_t(p.prefillRole)], PoolSide::Prefill);
+            const PoolAlone& decode = poolAlone(roles[size_t(p.decodeRole)], PoolSide::Decode);
+            if (!prefill.unloadedMiss.empty() || !decode.unloadedMiss.empty()) {
+                // No rate meets the SLO with these pools: figures for the nearest miss only.
+                ++r.estimates;
+                completeProspect(p, arch, counts, plan.gpu.gpu);
+                const bool prefillMisses = !prefill.unloadedMiss.empty();
+                c.sloNote = fmt::format("no request rate meets the SLO: even unloaded, the {} "
+                                        "pool alone has {}",
+                    prefillMisses ? "prefill" : "decode",
+                    prefillMisses ? prefill.unloadedMiss : decode.unloadedMiss);
+                collect.reject("slo");
+                if (p.estimate.fitsWeights)
+                    missed(c, sloMissRatio(c, *plan.serving.slo), true);
+                continue;
+            }
+            // Goodput <= each pool's bound x its ranks (infinite until the top list is full).
+            const ServingDisaggregation& pools = *p.config.disaggregation;
+            const double bound = std::min(
+                pools.prefill.workers * prefillRole.prefillRanks * prefill.boundRps,
+                pools.decode.workers * decodeRole.decodeRanks * decode.boundRps);
+            if (collect.bestIsFull() && bound <= collect.best().back().goodputRps.value_or(0)) {
+                collect.reject("below-top-goodput");
+                continue;
+            }
             ++r.estimates;
             completeProspect(p, arch, counts, plan.gpu.gpu);
             if (!p.estimate.fitsWeights) {
@@ -492,8 +522,10 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
             }
         }
         ++r.estimates;
-        const ServingLoad load = estimateServingLoad(
-            arch, p.config, plan.gpu.gpu, p.estimate, c.gpus, /*goodput=*/true);
+        ++r.bisected;
+        // The applied plan's bisection, from the capacity the bound used.
+        const ServingLoad load
+            = servingGoodputAt(arch, p.config, plan.gpu.gpu, p.estimate, c.gpus, c.capacityRps);
         c.goodputRps = load.goodputRps.value_or(0);
         c.sloNote = load.sloNote;
         c.tokensPerS = *c.goodputRps * load.meanOutputTokens;

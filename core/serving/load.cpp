@@ -680,7 +680,7 @@ struct DisaggregatedPools {
 
 DisaggregatedPools disaggregatedPools(const ModelArch& arch, const ServingConfig& config,
     const Gpu& gpu, const DisaggregationEstimate& g, int requests, bool prefillSide = true,
-    bool decodeSide = true)
+    bool decodeSide = true, bool capacity = true)
 {
     const ServingWorkload& w = *config.workload;
     const ServingDisaggregation& d = *config.disaggregation;
@@ -695,8 +695,9 @@ DisaggregatedPools disaggregatedPools(const ModelArch& arch, const ServingConfig
         const double saturating = saturatingSequences(p.decodeLimits, w);
         p.decodeSteps = tabulatedStepTimes(arch, decodeConfig, gpu, saturating, p.context);
         p.decodeSteps.prefillS = [](double) { return 0.0; }; // the prompt's KV arrives computed
-        p.decodeCapacity
-            = capacityRun(w, saturating, p.decodeLimits, p.decodeSteps, p.context, requests);
+        if (capacity)
+            p.decodeCapacity
+                = capacityRun(w, saturating, p.decodeLimits, p.decodeSteps, p.context, requests);
     }
     if (!prefillSide)
         return p;
@@ -704,6 +705,8 @@ DisaggregatedPools disaggregatedPools(const ModelArch& arch, const ServingConfig
     prefillConfig.speculative.reset();
     p.prefillLimits = poolLimits(config, g.prefill.maxTokens);
     p.prefillSteps = tabulatedStepTimes(arch, prefillConfig, gpu, 1, p.context);
+    if (!capacity)
+        return p;
     ServingWorkload prefillFull = w;
     prefillFull.output = oneToken();
     const double prefillSequences = std::max(1.0, std::min(double(p.prefillLimits.maxNumSeqs),
@@ -719,8 +722,9 @@ DisaggregatedPools disaggregatedPools(const ModelArch& arch, const ServingConfig
 // decode pool completes. A request's TTFT is its prefill queue and prompt, the KV transfer and
 // its wait for a decode slot: the percentiles add each part's, an upper bound on the percentile
 // of the sum.
+// `knownCapacity`: the goodput alone, at this capacity_rps (servingGoodputAt).
 ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
-    const ServingEstimate& base, bool goodput, int requests)
+    const ServingEstimate& base, bool goodput, int requests, const double* knownCapacity)
 {
     ServingLoad load;
     if (!base.disaggregation)
@@ -732,7 +736,8 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
     load.meanInputTokens = meanTokens(w.input);
     load.meanOutputTokens = meanTokens(w.output);
     load.replicas = std::max(1, d.decode.workers);
-    const DisaggregatedPools pools = disaggregatedPools(arch, config, gpu, g, requests);
+    const DisaggregatedPools pools = disaggregatedPools(
+        arch, config, gpu, g, requests, true, true, /*capacity=*/knownCapacity == nullptr);
     const double context = pools.context;
     const int prefillUnits = pools.prefillUnits;
     const int decodeUnits = pools.decodeUnits;
@@ -746,8 +751,9 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
     }
     // A prefill rank's capacity counts requests; the decode pool's output rate converts.
     // Capacity: the slower pool's, each kept as full as its limits allow.
-    load.capacityRps = std::min(pools.prefillCapacity.requestsPerS * prefillUnits,
-        pools.decodeCapacity.requestsPerS * decodeUnits);
+    load.capacityRps = knownCapacity ? *knownCapacity
+                                     : std::min(pools.prefillCapacity.requestsPerS * prefillUnits,
+                                         pools.decodeCapacity.requestsPerS * decodeUnits);
     const double transferPerToken = context > 0 ? g.kvTransferS / context : 0.0;
 
     // One rate through both pools: the decode ranks' share of it, then the prefill ranks'.
@@ -794,6 +800,56 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
         c.saturated = dr.backlog || pr.backlog || c.rateRps >= load.capacityRps;
         return c;
     };
+    // Goodput: the highest Poisson rate through both pools whose percentiles meet every
+    // objective, by bisection between 1% of capacity and capacity.
+    const auto disaggregatedGoodput = [&]() -> ServingLoad {
+        const ServingSlo& slo = *config.slo;
+        const int searchRequests = std::min(requests, 1000);
+        bool first = true;
+        const auto missAt = [&](double rate) {
+            ServingWorkload open = w;
+            open.concurrency.reset();
+            open.requestRate = rate;
+            if (first) {
+                // The 1% rate runs both pools: its words name the objective the pair misses
+                // first.
+                first = false;
+                const Combined c = simulate(open, searchRequests, 3);
+                return sloMissText(slo, c.run, c.saturated);
+            }
+            // Each pool alone first: the prefill ranks' TTFT is part of the pair's, the decode
+            // ranks' TPOT is the pair's and their TTFT wait part of it, so a miss of either
+            // alone is a miss of the pair (every figure of the pair's run is at least that
+            // pool's, and either backlog saturates it), and the other pool need not run.
+            EngineRun pr = prefillRun(open, rate, searchRequests, 3);
+            EngineRun prefillAlone = pr;
+            prefillAlone.tpotP50S = prefillAlone.tpotP90S = prefillAlone.tpotP99S = 0;
+            if (std::string miss = sloMissText(slo, prefillAlone, pr.backlog); !miss.empty())
+                return miss;
+            const EngineRun dr = decodeRun(open, searchRequests, 3);
+            if (std::string miss = sloMissText(slo, dr, dr.backlog); !miss.empty())
+                return miss;
+            const Combined c = simulate(open, searchRequests, 3, &dr, &pr);
+            return sloMissText(slo, c.run, c.saturated);
+        };
+        std::string lowMiss;
+        const double lo = highestRateMeeting(load.capacityRps, missAt, lowMiss);
+        load.goodputRps = lo;
+        if (!lowMiss.empty()) {
+            load.sloNote = fmt::format("no request rate meets the SLO: even at {:.3g} "
+                                       "requests/s (1% of capacity) {}",
+                0.01 * load.capacityRps, lowMiss);
+            return load;
+        }
+        load.sloNote = fmt::format("goodput {:.3g} requests/s: the highest Poisson rate whose "
+                                   "percentiles meet the SLO ({} prefill x {} GPUs, {} decode x {} "
+                                   "GPUs)",
+            lo, d.prefill.workers, d.prefill.tp * d.prefill.dp, d.decode.workers,
+            d.decode.tp * d.decode.dp);
+        return load;
+    };
+    if (knownCapacity && config.slo && goodput && load.capacityRps > 0)
+        return disaggregatedGoodput();
     const Combined at = simulate(w, requests, 1);
     if (at.run.requests == 0) {
         load.sloNote = "no request finished in the simulation";
@@ -823,63 +879,20 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
     load.meetsSlo = load.sloMiss.empty();
     if (!goodput || !(load.capacityRps > 0))
         return load;
-    // Goodput: the highest Poisson rate through both pools whose percentiles meet every
-    // objective, by bisection between 1% of capacity and capacity.
-    const int searchRequests = std::min(requests, 1000);
-    bool first = true;
-    const auto missAt = [&](double rate) {
-        ServingWorkload open = w;
-        open.concurrency.reset();
-        open.requestRate = rate;
-        if (first) {
-            // The 1% rate runs both pools: its words name the objective the pair misses first.
-            first = false;
-            const Combined c = simulate(open, searchRequests, 3);
-            return sloMissText(slo, c.run, c.saturated);
-        }
-        // Each pool alone first: the prefill ranks' TTFT is part of the pair's, the decode
-        // ranks' TPOT is the pair's and their TTFT wait part of it, so a miss of either alone
-        // is a miss of the pair (every figure of the pair's run is at least that pool's, and
-        // either backlog saturates it), and the other pool need not run.
-        EngineRun pr = prefillRun(open, rate, searchRequests, 3);
-        EngineRun prefillAlone = pr;
-        prefillAlone.tpotP50S = prefillAlone.tpotP90S = prefillAlone.tpotP99S = 0;
-        if (std::string miss = sloMissText(slo, prefillAlone, pr.backlog); !miss.empty())
-            return miss;
-        const EngineRun dr = decodeRun(open, searchRequests, 3);
-        if (std::string miss = sloMissText(slo, dr, dr.backlog); !miss.empty())
-            return miss;
-        const Combined c = simulate(open, searchRequests, 3, &dr, &pr);
-        return sloMissText(slo, c.run, c.saturated);
-    };
-    std::string lowMiss;
-    const double lo = highestRateMeeting(load.capacityRps, missAt, lowMiss);
-    load.goodputRps = lo;
-    if (!lowMiss.empty()) {
-        load.sloNote = fmt::format("no request rate meets the SLO: even at {:.3g} requests/s (1% "
-                                   "of capacity) {}",
-            0.01 * load.capacityRps, lowMiss);
-        return load;
-    }
-    load.sloNote = fmt::format("goodput {:.3g} requests/s: the highest Poisson rate whose "
-                               "percentiles meet the SLO ({} prefill x {} GPUs, {} decode x {} "
-                               "GPUs)",
-        lo, d.prefill.workers, d.prefill.tp * d.prefill.dp, d.decode.workers,
-        d.decode.tp * d.decode.dp);
-    return load;
+    return disaggregatedGoodput();
 }
 
-} // namespace
-
-ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& config,
-    const Gpu& gpu, const ServingEstimate& base, int clusterGpus, bool goodput, int requests)
+// estimateServingLoad, or with `knownCapacity` its goodput alone (servingGoodputAt).
+ServingLoad servingLoad(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    const ServingEstimate& base, int clusterGpus, bool goodput, int requests,
+    const double* knownCapacity)
 {
     ServingLoad load;
     if (!config.workload)
         return load;
     const ServingWorkload& w = *config.workload;
     if (config.disaggregation)
-        return disaggregatedLoad(arch, config, gpu, base, goodput, requests);
+        return disaggregatedLoad(arch, config, gpu, base, goodput, requests, knownCapacity);
     const int tp = std::max(1, config.tp);
     const AggregatedEngine engine = aggregatedEngine(arch, config, gpu, base, clusterGpus);
     const ServingParallel& parallel = engine.parallel;
@@ -907,16 +920,55 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
         perEngine.requestRate = *w.requestRate / units;
     }
 
-    const EngineRun capacity
-        = capacityRun(w, engine.saturating, limits, steps, context, requests);
-    if (capacity.tooLong) {
-        load.sloNote = "a request longer than the whole KV pool cannot be served";
-        load.notes.push_back(fmt::format("the KV pool holds {:.0f} tokens per engine; the "
-                                         "workload draws longer requests",
-            limits.kvTokens));
-        return load;
+    EngineRun capacity;
+    if (knownCapacity) {
+        load.capacityRps = *knownCapacity;
+    } else {
+        capacity = capacityRun(w, engine.saturating, limits, steps, context, requests);
+        if (capacity.tooLong) {
+            load.sloNote = "a request longer than the whole KV pool cannot be served";
+            load.notes.push_back(fmt::format("the KV pool holds {:.0f} tokens per engine; the "
+                                             "workload draws longer requests",
+                limits.kvTokens));
+            return load;
+        }
+        load.capacityRps = capacity.requestsPerS * units;
     }
-    load.capacityRps = capacity.requestsPerS * units;
+
+    // Goodput: the highest Poisson rate whose percentiles meet every objective, by bisection
+    // between 1% of capacity and capacity (the percentiles grow with the rate).
+    const auto aggregatedGoodput = [&]() -> ServingLoad {
+        const ServingSlo& slo = *config.slo;
+        const double capacityPerEngine = load.capacityRps / units;
+        const int searchRequests = std::min(requests, 1000);
+        const auto runAt = [&](double perEngineRate) {
+            ServingWorkload open = w;
+            open.concurrency.reset();
+            open.requestRate = perEngineRate;
+            return simulateEngine(open, limits, steps, context, searchRequests, 3);
+        };
+        std::string lowMiss;
+        const double lo = highestRateMeeting(
+            capacityPerEngine,
+            [&](double rate) {
+                const EngineRun r = runAt(rate);
+                return sloMissText(slo, r, r.backlog);
+            },
+            lowMiss);
+        load.goodputRps = lo * units;
+        if (!lowMiss.empty()) {
+            load.sloNote = fmt::format("no request rate meets the SLO: even at {:.3g} "
+                                       "requests/s (1% of capacity) {}",
+                0.01 * capacityPerEngine * units, lowMiss);
+            return load;
+        }
+        load.sloNote = fmt::format("goodput {:.3g} requests/s: the highest Poisson rate whose "
+                                   "percentiles meet the SLO ({} engines of {} GPUs)",
+            *load.goodputRps, load.replicas, parallel.gpus());
+        return load;
+    };
+    if (knownCapacity && config.slo && goodput && load.capacityRps > 0)
+        return aggregatedGoodput();
 
     const EngineRun run = simulateEngine(perEngine, limits, steps, context, requests, 1);
     if (run.requests == 0) {
@@ -944,36 +996,21 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     load.meetsSlo = load.sloMiss.empty();
     if (!goodput)
         return load;
+    return aggregatedGoodput();
+}
 
-    // Goodput: the highest Poisson rate whose percentiles meet every objective, by bisection
-    // between 1% of capacity and capacity (the percentiles grow with the rate).
-    const double capacityPerEngine = capacity.requestsPerS;
-    const int searchRequests = std::min(requests, 1000);
-    const auto runAt = [&](double perEngineRate) {
-        ServingWorkload open = w;
-        open.concurrency.reset();
-        open.requestRate = perEngineRate;
-        return simulateEngine(open, limits, steps, context, searchRequests, 3);
-    };
-    std::string lowMiss;
-    const double lo = highestRateMeeting(
-        capacityPerEngine,
-        [&](double rate) {
-            const EngineRun r = runAt(rate);
-            return miss(r, r.backlog);
-        },
-        lowMiss);
-    load.goodputRps = lo * units;
-    if (!lowMiss.empty()) {
-        load.sloNote = fmt::format("no request rate meets the SLO: even at {:.3g} requests/s (1% of "
-                                   "capacity) {}",
-            0.01 * capacityPerEngine * units, lowMiss);
-        return load;
-    }
-    load.sloNote = fmt::format("goodput {:.3g} requests/s: the highest Poisson rate whose "
-                               "percentiles meet the SLO ({} engines of {} GPUs)",
-        *load.goodputRps, load.replicas, parallel.gpus());
-    return load;
+} // namespace
+
+ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, const ServingEstimate& base, int clusterGpus, bool goodput, int requests)
+{
+    return servingLoad(arch, config, gpu, base, clusterGpus, goodput, requests, nullptr);
+}
+
+ServingLoad servingGoodputAt(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    const ServingEstimate& base, int clusterGpus, double capacityRps, int requests)
+{
+    return servingLoad(arch, config, gpu, base, clusterGpus, true, requests, &capacityRps);
 }
 
 double servingCapacityRps(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
@@ -1004,59 +1041,62 @@ RankCapacities disaggregatedRankCapacities(const ModelArch& arch, const ServingC
     return r;
 }
 
-RankGoodputBounds disaggregatedRankGoodputBounds(const ModelArch& arch,
-    const ServingConfig& config, const Gpu& gpu, const ServingEstimate& base, bool prefillSide,
-    bool decodeSide, int requests)
+PoolAlone disaggregatedPoolAlone(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, const ServingEstimate& base, PoolSide side, double capacityRps, bool bound,
+    int requests)
 {
-    RankGoodputBounds b;
-    if (!config.workload || !config.slo || !config.disaggregation || !base.disaggregation)
-        return b;
-    const DisaggregatedPools pools = disaggregatedPools(
-        arch, config, gpu, *base.disaggregation, requests, prefillSide, decodeSide);
-    const ServingWorkload& w = *config.workload;
+    PoolAlone out;
+    if (!config.workload || !config.slo || !config.disaggregation || !base.disaggregation
+        || !(capacityRps > 0))
+        return out;
+    const bool prefill = side == PoolSide::Prefill;
+    const DisaggregatedPools pools = disaggregatedPools(arch, config, gpu, *base.disaggregation,
+        requests, prefill, !prefill, /*capacity=*/false);
     const ServingSlo& slo = *config.slo;
+    ServingWorkload open = *config.workload;
+    open.concurrency.reset();
     // disaggregatedLoad's bisection runs each pool with these requests and this seed.
-    const int searchRequests = std::min(requests, 1000);
+    const auto missAt = [&](double rate) {
+        ServingWorkload rank = open;
+        rank.requestRate = std::max(rate, 1e-12);
+        if (!prefill) {
+            // The pair's TPOT is the decode rank's, its TTFT the decode rank's wait plus more.
+            const EngineRun dr = simulateEngine(
+                rank, pools.decodeLimits, pools.decodeSteps, pools.context, requests, 3);
+            return sloMissText(slo, dr, dr.backlog);
+        }
+        // The pair's TTFT is the prefill rank's plus the transfer and the decode wait; its
+        // TPOT is not the prefill rank's to bound.
+        rank.output = oneToken();
+        EngineRun pr = simulateEngine(
+            rank, pools.prefillLimits, pools.prefillSteps, pools.context, requests, 3);
+        pr.tpotP50S = pr.tpotP90S = pr.tpotP99S = 0;
+        return sloMissText(slo, pr, pr.backlog);
+    };
+    // Unloaded: requests a million times their service time apart meet no queue, and a lower
+    // rate changes nothing (the same lengths are drawn whatever the rate).
+    out.unloadedMiss = missAt(1e-6 * capacityRps);
+    if (!out.unloadedMiss.empty()) {
+        out.boundRps = 0;
+        return out;
+    }
+    if (!bound)
+        return out;
     // The lowest rate found to miss (the capacity when none did), by a bisection from 1% of
     // capacity as highestRateMeeting's: where the percentiles grow with the rate, every rate
     // above misses. Six halvings (within 1.6% of capacity): a bound need not be tight, and each
     // halving is a simulation.
-    const auto lowestMissing = [](double capacity, const std::function<bool(double)>& misses) {
-        double lo = 0.01 * capacity, hi = capacity;
-        if (misses(lo))
-            return lo;
-        for (int i = 0; i < 6; ++i) {
-            const double mid = (lo + hi) / 2;
-            (misses(mid) ? hi : lo) = mid;
-        }
-        return hi;
-    };
-    ServingWorkload open = w;
-    open.concurrency.reset();
-    if (decodeSide && !pools.decodeCapacity.tooLong) {
-        // The pair's TPOT is the decode rank's, its TTFT the decode rank's wait plus more.
-        b.decodeRps = lowestMissing(pools.decodeCapacity.requestsPerS, [&](double rate) {
-            ServingWorkload dw = open;
-            dw.requestRate = rate;
-            const EngineRun dr = simulateEngine(
-                dw, pools.decodeLimits, pools.decodeSteps, pools.context, searchRequests, 3);
-            return !sloMissText(slo, dr, dr.backlog).empty();
-        });
+    double lo = 0.01 * capacityRps, hi = capacityRps;
+    if (!missAt(lo).empty()) {
+        out.boundRps = lo;
+        return out;
     }
-    if (prefillSide && !pools.prefillCapacity.tooLong) {
-        // The pair's TTFT is the prefill rank's plus the transfer and the decode wait; its TPOT
-        // is not the prefill rank's to bound.
-        b.prefillRps = lowestMissing(pools.prefillCapacity.requestsPerS, [&](double rate) {
-            ServingWorkload pw = open;
-            pw.output = oneToken();
-            pw.requestRate = std::max(rate, 1e-9);
-            EngineRun pr = simulateEngine(
-                pw, pools.prefillLimits, pools.prefillSteps, pools.context, searchRequests, 3);
-            pr.tpotP50S = pr.tpotP90S = pr.tpotP99S = 0;
-            return !sloMissText(slo, pr, pr.backlog).empty();
-        });
+    for (int i = 0; i < 6; ++i) {
+        const double mid = (lo + hi) / 2;
+        (missAt(mid).empty() ? lo : hi) = mid;
     }
-    return b;
+    out.boundRps = hi;
+    return out;
 }
 
 void attachServingGoodput(const Plan& plan, Estimate& estimate)

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "plan/lengths.h"
@@ -110,6 +111,14 @@ ServingLoad estimateServingLoad(const ModelArch& arch, const ServingConfig& conf
     const Gpu& gpu, const ServingEstimate& base, int clusterGpus, bool goodput = false,
     int requests = 2000);
 
+// What serving-max-goodput bisects: serving.goodput_rps and serving.slo_note exactly as
+// estimateServingLoad(..., goodput = true) reports them, given the capacity_rps it reports
+// (servingCapacityRps; under serving.disaggregation min(prefillRps x prefill ranks, decodeRps x
+// decode ranks) of disaggregatedRankCapacities), without its run at the offered load, its notes
+// and its capacity runs. Needs an SLO and a capacity above 0, else it is estimateServingLoad.
+ServingLoad servingGoodputAt(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    const ServingEstimate& base, int clusterGpus, double capacityRps, int requests = 2000);
+
 // The most requests/s an aggregated deployment (no serving.disaggregation) sustains under the
 // workload's lengths: estimateServingLoad's capacity_rps alone, one simulation, 0 when a request
 // is longer than the KV pool or there is no workload. serving-max-goodput bounds each layout's
@@ -130,21 +139,26 @@ struct RankCapacities {
 RankCapacities disaggregatedRankCapacities(const ModelArch& arch, const ServingConfig& config,
     const Gpu& gpu, const ServingEstimate& base, int requests = 2000);
 
-// Under serving.disaggregation with an SLO: upper bounds of each pool rank's share of the
-// goodput (serving.goodput_rps <= min(prefillRps x prefill ranks, decodeRps x decode ranks)).
-// A rate meets the SLO only if the decode rank alone, at its share, meets every objective on
-// its own TPOT and TTFT wait with a bounded queue, and the prefill rank alone meets the TTFT
-// objectives with its prompt's TTFT (the transfer and the decode wait only add to it): each
-// bound is the lowest per-rank rate the same bisection finds to miss that condition. Each
-// depends on its own pool's layout only; serving-max-goodput skips the xPyD splits they rule
-// out. Infinite without an SLO, for a pool that cannot hold a request, or for a side not asked
-// for (`prefillSide`, `decodeSide`: each costs a step table and a bisection).
-struct RankGoodputBounds {
-    double prefillRps = INFINITY, decodeRps = INFINITY;
+// Under serving.disaggregation with an SLO: one pool's rank alone, at a per-rank Poisson rate
+// (the requests and seed of disaggregatedLoad's bisection). A rate meets the SLO only if the
+// decode rank alone meets every objective on its own TPOT and TTFT wait with a bounded queue,
+// and the prefill rank alone meets the TTFT objectives with its prompts' TTFT (the transfer and
+// the decode wait only add to it). `capacityRps` is the rank's (disaggregatedRankCapacities).
+// - `unloadedMiss`: the objective the rank misses even unloaded (requests a million times their
+//   service time apart): no rate meets the SLO with this pool, whatever the other.
+// - `boundRps` (with `bound`): the lowest per-rank rate a bisection from 1% of capacity finds
+//   to miss (the capacity when none does; 0 when unloaded misses): serving.goodput_rps <=
+//   bound x the pool's ranks where the percentiles grow with the rate.
+// Each depends on its own pool's layout only: serving-max-goodput computes them once per layout
+// and role and skips the xPyD splits they rule out.
+enum class PoolSide { Prefill, Decode };
+struct PoolAlone {
+    std::string unloadedMiss;
+    double boundRps = INFINITY;
 };
-RankGoodputBounds disaggregatedRankGoodputBounds(const ModelArch& arch,
-    const ServingConfig& config, const Gpu& gpu, const ServingEstimate& base, bool prefillSide,
-    bool decodeSide, int requests = 2000);
+PoolAlone disaggregatedPoolAlone(const ModelArch& arch, const ServingConfig& config,
+    const Gpu& gpu, const ServingEstimate& base, PoolSide side, double capacityRps, bool bound,
+    int requests = 1000);
 
 // Every load figure as a formula with its values and source (serving.ttft_p90_s, ...).
 void explainServingLoad(const ServingConfig& config, const ServingEstimate& serving, Explainer& ex);

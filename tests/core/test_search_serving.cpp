@@ -468,6 +468,24 @@ TEST(SearchServingGoodput, LongPromptsUnderATightTpotAreServedDisaggregated)
             *tightAggregated.candidates.front().goodputRps);
 }
 
+TEST(SearchServingGoodput, APoolNoRateSuitsIsRuledOutUnloadedAndNamed)
+{
+    // A 0.1 ms TPOT: no H100 decodes a token of an 8B model that fast, even alone, so every
+    // decode pool misses it unloaded and no split needs a bisection to know it.
+    const Plan input = xpydPlan(R"({"tpot_p90_s": 0.0001})");
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxGoodput;
+    o.fixed = { *parseFixedField("serving.disaggregation=true") };
+    const ServingSearchResult r = searchServing(input, o);
+    EXPECT_TRUE(r.candidates.empty());
+    EXPECT_EQ(r.bisected, 0);
+    ASSERT_TRUE(r.nearestMiss.has_value());
+    EXPECT_TRUE(r.nearestMiss->layout.disaggregation.has_value());
+    const std::string message = noSolutionMessage(input, r, ByteUnits::GB);
+    EXPECT_NE(message.find("even unloaded, the decode pool alone has TPOT p90"), std::string::npos)
+        << message;
+}
+
 TEST(SearchServingGoodput, FixingDisaggregationTakesOnlyTrueOrFalse)
 {
     EXPECT_EQ(parseFixedField("serving.disaggregation=true")->number, 1);
