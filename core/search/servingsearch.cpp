@@ -147,6 +147,145 @@ std::vector<int> splitsWorthBisecting(const PoolRole& p, const PoolRole& d, int 
     return out;
 }
 
+// serving-min-gpus under a workload and an SLO: for every engine layout and format, the fewest
+// replicas (up to `maxGpus` GPUs) whose fleet meets the SLO at the workload's load, each probe
+// the applied plan's own estimateServingLoad. A request-rate workload starts at the fewest
+// replicas whose capacity exceeds the rate (fewer are saturated); a closed loop at one, and
+// stops at one user per attention rank. Layouts go in the order of the fewest GPUs they could
+// need; once the top list is full, one that could only need more GPUs than its last is skipped.
+void minGpusUnderSlo(const Plan& plan, const ParamCounts& counts,
+    const std::vector<ServingParallel>& engines, const std::vector<int>& weightBits,
+    const std::vector<int>& kvBits, int maxGpus, ServingConfig cfg,
+    Collector<ServingCandidate>& collect, ServingSearchResult& r,
+    const std::function<void(const ServingCandidate&)>& missed)
+{
+    const ModelArch& arch = plan.model.arch;
+    const ServingWorkload& w = *plan.serving.workload;
+    const int target = plan.serving.concurrency;
+    const auto setLayout = [&](const ServingParallel& engine, int wb, int kb) {
+        cfg.tp = engine.tp;
+        cfg.ep = engine.ep;
+        cfg.dpAttention = engine.dp > 1;
+        cfg.weightBits = wb;
+        cfg.kvBits = kb;
+        cfg.weightFormat = weightFormatBits(plan.serving.weightFormat) == wb
+            ? plan.serving.weightFormat
+            : WeightFormat::Auto;
+        cfg.kvFormat = kvCacheFormatBits(plan.serving.kvFormat) == kb ? plan.serving.kvFormat
+                                                                      : KvCacheFormat::Auto;
+    };
+    // Each layout whose weights fit, with the replicas it needs at least and may use at most.
+    struct Option {
+        ServingParallel engine;
+        int wb = 16, kb = 16;
+        long long fewest = 1, most = 1;
+    };
+    std::vector<Option> options;
+    for (const ServingParallel& engine : engines)
+        for (int wb : weightBits)
+            for (int kb : kvBits) {
+                Option option { engine, wb, kb, 1, maxGpus / engine.gpus() };
+                if (w.concurrency)
+                    option.most = std::min<long long>(
+                        option.most, (*w.concurrency + engine.dp - 1) / engine.dp);
+                if (option.most < 1) {
+                    collect.reject("divisibility");
+                    continue;
+                }
+                setLayout(engine, wb, kb);
+                cfg.concurrency = target;
+                ++r.estimates;
+                const ServingEstimate e = estimateServing(arch, counts, cfg, plan.gpu.gpu);
+                if (!e.fitsWeights) {
+                    collect.reject("memory");
+                    continue;
+                }
+                if (w.requestRate) {
+                    // One replica's capacity: fewer replicas than rate / capacity saturate.
+                    ++r.estimates;
+                    const double one
+                        = servingCapacityRps(arch, cfg, plan.gpu.gpu, e, engine.gpus());
+                    if (!(one > 0)) {
+                        collect.reject("slo");
+                        continue;
+                    }
+                    option.fewest = std::min<long long>(option.most,
+                        static_cast<long long>(std::floor(*w.requestRate / one)) + 1);
+                }
+                options.push_back(option);
+            }
+    std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
+        return a.fewest * a.engine.gpus() < b.fewest * b.engine.gpus();
+    });
+    // More GPUs than the last of a full top list cannot enter it.
+    const auto beyondTop = [&](long long gpus) {
+        return collect.bestIsFull() && gpus > collect.best().back().gpus;
+    };
+
+    for (size_t i = 0; i < options.size(); ++i) {
+        const Option& option = options[i];
+        const ServingParallel& engine = option.engine;
+        if (beyondTop(option.fewest * engine.gpus())) {
+            collect.reject("above-top-gpus", static_cast<long>(options.size() - i));
+            break;
+        }
+        setLayout(engine, option.wb, option.kb);
+        ServingCandidate c;
+        // The applied plan of `replicas` engines: its estimate and its load.
+        const auto probe = [&](long long replicas) {
+            cfg.concurrency = static_cast<int>((target + replicas - 1) / replicas);
+            const int gpus = static_cast<int>(replicas * engine.gpus());
+            r.estimates += 2;
+            const ServingEstimate e = estimateServing(arch, counts, cfg, plan.gpu.gpu);
+            const ServingLoad load = estimateServingLoad(arch, cfg, plan.gpu.gpu, e, gpus);
+            c = {};
+            c.layout = { gpus, engine.tp, static_cast<int>(replicas), engine.ep, engine.dp > 1,
+                option.wb, option.kb, cfg.concurrency, std::nullopt };
+            c.gpus = gpus;
+            c.perGpuBytes = e.perGpu.total();
+            c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;
+            c.maxSequences = e.maxSequences;
+            c.ttftS = e.ttftS;
+            c.itlS = e.itlS;
+            c.fits = e.fits;
+            c.tokensPerS = load.outputTokensPerS;
+            c.capacityRps = load.capacityRps;
+            // A fleet whose queue grows without bound serves no SLO, whatever its objectives
+            // (a TPOT-only SLO is not missed by the queue itself).
+            const bool meets = load.meetsSlo.value_or(false) && !load.saturated;
+            c.sloNote = meets          ? std::string()
+                : !load.sloMiss.empty() ? load.sloMiss
+                : load.saturated        ? std::string("the offered rate is above capacity")
+                                        : load.sloNote;
+            return meets;
+        };
+        ++r.evaluated;
+        // `low` replicas miss (or saturate), `high` are tried: doubling, then a bisection.
+        long long low = option.fewest - 1, high = option.fewest;
+        bool met = false;
+        while (!(met = probe(high)) && high < option.most && !beyondTop(high * engine.gpus())) {
+            low = high;
+            high = std::min(option.most, high * 2);
+        }
+        if (!met) {
+            collect.reject(beyondTop(high * engine.gpus()) ? "above-top-gpus" : "slo");
+            missed(c);
+            continue;
+        }
+        while (high - low > 1) {
+            const long long mid = low + (high - low) / 2;
+            if (probe(mid))
+                high = mid;
+            else
+                low = mid;
+        }
+        probe(high); // the candidate's own figures
+        collect.accept(c, r, r.feasibleList);
+        if (!collect.between(r, double(i + 1) / double(options.size())))
+            break;
+    }
+}
+
 } // namespace
 
 ServingLayout servingLayoutOf(const Plan& plan)
@@ -277,7 +416,18 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     const bool searchAggregated = !fixedDisaggregation || fixedDisaggregation->number == 0;
     const bool searchDisaggregated
         = goodputGoal && (!fixedDisaggregation || fixedDisaggregation->number == 1);
-    for (int gpus = firstGpus; searchAggregated && gpus <= lastGpus; ++gpus) {
+    // serving-min-gpus under serving.workload and serving.slo (issue 27): the fewest GPUs whose
+    // fleet meets the SLO at the workload's own load (its request rate or users), prompts and
+    // decodes both; each layout's fewest replicas by a doubling then a bisection over its
+    // replica count (more replicas, each with a smaller share, never serve worse: the
+    // assumption the goodput bisection makes of a lower rate).
+    const bool sloMinGpus = minGpus && hasGoodputObjective(plan);
+    if (sloMinGpus)
+        minGpusUnderSlo(plan, counts, engines, weightBits, kvBits, lastGpus, cfg, collect, r,
+            [&](const ServingCandidate& c) {
+                missed(c, sloMissRatio(c, *plan.serving.slo), true);
+            });
+    for (int gpus = firstGpus; searchAggregated && !sloMinGpus && gpus <= lastGpus; ++gpus) {
         for (const ServingParallel& engine : engines) {
             // min-gpus: the fleet is exactly `gpus`; max-throughput: as many replicas as fit.
             const int tp = engine.tp;

@@ -310,6 +310,11 @@ std::string noSolutionMessage(const Plan& input, const ServingSearchResult& r, B
     const bool named = m.layout.clusterGpus != input.cluster.gpus && m.gpus == m.layout.clusterGpus;
     const std::string where = describeChanges(input, m.layout)
         + (named ? std::string() : fmt::format(" on {} GPUs", m.gpus));
+    if (r.goal == SearchGoal::ServingMinGpus && searchdetail::hasGoodputObjective(input)
+        && !m.sloNote.empty())
+        return fmt::format("no serving fleet meets the SLO at the workload's load: nearest miss "
+                           "is {}: {}",
+            where, m.sloNote);
     if (r.goal == SearchGoal::ServingMaxGoodput && (m.goodputRps || !m.sloNote.empty())) {
         // Its weights fit: it missed the SLO at every rate it was tried at.
         return fmt::format("no serving layout meets the SLO at any request rate: nearest miss is "

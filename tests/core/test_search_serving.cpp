@@ -498,3 +498,101 @@ TEST(SearchServingGoodput, FixingDisaggregationTakesOnlyTrueOrFalse)
 
 } // namespace
 } // namespace envelope
+
+namespace envelope {
+namespace {
+
+// serving-min-gpus under a workload and an SLO (issue 27: "serving-min-gpus ... sizes decode
+// only and ignores the prefill those requests need"): the fewest GPUs whose fleet meets the SLO
+// at the workload's own rate, prompts included.
+TEST(SearchServingMinGpusUnderSlo, TheFewestGpusOfEveryLayoutEstimatedOnItsOwn)
+{
+    // Llama-3 8B, 8 requests/s of 2,000 + 200 tokens, p90 TTFT 0.4 s and TPOT 20 ms.
+    const Plan input = goodputPlan(R"({"ttft_p90_s": 0.4, "tpot_p90_s": 0.02})");
+    // By hand: every TP layout and format at 1, 2, ... replicas, each applied to the plan and
+    // estimated as `envelope-cli estimate` does; a fleet meets when its load meets the SLO and
+    // its queue stays bounded.
+    const auto meets = [](const Plan& p) {
+        const Estimate e = estimate(p);
+        return e.serving.fitsWeights && e.serving.load
+            && e.serving.load->meetsSlo.value_or(false) && !e.serving.load->saturated;
+    };
+    int fewest = 1 << 30;
+    for (int tp : { 1, 2, 4, 8 })
+        for (int wb : { 16, 8, 4 })
+            for (int kb : { 16, 8 })
+                for (int replicas = 1; replicas * tp <= 16 && replicas * tp < fewest; ++replicas) {
+                    Plan p = input;
+                    p.cluster.gpus = replicas * tp;
+                    p.serving.tp = tp;
+                    p.serving.weightBits = wb;
+                    p.serving.kvBits = kb;
+                    p.serving.concurrency = (input.serving.concurrency + replicas - 1) / replicas;
+                    if (meets(p)) {
+                        fewest = replicas * tp;
+                        break;
+                    }
+                }
+    ASSERT_LT(fewest, 1 << 30);
+
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMinGpus;
+    o.top = 100;
+    const ServingSearchResult r = searchServing(input, o);
+    ASSERT_FALSE(r.candidates.empty()) << noSolutionMessage(input, r, ByteUnits::GB);
+    EXPECT_EQ(r.candidates.front().gpus, fewest);
+    for (const ServingCandidate& c : r.candidates) {
+        // Each candidate is its applied plan, which meets the SLO; one replica fewer does not.
+        const Plan applied = applyServingLayout(input, c.layout);
+        EXPECT_TRUE(meets(applied)) << describeChanges(input, c.layout);
+        EXPECT_EQ(applied.cluster.gpus, c.gpus);
+        EXPECT_DOUBLE_EQ(estimate(applied).serving.load->outputTokensPerS, c.tokensPerS);
+        if (c.layout.replicas > 1) {
+            ServingLayout fewer = c.layout;
+            fewer.replicas -= 1;
+            fewer.clusterGpus = fewer.replicas * fewer.engineGpus();
+            fewer.concurrency = (input.serving.concurrency + fewer.replicas - 1) / fewer.replicas;
+            EXPECT_FALSE(meets(applyServingLayout(input, fewer))) << describeChanges(input, fewer);
+        }
+    }
+}
+
+TEST(SearchServingMinGpusUnderSlo, LongPromptsNeedMoreGpusThanTheirDecodes)
+{
+    // The same rate and output, prompts 4,000 tokens longer: each request's prefill is 3x the
+    // compute, so the fleet the SLO needs grows, where the static sizing (concurrency and ITL)
+    // sees only the decodes and would not change.
+    const auto plan = [](int input) {
+        return searchPlan(R"({"format": "envelope.plan", "version": 1, "model": "llama-3-8b",
+            "gpu": "h100-sxm", "cluster": {"gpus": 8, "gpus_per_node": 8},
+            "serving": {"context": 8192, "concurrency": 16, "workload": {"input_tokens": )"
+            + std::to_string(input) + R"(, "output_tokens": 200, "request_rate": 40},
+            "slo": {"ttft_p90_s": 1, "tpot_p90_s": 0.03}}})");
+    };
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMinGpus;
+    const ServingSearchResult shortPrompts = searchServing(plan(2000), o);
+    const ServingSearchResult longPrompts = searchServing(plan(6000), o);
+    ASSERT_FALSE(shortPrompts.candidates.empty());
+    ASSERT_FALSE(longPrompts.candidates.empty());
+    EXPECT_GT(longPrompts.candidates.front().gpus, shortPrompts.candidates.front().gpus);
+    // A lower bound by hand: 40 requests/s x 6,000 prompt tokens x 2 x 8.03e9 parameters is
+    // 3.85e15 FLOP/s of prefill; one H100 SXM does at most 989 TFLOP/s at 16 bits and 1,979 at
+    // 8 (dense): at least 2 GPUs even at 8 bits and 100% of peak.
+    EXPECT_GE(longPrompts.candidates.front().gpus, 2);
+}
+
+TEST(SearchServingMinGpusUnderSlo, NoFleetMeetingTheSloNamesTheNearestMiss)
+{
+    const Plan input = goodputPlan(R"({"tpot_p90_s": 0.0001})");
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMinGpus;
+    o.maxGpus = 16;
+    const ServingSearchResult r = searchServing(input, o);
+    EXPECT_TRUE(r.candidates.empty());
+    const std::string message = noSolutionMessage(input, r, ByteUnits::GB);
+    EXPECT_NE(message.find("TPOT p90"), std::string::npos) << message;
+}
+
+} // namespace
+} // namespace envelope
