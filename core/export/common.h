@@ -43,6 +43,9 @@ ServingConfig exportedEngine(const Plan& plan, const char* engineName, std::vect
 // only to FP8 in flight (vLLM, SGLang) reads it from the checkpoint's config.
 // True, with the warning added, when the command writes no --quantization for it.
 bool weightsFromCheckpoint(const ServingConfig& sc, const char* engineName, std::vector<std::string>& warnings);
+// `warning` unless `warnings` has it: both pools of a disaggregated plan share the engine's
+// settings, and each thing is said once.
+void addWarning(std::vector<std::string>& warnings, std::string warning);
 int servingEngines(const Plan& plan); // the engines of serving.tp GPUs the cluster holds (>= 1)
 long long globalBatch(const Plan& plan); // micro x accum x dp (sequences per step)
 long long trainSteps(const Plan& plan); // ceil(train_tokens / (global batch x seq_len))

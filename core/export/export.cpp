@@ -241,6 +241,12 @@ int dataParallel(const Plan& plan)
     return static_cast<int>(std::max(1LL, plan.cluster.gpus / modelParallel));
 }
 
+void addWarning(std::vector<std::string>& warnings, std::string warning)
+{
+    if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end())
+        warnings.push_back(std::move(warning));
+}
+
 ServingConfig exportedEngine(const Plan& plan, const char* engineName, std::vector<std::string>& warnings)
 {
     if (!plan.serving.disaggregation)

@@ -29,13 +29,6 @@ struct ServerCommand {
     std::string environment;        // "NAME=value " prefix, or ""
 };
 
-void addWarning(std::vector<std::string>& warnings, std::string warning)
-{
-    // Both pools of a disaggregated plan share the engine's settings: say each thing once.
-    if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end())
-        warnings.push_back(std::move(warning));
-}
-
 // One engine of `sc`: its layout, memory, batch, formats and drafting, as ServerArgs spells them.
 ServerCommand serverCommand(const Plan& plan, const Estimate& estimate, const ServingConfig& sc,
     const std::string& model, std::vector<std::string>& warnings)

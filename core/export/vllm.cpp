@@ -6,18 +6,21 @@
 // --block-size, --kv-cache-dtype, --quantization, --speculative-config (SpeculativeConfig's
 // "method", "num_speculative_tokens" and "model": "mtp" for a checkpoint's own MTP module,
 // "eagle" and "draft_model" with the draft's repository).
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "base/checked.h"
 #include "export/common.h"
 
 namespace envelope::exportdetail {
-EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
+namespace {
+
+// `vllm serve MODEL` and its flags for one engine: `sc` is the plan's serving section or one
+// pool's (servingPoolConfig), the environment it needs in front of the first word.
+std::vector<std::string> serveCommand(
+    const Plan& plan, ServingConfig sc, const std::string& model, std::vector<std::string>& warnings)
 {
-    std::string model;
-    EngineConfig out = startServingExport(
-        plan, estimate, Engine::Vllm, "serve.sh", ServingEngine::Vllm, "vLLM", modelRepo, model);
-    ServingConfig sc = exportedEngine(plan, "vLLM", out.warnings);
     const ServingParallel parallel = servingParallel(sc);
     // Each data-parallel rank is an engine core with its own scheduler: --max-num-seqs is one
     // rank's share of the engine's sequences.
@@ -42,7 +45,7 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
             fmt::format("'{{\"num_redundant_experts\": {}}}'", sc.redundantExperts));
     }
     if (parallel.ep > 1 && parallel.dp == 1 && parallel.ep != parallel.tp)
-        out.warnings.push_back(fmt::format("serving.ep = {} inside tp = {}: vLLM's expert "
+        warnings.push_back(fmt::format("serving.ep = {} inside tp = {}: vLLM's expert "
                                            "parallelism spans the whole TP group (ep = {})",
             parallel.ep, parallel.tp, parallel.tp));
     flag("--max-model-len", sc.context);
@@ -52,7 +55,7 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
     // takes at least one token of a step's budget).
     const long long batchedTokens = std::max<long long>(sc.maxBatchedTokens, sc.concurrency);
     if (batchedTokens != sc.maxBatchedTokens)
-        out.warnings.push_back(fmt::format(
+        warnings.push_back(fmt::format(
             "serving.max_batched_tokens = {} is below serving.concurrency = {}: vLLM refuses "
             "--max-num-batched-tokens below --max-num-seqs; written as {}",
             sc.maxBatchedTokens, sc.concurrency, batchedTokens));
@@ -62,11 +65,11 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
     if (kvFormat == KvCacheFormat::Fp8)
         flag("--kv-cache-dtype", "fp8");
     else if (sc.kvBits < 16)
-        out.warnings.push_back(fmt::format("serving.kv_bits = {} (kv_format \"{}\"): vLLM's KV cache is 16-bit "
+        warnings.push_back(fmt::format("serving.kv_bits = {} (kv_format \"{}\"): vLLM's KV cache is 16-bit "
                                            "or fp8 (one scale per layer); this cache cannot be "
                                            "expressed",
             sc.kvBits, kvCacheFormatId(kvFormat)));
-    if (!weightsFromCheckpoint(sc, "vLLM", out.warnings)) {
+    if (!weightsFromCheckpoint(sc, "vLLM", warnings)) {
         if (sc.weightBits == 8)
             flag("--quantization", "fp8");
         else if (sc.weightBits == 4)
@@ -75,7 +78,7 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
             flag("--quantization", "bitsandbytes");
     }
     if (sc.weightBits < 16 && sc.weightFormat == WeightFormat::Auto)
-        out.warnings.push_back(fmt::format(
+        warnings.push_back(fmt::format(
             "serving.quant_group_size = {}: vLLM takes the quantization group size from the "
             "checkpoint (AWQ/GPTQ) or the method (fp8 per-tensor, bitsandbytes blocks of 64)",
             sc.quantGroupSize));
@@ -89,7 +92,7 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
         } else {
             const bool eagle = spec.kind == SpeculativeKind::Eagle;
             const std::string draft = speculativeDraftName(spec);
-            out.warnings.push_back(speculativeDraftWarning(spec, draft));
+            warnings.push_back(speculativeDraftWarning(spec, draft));
             config = fmt::format(R"({{"method": "{}", "model": "{}", "num_speculative_tokens": {}}})",
                 eagle ? "eagle" : "draft_model", draft, spec.tokens);
         }
@@ -100,16 +103,153 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
     // it and the warning says what it means.
     const long long positions = plan.model.arch.maxPositions;
     std::string env;
-    const long long rolloutLen = static_cast<long long>(plan.rl.promptLen) + plan.rl.responseLen;
     if (positions > 0 && sc.context > positions) {
         env = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 ";
-        out.warnings.push_back(fmt::format(
+        warnings.push_back(fmt::format(
             "serving.context = {} is longer than the model's {} positions: vLLM refuses "
             "--max-model-len above them unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (set in the "
             "command); outputs past {} tokens need RoPE scaling in the model's config",
             sc.context, positions, positions));
     }
     flags.front() = env + flags.front();
+    return flags;
+}
+
+// The ports Envelope's disaggregated script gives each worker (vllm serve's default), the NIXL
+// side channel (VLLM_NIXL_SIDE_CHANNEL_PORT's default), a multi-node worker's data-parallel RPC
+// and the proxy (vLLM's NixlConnector guide, docs/features/nixl_connector_usage.md).
+constexpr int kWorkerPort = 8000;
+constexpr int kSideChannelPort = 5600;
+constexpr int kDataParallelRpcPort = 13345;
+constexpr int kProxyPort = 8192;
+
+// A disaggregated deployment (serving.disaggregation) as vLLM runs it: every worker a `vllm
+// serve` with --kv-transfer-config's NixlConnector (kv_producer for the prefill pool,
+// kv_consumer for the decode pool), its NIXL side channel on the node's own address, and vLLM's
+// proxy in front that sends each request to a prefill worker, then to a decode worker. One
+// script for every host: ROLE picks the part. A data-parallel-attention worker wider than a
+// node runs one command per node: the first serves the API, the others are --headless engine
+// ranks from --data-parallel-start-rank (vLLM's multi-node data parallel).
+std::string disaggregatedScript(const Plan& plan, const std::string& model, EngineConfig& out)
+{
+    const ServingDisaggregation& d = *plan.serving.disaggregation;
+    const int perNode = std::max(plan.cluster.gpusPerNode, 1);
+    std::string script
+        = commentBlock("Envelope export for vLLM (prefill / decode disaggregation)", out.figures);
+    struct Pool {
+        const char* role;
+        const char* kvRole;
+        int workers;
+        ServingConfig engine;
+        ServingParallel parallel;
+        int nodes;
+    };
+    std::vector<Pool> pools;
+    for (const auto& [role, kvRole, pool] : { std::tuple { "prefill", "kv_producer", d.prefill },
+             std::tuple { "decode", "kv_consumer", d.decode } }) {
+        const ServingConfig engine = servingPoolConfig(plan.serving, pool);
+        const ServingParallel parallel = servingParallel(engine);
+        pools.push_back({ role, kvRole, pool.workers, engine, parallel,
+            (parallel.gpus() + perNode - 1) / perNode });
+    }
+    script += "#\n";
+    for (const Pool& p : pools)
+        script += fmt::format("# {} pool: {} worker{} of {} GPU{} (tp {}, dp {}, ep {}), {} node{} "
+                              "each\n",
+            p.role, p.workers, p.workers == 1 ? "" : "s", p.parallel.gpus(),
+            p.parallel.gpus() == 1 ? "" : "s", p.parallel.tp, p.parallel.dp, p.parallel.ep,
+            p.nodes, p.nodes == 1 ? "" : "s");
+    script += fmt::format(
+        "# On each node of a worker: ROLE=prefill or ROLE=decode HOST_IP=<this node's address> "
+        "(with NODE_RANK and HEAD_IP=<its first node's address> when it spans nodes) sh {0}\n"
+        "# On one host: ROLE=proxy VLLM_SRC=<a vLLM source checkout> PREFILL_HOSTS=\"h1 ...\" "
+        "DECODE_HOSTS=\"h2 ...\" sh {0} (each worker's first node)\n"
+        "set -eu\n"
+        "case \"${{ROLE:?set ROLE to prefill, decode or proxy}}\" in\n",
+        out.fileName);
+    for (const Pool& p : pools) {
+        std::vector<std::string> said;
+        std::vector<std::string> w = serveCommand(plan, p.engine, model, said);
+        for (std::string& warning : said)
+            addWarning(out.warnings, std::move(warning));
+        w.insert(w.begin() + 1, fmt::format("--port {}", kWorkerPort));
+        w.push_back(fmt::format(R"(--kv-transfer-config '{{"kv_connector":"NixlConnector","kv_role":"{}"}}')",
+            p.kvRole));
+        std::string lines;
+        if (p.nodes > 1) {
+            if (p.parallel.dp > 1 && perNode % p.parallel.tp == 0) {
+                const int local = perNode / p.parallel.tp;
+                w.push_back(fmt::format("--data-parallel-size-local {}", local));
+                w.push_back("--data-parallel-address \"${HEAD_IP:?the address of the first node of this worker}\"");
+                w.push_back(fmt::format("--data-parallel-rpc-port {}", kDataParallelRpcPort));
+                w.push_back("$headless");
+                lines = fmt::format("  headless=\"\"\n"
+                                    "  [ \"${{NODE_RANK:?0 .. {0}}}\" = 0 ] || headless=\"--headless "
+                                    "--data-parallel-start-rank $((NODE_RANK * {1}))\"\n",
+                    p.nodes - 1, local);
+            } else {
+                w.push_back("--distributed-executor-backend ray");
+                out.warnings.push_back(fmt::format(
+                    "serving.disaggregation.{}: a worker of tp {} spans {} nodes of {} GPUs: vLLM "
+                    "runs it over Ray (--distributed-executor-backend ray); start a Ray cluster "
+                    "over the worker's nodes and run the command on its head only",
+                    p.role, p.parallel.tp, p.nodes, perNode));
+            }
+        }
+        w.front() = fmt::format("exec env VLLM_NIXL_SIDE_CHANNEL_HOST=\"${{HOST_IP:?the address of "
+                                "this node}}\" VLLM_NIXL_SIDE_CHANNEL_PORT={} ",
+                        kSideChannelPort)
+            + w.front();
+        script += fmt::format("{})\n", p.role) + lines + joinCommand(w, "  ") + "  ;;\n";
+    }
+    script += fmt::format(
+        "proxy)\n"
+        "  prefill_ports=\"\"\n"
+        "  for h in ${{PREFILL_HOSTS:?first nodes of the {0} prefill workers}}; do "
+        "prefill_ports=\"$prefill_ports {2}\"; done\n"
+        "  decode_ports=\"\"\n"
+        "  for h in ${{DECODE_HOSTS:?first nodes of the {1} decode workers}}; do "
+        "decode_ports=\"$decode_ports {2}\"; done\n"
+        "  exec python3 \"${{VLLM_SRC:?a vLLM source checkout}}/tests/v1/kv_connector/nixl_integration/"
+        "toy_proxy_server.py\" \\\n"
+        "    --port {3} \\\n"
+        "    --prefiller-hosts $PREFILL_HOSTS --prefiller-ports $prefill_ports \\\n"
+        "    --decoder-hosts $DECODE_HOSTS --decoder-ports $decode_ports\n"
+        "  ;;\n"
+        "*)\n"
+        "  echo \"ROLE must be prefill, decode or proxy\" >&2\n"
+        "  exit 2\n"
+        "  ;;\n"
+        "esac\n",
+        d.prefill.workers, d.decode.workers, kWorkerPort, kProxyPort);
+    addWarning(out.warnings,
+        "serving.disaggregation: the KV moves over NIXL (NixlConnector, UCX by default): install "
+        "nixl on every node and set UCX_NET_DEVICES to the nodes' RDMA devices");
+    addWarning(out.warnings,
+        "serving.disaggregation: the proxy is vLLM's toy_proxy_server.py from its source tree "
+        "(tests/v1/kv_connector/nixl_integration, not in the wheel), which sends each request's "
+        "prompt to a prefill worker and its decode to a decode worker; production deployments "
+        "front the pools with llm-d or NVIDIA Dynamo");
+    return script;
+}
+
+} // namespace
+
+EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::string& modelRepo)
+{
+    std::string model;
+    EngineConfig out = startServingExport(
+        plan, estimate, Engine::Vllm, "serve.sh", ServingEngine::Vllm, "vLLM", modelRepo, model);
+    if (plan.serving.disaggregation) {
+        out.text = disaggregatedScript(plan, model, out);
+        out.launch = "ROLE=prefill HOST_IP=<this node's address> sh " + out.fileName;
+        return out;
+    }
+    ServingConfig sc = exportedEngine(plan, "vLLM", out.warnings);
+    const std::vector<std::string> flags = serveCommand(plan, sc, model, out.warnings);
+    const KvCacheFormat kvFormat = servingKvFormat(sc);
+    const long long positions = plan.model.arch.maxPositions;
+    const long long rolloutLen = static_cast<long long>(plan.rl.promptLen) + plan.rl.responseLen;
     std::string s = commentBlock("Envelope export for vLLM", out.figures);
     s += joinCommand(flags, "");
 

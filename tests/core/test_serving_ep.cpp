@@ -271,15 +271,72 @@ TEST(ServingEp, ExportsSpellTheLayoutAsEachEngineDoes)
     for (const char* f : { "--tensor-parallel-size 1", "--data-parallel-size 32",
              "--enable-expert-parallel", "--max-num-seqs 32" })
         EXPECT_NE(vllm.find(f), std::string::npos) << f << " in\n" << vllm;
-    // vLLM's export of a disaggregated plan writes one decode worker and says the rest is not
-    // written; SGLang's writes the whole deployment (ServingEp.SglangWritesTheDisaggregated...).
+    // TensorRT-LLM's export of a disaggregated plan writes one decode worker and says the rest
+    // is not written; vLLM's and SGLang's write the whole deployment
+    // (ServingEp.{Vllm,Sglang}WritesTheDisaggregatedDeploymentAsOneScript).
     const Plan d = readOrDie(plan("llama-3-70b", "h100-sxm", 12,
         R"({"disaggregation": {"prefill": {"tp": 4}, "decode": {"tp": 8}}})"));
-    const EngineConfig c = exportPlan(d, estimate(d), Engine::Vllm, "meta-llama/Meta-Llama-3-70B");
-    EXPECT_NE(c.text.find("--tensor-parallel-size 8"), std::string::npos) << c.text;
+    const EngineConfig c = exportPlan(d, estimate(d), Engine::Trtllm, "meta-llama/Meta-Llama-3-70B");
+    EXPECT_NE(c.text.find("--tp_size 8"), std::string::npos) << c.text;
     EXPECT_TRUE(std::any_of(c.warnings.begin(), c.warnings.end(), [](const std::string& w) {
         return w.find("prefill pool") != std::string::npos;
     }));
+}
+
+// vLLM's prefill / decode disaggregation (its NixlConnector guide,
+// docs/features/nixl_connector_usage.md): every worker a `vllm serve` with
+// --kv-transfer-config's NixlConnector (kv_producer / kv_consumer), the NIXL side channel on
+// the node's own address, and the proxy from vLLM's source tree in front. DeepSeek's published
+// layout (prefill EP32 on 4 nodes, decode EP144 on 18): a data-parallel-attention worker wider
+// than a node runs vLLM's multi-node data parallel, 8 ranks a node (--data-parallel-size-local
+// 8), the nodes after the first --headless from rank 8 x NODE_RANK.
+TEST(ServingEp, VllmWritesTheDisaggregatedDeploymentAsOneScript)
+{
+    const Plan p = readOrDie(plan("deepseek-v3", "h800", 176,
+        R"({"tp": 1, "weight_bits": 8, "context": 4096, "concurrency": 128,
+            "disaggregation": {"prefill": {"workers": 1, "tp": 1, "ep": 32, "dp": 32},
+                               "decode": {"workers": 1, "tp": 1, "ep": 144, "dp": 144}}})"));
+    const EngineConfig c = exportPlan(p, estimate(p), Engine::Vllm, "deepseek-ai/DeepSeek-V3");
+    const std::string& t = c.text;
+    const std::size_t prefill = t.find("prefill)\n");
+    const std::size_t decode = t.find("decode)\n");
+    const std::size_t proxy = t.find("proxy)\n");
+    ASSERT_NE(prefill, std::string::npos) << t;
+    ASSERT_NE(decode, std::string::npos) << t;
+    ASSERT_NE(proxy, std::string::npos) << t;
+    const std::string p1 = t.substr(prefill, decode - prefill);
+    const std::string d1 = t.substr(decode, proxy - decode);
+    for (const char* f : { "--tensor-parallel-size 1", "--data-parallel-size 32",
+             "--enable-expert-parallel", "--port 8000",
+             R"(--kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer"}')",
+             "--data-parallel-size-local 8", "--data-parallel-rpc-port 13345",
+             "--headless --data-parallel-start-rank $((NODE_RANK * 8))",
+             "VLLM_NIXL_SIDE_CHANNEL_PORT=5600" })
+        EXPECT_NE(p1.find(f), std::string::npos) << f << " in\n" << p1;
+    for (const char* f : { "--data-parallel-size 144",
+             R"(--kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}')",
+             "${NODE_RANK:?0 .. 17}" })
+        EXPECT_NE(d1.find(f), std::string::npos) << f << " in\n" << d1;
+    EXPECT_NE(t.find("/tests/v1/kv_connector/nixl_integration/toy_proxy_server.py"),
+        std::string::npos)
+        << t;
+    EXPECT_NE(t.find("--prefiller-hosts $PREFILL_HOSTS --prefiller-ports $prefill_ports"),
+        std::string::npos)
+        << t;
+    EXPECT_EQ(c.launch, "ROLE=prefill HOST_IP=<this node's address> sh serve.sh");
+    EXPECT_FALSE(std::any_of(c.warnings.begin(), c.warnings.end(), [](const std::string& w) {
+        return w.find("is not written") != std::string::npos;
+    }));
+    // The script parses as POSIX sh and as bash.
+    if (std::system("command -v bash > /dev/null 2>&1") == 0) {
+        const std::string path = ::testing::TempDir() + "envelope_vllm_pd.sh";
+        {
+            std::ofstream out(path);
+            out << t;
+        }
+        EXPECT_EQ(std::system(("bash -n " + path).c_str()), 0) << t;
+        EXPECT_EQ(std::system(("sh -n " + path).c_str()), 0) << t;
+    }
 }
 
 // SGLang's prefill / decode disaggregation (its docs, "PD Disaggregation"; LMSYS's 96-H100 and
