@@ -35,9 +35,6 @@ Precision precisionOf(const RecipeChoice& recipe);
 std::string recipeIdFor(Precision::Kind kind, bool fp32Gradients);
 
 int dataParallel(const Plan& plan); // gpus / (tp x pp x cp)
-// The engine a serving export writes: the plan's, or under serving.disaggregation the decode
-// pool's (with a warning in `warnings` that the prefill pool is not written).
-ServingConfig exportedEngine(const Plan& plan, const char* engineName, std::vector<std::string>& warnings);
 // serving.weight_format of a quantized checkpoint (fp8-block, int8, nvfp4, mxfp4, int4), or a
 // mixed one (serving.attention_weight_format, expert_weight_format): an engine that quantizes
 // only to FP8 in flight (vLLM, SGLang) reads it from the checkpoint's config.

@@ -247,18 +247,6 @@ void addWarning(std::vector<std::string>& warnings, std::string warning)
         warnings.push_back(std::move(warning));
 }
 
-ServingConfig exportedEngine(const Plan& plan, const char* engineName, std::vector<std::string>& warnings)
-{
-    if (!plan.serving.disaggregation)
-        return plan.serving;
-    const ServingPool& decode = plan.serving.disaggregation->decode;
-    warnings.push_back(fmt::format("serving.disaggregation: the command is one decode worker's "
-                                   "(tp {}, ep {}, dp {}); {}'s disaggregated launch (the prefill "
-                                   "pool, the KV-transfer backend and the router) is not written",
-        decode.tp, decode.ep, decode.dp, engineName));
-    return servingPoolConfig(plan.serving, decode);
-}
-
 bool weightsFromCheckpoint(const ServingConfig& sc, const char* engineName, std::vector<std::string>& warnings)
 {
     const WeightFormat weights = sc.weightFormat;

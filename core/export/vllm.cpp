@@ -245,7 +245,7 @@ EngineConfig exportVllm(const Plan& plan, const Estimate& estimate, const std::s
         out.launch = "ROLE=prefill HOST_IP=<this node's address> sh " + out.fileName;
         return out;
     }
-    ServingConfig sc = exportedEngine(plan, "vLLM", out.warnings);
+    const ServingConfig& sc = plan.serving;
     const std::vector<std::string> flags = serveCommand(plan, sc, model, out.warnings);
     const KvCacheFormat kvFormat = servingKvFormat(sc);
     const long long positions = plan.model.arch.maxPositions;

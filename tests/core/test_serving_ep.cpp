@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -271,16 +273,67 @@ TEST(ServingEp, ExportsSpellTheLayoutAsEachEngineDoes)
     for (const char* f : { "--tensor-parallel-size 1", "--data-parallel-size 32",
              "--enable-expert-parallel", "--max-num-seqs 32" })
         EXPECT_NE(vllm.find(f), std::string::npos) << f << " in\n" << vllm;
-    // TensorRT-LLM's export of a disaggregated plan writes one decode worker and says the rest
-    // is not written; vLLM's and SGLang's write the whole deployment
-    // (ServingEp.{Vllm,Sglang}WritesTheDisaggregatedDeploymentAsOneScript).
+}
+
+// TensorRT-LLM's prefill / decode disaggregation (docs/source/features/disagg-serving.md):
+// context and generation `trtllm-serve` workers, each pool's LLM API options a companion file
+// with its cache_transceiver_config (the context servers without the overlap scheduler), and
+// `trtllm-serve disaggregated -c disagg_config.yaml` in front, the YAML written by the script
+// from the hosts it is given. Llama-3 70B: prefill TP 4, decode TP 8, one of each.
+TEST(ServingEp, TrtllmWritesTheDisaggregatedDeploymentAsOneScript)
+{
     const Plan d = readOrDie(plan("llama-3-70b", "h100-sxm", 12,
-        R"({"disaggregation": {"prefill": {"tp": 4}, "decode": {"tp": 8}}})"));
+        R"({"context": 4096, "disaggregation": {"prefill": {"tp": 4}, "decode": {"tp": 8}}})"));
     const EngineConfig c = exportPlan(d, estimate(d), Engine::Trtllm, "meta-llama/Meta-Llama-3-70B");
-    EXPECT_NE(c.text.find("--tp_size 8"), std::string::npos) << c.text;
-    EXPECT_TRUE(std::any_of(c.warnings.begin(), c.warnings.end(), [](const std::string& w) {
-        return w.find("prefill pool") != std::string::npos;
+    const std::string& t = c.text;
+    const std::size_t prefill = t.find("prefill)\n");
+    const std::size_t decode = t.find("decode)\n");
+    const std::size_t server = t.find("server)\n");
+    ASSERT_NE(prefill, std::string::npos) << t;
+    ASSERT_NE(decode, std::string::npos) << t;
+    ASSERT_NE(server, std::string::npos) << t;
+    const std::string p1 = t.substr(prefill, decode - prefill);
+    const std::string d1 = t.substr(decode, server - decode);
+    for (const char* f : { "--tp_size 4", "--port 8001",
+             "--extra_llm_api_options ctx_extra_llm_api_options.yaml" })
+        EXPECT_NE(p1.find(f), std::string::npos) << f << " in\n" << p1;
+    for (const char* f : { "--tp_size 8", "--port 8002",
+             "--extra_llm_api_options gen_extra_llm_api_options.yaml" })
+        EXPECT_NE(d1.find(f), std::string::npos) << f << " in\n" << d1;
+    EXPECT_NE(t.find("exec trtllm-serve disaggregated -c disagg_config.yaml"), std::string::npos);
+    ASSERT_EQ(c.companions.size(), 2u);
+    EXPECT_EQ(c.companions[0].fileName, "ctx_extra_llm_api_options.yaml");
+    EXPECT_NE(c.companions[0].text.find("disable_overlap_scheduler: true\ncache_transceiver_config:\n"
+                                        "  backend: UCX\n  max_tokens_in_buffer: 4096\n"),
+        std::string::npos)
+        << c.companions[0].text;
+    EXPECT_EQ(c.companions[1].fileName, "gen_extra_llm_api_options.yaml");
+    EXPECT_EQ(c.companions[1].text.find("disable_overlap_scheduler"), std::string::npos);
+    EXPECT_EQ(c.launch, "ROLE=prefill sh trtllm_serve.sh");
+    EXPECT_FALSE(std::any_of(c.warnings.begin(), c.warnings.end(), [](const std::string& w) {
+        return w.find("is not written") != std::string::npos;
     }));
+    if (std::system("command -v sh > /dev/null 2>&1") != 0)
+        return;
+    // The server part writes disagg_config.yaml from the hosts: one URL a host, its port.
+    const std::string dir = ::testing::TempDir() + "envelope_trtllm_pd/";
+    std::filesystem::create_directories(dir);
+    {
+        std::string server = t;
+        const std::string exec = "exec trtllm-serve disaggregated -c disagg_config.yaml";
+        server.replace(server.find(exec), exec.size(), "true");
+        std::ofstream(dir + "serve.sh") << server;
+    }
+    ASSERT_EQ(std::system(("cd " + dir + " && ROLE=server PREFILL_HOSTS='p1 p2' DECODE_HOSTS=d1 sh serve.sh")
+                              .c_str()),
+        0);
+    std::ifstream in(dir + "disagg_config.yaml");
+    const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(yaml,
+        "hostname: 0.0.0.0\nport: 8000\nbackend: pytorch\ncontext_servers:\n  num_instances: 2\n"
+        "  urls:\n    - \"p1:8001\"\n    - \"p2:8001\"\ngeneration_servers:\n  num_instances: 1\n"
+        "  urls:\n    - \"d1:8002\"\n");
+    EXPECT_EQ(std::system(("bash -n " + dir + "serve.sh").c_str()), 0);
 }
 
 // vLLM's prefill / decode disaggregation (its NixlConnector guide,
