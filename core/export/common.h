@@ -40,6 +40,21 @@ int dataParallel(const Plan& plan); // gpus / (tp x pp x cp)
 // only to FP8 in flight (vLLM, SGLang) reads it from the checkpoint's config.
 // True, with the warning added, when the command writes no --quantization for it.
 bool weightsFromCheckpoint(const ServingConfig& sc, const char* engineName, std::vector<std::string>& warnings);
+// One pool of a disaggregated serving export (serving.disaggregation): its role, its workers,
+// one worker's engine and layout, and the nodes of cluster.gpus_per_node one worker spans.
+struct ExportPool {
+    bool prefill = true;
+    const char* role = "prefill"; // "prefill" or "decode"
+    int workers = 1;
+    ServingConfig engine;
+    ServingParallel parallel;
+    int nodes = 1;
+};
+// The prefill pool, then the decode pool.
+std::vector<ExportPool> exportPools(const Plan& plan);
+// "#\n# prefill pool: 5 workers of 1 GPU (tp 1, dp 1, ep 1), 1 node each\n# decode pool: ..."
+std::string poolComments(const std::vector<ExportPool>& pools);
+
 // `warning` unless `warnings` has it: both pools of a disaggregated plan share the engine's
 // settings, and each thing is said once.
 void addWarning(std::vector<std::string>& warnings, std::string warning);

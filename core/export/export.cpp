@@ -241,6 +241,39 @@ int dataParallel(const Plan& plan)
     return static_cast<int>(std::max(1LL, plan.cluster.gpus / modelParallel));
 }
 
+std::vector<ExportPool> exportPools(const Plan& plan)
+{
+    std::vector<ExportPool> pools;
+    if (!plan.serving.disaggregation)
+        return pools;
+    const int perNode = std::max(plan.cluster.gpusPerNode, 1);
+    for (const bool prefill : { true, false }) {
+        const ServingPool& pool
+            = prefill ? plan.serving.disaggregation->prefill : plan.serving.disaggregation->decode;
+        ExportPool p;
+        p.prefill = prefill;
+        p.role = prefill ? "prefill" : "decode";
+        p.workers = pool.workers;
+        p.engine = servingPoolConfig(plan.serving, pool);
+        p.parallel = servingParallel(p.engine);
+        p.nodes = (p.parallel.gpus() + perNode - 1) / perNode;
+        pools.push_back(std::move(p));
+    }
+    return pools;
+}
+
+std::string poolComments(const std::vector<ExportPool>& pools)
+{
+    std::string text = "#\n";
+    for (const ExportPool& p : pools)
+        text += fmt::format("# {} pool: {} worker{} of {} GPU{} (tp {}, dp {}, ep {}), {} node{} "
+                            "each\n",
+            p.role, p.workers, p.workers == 1 ? "" : "s", p.parallel.gpus(),
+            p.parallel.gpus() == 1 ? "" : "s", p.parallel.tp, p.parallel.dp, p.parallel.ep,
+            p.nodes, p.nodes == 1 ? "" : "s");
+    return text;
+}
+
 void addWarning(std::vector<std::string>& warnings, std::string warning)
 {
     if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end())

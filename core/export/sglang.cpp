@@ -130,32 +130,9 @@ std::string disaggregatedScript(const Plan& plan, const Estimate& estimate, cons
     EngineConfig& out)
 {
     const ServingDisaggregation& d = *plan.serving.disaggregation;
-    const int perNode = std::max(plan.cluster.gpusPerNode, 1);
+    const std::vector<ExportPool> pools = exportPools(plan);
     std::string script = commentBlock("Envelope export for SGLang (prefill / decode disaggregation)",
-        out.figures);
-    // Each pool's engine, its layout and the nodes one worker spans.
-    struct Pool {
-        const char* role;
-        int workers;
-        ServingConfig engine;
-        ServingParallel parallel;
-        int nodes;
-    };
-    std::vector<Pool> pools;
-    for (const auto& [role, pool] :
-        { std::pair { "prefill", d.prefill }, std::pair { "decode", d.decode } }) {
-        const ServingConfig engine = servingPoolConfig(plan.serving, pool);
-        const ServingParallel parallel = servingParallel(engine);
-        pools.push_back(
-            { role, pool.workers, engine, parallel, (parallel.gpus() + perNode - 1) / perNode });
-    }
-    script += "#\n";
-    for (const Pool& p : pools)
-        script += fmt::format("# {} pool: {} worker{} of {} GPU{} (tp {}, dp {}, ep {}), {} node{} "
-                              "each\n",
-            p.role, p.workers, p.workers == 1 ? "" : "s", p.parallel.gpus(),
-            p.parallel.gpus() == 1 ? "" : "s", p.parallel.tp, p.parallel.dp, p.parallel.ep,
-            p.nodes, p.nodes == 1 ? "" : "s");
+        out.figures) + poolComments(pools);
     script += fmt::format(
         "# On each node of a worker: ROLE=prefill or ROLE=decode (with NODE_RANK and "
         "DIST_INIT_ADDR=host:port of its first node when it spans nodes) sh {0}\n"
@@ -164,13 +141,13 @@ std::string disaggregatedScript(const Plan& plan, const Estimate& estimate, cons
         "set -eu\n"
         "case \"${{ROLE:?set ROLE to prefill, decode or router}}\" in\n",
         out.fileName, kWorkerPort);
-    for (const Pool& p : pools) {
+    for (const ExportPool& p : pools) {
         ServerCommand command = serverCommand(plan, estimate, p.engine, model, out.warnings);
         std::vector<std::string>& w = command.words;
         const int nodes = p.nodes;
         w.push_back(fmt::format("--disaggregation-mode {}", p.role));
         w.push_back("--disaggregation-transfer-backend mooncake");
-        if (std::string_view(p.role) == "prefill")
+        if (p.prefill)
             w.push_back(fmt::format("--disaggregation-bootstrap-port {}", kBootstrapPort));
         if (nodes > 1) {
             w.push_back(fmt::format("--nnodes {}", nodes));

@@ -113,53 +113,43 @@ std::string disaggregatedScript(
 {
     const ServingDisaggregation& d = *plan.serving.disaggregation;
     const int perNode = std::max(plan.cluster.gpusPerNode, 1);
+    const std::vector<ExportPool> pools = exportPools(plan);
     std::string script = commentBlock(
-        "Envelope export for TensorRT-LLM (prefill / decode disaggregation)", out.figures);
-    struct Pool {
-        const char* role;
-        const char* yamlName;
-        int port;
-        ServingPool pool;
+        "Envelope export for TensorRT-LLM (prefill / decode disaggregation)", out.figures)
+        + poolComments(pools);
+    // Each pool's options file: the context (prefill) and generation (decode) servers'.
+    const auto yamlName = [](const ExportPool& p) {
+        return p.prefill ? "ctx_extra_llm_api_options.yaml" : "gen_extra_llm_api_options.yaml";
     };
-    const Pool pools[] = { { "prefill", "ctx_extra_llm_api_options.yaml", kContextPort, d.prefill },
-        { "decode", "gen_extra_llm_api_options.yaml", kGenerationPort, d.decode } };
-    script += "#\n";
-    for (const Pool& p : pools) {
-        const ServingParallel parallel = servingParallel(servingPoolConfig(plan.serving, p.pool));
-        script += fmt::format("# {} pool ({} servers): {} worker{} of {} GPU{} (tp {}, dp {}, ep "
-                              "{}), options in {}\n",
-            p.role, std::string_view(p.role) == "prefill" ? "context" : "generation",
-            p.pool.workers, p.pool.workers == 1 ? "" : "s", parallel.gpus(),
-            parallel.gpus() == 1 ? "" : "s", parallel.tp, parallel.dp, parallel.ep, p.yamlName);
-        if (parallel.gpus() > perNode)
+    for (const ExportPool& p : pools)
+        if (p.nodes > 1)
             addWarning(out.warnings,
                 fmt::format("serving.disaggregation.{}: a worker of {} GPUs spans nodes of {}: "
                             "trtllm-serve runs it under MPI (mpirun, or srun with "
                             "trtllm-llmapi-launch); the command is the one each rank runs",
-                    p.role, parallel.gpus(), perNode));
-    }
+                    p.role, p.parallel.gpus(), perNode));
     script += fmt::format(
         "# On each worker: ROLE=prefill or ROLE=decode sh {0}\n"
         "# On one host: ROLE=server PREFILL_HOSTS=\"h1 ...\" DECODE_HOSTS=\"h2 ...\" sh {0}\n"
         "set -eu\n"
         "case \"${{ROLE:?set ROLE to prefill, decode or server}}\" in\n",
         out.fileName);
-    for (const Pool& p : pools) {
-        const ServingConfig engine = servingPoolConfig(plan.serving, p.pool);
-        ServeCommand command = serveCommand(plan, estimate, engine, model, out.warnings, p.yamlName);
+    for (const ExportPool& p : pools) {
+        ServeCommand command
+            = serveCommand(plan, estimate, p.engine, model, out.warnings, yamlName(p));
         // The context servers run without the overlap scheduler (not supported for them); both
         // sides move the KV over UCX with a buffer of one context's tokens.
-        std::string yaml = std::string_view(p.role) == "prefill" ? "disable_overlap_scheduler: true\n" : "";
+        std::string yaml = p.prefill ? "disable_overlap_scheduler: true\n" : "";
         yaml += fmt::format("cache_transceiver_config:\n  backend: UCX\n  max_tokens_in_buffer: {}\n",
-            engine.context);
+            p.engine.context);
         yaml += command.yaml;
-        out.companions.push_back({ p.yamlName,
+        out.companions.push_back({ yamlName(p),
             fmt::format("# Envelope export for TensorRT-LLM: the {} servers' LLM API options\n", p.role)
                 + yaml });
         std::vector<std::string>& w = command.flags;
         w.push_back("--host 0.0.0.0");
-        w.push_back(fmt::format("--port {}", p.port));
-        w.push_back(fmt::format("--extra_llm_api_options {}", p.yamlName));
+        w.push_back(fmt::format("--port {}", p.prefill ? kContextPort : kGenerationPort));
+        w.push_back(fmt::format("--extra_llm_api_options {}", yamlName(p)));
         w.front() = "exec " + w.front();
         script += fmt::format("{})\n", p.role) + joinCommand(w, "  ") + "  ;;\n";
     }

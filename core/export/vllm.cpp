@@ -6,8 +6,6 @@
 // --block-size, --kv-cache-dtype, --quantization, --speculative-config (SpeculativeConfig's
 // "method", "num_speculative_tokens" and "model": "mtp" for a checkpoint's own MTP module,
 // "eagle" and "draft_model" with the draft's repository).
-#include <tuple>
-
 #include <fmt/format.h>
 
 #include "base/checked.h"
@@ -134,31 +132,10 @@ std::string disaggregatedScript(const Plan& plan, const std::string& model, Engi
 {
     const ServingDisaggregation& d = *plan.serving.disaggregation;
     const int perNode = std::max(plan.cluster.gpusPerNode, 1);
+    const std::vector<ExportPool> pools = exportPools(plan);
     std::string script
-        = commentBlock("Envelope export for vLLM (prefill / decode disaggregation)", out.figures);
-    struct Pool {
-        const char* role;
-        const char* kvRole;
-        int workers;
-        ServingConfig engine;
-        ServingParallel parallel;
-        int nodes;
-    };
-    std::vector<Pool> pools;
-    for (const auto& [role, kvRole, pool] : { std::tuple { "prefill", "kv_producer", d.prefill },
-             std::tuple { "decode", "kv_consumer", d.decode } }) {
-        const ServingConfig engine = servingPoolConfig(plan.serving, pool);
-        const ServingParallel parallel = servingParallel(engine);
-        pools.push_back({ role, kvRole, pool.workers, engine, parallel,
-            (parallel.gpus() + perNode - 1) / perNode });
-    }
-    script += "#\n";
-    for (const Pool& p : pools)
-        script += fmt::format("# {} pool: {} worker{} of {} GPU{} (tp {}, dp {}, ep {}), {} node{} "
-                              "each\n",
-            p.role, p.workers, p.workers == 1 ? "" : "s", p.parallel.gpus(),
-            p.parallel.gpus() == 1 ? "" : "s", p.parallel.tp, p.parallel.dp, p.parallel.ep,
-            p.nodes, p.nodes == 1 ? "" : "s");
+        = commentBlock("Envelope export for vLLM (prefill / decode disaggregation)", out.figures)
+        + poolComments(pools);
     script += fmt::format(
         "# On each node of a worker: ROLE=prefill or ROLE=decode HOST_IP=<this node's address> "
         "(with NODE_RANK and HEAD_IP=<its first node's address> when it spans nodes) sh {0}\n"
@@ -167,14 +144,14 @@ std::string disaggregatedScript(const Plan& plan, const std::string& model, Engi
         "set -eu\n"
         "case \"${{ROLE:?set ROLE to prefill, decode or proxy}}\" in\n",
         out.fileName);
-    for (const Pool& p : pools) {
+    for (const ExportPool& p : pools) {
         std::vector<std::string> said;
         std::vector<std::string> w = serveCommand(plan, p.engine, model, said);
         for (std::string& warning : said)
             addWarning(out.warnings, std::move(warning));
         w.insert(w.begin() + 1, fmt::format("--port {}", kWorkerPort));
         w.push_back(fmt::format(R"(--kv-transfer-config '{{"kv_connector":"NixlConnector","kv_role":"{}"}}')",
-            p.kvRole));
+            p.prefill ? "kv_producer" : "kv_consumer"));
         std::string lines;
         if (p.nodes > 1) {
             if (p.parallel.dp > 1 && perNode % p.parallel.tp == 0) {

@@ -33,6 +33,19 @@ std::vector<int> fixedOr(const SearchOptions& o, const char* path, const int (&a
     return std::vector<int>(std::begin(all), std::end(all));
 }
 
+// A layout's weight and KV bits: the plan's formats where they store these bits, else the
+// engine's own at those bits.
+void setBits(ServingConfig& cfg, const Plan& plan, int weightBits, int kvBits)
+{
+    cfg.weightBits = weightBits;
+    cfg.kvBits = kvBits;
+    cfg.weightFormat = weightFormatBits(plan.serving.weightFormat) == weightBits
+        ? plan.serving.weightFormat
+        : WeightFormat::Auto;
+    cfg.kvFormat = kvCacheFormatBits(plan.serving.kvFormat) == kvBits ? plan.serving.kvFormat
+                                                                      : KvCacheFormat::Auto;
+}
+
 // How far a layout is from feasible: the worst of need / limit over memory (the replica's
 // per-GPU total with its share of the sequences against memory x gpu_memory_utilization),
 // TTFT and ITL.
@@ -166,13 +179,7 @@ void minGpusUnderSlo(const Plan& plan, const ParamCounts& counts,
         cfg.tp = engine.tp;
         cfg.ep = engine.ep;
         cfg.dpAttention = engine.dp > 1;
-        cfg.weightBits = wb;
-        cfg.kvBits = kb;
-        cfg.weightFormat = weightFormatBits(plan.serving.weightFormat) == wb
-            ? plan.serving.weightFormat
-            : WeightFormat::Auto;
-        cfg.kvFormat = kvCacheFormatBits(plan.serving.kvFormat) == kb ? plan.serving.kvFormat
-                                                                      : KvCacheFormat::Auto;
+        setBits(cfg, plan, wb, kb);
     };
     // Each layout whose weights fit, with the replicas it needs at least and may use at most.
     struct Option {
@@ -442,15 +449,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
             cfg.concurrency = static_cast<int>((target + replicas - 1) / replicas);
             for (int wb : weightBits)
                 for (int kb : kvBits) {
-                    cfg.weightBits = wb;
-                    cfg.kvBits = kb;
-                    // The plan's formats where they store these bits, else the engine's.
-                    cfg.weightFormat = weightFormatBits(plan.serving.weightFormat) == wb
-                        ? plan.serving.weightFormat
-                        : WeightFormat::Auto;
-                    cfg.kvFormat = kvCacheFormatBits(plan.serving.kvFormat) == kb
-                        ? plan.serving.kvFormat
-                        : KvCacheFormat::Auto;
+                    setBits(cfg, plan, wb, kb);
                     ++r.evaluated;
                     ++r.estimates;
                     const ServingEstimate e = estimateServing(arch, counts, cfg, plan.gpu.gpu);
@@ -519,14 +518,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
         int pairs = 0;
         for (int wb : weightBits)
             for (int kb : kvBits) {
-                dcfg.weightBits = wb;
-                dcfg.kvBits = kb;
-                dcfg.weightFormat = weightFormatBits(plan.serving.weightFormat) == wb
-                    ? plan.serving.weightFormat
-                    : WeightFormat::Auto;
-                dcfg.kvFormat = kvCacheFormatBits(plan.serving.kvFormat) == kb
-                    ? plan.serving.kvFormat
-                    : KvCacheFormat::Auto;
+                setBits(dcfg, plan, wb, kb);
                 const size_t firstRole = roles.size();
                 for (const ServingParallel& engine : engines) {
                     if (engine.gpus() >= gpus)
