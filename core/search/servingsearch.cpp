@@ -518,11 +518,16 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
         int pairs = 0;
         for (int wb : weightBits)
             for (int kb : kvBits) {
+                if (r.cancelled || r.capped)
+                    break;
                 setBits(dcfg, plan, wb, kb);
                 const size_t firstRole = roles.size();
                 for (const ServingParallel& engine : engines) {
                     if (engine.gpus() >= gpus)
                         continue;
+                    // Two capacity runs a layout: a cancel is seen between them.
+                    if (!collect.between(r, 0.5))
+                        break;
                     PoolRole role;
                     role.engine = engine;
                     dcfg.tp = engine.tp;
@@ -545,6 +550,8 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                     }
                     roles.push_back(std::move(role));
                 }
+                if (r.cancelled || r.capped)
+                    break;
                 for (size_t pi = firstRole; pi < roles.size(); ++pi)
                     for (size_t di = firstRole; di < roles.size(); ++di) {
                         const PoolRole& p = roles[pi];

@@ -3,6 +3,7 @@
 // answer derived by hand (Llama-3 70B at 16 bits needs TP >= 2 on an 80 GB H100).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -484,6 +485,20 @@ TEST(SearchServingGoodput, APoolNoRateSuitsIsRuledOutUnloadedAndNamed)
     const std::string message = noSolutionMessage(input, r, ByteUnits::GB);
     EXPECT_NE(message.find("even unloaded, the decode pool alone has TPOT p90"), std::string::npos)
         << message;
+}
+
+TEST(SearchServingGoodput, ACancelStopsTheXpydSearchBeforeAnyPoolIsTimed)
+{
+    std::atomic<bool> cancel { true };
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMaxGoodput;
+    o.fixed = { *parseFixedField("serving.disaggregation=true") };
+    o.cancel = &cancel;
+    const ServingSearchResult r
+        = searchServing(xpydPlan(R"({"ttft_p90_s": 2, "tpot_p90_s": 0.012})"), o);
+    EXPECT_TRUE(r.cancelled);
+    EXPECT_TRUE(r.candidates.empty());
+    EXPECT_EQ(r.estimates, 0); // no role was timed, no split estimated
 }
 
 TEST(SearchServingGoodput, FixingDisaggregationTakesOnlyTrueOrFalse)
