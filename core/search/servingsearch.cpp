@@ -85,6 +85,18 @@ struct GoodputProspect {
     int prefillRole = -1, decodeRole = -1; // xPyD: its pools' PoolRole
 };
 
+// The figures of one replica's estimate a candidate states (estimateServing's, as `estimate`
+// of the applied plan reports them).
+void takeEstimate(ServingCandidate& c, const ServingEstimate& e, const Gpu& gpu)
+{
+    c.perGpuBytes = e.perGpu.total();
+    c.gpuMemoryBytes = gpu.memoryBytes;
+    c.maxSequences = e.maxSequences;
+    c.ttftS = e.ttftS;
+    c.itlS = e.itlS;
+    c.fits = e.fits;
+}
+
 // A pending xPyD prospect's estimate and the candidate figures it gives: the decode pool's ITL
 // and sequences, TTFT through the prefill pool and the transfer, the fuller pool's GPU.
 void completeProspect(GoodputProspect& p, const ModelArch& arch, const ParamCounts& counts,
@@ -93,13 +105,10 @@ void completeProspect(GoodputProspect& p, const ModelArch& arch, const ParamCoun
     p.pending = false;
     p.estimate = estimateServing(arch, counts, p.config, gpu);
     ServingCandidate& c = p.candidate;
+    takeEstimate(c, p.estimate, gpu);
     const DisaggregationEstimate& g = *p.estimate.disaggregation;
     c.perGpuBytes = std::max(g.prefill.perGpu.total(), g.decode.perGpu.total());
-    c.maxSequences = p.estimate.maxSequences;
-    c.ttftS = p.estimate.ttftS;
-    c.itlS = p.estimate.itlS;
     c.tokensPerS = 0;
-    c.fits = p.estimate.fits;
 }
 
 
@@ -249,12 +258,7 @@ void minGpusUnderSlo(const Plan& plan, const ParamCounts& counts,
             c.layout = { gpus, engine.tp, static_cast<int>(replicas), engine.ep, engine.dp > 1,
                 option.wb, option.kb, cfg.concurrency, std::nullopt };
             c.gpus = gpus;
-            c.perGpuBytes = e.perGpu.total();
-            c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;
-            c.maxSequences = e.maxSequences;
-            c.ttftS = e.ttftS;
-            c.itlS = e.itlS;
-            c.fits = e.fits;
+            takeEstimate(c, e, plan.gpu.gpu);
             c.tokensPerS = load.outputTokensPerS;
             c.capacityRps = load.capacityRps;
             // A fleet whose queue grows without bound serves no SLO, whatever its objectives
@@ -457,13 +461,8 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                     c.layout = { minGpus ? engine.gpus() * replicas : plan.cluster.gpus, tp,
                         replicas, engine.ep, engine.dp > 1, wb, kb, cfg.concurrency, std::nullopt };
                     c.gpus = engine.gpus() * replicas;
-                    c.perGpuBytes = e.perGpu.total();
-                    c.gpuMemoryBytes = plan.gpu.gpu.memoryBytes;
-                    c.maxSequences = e.maxSequences;
-                    c.ttftS = e.ttftS;
-                    c.itlS = e.itlS;
+                    takeEstimate(c, e, plan.gpu.gpu);
                     c.tokensPerS = e.itlS > 0 ? target / e.itlS : 0;
-                    c.fits = e.fits;
                     if (goodputGoal) {
                         // The workload's requests are admitted by the KV pool, whatever
                         // serving.concurrency says: the weights must leave one.
