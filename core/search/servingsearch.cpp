@@ -79,10 +79,10 @@ struct GoodputProspect {
     ServingCandidate candidate;
     ServingConfig config;
     ServingEstimate estimate;
-    // An xPyD split: its capacity is known from its pools' rates, its estimate not yet run.
-    bool pending = false;
-    int pair = -1; // xPyD: its (prefill layout, decode layout, formats) pair
-    int prefillRole = -1, decodeRole = -1; // xPyD: its pools' PoolRole
+    // An xPyD split: its pools' PoolRole (-1: an aggregated layout). Its capacity is known from
+    // its pools' rates; its estimate runs when its bisection comes.
+    int prefillRole = -1, decodeRole = -1;
+    bool disaggregated() const { return prefillRole >= 0; }
 };
 
 // The figures of one replica's estimate a candidate states (estimateServing's, as `estimate`
@@ -97,12 +97,11 @@ void takeEstimate(ServingCandidate& c, const ServingEstimate& e, const Gpu& gpu)
     c.fits = e.fits;
 }
 
-// A pending xPyD prospect's estimate and the candidate figures it gives: the decode pool's ITL
+// An xPyD prospect's estimate and the candidate figures it gives: the decode pool's ITL
 // and sequences, TTFT through the prefill pool and the transfer, the fuller pool's GPU.
 void completeProspect(GoodputProspect& p, const ModelArch& arch, const ParamCounts& counts,
     const Gpu& gpu)
 {
-    p.pending = false;
     p.estimate = estimateServing(arch, counts, p.config, gpu);
     ServingCandidate& c = p.candidate;
     takeEstimate(c, p.estimate, gpu);
@@ -283,15 +282,18 @@ void minGpusUnderSlo(const Plan& plan, const ParamCounts& counts,
             missed(c);
             continue;
         }
+        // The candidate is the fewest replicas that met: its probe's figures.
+        ServingCandidate fewest = c;
         while (high - low > 1) {
             const long long mid = low + (high - low) / 2;
-            if (probe(mid))
+            if (probe(mid)) {
                 high = mid;
-            else
+                fewest = c;
+            } else {
                 low = mid;
+            }
         }
-        probe(high); // the candidate's own figures
-        collect.accept(c, r, r.feasibleList);
+        collect.accept(fewest, r, r.feasibleList);
         if (!collect.between(r, double(i + 1) / double(options.size())))
             break;
     }
@@ -483,7 +485,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                             missed(c, sloMissRatio(c, *plan.serving.slo), true);
                             continue;
                         }
-                        prospects.push_back({ c, cfg, e, false, -1, -1, -1 });
+                        prospects.push_back({ c, cfg, e, -1, -1 });
                         continue;
                     }
                     const char* reason = !e.fits              ? "memory"
@@ -514,7 +516,6 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     if (searchDisaggregated && !r.cancelled && !r.capped) {
         const int gpus = lastGpus;
         ServingConfig dcfg = cfg;
-        int pairs = 0;
         for (int wb : weightBits)
             for (int kb : kvBits) {
                 if (r.cancelled || r.capped)
@@ -560,7 +561,6 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                             continue;
                         }
                         const std::vector<int> splits = splitsWorthBisecting(p, d, gpus);
-                        ++pairs;
                         if (splits.empty()) {
                             collect.reject(p.engine.gpus() + d.engine.gpus() > gpus
                                     ? "divisibility"
@@ -571,8 +571,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                             // Estimated when its bisection comes (most never do: the bound
                             // stops them first).
                             const int y = (gpus - x * p.engine.gpus()) / d.engine.gpus();
-                            GoodputProspect prospect { {}, dcfg, {}, /*pending=*/true, pairs,
-                                int(pi), int(di) };
+                            GoodputProspect prospect { {}, dcfg, {}, int(pi), int(di) };
                             ServingConfig& pc = prospect.config;
                             pc.tp = d.engine.tp;
                             pc.ep = d.engine.ep;
@@ -603,7 +602,11 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     // An xPyD pair whose split misses the SLO even at 1% of its capacity misses it at every
     // split: near zero load a request meets no queue, so its TTFT and TPOT are the pools'
     // layouts' and the transfer's, whatever the worker counts. Its other splits are not bisected.
-    std::vector<char> pairMisses;
+    // One flag per (prefill role, decode role): the roles of one format pair only with each other.
+    std::vector<char> pairMisses(roles.size() * roles.size(), 0);
+    const auto pairOf = [&](const GoodputProspect& p) {
+        return size_t(p.prefillRole) * roles.size() + size_t(p.decodeRole);
+    };
     // A pool's rank alone, once per layout and role: unloaded only until the top list is full
     // (one simulation, which rules out a pool no rate suits), then with its goodput bound (a
     // bisection, worth it only once there is a goodput to beat).
@@ -629,11 +632,11 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
             collect.reject("below-top-goodput", long(prospects.size() - i));
             break;
         }
-        if (p.pair >= 0 && size_t(p.pair) < pairMisses.size() && pairMisses[size_t(p.pair)]) {
+        if (p.disaggregated() && pairMisses[pairOf(p)]) {
             collect.reject("slo");
             continue;
         }
-        if (p.pending) {
+        if (p.disaggregated()) {
             const PoolRole& prefillRole = roles[size_t(p.prefillRole)];
             const PoolRole& decodeRole = roles[size_t(p.decodeRole)];
             const PoolAlone& prefill = poolAlone(roles[size_t(p.prefillRole)], PoolSide::Prefill);
@@ -678,11 +681,8 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
         c.sloNote = load.sloNote;
         c.tokensPerS = *c.goodputRps * load.meanOutputTokens;
         if (!(*c.goodputRps > 0)) {
-            if (p.pair >= 0) {
-                if (pairMisses.size() <= size_t(p.pair))
-                    pairMisses.resize(size_t(p.pair) + 1, 0);
-                pairMisses[size_t(p.pair)] = 1;
-            }
+            if (p.disaggregated())
+                pairMisses[pairOf(p)] = 1;
             collect.reject("slo");
             missed(c, sloMissRatio(c, *plan.serving.slo), true);
         } else
