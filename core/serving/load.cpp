@@ -548,6 +548,17 @@ std::string sloMissText(const ServingSlo& slo, const EngineRun& r, bool saturate
     return {};
 }
 
+// The objective one pool's run alone misses, which the disaggregated pair's run then misses too
+// (every figure of the pair's run is at least that pool's, and either backlog saturates it): a
+// prefill rank's TTFT is part of the pair's (its TPOT is the decode rank's, not judged here); a
+// decode rank's TPOT is the pair's and its TTFT wait part of it.
+std::string poolAloneMiss(const ServingSlo& slo, EngineRun run, bool prefill)
+{
+    if (prefill)
+        run.tpotP50S = run.tpotP90S = run.tpotP99S = 0;
+    return sloMissText(slo, run, run.backlog);
+}
+
 // A prefill worker's requests end at their first token.
 LengthDistribution oneToken()
 {
@@ -817,17 +828,13 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
                 const Combined c = simulate(open, searchRequests, 3);
                 return sloMissText(slo, c.run, c.saturated);
             }
-            // Each pool alone first: the prefill ranks' TTFT is part of the pair's, the decode
-            // ranks' TPOT is the pair's and their TTFT wait part of it, so a miss of either
-            // alone is a miss of the pair (every figure of the pair's run is at least that
-            // pool's, and either backlog saturates it), and the other pool need not run.
-            EngineRun pr = prefillRun(open, rate, searchRequests, 3);
-            EngineRun prefillAlone = pr;
-            prefillAlone.tpotP50S = prefillAlone.tpotP90S = prefillAlone.tpotP99S = 0;
-            if (std::string miss = sloMissText(slo, prefillAlone, pr.backlog); !miss.empty())
+            // Each pool alone first: a miss of either is a miss of the pair, and the other pool
+            // need not run.
+            const EngineRun pr = prefillRun(open, rate, searchRequests, 3);
+            if (std::string miss = poolAloneMiss(slo, pr, true); !miss.empty())
                 return miss;
             const EngineRun dr = decodeRun(open, searchRequests, 3);
-            if (std::string miss = sloMissText(slo, dr, dr.backlog); !miss.empty())
+            if (std::string miss = poolAloneMiss(slo, dr, false); !miss.empty())
                 return miss;
             const Combined c = simulate(open, searchRequests, 3, &dr, &pr);
             return sloMissText(slo, c.run, c.saturated);
@@ -1059,19 +1066,14 @@ PoolAlone disaggregatedPoolAlone(const ModelArch& arch, const ServingConfig& con
     const auto missAt = [&](double rate) {
         ServingWorkload rank = open;
         rank.requestRate = std::max(rate, 1e-12);
-        if (!prefill) {
-            // The pair's TPOT is the decode rank's, its TTFT the decode rank's wait plus more.
-            const EngineRun dr = simulateEngine(
-                rank, pools.decodeLimits, pools.decodeSteps, pools.context, requests, 3);
-            return sloMissText(slo, dr, dr.backlog);
-        }
-        // The pair's TTFT is the prefill rank's plus the transfer and the decode wait; its
-        // TPOT is not the prefill rank's to bound.
+        if (!prefill)
+            return poolAloneMiss(slo,
+                simulateEngine(rank, pools.decodeLimits, pools.decodeSteps, pools.context, requests, 3),
+                false);
         rank.output = oneToken();
-        EngineRun pr = simulateEngine(
-            rank, pools.prefillLimits, pools.prefillSteps, pools.context, requests, 3);
-        pr.tpotP50S = pr.tpotP90S = pr.tpotP99S = 0;
-        return sloMissText(slo, pr, pr.backlog);
+        return poolAloneMiss(slo,
+            simulateEngine(rank, pools.prefillLimits, pools.prefillSteps, pools.context, requests, 3),
+            true);
     };
     // Unloaded: requests a million times their service time apart meet no queue, and a lower
     // rate changes nothing (the same lengths are drawn whatever the rate).
