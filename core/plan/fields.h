@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -246,5 +247,19 @@ struct WriteVisitor {
         j[key] = std::string(ids.idOf(value));
     }
 };
+
+// serving.disaggregation's value as the canonical plan writes it: {"prefill": {"workers", "tp",
+// "ep", "dp"}, "decode": {...}} (also a planner candidate's pools and its change).
+inline nlohmann::ordered_json disaggregationJson(ServingDisaggregation d)
+{
+    nlohmann::ordered_json pools = nlohmann::ordered_json::object();
+    for (auto [key, pool] : { std::pair { "prefill", &d.prefill }, std::pair { "decode", &d.decode } }) {
+        nlohmann::ordered_json one = nlohmann::ordered_json::object();
+        WriteVisitor v { one };
+        visitServingPool(*pool, v);
+        pools[key] = one;
+    }
+    return pools;
+}
 
 } // namespace envelope::planfields

@@ -248,17 +248,8 @@ std::string writePlan(const Plan& input)
         serving["dp_attention"] = true;
     if (plan.serving.redundantExperts != 0)
         serving["redundant_experts"] = plan.serving.redundantExperts;
-    if (plan.serving.disaggregation) {
-        ordered_json pools = ordered_json::object();
-        for (auto [key, pool] : { std::pair { "prefill", plan.serving.disaggregation->prefill },
-                 std::pair { "decode", plan.serving.disaggregation->decode } }) {
-            ordered_json one = ordered_json::object();
-            WriteVisitor pv { one };
-            visitServingPool(pool, pv);
-            pools[key] = one;
-        }
-        serving["disaggregation"] = pools;
-    }
+    if (plan.serving.disaggregation)
+        serving["disaggregation"] = disaggregationJson(*plan.serving.disaggregation);
     // The planner's latency limits, only when given.
     if (plan.serving.maxTtftS)
         serving["max_ttft_s"] = canonicalNumber(*plan.serving.maxTtftS);

@@ -72,16 +72,6 @@ std::string poolWords(const ServingPool& p)
     return p.ep > 1 ? fmt::format("TP {} with EP {}", p.tp, p.ep) : fmt::format("TP {}", p.tp);
 }
 
-// serving.disaggregation's value as the plan writes it (docs/plan-format.md).
-std::string disaggregationJson(const ServingDisaggregation& d)
-{
-    const auto pool = [](const ServingPool& p) {
-        return fmt::format("{{\"workers\": {}, \"tp\": {}, \"ep\": {}, \"dp\": {}}}", p.workers, p.tp,
-            p.ep, p.dp);
-    };
-    return fmt::format("{{\"prefill\": {}, \"decode\": {}}}", pool(d.prefill), pool(d.decode));
-}
-
 } // namespace
 
 Expected<FixedField> parseFixedField(std::string_view assignment)
@@ -229,7 +219,7 @@ std::vector<FieldChange> layoutChanges(const Plan& plan, const ServingLayout& l)
         out.push_back({ "serving.dp_attention", l.dpAttention ? "true" : "false" });
     if (l.disaggregation != from.disaggregation)
         out.push_back({ "serving.disaggregation",
-            l.disaggregation ? disaggregationJson(*l.disaggregation) : "null" });
+            l.disaggregation ? planfields::disaggregationJson(*l.disaggregation).dump() : "null" });
     number("serving.weight_bits", l.weightBits, from.weightBits);
     number("serving.kv_bits", l.kvBits, from.kvBits);
     // applyServingLayout's formats: one of other bits gives way to the engine's own.

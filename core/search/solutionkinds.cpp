@@ -5,6 +5,7 @@
 
 #include "estimate/estimate.h"
 #include "plan/planio.h"
+#include "plan/fields.h"
 #include "search/detail.h"
 #include "search/solution.h"
 #include "search/solutiondetail.h"
@@ -37,14 +38,9 @@ ordered_json candidateJson(const Plan& input, const ServingCandidate& c)
         j["dp_attention"] = true;
     }
     j["replicas"] = c.layout.replicas;
-    if (const auto& d = c.layout.disaggregation) {
-        // xPyD: tp, ep, replicas above are the decode pool's.
-        const auto pool = [](const ServingPool& p) {
-            return ordered_json { { "workers", p.workers }, { "tp", p.tp }, { "ep", p.ep },
-                { "dp", p.dp } };
-        };
-        j["disaggregation"] = { { "prefill", pool(d->prefill) }, { "decode", pool(d->decode) } };
-    }
+    // xPyD: tp, ep, replicas above are the decode pool's.
+    if (c.layout.disaggregation)
+        j["disaggregation"] = planfields::disaggregationJson(*c.layout.disaggregation);
     j["weight_bits"] = c.layout.weightBits;
     j["kv_bits"] = c.layout.kvBits;
     j["concurrency_per_replica"] = c.layout.concurrency;
