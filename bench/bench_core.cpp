@@ -138,7 +138,9 @@ envelope::Plan loadPlan(bool slo)
     return *plan;
 }
 
-// The event simulation alone at the size: 10,000 requests through one engine.
+// The event simulation alone at the size: 10,000 requests through one engine, scheduled
+// as vLLM V1 (0: mixed steps), SGLang 0.4+ (1: prompt steps alone, the overlap scheduler) and
+// vLLM V0 with --num-scheduler-steps 10 (2: bursts, which the steady-decode shortcut skips).
 void BM_SimulateEngine10kRequests(benchmark::State& state)
 {
     const envelope::Plan plan = loadPlan(false);
@@ -147,13 +149,16 @@ void BM_SimulateEngine10kRequests(benchmark::State& state)
     limits.kvTokens = e.serving.maxTokens;
     limits.maxNumSeqs = plan.serving.maxNumSeqs;
     limits.maxBatchedTokens = plan.serving.maxBatchedTokens;
+    limits.mixedBatches = state.range(0) == 0;
+    limits.overlapScheduler = state.range(0) == 1;
+    limits.schedulerSteps = state.range(0) == 2 ? 10 : 1;
     const envelope::StepTimes steps
         = envelope::tabulatedStepTimes(plan.model.arch, plan.serving, plan.gpu.gpu, 256, 8192);
     for (auto _ : state)
         benchmark::DoNotOptimize(envelope::simulateEngine(
             *plan.serving.workload, limits, steps, 8192, 10'000, 1));
 }
-BENCHMARK(BM_SimulateEngine10kRequests)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulateEngine10kRequests)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 // A serving estimate under the workload: the step table, the capacity run and the workload's run
 // (state 0, a slider step), and with the goodput bisection under the SLO (state 1, the CLI).

@@ -63,7 +63,13 @@ ServerCommand serverCommand(const Plan& plan, const Estimate& estimate, const Se
     if (sc.engine == ServingEngine::Sglang)
         flag("--mem-fraction-static", numberText(estimate.serving.memoryFraction));
     flag("--max-running-requests", sc.concurrency);
-    flag("--chunked-prefill-size", sc.maxBatchedTokens);
+    // -1 turns chunking off (ServerArgs.chunked_prefill_size); the scheduler keys only where the
+    // plan sets them.
+    flag("--chunked-prefill-size", sc.chunkedPrefill && !*sc.chunkedPrefill ? -1 : sc.maxBatchedTokens);
+    if (sc.mixedBatches && *sc.mixedBatches)
+        flags.push_back("--enable-mixed-chunk");
+    if (sc.overlapScheduler && !*sc.overlapScheduler)
+        flags.push_back("--disable-overlap-schedule");
     const KvCacheFormat kvFormat = servingKvFormat(sc);
     if (kvFormat == KvCacheFormat::Fp8)
         flag("--kv-cache-dtype", "fp8_e5m2");

@@ -60,6 +60,12 @@ ServeCommand serveCommand(const Plan& plan, const Estimate& estimate, const Serv
         flag("--kv_cache_free_gpu_memory_fraction", numberText(estimate.serving.memoryFraction));
 
     std::string& yaml = command.yaml;
+    // The scheduler keys, only where the plan sets them (LlmArgs enable_chunked_prefill,
+    // disable_overlap_scheduler).
+    if (sc.chunkedPrefill && *sc.chunkedPrefill)
+        yaml += "enable_chunked_prefill: true\n";
+    if (sc.overlapScheduler && !*sc.overlapScheduler)
+        yaml += "disable_overlap_scheduler: true\n";
     const KvCacheFormat kvFormat = servingKvFormat(sc);
     if (kvFormat == KvCacheFormat::Fp8)
         yaml += "kv_cache_config:\n  dtype: fp8\n";
@@ -139,7 +145,9 @@ std::string disaggregatedScript(
             = serveCommand(plan, estimate, p.engine, model, out.warnings, yamlName(p));
         // The context servers run without the overlap scheduler (not supported for them); both
         // sides move the KV over UCX with a buffer of one context's tokens.
-        std::string yaml = p.prefill ? "disable_overlap_scheduler: true\n" : "";
+        std::string yaml = p.prefill && command.yaml.find("disable_overlap_scheduler") == std::string::npos
+            ? "disable_overlap_scheduler: true\n"
+            : "";
         yaml += fmt::format("cache_transceiver_config:\n  backend: UCX\n  max_tokens_in_buffer: {}\n",
             p.engine.context);
         yaml += command.yaml;

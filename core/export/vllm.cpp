@@ -59,6 +59,24 @@ std::vector<std::string> serveCommand(
             sc.maxBatchedTokens, sc.concurrency, batchedTokens));
     flag("--max-num-batched-tokens", batchedTokens);
     flag("--block-size", sc.blockSize);
+    // The scheduler keys, only where the plan sets them (docs/formulas-serving.md, "The engine's
+    // step"). Without chunked prefill vLLM needs the step budget to hold a whole max_model_len.
+    if (sc.chunkedPrefill) {
+        flags.push_back(*sc.chunkedPrefill ? "--enable-chunked-prefill" : "--no-enable-chunked-prefill");
+        if (!*sc.chunkedPrefill && batchedTokens < sc.context)
+            addWarning(warnings, fmt::format("serving.chunked_prefill = false with "
+                                             "--max-num-batched-tokens {} below --max-model-len {}: "
+                                             "vLLM refuses to start (a whole prompt must fit one step)",
+                                     batchedTokens, sc.context));
+    }
+    if (sc.overlapScheduler && *sc.overlapScheduler)
+        flags.push_back("--async-scheduling");
+    if (sc.schedulerSteps > 1) {
+        flag("--num-scheduler-steps", sc.schedulerSteps);
+        addWarning(warnings, "--num-scheduler-steps (serving.scheduler_steps) is vLLM V0's "
+                             "multi-step scheduling, as the plan's engine_version 0.6 has it: "
+                             "vLLM 0.10 and later refuse the flag");
+    }
     const KvCacheFormat kvFormat = servingKvFormat(sc);
     if (kvFormat == KvCacheFormat::Fp8)
         flag("--kv-cache-dtype", "fp8");

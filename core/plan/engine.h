@@ -41,6 +41,21 @@ struct EngineProfile {
     // TensorRT-LLM's KvCacheConfig.free_gpu_memory_fraction default: the KV pool's share of the
     // memory free after the weights and the profiling forward.
     double freeMemoryFraction = 0;
+    // The scheduler's defaults (docs/formulas-serving.md, "The engine's step"): whether a step
+    // carries decodes and prompt tokens together ("always": vLLM V1, TensorRT-LLM's in-flight
+    // batching; "when-chunked": vLLM V0, which mixes only under chunked prefill; "never":
+    // SGLang, whose --enable-mixed-chunk is off by default), whether a prompt may split over
+    // steps (on, or off but on above `chunkedPrefillAboveContext` tokens of max_model_len),
+    // and whether --num-scheduler-steps exists (vLLM V0's multi-step scheduling).
+    enum class Mixing { Always, WhenChunked, Never };
+    Mixing mixedBatches = Mixing::Always;
+    bool chunkedPrefill = true;
+    int chunkedPrefillAboveContext = 0;
+    bool multiStepScheduling = false;
+    // An overlap scheduler (SGLang >= 0.4, TensorRT-LLM's PyTorch backend): the next step is
+    // formed while one runs, so a request that arrives during a step joins the one after next.
+    bool overlapScheduler = false;
+    std::string schedulerSource;
     std::string defaultVersion; // the version row used when the plan names none
     std::vector<EngineProfile> versions;
 

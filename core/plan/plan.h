@@ -342,6 +342,17 @@ struct ServingConfig {
     std::optional<ServingWorkload> workload;
     std::optional<ServingSlo> slo;
     std::optional<ServingSpeculative> speculative;
+    // The engine's scheduler (docs/formulas-serving.md, "The engine's step"); unset: the engine
+    // version's default. `serving.mixed_batches`: decodes and prompt tokens in one step (SGLang
+    // --enable-mixed-chunk); `serving.chunked_prefill`: a prompt may split over steps (vLLM
+    // --enable-chunked-prefill, TensorRT-LLM enable_chunked_prefill); `serving.scheduler_steps`:
+    // decode steps per scheduling (vLLM V0 --num-scheduler-steps); `serving.overlap_scheduler`:
+    // the next step formed while one runs (SGLang --disable-overlap-schedule, TensorRT-LLM
+    // disable_overlap_scheduler, vLLM --async-scheduling).
+    std::optional<bool> mixedBatches;
+    std::optional<bool> chunkedPrefill;
+    std::optional<bool> overlapScheduler;
+    int schedulerSteps = 1;
 
     bool operator==(const ServingConfig&) const = default;
 };

@@ -222,6 +222,24 @@ Expected<EngineProfile> engineFromJson(const nlohmann::json& object, const std::
     f.number("reserved_speculative_bytes", p.reservedSpeculativeBytes,
         Range::closed(0, kMaxMemoryBytes));
     f.number("free_memory_fraction", p.freeMemoryFraction, Range::closed(0, 1));
+    if (const nlohmann::json* v = f.get("mixed_batches")) {
+        const std::string id = v->is_string() ? v->get<std::string>() : std::string();
+        if (id == "always")
+            p.mixedBatches = EngineProfile::Mixing::Always;
+        else if (id == "when-chunked")
+            p.mixedBatches = EngineProfile::Mixing::WhenChunked;
+        else if (id == "never")
+            p.mixedBatches = EngineProfile::Mixing::Never;
+        else
+            f.fail(f.pathOf("mixed_batches"),
+                fmt::format("must be \"always\", \"when-chunked\" or \"never\", got {}",
+                    describeJson(*v)));
+    }
+    f.boolean("chunked_prefill", p.chunkedPrefill);
+    f.integer("chunked_prefill_above_context", p.chunkedPrefillAboveContext, 0, 100'000'000);
+    f.boolean("multi_step_scheduling", p.multiStepScheduling);
+    f.boolean("overlap_scheduler", p.overlapScheduler);
+    f.string("scheduler_source", p.schedulerSource, false);
     // [[min tp, fraction], ...] and [[below GiB, base GiB, GiB per tp x pp], ...]
     const auto rows = [&](const char* key, std::size_t width, auto&& take) {
         const nlohmann::json* v = f.get(key);

@@ -876,6 +876,21 @@ Expected<Plan> readPlan(
         readWorkload(v.f, c, c.workload);
         readSlo(v.f, c.slo);
         readSpeculative(v.f, presets, options, c.speculative);
+        // The scheduler: null or absent keeps the engine version's default.
+        for (auto [key, out] : { std::pair { "mixed_batches", &c.mixedBatches },
+                 std::pair { "chunked_prefill", &c.chunkedPrefill },
+                 std::pair { "overlap_scheduler", &c.overlapScheduler } }) {
+            const nlohmann::json* value = v.f.get(key);
+            if (!value || value->is_null())
+                continue;
+            if (value->is_boolean())
+                *out = value->get<bool>();
+            else
+                v.f.fail(v.f.pathOf(key),
+                    fmt::format("must be true, false or null (the engine's default), got {}",
+                        describeJson(*value)));
+        }
+        v.integer("scheduler_steps", c.schedulerSteps, 1, 64);
     });
     resolveServingEngine(presets, plan.serving);
     readSection(f, "rl", plan.rl, [](RlConfig& c, ReadVisitor& v) { visitRl(c, v); });

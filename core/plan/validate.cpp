@@ -369,6 +369,39 @@ std::optional<Error> checkCrossFields(const Plan& plan)
                     moe ? "serving.ep > 1, or a disaggregated pool's ep" : "the model has no routed experts",
                     s.redundantExperts) };
     }
+    if (s.schedulerSteps < 1 || s.schedulerSteps > 64)
+        return Error { "serving.scheduler_steps",
+            fmt::format("must be 1..64, got {}", s.schedulerSteps) };
+    // The scheduler keys an engine has (presets/engines.json); the generic engine has them all.
+    if (s.engine != ServingEngine::Generic && !s.engineProfile.id.empty()) {
+        const EngineProfile& e = s.engineProfile;
+        const std::string engine = e.version.empty() ? e.name : e.name + " " + e.version;
+        if (s.schedulerSteps > 1 && !e.multiStepScheduling)
+            return Error { "serving.scheduler_steps",
+                fmt::format("{} has no multi-step scheduling (vLLM's --num-scheduler-steps, "
+                            "its V0 engine, up to 0.9): must be 1, got {}",
+                    engine, s.schedulerSteps) };
+        if (s.overlapScheduler && *s.overlapScheduler && e.multiStepScheduling)
+            return Error { "serving.overlap_scheduler",
+                fmt::format("{} (the V0 engine) has no overlap scheduler (vLLM's "
+                            "--async-scheduling came with V1): must be false or null, got true",
+                    engine) };
+        if (s.overlapScheduler && *s.overlapScheduler && s.schedulerSteps > 1)
+            return Error { "serving.overlap_scheduler",
+                "must be false or null with serving.scheduler_steps > 1" };
+        if (s.mixedBatches && *s.mixedBatches == false
+            && e.mixedBatches == EngineProfile::Mixing::Always)
+            return Error { "serving.mixed_batches",
+                fmt::format("{} always runs decodes and prompt tokens in one step: must be "
+                            "true or null, got false",
+                    engine) };
+        if (s.mixedBatches && e.mixedBatches == EngineProfile::Mixing::WhenChunked
+            && s.chunkedPrefill && *s.mixedBatches != *s.chunkedPrefill)
+            return Error { "serving.mixed_batches",
+                fmt::format("{} mixes decodes and prompt tokens exactly when chunked prefill is "
+                            "on: must be null or {} (serving.chunked_prefill), got {}",
+                    engine, *s.chunkedPrefill, *s.mixedBatches) };
+    }
     if (s.averageLength > s.context)
         return Error { "serving.average_length",
             fmt::format("must be at most the context ({}), got {}", s.context, s.averageLength) };

@@ -259,6 +259,14 @@ std::string writePlan(const Plan& input)
         serving["workload"] = workloadToJson(*plan.serving.workload);
     if (plan.serving.slo)
         serving["slo"] = sloToJson(*plan.serving.slo);
+    if (plan.serving.mixedBatches)
+        serving["mixed_batches"] = *plan.serving.mixedBatches;
+    if (plan.serving.chunkedPrefill)
+        serving["chunked_prefill"] = *plan.serving.chunkedPrefill;
+    if (plan.serving.overlapScheduler)
+        serving["overlap_scheduler"] = *plan.serving.overlapScheduler;
+    if (plan.serving.schedulerSteps != 1)
+        serving["scheduler_steps"] = plan.serving.schedulerSteps;
     if (plan.serving.speculative) {
         ordered_json spec = ordered_json::object();
         WriteVisitor specv { spec };

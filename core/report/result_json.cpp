@@ -271,6 +271,7 @@ ordered_json serving(const ServingEstimate& s)
             d["throughput_note"] = "no request was served: no rate, latency or percentile";
         markLatency(d);
         d["replicas"] = l.replicas;
+        d["scheduler"] = l.scheduler;
         d["requests_simulated"] = l.requests;
         d["offered_rate_rps"] = ifServes(l.offeredRateRps);
         d["request_rate_rps"] = ifServes(l.requestRateRps);

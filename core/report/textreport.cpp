@@ -245,6 +245,8 @@ std::optional<Table> servingLoad(const Plan& plan, const Estimate& e)
         {}, {} };
     t.add("mean request", fmt::format("{} input + {} output tokens", number(l.meanInputTokens, 0),
                               number(l.meanOutputTokens, 0)));
+    if (!l.scheduler.empty())
+        t.add("engine scheduler", l.scheduler);
     if (l.requests <= 0) {
         t.add("served", "no: " + (l.sloNote.empty() ? std::string("nothing simulated") : l.sloNote));
         return t;

@@ -135,6 +135,7 @@ struct TrainingCompute {
 // the whole deployment of `replicas` engines.
 struct ServingLoad {
     std::string latencyKind;       // "simulated" (percentiles from the event simulation)
+    std::string scheduler;         // how the simulated engine schedules (schedulerDescription)
     int replicas = 1;              // engines of serving.tp GPUs: cluster.gpus / tp
     int requests = 0;              // simulated requests per engine, warm-up excluded
     double offeredRateRps = 0;     // requests/s offered (closed loop: what the users send)

@@ -221,11 +221,22 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
     const double hit = std::clamp(workload.prefixHitRate, 0.0, 0.999);
     const double budgetTokens = std::max(1, limits.maxBatchedTokens);
     const double perStep = std::max(1.0, steps.tokensPerStep);
+    // The engine's scheduler (docs/formulas-serving.md, "The engine's step"): whether a step
+    // carries decodes and prompt tokens together, whether a prompt may split over steps, and
+    // how many decode steps run per scheduling (vLLM V0's multi-step bursts).
+    const bool mixed = limits.mixedBatches;
+    const bool chunked = limits.chunkedPrefill;
+    const int burst = std::clamp(limits.schedulerSteps, 1, 1024);
+    // An overlap scheduler forms step k + 1 while step k runs, from the requests it had when
+    // step k began: a request is scheduled only once it arrived before the last step started.
+    const bool overlap = limits.overlapScheduler;
+    double lastStepStart = 0;
 
     struct Request {
         double arrival = 0, first = -1, finish = -1;
         double input = 0, output = 0, computeLeft = 0, reserve = 0, prefillPerToken = 0;
         double decodeSteps = 0; // ceil((output - 1) / tokensPerStep)
+        long long decodeStart = 0; // the engine's decode-step count when it began decoding
     };
     std::vector<Request> req;
     req.reserve(n);
@@ -265,7 +276,10 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
     std::deque<int> waiting, prefilling;
     std::priority_queue<std::pair<long long, int>, std::vector<std::pair<long long, int>>, std::greater<>> decoding;
     double t = 0, kvSum = 0, reserved = 0;
-    long long iter = 0, batch = 0;
+    // iter counts every step, decodeIter the steps that decode (a prefill-only step advances
+    // no running sequence); burstLeft: decode steps left in a multi-step burst.
+    long long iter = 0, decodeIter = 0, batch = 0;
+    int burstLeft = 0;
     std::size_t nextArrival = 0;
     int completed = 0;
     const int warmup = std::max(n / 10, users);
@@ -311,29 +325,41 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         }
 
         // Schedule: decodes first, then prompt chunks in admission order, then new requests.
-        double budget = std::max(0.0, budgetTokens - double(batch));
+        // Inside a multi-step burst the scheduler does not run: the step decodes only. Without
+        // mixed batches a step that computes prompt tokens computes nothing else (prefill
+        // first: vLLM V0 without chunked prefill, SGLang), and its budget is all prompt tokens.
+        // Without chunked prefill a prompt runs whole in one step (alone when it is longer than
+        // the budget, as the engine's max_num_batched_tokens >= max_model_len rule allows).
         chunks.clear();
-        for (int i : prefilling) {
-            if (budget <= 0)
-                break;
-            const double c = std::min(req[i].computeLeft, budget);
-            chunks.emplace_back(i, c);
-            budget -= c;
+        if (burstLeft == 0) {
+            double budget = mixed ? std::max(0.0, budgetTokens - double(batch)) : budgetTokens;
+            for (int i : prefilling) {
+                if (budget <= 0)
+                    break;
+                const double c = std::min(req[i].computeLeft, budget);
+                chunks.emplace_back(i, c);
+                budget -= c;
+            }
+            while (budget > 0 && !waiting.empty()) {
+                const int i = waiting.front();
+                if (overlap && req[i].arrival > lastStepStart)
+                    break;
+                const double running = double(batch) + double(prefilling.size());
+                if (running >= limits.maxNumSeqs || reserved + req[i].reserve > limits.kvTokens)
+                    break;
+                if (!chunked && req[i].computeLeft > budget && !chunks.empty())
+                    break;
+                waiting.pop_front();
+                reserved += req[i].reserve;
+                prefilling.push_back(i);
+                const double c = chunked ? std::min(req[i].computeLeft, budget) : req[i].computeLeft;
+                chunks.emplace_back(i, c);
+                budget -= c;
+            }
         }
-        while (budget > 0 && !waiting.empty()) {
-            const int i = waiting.front();
-            const double running = double(batch) + double(prefilling.size());
-            if (running >= limits.maxNumSeqs || reserved + req[i].reserve > limits.kvTokens)
-                break;
-            waiting.pop_front();
-            reserved += req[i].reserve;
-            prefilling.push_back(i);
-            const double c = std::min(req[i].computeLeft, budget);
-            chunks.emplace_back(i, c);
-            budget -= c;
-        }
+        const bool decodes = batch > 0 && (mixed || chunks.empty());
         double dt = 0;
-        if (batch > 0) {
+        if (decodes) {
             const double meanKv = kvSum / double(batch);
             if (steps.decodeLine) {
                 if (batch != lineBatch) {
@@ -350,22 +376,32 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         if (!(dt > 0))
             dt = 1e-6; // a step takes time even when the table says 0 (a broken GPU spec)
         if (windowStart >= 0) {
-            batchArea += double(batch) * dt;
+            batchArea += double(decodes ? batch : 0) * dt;
             inEngineArea += double(batch + prefilling.size() + waiting.size()) * dt;
             areaTime += dt;
         }
+        lastStepStart = t;
         t += dt;
         ++iter;
 
         // The running sequences each emit a token (perStep on average under speculative
-        // decoding); those that reach their length finish.
-        kvSum += double(batch) * perStep;
-        emitted += double(batch) * perStep;
-        while (!decoding.empty() && decoding.top().first <= iter) {
+        // decoding); those that reach their length finish. In a multi-step burst they finish
+        // at its end (the engine returns the burst's tokens together and keeps every sequence
+        // in the batch until then): the steps past a sequence's length are computed and
+        // discarded.
+        if (decodes) {
+            ++decodeIter;
+            burstLeft = burstLeft > 0 ? burstLeft - 1 : burst - 1;
+            kvSum += double(batch) * perStep;
+            emitted += double(batch) * perStep;
+        }
+        while (burstLeft == 0 && !decoding.empty() && decoding.top().first <= decodeIter) {
             const int i = decoding.top().second;
             decoding.pop();
             --batch;
-            kvSum -= req[i].input + 1 + req[i].decodeSteps * perStep;
+            const double stepsRun = double(decodeIter - req[i].decodeStart);
+            kvSum -= req[i].input + 1 + stepsRun * perStep;
+            emitted -= (stepsRun - req[i].decodeSteps) * perStep;
             finish(i);
         }
         // Prompts whose last chunk ran emit their first token.
@@ -381,7 +417,8 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
             } else {
                 ++batch;
                 kvSum += r.input + 1;
-                decoding.emplace(iter + (long long)(r.decodeSteps), i);
+                r.decodeStart = decodeIter;
+                decoding.emplace(decodeIter + (long long)(r.decodeSteps), i);
             }
         }
         // The window ends when the last request arrives (open loop) or is created (closed).
@@ -398,11 +435,11 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         // them here with the same arithmetic, without the scheduler's bookkeeping: a lightly
         // loaded engine (a data-parallel attention rank, a disaggregated decode pool) spends
         // most of its steps this way.
-        if (batch == 0 || !prefilling.empty() || !steps.decodeLine || batch != lineBatch)
+        if (batch == 0 || !prefilling.empty() || !steps.decodeLine || batch != lineBatch || burst > 1)
             continue;
         if (!waiting.empty()) {
             const double running = double(batch);
-            const bool admissible = budgetTokens - double(batch) > 0
+            const bool admissible = (mixed ? budgetTokens - double(batch) : budgetTokens) > 0
                 && running < limits.maxNumSeqs
                 && reserved + req[waiting.front()].reserve <= limits.kvTokens;
             if (admissible)
@@ -414,7 +451,7 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         const long long nextFinish
             = decoding.empty() ? std::numeric_limits<long long>::max() : decoding.top().first;
         const double inEngine = double(batch) + double(waiting.size());
-        while (iter + 1 < nextFinish && t < nextArrivalTime && iter < maxIterations) {
+        while (decodeIter + 1 < nextFinish && t < nextArrivalTime && iter < maxIterations) {
             double dt = std::max(0.0, line.first + line.second * (kvSum / double(batch)));
             if (!(dt > 0))
                 dt = 1e-6;
@@ -423,8 +460,10 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
                 inEngineArea += inEngine * dt;
                 areaTime += dt;
             }
+            lastStepStart = t;
             t += dt;
             ++iter;
+            ++decodeIter;
             kvSum += double(batch) * perStep;
             emitted += double(batch) * perStep;
             if (emittedAtEnd < 0 && int(req.size()) == n && t >= req.back().arrival) {
@@ -504,6 +543,76 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         run.backlog = run.backlog || double(queuedAtEnd) > std::max(0.05 * n, double(limits.maxNumSeqs));
     }
     return run;
+}
+
+EngineScheduler engineScheduler(const ServingConfig& config)
+{
+    const EngineProfile& e = config.engineProfile;
+    const std::string engine = e.name.empty() ? std::string("the engine")
+        : e.version.empty()                   ? e.name
+                                              : e.name + " " + e.version;
+    EngineScheduler s;
+    s.schedulerSteps = std::max(1, config.schedulerSteps);
+    if (config.chunkedPrefill) {
+        s.chunkedPrefill = *config.chunkedPrefill;
+        s.chunkedWhy = "serving.chunked_prefill";
+    } else if (config.mixedBatches && e.mixedBatches == EngineProfile::Mixing::WhenChunked) {
+        // vLLM V0 mixes exactly under chunked prefill: asking for one is asking for both.
+        s.chunkedPrefill = *config.mixedBatches;
+        s.chunkedWhy = "serving.mixed_batches (" + engine + " mixes only under chunked prefill)";
+    } else if (e.chunkedPrefill) {
+        s.chunkedWhy = engine + "'s default";
+    } else if (e.chunkedPrefillAboveContext > 0) {
+        s.chunkedPrefill = config.context > e.chunkedPrefillAboveContext;
+        s.chunkedWhy = fmt::format("{}'s default at max_model_len {}; on above {}", engine,
+            config.context, e.chunkedPrefillAboveContext);
+    } else {
+        s.chunkedPrefill = false;
+        s.chunkedWhy = engine + "'s default";
+    }
+    if (config.overlapScheduler) {
+        s.overlapScheduler = *config.overlapScheduler;
+        s.overlapWhy = "serving.overlap_scheduler";
+    } else {
+        s.overlapScheduler = e.overlapScheduler && s.schedulerSteps == 1;
+        s.overlapWhy = engine + "'s default";
+    }
+    if (config.mixedBatches) {
+        s.mixedBatches = *config.mixedBatches;
+        s.mixedWhy = "serving.mixed_batches";
+    } else {
+        switch (e.mixedBatches) {
+        case EngineProfile::Mixing::Always:
+            s.mixedBatches = true;
+            s.mixedWhy = engine + " always mixes";
+            break;
+        case EngineProfile::Mixing::WhenChunked:
+            s.mixedBatches = s.chunkedPrefill;
+            s.mixedWhy = engine + " mixes only under chunked prefill";
+            break;
+        case EngineProfile::Mixing::Never:
+            s.mixedBatches = false;
+            s.mixedWhy = engine + "'s default";
+            break;
+        }
+    }
+    return s;
+}
+
+std::string schedulerDescription(const ServingConfig& config)
+{
+    const EngineScheduler s = engineScheduler(config);
+    std::string text = fmt::format("{} ({}); {} prompts ({})",
+        s.mixedBatches ? "decodes and prompt tokens in one step" : "prompt steps alone, before decodes",
+        s.mixedWhy, s.chunkedPrefill ? "chunked" : "whole", s.chunkedWhy);
+    if (s.schedulerSteps > 1)
+        text += fmt::format("; bursts of {} decode steps per scheduling (serving.scheduler_steps)",
+            s.schedulerSteps);
+    if (s.overlapScheduler)
+        text += fmt::format("; the next step formed while one runs, so a new request joins the "
+                            "step after next ({})",
+            s.overlapWhy);
+    return text;
 }
 
 ClosedFormLoad closedFormLoad(double input, double output, double concurrency,
@@ -626,6 +735,11 @@ EngineLimits poolLimits(const ServingConfig& config, double kvTokens)
     limits.blockSize = std::max(1, config.blockSize);
     limits.maxNumSeqs = std::max(1, config.maxNumSeqs);
     limits.maxBatchedTokens = std::max(1, config.maxBatchedTokens);
+    const EngineScheduler scheduler = engineScheduler(config);
+    limits.mixedBatches = scheduler.mixedBatches;
+    limits.chunkedPrefill = scheduler.chunkedPrefill;
+    limits.schedulerSteps = scheduler.schedulerSteps;
+    limits.overlapScheduler = scheduler.overlapScheduler;
     return limits;
 }
 
@@ -703,6 +817,9 @@ DisaggregatedPools disaggregatedPools(const ModelArch& arch, const ServingConfig
     if (decodeSide) {
         const ServingConfig decodeConfig = servingPoolConfig(config, d.decode);
         p.decodeLimits = poolLimits(config, g.decode.maxTokens);
+        // Its requests arrive with their KV: admitting one computes nothing, so it joins the
+        // next decode step whatever the engine does with prompts.
+        p.decodeLimits.mixedBatches = true;
         const double saturating = saturatingSequences(p.decodeLimits, w);
         p.decodeSteps = tabulatedStepTimes(arch, decodeConfig, gpu, saturating, p.context);
         p.decodeSteps.prefillS = [](double) { return 0.0; }; // the prompt's KV arrives computed
@@ -715,6 +832,10 @@ DisaggregatedPools disaggregatedPools(const ModelArch& arch, const ServingConfig
     ServingConfig prefillConfig = servingPoolConfig(config, d.prefill);
     prefillConfig.speculative.reset();
     p.prefillLimits = poolLimits(config, g.prefill.maxTokens);
+    // TensorRT-LLM's context servers run without the overlap scheduler (its disaggregated
+    // serving docs: disable_overlap_scheduler on the context side; the export writes it).
+    if (config.engine == ServingEngine::Trtllm)
+        p.prefillLimits.overlapScheduler = false;
     p.prefillSteps = tabulatedStepTimes(arch, prefillConfig, gpu, 1, p.context);
     if (!capacity)
         return p;
@@ -744,6 +865,7 @@ ServingLoad disaggregatedLoad(const ModelArch& arch, const ServingConfig& config
     const ServingDisaggregation& d = *config.disaggregation;
     const DisaggregationEstimate& g = *base.disaggregation;
     load.latencyKind = "simulated";
+    load.scheduler = schedulerDescription(config) + "; the decode pool admits arriving KV into its next decode step";
     load.meanInputTokens = meanTokens(w.input);
     load.meanOutputTokens = meanTokens(w.output);
     load.replicas = std::max(1, d.decode.workers);
@@ -909,6 +1031,7 @@ ServingLoad servingLoad(const ModelArch& arch, const ServingConfig& config, cons
     const int units = engine.units;
     load.replicas = engine.replicas;
     load.latencyKind = "simulated";
+    load.scheduler = schedulerDescription(config);
     load.meanInputTokens = meanTokens(w.input);
     load.meanOutputTokens = meanTokens(w.output);
 
@@ -1115,10 +1238,12 @@ void explainServingLoad(const ServingConfig& config, const ServingEstimate& serv
         return;
     const ServingLoad& l = *serving.load;
     const ServingWorkload& w = *config.workload;
-    const std::string source = "event simulation of continuous batching with chunked prefill "
-                               "(Orca, Yu et al. 2022; Sarathi-Serve, Agrawal et al. 2024) over "
-                               "the op-timed decode and prefill steps; docs/formulas-serving.md "
-                               "sec. 7";
+    std::string source = "event simulation of continuous batching (Orca, Yu et al. 2022; "
+                         "Sarathi-Serve, Agrawal et al. 2024) over the op-timed decode and "
+                         "prefill steps, scheduled as the engine does: "
+        + l.scheduler + "; docs/formulas-serving.md sec. 7";
+    if (!config.engineProfile.schedulerSource.empty())
+        source += "; " + config.engineProfile.schedulerSource;
     const std::string load = w.concurrency
         ? fmt::format("{} users in a closed loop over {} engine(s)", *w.concurrency, l.replicas)
         : fmt::format("{:.3g} requests/s (Poisson) over {} engine(s)", *w.requestRate, l.replicas);

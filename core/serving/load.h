@@ -1,10 +1,11 @@
 // Serving under load (issue 27): a deployment of engines serving a workload of requests, with
 // TTFT / TPOT percentiles, throughput per GPU and per user, and goodput under an SLO.
 //
-// One engine runs iteration-level (continuous) batching with chunked prefill, as vLLM V1 and
-// SGLang schedule: each step decodes one token of every running sequence and spends the rest of
-// `max_batched_tokens` on prompt chunks, first come first served; a request is admitted while
-// the KV pool holds its whole length and fewer than `max_num_seqs` run. An event simulation
+// One engine runs iteration-level (continuous) batching as its scheduler does (engineScheduler):
+// with mixed batches (vLLM V1) each step decodes one token of every running sequence and spends
+// the rest of `max_batched_tokens` on prompt chunks, first come first served; without (SGLang,
+// vLLM V0) a step computes prompts alone, before any decode; a request is admitted while the KV
+// pool holds its whole length and fewer than `max_num_seqs` run. An event simulation
 // (deterministic for a seed) replays that scheduler over sampled requests; a closed form gives
 // the steady state of a closed loop of fixed-length requests, and the test checks one against
 // the other. Every formula: docs/formulas-serving.md, "Serving under load".
@@ -28,7 +29,28 @@ struct EngineLimits {
     int blockSize = 16;        // a request holds whole blocks
     int maxNumSeqs = 1024;     // running sequences at most
     int maxBatchedTokens = 8192; // tokens one step computes (decodes + prompt chunks)
+    // The scheduler (engineScheduler): a step carries decodes and prompt tokens together
+    // (vLLM V1, TensorRT-LLM's in-flight batching) or a prompt step runs alone, first (vLLM V0
+    // without chunked prefill, SGLang); a prompt may split over steps; decode steps per
+    // scheduling (vLLM V0 --num-scheduler-steps).
+    bool mixedBatches = true;
+    bool chunkedPrefill = true;
+    int schedulerSteps = 1;
+    bool overlapScheduler = false; // a request that arrives during a step joins the one after next
 };
+
+// The plan's engine scheduler: serving.mixed_batches, serving.chunked_prefill and
+// serving.scheduler_steps, unset ones from the engine version's defaults (presets/engines.json),
+// each with why ("vLLM 0.6 default: off at max_model_len 4096 <= 32768").
+struct EngineScheduler {
+    bool mixedBatches = true, chunkedPrefill = true, overlapScheduler = false;
+    int schedulerSteps = 1;
+    std::string mixedWhy, chunkedWhy, overlapWhy;
+};
+EngineScheduler engineScheduler(const ServingConfig& config);
+// The scheduler in words, with why each part holds (serving.load.scheduler): "prompt steps
+// alone, before decodes (SGLang 0.5's default); chunked prompts (SGLang 0.5's default)".
+std::string schedulerDescription(const ServingConfig& config);
 
 // The engine's step: decodeS(batch, mean KV tokens) for one decode step of `batch` sequences,
 // prefillS(tokens) for one prompt of `tokens` computed tokens. A step that carries both costs

@@ -495,10 +495,13 @@ TEST_F(CliTest, PresetsListsIdsWithDescriptions)
     ASSERT_EQ(all.status, 0);
     for (const char* header : { "models:", "gpus:", "recipes:", "frameworks:", "engines:" })
         EXPECT_NE(all.out.find(header), std::string::npos) << header;
-    // The serving engines' accounting rows (presets/engines.json): SGLang's two versions.
+    // The serving engines' rows (presets/engines.json): SGLang's three versions, vLLM's V0 and V1.
     const CliRun engines = cli("presets engines");
     ASSERT_EQ(engines.status, 0) << engines.err;
-    EXPECT_NE(engines.out.find("sglang               SGLang (versions 0.4, 0.5; default 0.5)"),
+    EXPECT_NE(engines.out.find("sglang               SGLang (versions 0.3, 0.4, 0.5; default 0.5)"),
+        std::string::npos)
+        << engines.out;
+    EXPECT_NE(engines.out.find("vllm                 vLLM (versions 0.6, 0.19; default 0.19)"),
         std::string::npos)
         << engines.out;
     EXPECT_NE(engines.out.find("trtllm"), std::string::npos) << engines.out;

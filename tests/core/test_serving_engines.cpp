@@ -141,7 +141,10 @@ TEST(ServingEngines, EngineVersionPicksTheNearestRowAndSaysSo)
         << patch.engineVersionNote;
     EXPECT_EQ(versionOf(R"({"engine": "sglang", "engine_version": "0.5.4"})").engineVersion, "0.5");
     EXPECT_EQ(versionOf(R"({"engine": "sglang", "engine_version": "v0.6"})").engineVersion, "0.5");
-    EXPECT_EQ(versionOf(R"({"engine": "sglang", "engine_version": "0.3.0"})").engineVersion, "0.4");
+    EXPECT_EQ(versionOf(R"({"engine": "sglang", "engine_version": "0.3.0"})").engineVersion, "0.3");
+    // Older than every row: the lowest row, named.
+    EXPECT_EQ(versionOf(R"({"engine": "sglang", "engine_version": "0.2.9"})").engineVersion, "0.3");
+    EXPECT_EQ(versionOf(R"({"engine_version": "0.5.4"})").engineVersion, "0.6");
     const ServingEstimate plain = versionOf(R"({"engine": "sglang"})");
     EXPECT_EQ(plain.engineVersion, "0.5");
     EXPECT_TRUE(plain.engineVersionNote.empty());

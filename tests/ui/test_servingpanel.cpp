@@ -327,6 +327,12 @@ private slots:
         QVERIFY(l.goodputRps.has_value() && *l.goodputRps > 0);
         QCOMPARE(f->figureText(QStringLiteral("serving.goodput_rps")),
             QStringLiteral("%1 req/s").arg(*l.goodputRps, 0, 'g', 3));
+        // The header says how the engine schedules, as the core describes it.
+        auto* header = m_panel->findChild<QLabel*>(QStringLiteral("loadHeader"));
+        QVERIFY(header);
+        QCOMPARE(header->toolTip(),
+            QStringLiteral("Engine scheduler: %1").arg(QString::fromStdString(l.scheduler)));
+        QVERIFY(header->toolTip().contains(QStringLiteral("decodes and prompt tokens in one step")));
 
         // Undo four edits (p90, SLO, rate, switch): no workload, no load figures.
         for (int i = 0; i < 4; ++i)

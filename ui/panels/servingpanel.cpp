@@ -91,6 +91,7 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     for (const auto& [key, title] : loadFigures)
         m_loadFigures->addFigure(QLatin1String(key), title);
     m_loadHeader->setWordWrap(true);
+    m_loadHeader->setObjectName(QStringLiteral("loadHeader"));
     const std::pair<const char*, QString> poolFigures[] = {
         { "serving.disaggregation.prefill.weights_bytes_per_gpu", tr("Prefill pool") },
         { "serving.disaggregation.kv_transfer_s", tr("KV transfer / prompt") },
@@ -370,6 +371,8 @@ void ServingPanel::redrawLoad()
                               .arg(l.meanInputTokens, 0, 'f', 0)
                               .arg(l.meanOutputTokens, 0, 'f', 0)
                               .arg(verdict));
+    // How the simulated engine schedules, and why (serving.load.scheduler).
+    m_loadHeader->setToolTip(tr("Engine scheduler: %1").arg(QString::fromStdString(l.scheduler)));
     QPalette headerPalette = palette();
     headerPalette.setColor(QPalette::WindowText,
         l.saturated || (l.meetsSlo && !*l.meetsSlo) ? overflowColor() : fitsColor());
