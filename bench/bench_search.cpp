@@ -226,6 +226,38 @@ void BM_SearchServingGoodput(benchmark::State& state)
 }
 BENCHMARK(BM_SearchServingGoodput)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
+// serving-min-gpus under the same workloads and SLO as BM_SearchServingGoodput (Arg 0 Llama-3
+// 70B on H100s, 1 Qwen3-235B-A22B on H200s, up to 64 GPUs): the fewest replicas of every
+// aggregated layout, then every (prefill, decode) pair of layouts, each pool's workers grown
+// and shrunk by bisection, pairs that could only need more GPUs than the top ten skipped.
+void BM_SearchServingMinGpusUnderSlo(benchmark::State& state)
+{
+    const char* model = state.range(0) ? "qwen3-235b-a22b" : "llama-3-70b";
+    const char* gpu = state.range(0) ? "h200" : "h100-sxm";
+    const envelope::Plan plan = readOrDie(std::string(R"({"format": "envelope.plan", "version": 1,
+        "model": ")") + model + R"(", "gpu": ")" + gpu + R"(",
+        "cluster": {"gpus": 64, "gpus_per_node": 8},
+        "serving": {"context": 8192, "workload": {"input_tokens": {"mean": 2000, "p90": 3500},
+            "output_tokens": {"mean": 300, "p90": 600}, "request_rate": 40},
+            "slo": {"ttft_p90_s": 1.0, "tpot_p90_s": 0.05}}})");
+    envelope::SearchOptions options;
+    options.goal = envelope::SearchGoal::ServingMinGpus;
+    options.maxGpus = 64;
+    envelope::ServingSearchResult last;
+    for (auto _ : state) {
+        last = envelope::searchServing(plan, options);
+        benchmark::DoNotOptimize(last);
+    }
+    if (last.candidates.empty())
+        state.SkipWithError("no fleet meets the SLO");
+    else {
+        state.counters["gpus"] = last.candidates.front().gpus;
+        state.counters["xpyd"] = last.candidates.front().layout.disaggregation ? 1 : 0;
+    }
+    state.counters["estimates"] = static_cast<double>(last.estimates);
+}
+BENCHMARK(BM_SearchServingMinGpusUnderSlo)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 // Serving a MoE model: DeepSeek-V3 on 1,024 H200s, 16,384 sequences of 8k: the TP engines and
 // every data-parallel-attention engine of EP 2 x tp ... 1,024 (issue 27). Arg 0: max-throughput;
 // 1: min-gpus.

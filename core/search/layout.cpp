@@ -89,7 +89,8 @@ Expected<FixedField> parseFixedField(std::string_view assignment)
         return f;
     }
     if (f.path == "serving.disaggregation") {
-        // serving-max-goodput: true searches xPyD layouts only, false aggregated engines only.
+        // serving-max-goodput and serving-min-gpus under an SLO: true searches xPyD layouts
+        // only, false aggregated engines only.
         if (value != "true" && value != "false")
             return Error { f.path, fmt::format("must be true or false, got \"{}\"", value) };
         f.number = value == "true" ? 1 : 0;

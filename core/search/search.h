@@ -93,10 +93,10 @@ struct ServingLayout {
     bool dpAttention = false;
     int weightBits = 16, kvBits = 16;
     int concurrency = 1; // sequences per replica: serving.concurrency of the applied plan
-    // serving-max-goodput's xPyD layouts (serving.disaggregation): x prefill workers and y
-    // decode workers, each pool its own engine layout. tp, ep, dpAttention and replicas above
-    // are then the decode pool's (the pool that holds the sequences and sets ITL), concurrency
-    // one decode worker's.
+    // xPyD layouts (serving.disaggregation; serving-max-goodput, and serving-min-gpus under an
+    // SLO): x prefill workers and y decode workers, each pool its own engine layout. tp, ep,
+    // dpAttention and replicas above are then the decode pool's (the pool that holds the
+    // sequences and sets ITL), concurrency one decode worker's.
     std::optional<ServingDisaggregation> disaggregation;
     int engineGpus() const { return dpAttention ? ep : tp; }
 

@@ -168,6 +168,47 @@ std::vector<int> splitsWorthBisecting(const PoolRole& p, const PoolRole& d, int 
     return out;
 }
 
+// One engine layout as a pool of a disaggregated deployment, at `dcfg`'s formats: its weights
+// check and each role's capacity per attention rank (disaggregatedRankCapacities), timed once
+// and combined for every split.
+PoolRole timedRole(const Plan& plan, const ParamCounts& counts, ServingConfig dcfg,
+    const ServingParallel& engine, int target, ServingSearchResult& r)
+{
+    PoolRole role;
+    role.engine = engine;
+    dcfg.tp = engine.tp;
+    dcfg.ep = engine.ep;
+    dcfg.dpAttention = engine.dp > 1;
+    dcfg.concurrency = target;
+    dcfg.disaggregation = ServingDisaggregation { poolOf(engine, 1), poolOf(engine, 1) };
+    ++r.estimates;
+    const ServingEstimate e = estimateServing(plan.model.arch, counts, dcfg, plan.gpu.gpu);
+    role.fitsWeights = e.fitsWeights;
+    if (role.fitsWeights) {
+        const RankCapacities caps = disaggregatedRankCapacities(plan.model.arch, dcfg, plan.gpu.gpu, e);
+        role.prefillRankRps = caps.prefillRps;
+        role.decodeRankRps = caps.decodeRps;
+        role.prefillRanks = caps.prefillRanks;
+        role.decodeRanks = caps.decodeRanks;
+        role.config = dcfg;
+        role.estimate = e;
+    }
+    return role;
+}
+
+// The deployment of x prefill workers of `p`'s layout and y decode workers of `d`'s, the rest of
+// the serving section `base`'s: serving.tp, ep and dp_attention are the decode pool's and
+// serving.concurrency one decode worker's share of `target`.
+ServingConfig splitConfig(ServingConfig base, const PoolRole& p, int x, const PoolRole& d, int y, int target)
+{
+    base.tp = d.engine.tp;
+    base.ep = d.engine.ep;
+    base.dpAttention = d.engine.dp > 1;
+    base.concurrency = static_cast<int>((target + y - 1) / y);
+    base.disaggregation = ServingDisaggregation { poolOf(p.engine, x), poolOf(d.engine, y) };
+    return base;
+}
+
 // serving-min-gpus under a workload and an SLO: for every engine layout and format, the fewest
 // replicas (up to `maxGpus` GPUs) whose fleet meets the SLO at the workload's load, each probe
 // the applied plan's own estimateServingLoad. A request-rate workload starts at the fewest
@@ -295,6 +336,174 @@ void minGpusUnderSlo(const Plan& plan, const ParamCounts& counts,
         }
         collect.accept(fewest, r, r.feasibleList);
         if (!collect.between(r, double(i + 1) / double(options.size())))
+            break;
+    }
+}
+
+// serving-min-gpus under a workload and an SLO, disaggregated (docs/planner.md, "The fewest
+// GPUs under an SLO"): for every (prefill layout, decode layout) pair of one format, the fewest
+// GPUs x prefill workers and y decode workers need to meet the SLO at the workload's load, each
+// probe the applied plan's own estimateServingLoad. A request rate R starts each pool at the
+// fewest workers whose capacity exceeds R (x0 = floor(R / a prefill worker's rate) + 1, y0
+// likewise; fewer saturate); a closed loop at one each. Both pools double together until the
+// deployment meets the SLO, then each shrinks in turn by bisection (y, then x, then y again),
+// more workers of either pool never serving worse: the answer is one neither pool can lose a
+// worker from. Pairs go in the order of the fewest GPUs they could need (x0 and y0); once the
+// top list is full, a pair that could only need more than its last is skipped, and a pool whose
+// rank misses the SLO even unloaded rules out every pair using it.
+void minGpusDisaggregated(const Plan& plan, const ParamCounts& counts,
+    const std::vector<ServingParallel>& engines, const std::vector<int>& weightBits,
+    const std::vector<int>& kvBits, int maxGpus, ServingConfig cfg,
+    Collector<ServingCandidate>& collect, ServingSearchResult& r,
+    const std::function<void(const ServingCandidate&)>& missed)
+{
+    const ModelArch& arch = plan.model.arch;
+    const ServingWorkload& w = *plan.serving.workload;
+    const int target = plan.serving.concurrency;
+    struct Pair {
+        size_t p = 0, d = 0;
+        int wb = 16, kb = 16;
+        long long x0 = 1, y0 = 1;
+    };
+    std::vector<PoolRole> roles;
+    std::vector<Pair> pairs;
+    for (int wb : weightBits)
+        for (int kb : kvBits) {
+            setBits(cfg, plan, wb, kb);
+            const size_t first = roles.size();
+            for (const ServingParallel& engine : engines) {
+                if (engine.gpus() >= maxGpus)
+                    continue;
+                if (!collect.between(r, 0.0))
+                    return;
+                roles.push_back(timedRole(plan, counts, cfg, engine, target, r));
+            }
+            for (size_t pi = first; pi < roles.size(); ++pi)
+                for (size_t di = first; di < roles.size(); ++di) {
+                    const PoolRole& p = roles[pi];
+                    const PoolRole& d = roles[di];
+                    if (!p.fitsWeights || !d.fitsWeights) {
+                        collect.reject("memory");
+                        continue;
+                    }
+                    const double prefillWorker = p.prefillRankRps * p.prefillRanks;
+                    const double decodeWorker = d.decodeRankRps * d.decodeRanks;
+                    if (!(prefillWorker > 0) || !(decodeWorker > 0)) {
+                        collect.reject("slo");
+                        continue;
+                    }
+                    Pair pair { pi, di, wb, kb, 1, 1 };
+                    if (w.requestRate) {
+                        pair.x0 = static_cast<long long>(std::floor(*w.requestRate / prefillWorker)) + 1;
+                        pair.y0 = static_cast<long long>(std::floor(*w.requestRate / decodeWorker)) + 1;
+                    }
+                    pairs.push_back(pair);
+                }
+        }
+    const auto gpusOf = [&](const Pair& pair, long long x, long long y) {
+        return x * roles[pair.p].engine.gpus() + y * roles[pair.d].engine.gpus();
+    };
+    std::stable_sort(pairs.begin(), pairs.end(), [&](const Pair& a, const Pair& b) {
+        return gpusOf(a, a.x0, a.y0) < gpusOf(b, b.x0, b.y0);
+    });
+    const auto beyondTop = [&](long long gpus) {
+        return collect.bestIsFull() && gpus > collect.best().back().gpus;
+    };
+    // A pool's rank alone and unloaded, once per layout and role.
+    const auto unloadedMiss = [&](PoolRole& role, PoolSide side) -> const std::string& {
+        const bool prefill = side == PoolSide::Prefill;
+        std::optional<PoolAlone>& slot = prefill ? role.prefillAlone : role.decodeAlone;
+        if (!slot) {
+            ++r.estimates;
+            ++r.poolBounds;
+            slot = disaggregatedPoolAlone(arch, role.config, plan.gpu.gpu, role.estimate, side,
+                prefill ? role.prefillRankRps : role.decodeRankRps, false);
+        }
+        return slot->unloadedMiss;
+    };
+
+    for (size_t i = 0; i < pairs.size() && !r.cancelled && !r.capped; ++i) {
+        const Pair& pair = pairs[i];
+        PoolRole& p = roles[pair.p];
+        PoolRole& d = roles[pair.d];
+        const long long bound = gpusOf(pair, pair.x0, pair.y0);
+        if (bound > maxGpus) {
+            collect.reject("above-max-gpus");
+            continue;
+        }
+        if (beyondTop(bound)) {
+            collect.reject("above-top-gpus", static_cast<long>(pairs.size() - i));
+            break;
+        }
+        ServingCandidate c;
+        const auto probe = [&](long long x, long long y) {
+            const ServingConfig pc = splitConfig(cfg, p, int(x), d, int(y), target);
+            const int gpus = static_cast<int>(gpusOf(pair, x, y));
+            r.estimates += 2;
+            ServingConfig withBits = pc;
+            setBits(withBits, plan, pair.wb, pair.kb);
+            const ServingEstimate e = estimateServing(arch, counts, withBits, plan.gpu.gpu);
+            const ServingLoad load = estimateServingLoad(arch, withBits, plan.gpu.gpu, e, gpus);
+            c = {};
+            c.layout = { gpus, d.engine.tp, int(y), d.engine.ep, d.engine.dp > 1, pair.wb, pair.kb,
+                withBits.concurrency, withBits.disaggregation };
+            c.gpus = gpus;
+            takeEstimate(c, e, plan.gpu.gpu);
+            c.tokensPerS = load.outputTokensPerS;
+            c.capacityRps = load.capacityRps;
+            const bool meets = load.meetsSlo.value_or(false) && !load.saturated;
+            c.sloNote = meets          ? std::string()
+                : !load.sloMiss.empty() ? load.sloMiss
+                : load.saturated        ? std::string("the offered rate is above capacity")
+                                        : load.sloNote;
+            return meets;
+        };
+        const std::string& prefillMiss = unloadedMiss(p, PoolSide::Prefill);
+        const std::string& decodeMiss = unloadedMiss(d, PoolSide::Decode);
+        if (!prefillMiss.empty() || !decodeMiss.empty()) {
+            probe(pair.x0, pair.y0);
+            c.sloNote = fmt::format("even unloaded, the {} pool alone has {}",
+                prefillMiss.empty() ? "decode" : "prefill",
+                prefillMiss.empty() ? decodeMiss : prefillMiss);
+            collect.reject("slo");
+            missed(c);
+            continue;
+        }
+        ++r.evaluated;
+        // Both pools double until the deployment meets the SLO.
+        long long x = pair.x0, y = pair.y0;
+        bool met = false;
+        while (!(met = probe(x, y))) {
+            if (gpusOf(pair, 2 * x, 2 * y) > maxGpus || beyondTop(gpusOf(pair, 2 * x, 2 * y)))
+                break;
+            x *= 2;
+            y *= 2;
+        }
+        if (!met) {
+            collect.reject(beyondTop(gpusOf(pair, 2 * x, 2 * y)) ? "above-top-gpus" : "slo");
+            missed(c);
+            continue;
+        }
+        ServingCandidate best = c;
+        // The fewest of one pool's workers with the other's fixed: a bisection over (lo, hi],
+        // lo known to miss (below the pool's first count: saturated), hi to meet.
+        const auto fewest = [&](long long lo, long long hi, bool prefillSide) {
+            while (hi - lo > 1) {
+                const long long mid = lo + (hi - lo) / 2;
+                if (prefillSide ? probe(mid, y) : probe(x, mid)) {
+                    hi = mid;
+                    best = c;
+                } else {
+                    lo = mid;
+                }
+            }
+            return hi;
+        };
+        y = fewest(pair.y0 - 1, y, false);
+        x = fewest(pair.x0 - 1, x, true);
+        y = fewest(pair.y0 - 1, y, false);
+        collect.accept(best, r, r.feasibleList);
+        if (!collect.between(r, double(i + 1) / double(pairs.size())))
             break;
     }
 }
@@ -427,16 +636,21 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     // --fix serving.disaggregation=false: aggregated engines only; =true: xPyD only.
     const FixedField* fixedDisaggregation = fixedOf(o, "serving.disaggregation");
     const bool searchAggregated = !fixedDisaggregation || fixedDisaggregation->number == 0;
-    const bool searchDisaggregated
-        = goodputGoal && (!fixedDisaggregation || fixedDisaggregation->number == 1);
+    const bool searchDisaggregated = (goodputGoal || (minGpus && hasGoodputObjective(plan)))
+        && (!fixedDisaggregation || fixedDisaggregation->number == 1);
     // serving-min-gpus under serving.workload and serving.slo (issue 27): the fewest GPUs whose
     // fleet meets the SLO at the workload's own load (its request rate or users), prompts and
     // decodes both; each layout's fewest replicas by a doubling then a bisection over its
     // replica count (more replicas, each with a smaller share, never serve worse: the
     // assumption the goodput bisection makes of a lower rate).
     const bool sloMinGpus = minGpus && hasGoodputObjective(plan);
-    if (sloMinGpus)
+    if (sloMinGpus && searchAggregated)
         minGpusUnderSlo(plan, counts, engines, weightBits, kvBits, lastGpus, cfg, collect, r,
+            [&](const ServingCandidate& c) {
+                missed(c, sloMissRatio(c, *plan.serving.slo), true);
+            });
+    if (sloMinGpus && searchDisaggregated && !r.cancelled && !r.capped)
+        minGpusDisaggregated(plan, counts, engines, weightBits, kvBits, lastGpus, cfg, collect, r,
             [&](const ServingCandidate& c) {
                 missed(c, sloMissRatio(c, *plan.serving.slo), true);
             });
@@ -513,7 +727,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     // format). Each layout is timed once per role; each (prefill, decode) pair then offers the
     // splits worth a bisection, estimated exactly as the applied plan is.
     std::vector<PoolRole> roles;
-    if (searchDisaggregated && !r.cancelled && !r.capped) {
+    if (goodputGoal && searchDisaggregated && !r.cancelled && !r.capped) {
         const int gpus = lastGpus;
         ServingConfig dcfg = cfg;
         for (int wb : weightBits)
@@ -528,27 +742,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                     // Two capacity runs a layout: a cancel is seen between them.
                     if (!collect.between(r, 0.5))
                         break;
-                    PoolRole role;
-                    role.engine = engine;
-                    dcfg.tp = engine.tp;
-                    dcfg.ep = engine.ep;
-                    dcfg.dpAttention = engine.dp > 1;
-                    dcfg.concurrency = target;
-                    dcfg.disaggregation = ServingDisaggregation { poolOf(engine, 1), poolOf(engine, 1) };
-                    ++r.estimates;
-                    const ServingEstimate e = estimateServing(arch, counts, dcfg, plan.gpu.gpu);
-                    role.fitsWeights = e.fitsWeights;
-                    if (role.fitsWeights) {
-                        const RankCapacities caps
-                            = disaggregatedRankCapacities(arch, dcfg, plan.gpu.gpu, e);
-                        role.prefillRankRps = caps.prefillRps;
-                        role.decodeRankRps = caps.decodeRps;
-                        role.prefillRanks = caps.prefillRanks;
-                        role.decodeRanks = caps.decodeRanks;
-                        role.config = dcfg;
-                        role.estimate = e;
-                    }
-                    roles.push_back(std::move(role));
+                    roles.push_back(timedRole(plan, counts, dcfg, engine, target, r));
                 }
                 if (r.cancelled || r.capped)
                     break;
@@ -571,14 +765,10 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
                             // Estimated when its bisection comes (most never do: the bound
                             // stops them first).
                             const int y = (gpus - x * p.engine.gpus()) / d.engine.gpus();
-                            GoodputProspect prospect { {}, dcfg, {}, int(pi), int(di) };
-                            ServingConfig& pc = prospect.config;
-                            pc.tp = d.engine.tp;
-                            pc.ep = d.engine.ep;
-                            pc.dpAttention = d.engine.dp > 1;
-                            pc.concurrency = static_cast<int>((target + y - 1) / y);
-                            pc.disaggregation
-                                = ServingDisaggregation { poolOf(p.engine, x), poolOf(d.engine, y) };
+                            GoodputProspect prospect {
+                                {}, splitConfig(dcfg, p, x, d, y, target), {}, int(pi), int(di)
+                            };
+                            const ServingConfig& pc = prospect.config;
                             ServingCandidate& c = prospect.candidate;
                             c.layout = { std::max(plan.cluster.gpus, gpus), d.engine.tp, y,
                                 d.engine.ep, d.engine.dp > 1, wb, kb, pc.concurrency,

@@ -553,6 +553,7 @@ TEST(SearchServingMinGpusUnderSlo, TheFewestGpusOfEveryLayoutEstimatedOnItsOwn)
     SearchOptions o;
     o.goal = SearchGoal::ServingMinGpus;
     o.top = 100;
+    o.fixed = { *parseFixedField("serving.disaggregation=false") }; // xPyD: the next test
     const ServingSearchResult r = searchServing(input, o);
     ASSERT_FALSE(r.candidates.empty()) << noSolutionMessage(input, r, ByteUnits::GB);
     EXPECT_EQ(r.candidates.front().gpus, fewest);
@@ -570,6 +571,79 @@ TEST(SearchServingMinGpusUnderSlo, TheFewestGpusOfEveryLayoutEstimatedOnItsOwn)
             EXPECT_FALSE(meets(applyServingLayout(input, fewer))) << describeChanges(input, fewer);
         }
     }
+}
+
+// xPyD under an SLO (issue 27): Llama-3 8B on H100s, 20 requests/s of 6,000-token prompts and
+// 300-token answers, p90 TTFT 2 s and TPOT 12 ms, both pools TP 1 at 16 bits. By hand: every
+// split of x prefill and y decode workers up to 16 GPUs, each applied to the plan and estimated
+// as `envelope-cli estimate` does; the fewest GPUs that meet the SLO is the search's answer,
+// and every candidate meets it with neither pool able to lose a worker.
+TEST(SearchServingMinGpusUnderSlo, TheFewestXpydGpusOfEverySplitEstimatedOnItsOwn)
+{
+    const Plan input = searchPlan(R"({"format": "envelope.plan", "version": 1, "model": "llama-3-8b",
+        "gpu": "h100-sxm", "cluster": {"gpus": 8, "gpus_per_node": 8},
+        "serving": {"context": 8192, "workload": {"input_tokens": 6000, "output_tokens": 300,
+        "request_rate": 20}, "slo": {"ttft_p90_s": 2, "tpot_p90_s": 0.012}}})");
+    const auto meets = [](const Plan& p) {
+        const Estimate e = estimate(p);
+        return e.serving.fitsWeights && e.serving.load
+            && e.serving.load->meetsSlo.value_or(false) && !e.serving.load->saturated;
+    };
+    const auto split = [&](int x, int y) {
+        ServingLayout l;
+        l.clusterGpus = x + y;
+        l.tp = 1;
+        l.replicas = y;
+        l.weightBits = 16;
+        l.kvBits = 16;
+        l.concurrency = (input.serving.concurrency + y - 1) / y;
+        l.disaggregation = ServingDisaggregation { { x, 1, 1, 1 }, { y, 1, 1, 1 } };
+        return applyServingLayout(input, l);
+    };
+    int fewest = 1 << 30;
+    for (int gpus = 2; gpus <= 16 && fewest > 16; ++gpus)
+        for (int x = 1; x < gpus; ++x)
+            if (meets(split(x, gpus - x))) {
+                fewest = gpus;
+                break;
+            }
+    ASSERT_LE(fewest, 16);
+
+    SearchOptions o;
+    o.goal = SearchGoal::ServingMinGpus;
+    o.top = 20;
+    o.maxGpus = 16;
+    o.fixed = { *parseFixedField("serving.disaggregation=true"), *parseFixedField("serving.tp=1"),
+        *parseFixedField("serving.weight_bits=16"), *parseFixedField("serving.kv_bits=16") };
+    const ServingSearchResult r = searchServing(input, o);
+    ASSERT_FALSE(r.candidates.empty()) << noSolutionMessage(input, r, ByteUnits::GB);
+    EXPECT_EQ(r.candidates.front().gpus, fewest);
+    for (const ServingCandidate& c : r.candidates) {
+        ASSERT_TRUE(c.layout.disaggregation.has_value());
+        const int x = c.layout.disaggregation->prefill.workers;
+        const int y = c.layout.disaggregation->decode.workers;
+        const Plan applied = applyServingLayout(input, c.layout);
+        EXPECT_TRUE(meets(applied)) << describeChanges(input, c.layout);
+        EXPECT_EQ(c.gpus, x + y);
+        EXPECT_DOUBLE_EQ(estimate(applied).serving.load->outputTokensPerS, c.tokensPerS);
+        if (x > 1)
+            EXPECT_FALSE(meets(split(x - 1, y))) << x - 1 << "P" << y << "D";
+        if (y > 1)
+            EXPECT_FALSE(meets(split(x, y - 1))) << x << "P" << y - 1 << "D";
+    }
+    // Unfixed, the search offers the same split or one on fewer GPUs, and fewer than the best
+    // aggregated fleet: the long prompts no longer share the decodes' steps.
+    SearchOptions any;
+    any.goal = SearchGoal::ServingMinGpus;
+    const ServingSearchResult all = searchServing(input, any);
+    SearchOptions aggregatedOnly = any;
+    aggregatedOnly.fixed = { *parseFixedField("serving.disaggregation=false") };
+    const ServingSearchResult aggregated = searchServing(input, aggregatedOnly);
+    ASSERT_FALSE(all.candidates.empty());
+    ASSERT_FALSE(aggregated.candidates.empty());
+    EXPECT_LE(all.candidates.front().gpus, fewest);
+    EXPECT_LT(all.candidates.front().gpus, aggregated.candidates.front().gpus);
+    EXPECT_TRUE(all.candidates.front().layout.disaggregation.has_value());
 }
 
 TEST(SearchServingMinGpusUnderSlo, LongPromptsNeedMoreGpusThanTheirDecodes)
