@@ -99,7 +99,7 @@ using namespace hf;
 constexpr const char* kSupported
     = "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, gemma, gemma2, gemma3, "
       "gemma3_text, gpt2, gpt_neox, phi3, gpt_oss, llama4, llama4_text, glm4_moe, deepseek_v2, "
-      "deepseek_v3, deepseek_v32, kimi_k2, minimax_m2, mistral3";
+      "deepseek_v3, deepseek_v32, kimi_k2, minimax_m2, mistral3, llava (a pixtral vision tower)";
 
 ModelArch fromGpt2(ConfigReader& r)
 {
@@ -285,7 +285,8 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
 
     // Multimodal checkpoints nest the language model under text_config (its own model_type,
     // with the text class's defaults for keys left out) beside a vision_config.
-    const bool multimodal = type == "mistral3" || type == "gemma3" || type == "llama4";
+    const bool multimodal
+        = type == "mistral3" || type == "gemma3" || type == "llama4" || type == "llava";
     json textConfig;
     std::string textType = type;
     std::string prefix;
@@ -296,8 +297,11 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         textConfig = type == "gemma3" ? gemma3TextDefaults() : json::object();
         for (const auto& item : config.at("text_config").items())
             textConfig[item.key()] = item.value();
-        const std::string fallback
-            = type == "mistral3" ? "mistral" : type == "gemma3" ? "gemma3_text" : "llama4_text";
+        // LlavaConfig's default text model is Llama's.
+        const std::string fallback = type == "mistral3" ? "mistral"
+            : type == "gemma3"                          ? "gemma3_text"
+            : type == "llava"                           ? "llama"
+                                                        : "llama4_text";
         const auto stated = textConfig.find("model_type");
         textType = stated != textConfig.end() && stated->is_string() ? stated->get<std::string>()
                                                                       : fallback;

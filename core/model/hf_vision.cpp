@@ -3,6 +3,9 @@
 // `model.vision_params` this share). Counts follow the modules transformers creates:
 //   Mistral 3: PixtralVisionModel + Mistral3MultiModalProjector (modeling_pixtral.py,
 //     modeling_mistral3.py); Mistral-Small-3.1-24B: 403,305,472 + 35,652,608.
+//   LLaVA with a Pixtral tower (Pixtral 12B in transformers' format, mistral-community/
+//     pixtral-12b): PixtralVisionModel + LlavaMultiModalProjector (modeling_llava.py);
+//     403,489,792 + 31,467,520.
 //   Gemma 3: SiglipVisionModel without its head + Gemma3MultiModalProjector
 //     (modeling_siglip.py, modeling_gemma3.py); gemma-3-4b: 416,866,032 + 2,950,272.
 //   Llama 4: Llama4VisionModel (unfold patch embedding, class and position embeddings, encoder,
@@ -39,6 +42,18 @@ json withDefaults(const json& config, json defaults)
     return defaults;
 }
 
+// PixtralVisionModel alone (patch_conv, ln_pre, the encoder layers).
+double pixtralTower(ConfigReader& v)
+{
+    const double width = static_cast<double>(v.integer("hidden_size", 1, kHidden));
+    const double inner = static_cast<double>(v.integer("intermediate_size", 1, kFfn));
+    const double layers = static_cast<double>(v.integer("num_hidden_layers", 1, kLayers));
+    const double channels = static_cast<double>(v.integer("num_channels", 1, 64));
+    const double patch = static_cast<double>(v.integer("patch_size", 1, kImage));
+    return channels * patch * patch * width + width
+        + layers * encoderLayer(width, inner, true, false, false);
+}
+
 double pixtral(ConfigReader& v, ConfigReader& top, std::int64_t textHidden)
 {
     // PixtralVisionModel: patch_conv (no bias), ln_pre RMSNorm, layers of attention_norm,
@@ -47,18 +62,26 @@ double pixtral(ConfigReader& v, ConfigReader& top, std::int64_t textHidden)
     // linear_1 (width -> text hidden) and linear_2 (text -> text), biased when
     // multimodal_projector_bias.
     const double width = static_cast<double>(v.integer("hidden_size", 1, kHidden));
-    const double inner = static_cast<double>(v.integer("intermediate_size", 1, kFfn));
-    const double layers = static_cast<double>(v.integer("num_hidden_layers", 1, kLayers));
-    const double channels = static_cast<double>(v.integer("num_channels", 1, 64));
-    const double patch = static_cast<double>(v.integer("patch_size", 1, kImage));
-    const double tower = channels * patch * patch * width + width
-        + layers * encoderLayer(width, inner, true, false, false);
+    const double tower = pixtralTower(v);
     const double merge = static_cast<double>(top.integer("spatial_merge_size", 1, 64, 2));
     const bool bias = top.boolean("multimodal_projector_bias", false);
     const double text = static_cast<double>(textHidden);
     const double projector = width + width * merge * merge * width + width * text
         + (bias ? text : 0.0) + text * text + (bias ? text : 0.0);
     return tower + projector;
+}
+
+double llavaPixtral(ConfigReader& v, ConfigReader& top, std::int64_t textHidden)
+{
+    // LlavaMultiModalProjector: linear_1 (vision width -> text hidden), the activation,
+    // linear_2 (text -> text), both biased when multimodal_projector_bias (LlavaConfig's
+    // default true; vision_feature_layer -1 feeds one layer's width, not a concatenation).
+    const double width = static_cast<double>(v.integer("hidden_size", 1, kHidden));
+    const bool bias = top.boolean("multimodal_projector_bias", true);
+    const double text = static_cast<double>(textHidden);
+    if (top.raw().contains("vision_feature_layer") && top.raw().at("vision_feature_layer").is_array())
+        top.fail("vision_feature_layer", "must be one layer (a list concatenates layers: not counted)");
+    return pixtralTower(v) + width * text + (bias ? text : 0.0) + text * text + (bias ? text : 0.0);
 }
 
 double siglip(ConfigReader& v, std::int64_t textHidden)
@@ -127,6 +150,22 @@ Expected<double> visionParams(
         params = pixtral(v, top, textHidden);
         if (auto e = v.error())
             return *e;
+    } else if (modelType == "llava") {
+        const json& vc = config.at("vision_config");
+        const std::string tower = vc.contains("model_type") && vc.at("model_type").is_string()
+            ? vc.at("model_type").get<std::string>()
+            : std::string("clip_vision_model");
+        if (tower != "pixtral")
+            return Error { "vision_config.model_type",
+                fmt::format("must be \"pixtral\" (the LLaVA towers counted), got \"{}\"", tower) };
+        // PixtralVisionConfig defaults (configuration_pixtral.py).
+        const json vision = withDefaults(config,
+            json { { "hidden_size", 1024 }, { "intermediate_size", 4096 },
+                { "num_hidden_layers", 24 }, { "num_channels", 3 }, { "patch_size", 16 } });
+        ConfigReader v(vision, "vision_config.");
+        params = llavaPixtral(v, top, textHidden);
+        if (auto e = v.error())
+            return *e;
     } else if (modelType == "gemma3") {
         // SiglipVisionConfig defaults (configuration_siglip.py).
         const json vision = withDefaults(config,
@@ -150,7 +189,9 @@ Expected<double> visionParams(
             return *e;
     } else {
         return Error { "model_type",
-            fmt::format("\"{}\" has no vision tower counter (mistral3, gemma3, llama4)", modelType) };
+            fmt::format("\"{}\" has no vision tower counter (mistral3, llava with pixtral, gemma3, "
+                        "llama4)",
+                modelType) };
     }
     if (auto e = top.error())
         return *e;

@@ -366,6 +366,48 @@ TEST(HfFamilies, Mistral3CountsThePixtralTowerAndProjector)
     EXPECT_EQ(kvBytesPerToken(a, 16), 163'840.0);
 }
 
+TEST(HfFamilies, LlavaWithAPixtralTowerCountsItsProjector)
+{
+    // Pixtral 12B in transformers' format (mistral-community/pixtral-12b, written by
+    // transformers' convert_pixtral_weights_to_hf.py: LlavaConfig(vision_feature_layer=-1,
+    // image_token_index=10); its text and vision sub-configs as transformers'
+    // test_pixtral_reload reproduces them). By hand: text (Mistral NeMo) = 2 x 131,072 x 5,120
+    // (untied) + 40 x (5,120 x 4,096 x 2 + 5,120 x 1,024 x 2 + 3 x 5,120 x 14,336 + 2 x 5,120)
+    // + 5,120 = 12,247,782,400. Tower (PixtralVisionConfig defaults): patch conv 3 x 16 x 16 x
+    // 1,024 = 786,432, ln_pre 1,024, 24 x 16,779,264 = 402,702,336: 403,489,792. LLaVA
+    // projector, biased: 1,024 x 5,120 + 5,120 + 5,120 x 5,120 + 5,120 = 31,467,520. Total
+    // 12,682,739,712 (Hugging Face's model page: 12.7B parameters, BF16).
+    const ModelArch a = imported(R"({"model_type": "llava",
+        "architectures": ["LlavaForConditionalGeneration"], "image_token_index": 10,
+        "vision_feature_layer": -1, "vision_feature_select_strategy": "full",
+        "text_config": {"model_type": "mistral", "hidden_size": 5120, "head_dim": 128,
+            "num_attention_heads": 32, "intermediate_size": 14336,
+            "max_position_embeddings": 1024000, "num_hidden_layers": 40,
+            "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 1000000000.0,
+            "sliding_window": null, "vocab_size": 131072},
+        "vision_config": {"model_type": "pixtral", "head_dim": 64, "hidden_act": "silu",
+            "image_size": 1024, "patch_size": 16, "rope_theta": 10000.0}})");
+    const ParamCounts c = countParameters(a);
+    EXPECT_EQ(a.visionParams, 434'957'312.0);
+    EXPECT_EQ(c.total, 12'682'739'712.0);
+    EXPECT_EQ(c.active, 12'247'782'400.0);
+    // The preset is the same checkpoint.
+    const Expected<PresetLibrary> lib = builtinPresets();
+    ASSERT_TRUE(lib.ok());
+    const ModelPreset* pixtral = lib->findModel("pixtral-12b");
+    ASSERT_NE(pixtral, nullptr);
+    EXPECT_EQ(countParameters(pixtral->arch).total, c.total);
+    EXPECT_EQ(pixtral->arch.visionParams, a.visionParams);
+    // A LLaVA of another tower (CLIP) is refused by name, not miscounted.
+    const auto clip = importHfConfig(R"({"model_type": "llava",
+        "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+            "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+            "vocab_size": 32064, "max_position_embeddings": 4096},
+        "vision_config": {"model_type": "clip_vision_model"}})");
+    ASSERT_FALSE(clip.ok());
+    EXPECT_EQ(clip.error().path, "vision_config.model_type");
+}
+
 TEST(HfFamilies, Gemma3ServingHoldsPerLayerWindowsAndTheVisionTower)
 {
     // The gemma-3-27b preset served in bf16 on one H200, one 32,768-token sequence. KV per
