@@ -119,7 +119,7 @@ const std::pair<RopeScalingKind, const char*> kRopeKinds[] = { { RopeScalingKind
 const std::set<std::string> kMoeKeys = { "experts", "top_k", "shared_experts", "expert_ffn_hidden",
     "dense_layers", "router_bias", "layer_step", "shared_expert_ffn_hidden", "shared_expert_gate" };
 const std::set<std::string> kLinearKeys
-    = { "key_heads", "value_heads", "key_head_dim", "value_head_dim", "conv_kernel" };
+    = { "kind", "key_heads", "value_heads", "key_head_dim", "value_head_dim", "conv_kernel" };
 
 // The names of LayerAttention and QkNorm in plan JSON.
 const std::pair<LayerAttention, const char*> kLayerKinds[] = { { LayerAttention::Full, "full" },
@@ -246,6 +246,17 @@ std::optional<Error> readLinear(
         for (const char* key : { "key_heads", "value_heads", "key_head_dim", "value_head_dim" })
             if (!object.contains(key))
                 return Error { join(path, key), "is required" };
+    if (object.contains("kind")) {
+        const json& kind = object.at("kind");
+        const std::string id = kind.is_string() ? kind.get<std::string>() : std::string();
+        if (id == "gated-deltanet")
+            l.kind = LinearAttentionConfig::Kind::GatedDeltaNet;
+        else if (id == "lightning")
+            l.kind = LinearAttentionConfig::Kind::Lightning;
+        else
+            return Error { join(path, "kind"),
+                fmt::format("must be \"gated-deltanet\" or \"lightning\", got {}", shown(kind)) };
+    }
     const std::pair<const char*, int*> ints[] = { { "key_heads", &l.keyHeads },
         { "value_heads", &l.valueHeads }, { "key_head_dim", &l.keyHeadDim },
         { "value_head_dim", &l.valueHeadDim }, { "conv_kernel", &l.convKernel } };
@@ -640,6 +651,9 @@ json archToJson(const ModelArch& a)
             { "key_head_dim", a.linearAttention->keyHeadDim },
             { "value_head_dim", a.linearAttention->valueHeadDim },
             { "conv_kernel", a.linearAttention->convKernel } };
+    // Gated DeltaNet, the first kind, stays unnamed so existing plans read back byte for byte.
+    if (a.linearAttention && a.linearAttention->kind == LinearAttentionConfig::Kind::Lightning)
+        j["linear_attention"]["kind"] = "lightning";
     if (a.qkNorm != QkNorm::None)
         for (const auto& [k, name] : kQkNorms)
             if (k == a.qkNorm)

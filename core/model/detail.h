@@ -167,6 +167,7 @@ ModelArch fromGptOss(ConfigReader& r);
 ModelArch fromLlama4Text(ConfigReader& r);
 ModelArch fromGlm4Moe(ConfigReader& r);
 ModelArch fromMiniMaxM2(ConfigReader& r);
+ModelArch fromMiniMaxText01(ConfigReader& r);
 
 // Gemma3TextConfig's defaults (transformers configuration_gemma3.py), which a gemma3
 // checkpoint's text_config leaves out.

@@ -15,6 +15,19 @@ namespace {
 // "layer_types" (transformers >= 4.53): one entry per layer. Kept as its shortest repeating
 // period, so 48 Llama 4 layers read back as [chunked, chunked, chunked, full]. False when the
 // config has none.
+// The shortest prefix whose repetition gives every layer's kind (model.attention_pattern).
+std::vector<LayerAttention> shortestPeriod(const std::vector<LayerAttention>& types)
+{
+    for (std::size_t period = 1; period <= types.size(); ++period) {
+        bool repeats = true;
+        for (std::size_t i = period; i < types.size() && repeats; ++i)
+            repeats = types[i] == types[i % period];
+        if (repeats)
+            return { types.begin(), types.begin() + static_cast<std::ptrdiff_t>(period) };
+    }
+    return types;
+}
+
 bool readLayerTypes(ConfigReader& r, int layers, std::vector<LayerAttention>& pattern)
 {
     if (!r.has("layer_types"))
@@ -45,15 +58,7 @@ bool readLayerTypes(ConfigReader& r, int layers, std::vector<LayerAttention>& pa
             return false;
         }
     }
-    for (std::size_t period = 1; period <= types.size(); ++period) {
-        bool repeats = true;
-        for (std::size_t i = period; i < types.size() && repeats; ++i)
-            repeats = types[i] == types[i % period];
-        if (repeats) {
-            pattern.assign(types.begin(), types.begin() + static_cast<std::ptrdiff_t>(period));
-            break;
-        }
-    }
+    pattern = shortestPeriod(types);
     return true;
 }
 
@@ -280,8 +285,9 @@ ModelArch fromMiniMaxM2(ConfigReader& r)
             softmaxOnly = softmaxOnly && t.is_number_integer() && t.get<std::int64_t>() == 1;
         if (!softmaxOnly)
             r.fail("attn_type_list",
-                fmt::format("must list 1 (softmax attention) for every layer; lightning-attention "
-                            "layers (0, MiniMax-Text-01) are not supported, got {}",
+                fmt::format("must list 1 (softmax attention) for every layer in a minimax_m2 "
+                            "config; lightning-attention layers (0) are MiniMax-Text-01's "
+                            "(model_type minimax or minimax_text_01), got {}",
                     shortJson(types)));
     }
     MoeConfig moe;
@@ -294,6 +300,55 @@ ModelArch fromMiniMaxM2(ConfigReader& r)
         moe.sharedExperts = 1;
         moe.sharedExpertFfnHidden = shared;
     }
+    a.moe = moe;
+    return a;
+}
+
+ModelArch fromMiniMaxText01(ConfigReader& r)
+{
+    // MiniMax-Text-01 (MiniMax-01 report; transformers configuration_minimax.py and
+    // modular_minimax.py, remote-code model_type "minimax_text_01"): lightning-attention layers
+    // with a softmax layer after every seven (layer_types, or the remote code's attn_type_list of
+    // 0 = lightning and 1 = softmax), the softmax layers' rotary on rotary_dim of head_dim, every
+    // layer MoE: num_local_experts of intermediate_size, top num_experts_per_tok, a bias-free
+    // router. The lightning layers run every head's q, k and v of head_dim (no KV grouping).
+    ModelArch a = llamaShape(r, false);
+    if (!readLayerTypes(r, a.layers, a.attentionPattern)) {
+        if (!r.has("attn_type_list")) {
+            r.fail("layer_types", "is required (or attn_type_list): which layers are lightning "
+                                  "attention and which softmax");
+            return a;
+        }
+        const json& types = r.raw().at("attn_type_list");
+        std::vector<LayerAttention> kinds;
+        for (const json& t : types.is_array() ? types : json::array())
+            if (t.is_number_integer() && (t.get<std::int64_t>() == 0 || t.get<std::int64_t>() == 1))
+                kinds.push_back(t.get<std::int64_t>() == 1 ? LayerAttention::Full : LayerAttention::Linear);
+        if (!types.is_array() || static_cast<int>(kinds.size()) != a.layers
+            || kinds.size() != types.size()) {
+            r.fail("attn_type_list",
+                fmt::format("must list 0 (lightning) or 1 (softmax) for each of the {} layers, got {}",
+                    a.layers, shortJson(types)));
+            return a;
+        }
+        a.attentionPattern = shortestPeriod(kinds);
+    }
+    if (r.has("rotary_dim") && a.headDimOrDefault() > 0)
+        a.ropeFraction = static_cast<double>(r.small("rotary_dim", 1, a.headDimOrDefault()))
+            / a.headDimOrDefault();
+    LinearAttentionConfig l;
+    l.kind = LinearAttentionConfig::Kind::Lightning;
+    l.keyHeads = l.valueHeads = a.heads;
+    l.keyHeadDim = l.valueHeadDim = static_cast<int>(a.headDimOrDefault());
+    l.convKernel = 0;
+    a.linearAttention = l;
+    MoeConfig moe;
+    moe.experts = r.small("num_local_experts", 1, kHeads);
+    moe.topK = r.small("num_experts_per_tok", 1, kHeads);
+    moe.expertFfnHidden = a.ffnHidden;
+    if (r.integer("shared_intermediate_size", 0, kFfn, 0) > 0)
+        r.fail("shared_intermediate_size", "must be 0 (MiniMax-Text-01 has no shared expert; a "
+                                           "sigmoid-gated shared expert is not counted)");
     a.moe = moe;
     return a;
 }

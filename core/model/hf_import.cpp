@@ -99,7 +99,8 @@ using namespace hf;
 constexpr const char* kSupported
     = "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, gemma, gemma2, gemma3, "
       "gemma3_text, gpt2, gpt_neox, phi3, gpt_oss, llama4, llama4_text, glm4_moe, deepseek_v2, "
-      "deepseek_v3, deepseek_v32, kimi_k2, minimax_m2, mistral3, llava (a pixtral vision tower)";
+      "deepseek_v3, deepseek_v32, kimi_k2, minimax_m2, minimax (and minimax_text_01), mistral3, "
+      "llava (a pixtral vision tower)";
 
 ModelArch fromGpt2(ConfigReader& r)
 {
@@ -373,6 +374,8 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         a = fromGlm4Moe(r);
     } else if (textType == "minimax_m2") {
         a = fromMiniMaxM2(r);
+    } else if (textType == "minimax" || textType == "minimax_text_01") {
+        a = fromMiniMaxText01(r);
     } else {
         return Error { multimodal ? "text_config.model_type" : "model_type",
             fmt::format("\"{}\" is not supported; supported: {}", textType, kSupported) };

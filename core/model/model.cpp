@@ -91,6 +91,9 @@ double attentionParams(const ModelArch& a)
 // (q, k of key_dim, v and the output gate z of value_dim), in_proj_ba (beta and alpha per value
 // head), a depthwise conv1d over q, k, v without bias, dt_bias and A_log per value head, a
 // gated RMSNorm of head_v_dim and out_proj.
+// A lightning-attention layer (MiniMax-Text-01; transformers modular_minimax.py
+// MiniMaxLightningAttention): qkv_proj (q and k of key_dim, v of value_dim), output_gate
+// (hidden -> value_dim), an RMSNorm of value_dim and out_proj, none biased.
 double linearAttentionParams(const ModelArch& a)
 {
     if (!a.linearAttention)
@@ -99,6 +102,8 @@ double linearAttentionParams(const ModelArch& a)
     const double h = static_cast<double>(a.hidden);
     const double keyDim = static_cast<double>(l.keyHeads) * l.keyHeadDim;
     const double valueDim = static_cast<double>(l.valueHeads) * l.valueHeadDim;
+    if (l.kind == LinearAttentionConfig::Kind::Lightning)
+        return h * (2 * keyDim + valueDim) + h * valueDim + valueDim + valueDim * h;
     return h * (2 * keyDim + 2 * valueDim) + h * 2.0 * l.valueHeads
         + (2 * keyDim + valueDim) * l.convKernel + 2.0 * l.valueHeads + l.valueHeadDim
         + valueDim * h;

@@ -70,9 +70,14 @@ enum class LayerAttention { Full, Sliding, Chunked, Linear };
 // head_dim weights). Llama 4's L2 norm has no weights and counts as None.
 enum class QkNorm { None, PerHead, PerLayer };
 
-// Linear-attention layers (Gated DeltaNet, Qwen3-Next: linear_num_key_heads,
-// linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim).
+// Linear-attention layers: Gated DeltaNet (Qwen3-Next: linear_num_key_heads,
+// linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim)
+// or MiniMax's lightning attention (MiniMax-Text-01: every head's q, k and v of head_dim, an
+// output gate, a norm over all heads, no conv). Either keeps a value_head_dim x key_head_dim
+// state per value head instead of a KV cache.
 struct LinearAttentionConfig {
+    enum class Kind { GatedDeltaNet, Lightning };
+    Kind kind = Kind::GatedDeltaNet;
     int keyHeads = 0;
     int valueHeads = 0;
     int keyHeadDim = 0;

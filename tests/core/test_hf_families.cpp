@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "model/arch_json.h"
 #include "model/attention.h"
 #include "model/model.h"
 #include "plan/presets.h"
@@ -406,6 +407,61 @@ TEST(HfFamilies, LlavaWithAPixtralTowerCountsItsProjector)
         "vision_config": {"model_type": "clip_vision_model"}})");
     ASSERT_FALSE(clip.ok());
     EXPECT_EQ(clip.error().path, "vision_config.model_type");
+}
+
+TEST(HfFamilies, MiniMaxText01CountsItsLightningLayers)
+{
+    // MiniMax-Text-01 in transformers' format (MiniMaxAI/MiniMax-Text-01-hf config.json: 80
+    // layer_types, seven "linear_attention" then one "full_attention", ten times). By hand:
+    // embedding and untied head 2 x 200,064 x 6,144 = 2,458,386,432; a lightning layer
+    // (MiniMaxLightningAttention) qkv 6,144 x 24,576 + output gate 6,144 x 8,192 + norm 8,192
+    // + out 8,192 x 6,144 = 251,666,432, 70 of them; a softmax layer q 6,144 x 8,192 + k, v
+    // 2 x 6,144 x 1,024 + o 8,192 x 6,144 = 113,246,208, 10 of them; every layer's MoE 32 x 3 x
+    // 6,144 x 9,216 + router 6,144 x 32 = 5,436,014,592 and two norms 12,288, 80 of them; the
+    // final norm 6,144: 456,089,655,296 (the model card: 456B). Active: 2 of 32 experts, so
+    // 48,403,306,496 with the embedding and head, 45,944,920,064 without (the card's 45.9B).
+    std::string types;
+    for (int i = 0; i < 80; ++i)
+        types += std::string(i ? ", " : "") + ((i + 1) % 8 == 0 ? "\"full_attention\"" : "\"linear_attention\"");
+    const ModelArch a = imported(R"({"model_type": "minimax", "layer_types": [)" + types + R"(],
+        "head_dim": 128, "hidden_size": 6144, "intermediate_size": 9216,
+        "max_position_embeddings": 10240000, "num_attention_heads": 64, "num_experts_per_tok": 2,
+        "num_hidden_layers": 80, "num_key_value_heads": 8, "num_local_experts": 32,
+        "postnorm": true, "rms_norm_eps": 1e-05, "rope_theta": 10000000, "rotary_dim": 64,
+        "shared_intermediate_size": 0, "shared_moe_mode": "sigmoid", "sliding_window": null,
+        "tie_word_embeddings": false, "vocab_size": 200064})");
+    const ParamCounts c = countParameters(a);
+    EXPECT_EQ(c.total, 456'089'655'296.0);
+    EXPECT_EQ(c.active, 48'403'306'496.0);
+    EXPECT_EQ(c.active - 2 * 200'064.0 * 6'144, 45'944'920'064.0);
+    EXPECT_EQ(a.ropeFraction, 0.5);
+    // The remote code's attn_type_list (0 lightning, 1 softmax) reads the same.
+    std::string list;
+    for (int i = 0; i < 80; ++i)
+        list += std::string(i ? ", " : "") + ((i + 1) % 8 == 0 ? "1" : "0");
+    const ModelArch remote = imported(R"({"model_type": "minimax_text_01", "attn_type_list": [)" + list
+        + R"(], "head_dim": 128, "hidden_size": 6144, "intermediate_size": 9216,
+        "max_position_embeddings": 10240000, "num_attention_heads": 64, "num_experts_per_tok": 2,
+        "num_hidden_layers": 80, "num_key_value_heads": 8, "num_local_experts": 32,
+        "rope_theta": 10000000, "rotary_dim": 64, "tie_word_embeddings": false,
+        "vocab_size": 200064})");
+    EXPECT_EQ(countParameters(remote).total, c.total);
+    EXPECT_EQ(remote.attentionPattern, a.attentionPattern);
+    // Only the 10 softmax layers cache keys and values: 2 x 10 x 8 x 128 x 2 B = 40,960 B a
+    // token. The 70 lightning layers each hold a 128 x 128 state per head, 64 heads, in bf16
+    // (vLLM's linear_attention_state_shape and _dtype): 70 x 64 x 128 x 128 x 2 B =
+    // 146,800,640 B a sequence at TP 1.
+    EXPECT_EQ(kvBytesPerToken(a, 16), 40'960.0);
+    EXPECT_EQ(linearStateBytesPerSequence(a, 1), 146'800'640.0);
+    // The preset is the same model.
+    const Expected<PresetLibrary> lib = builtinPresets();
+    ASSERT_TRUE(lib.ok());
+    const ModelPreset* preset = lib->findModel("minimax-text-01");
+    ASSERT_NE(preset, nullptr);
+    nlohmann::json presetJson = archToJson(preset->arch), importedJson = archToJson(a);
+    presetJson.erase("name");
+    importedJson.erase("name");
+    EXPECT_EQ(presetJson, importedJson);
 }
 
 TEST(HfFamilies, Gemma3ServingHoldsPerLayerWindowsAndTheVisionTower)
