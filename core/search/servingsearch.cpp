@@ -209,6 +209,30 @@ ServingConfig splitConfig(ServingConfig base, const PoolRole& p, int x, const Po
     return base;
 }
 
+// One serving-min-gpus probe: the fleet `layout` describes, `config` its applied serving
+// section, estimated and loaded as `envelope-cli estimate` does; `c` gets its figures and, when
+// it misses, why. A fleet whose queue grows without bound serves no SLO, whatever its
+// objectives (a TPOT-only SLO is not missed by the queue itself).
+bool fleetMeetsSlo(const Plan& plan, const ParamCounts& counts, const ServingConfig& config,
+    const ServingLayout& layout, ServingCandidate& c)
+{
+    const ServingEstimate e = estimateServing(plan.model.arch, counts, config, plan.gpu.gpu);
+    const ServingLoad load
+        = estimateServingLoad(plan.model.arch, config, plan.gpu.gpu, e, layout.clusterGpus);
+    c = {};
+    c.layout = layout;
+    c.gpus = layout.clusterGpus;
+    takeEstimate(c, e, plan.gpu.gpu);
+    c.tokensPerS = load.outputTokensPerS;
+    c.capacityRps = load.capacityRps;
+    const bool meets = load.meetsSlo.value_or(false) && !load.saturated;
+    c.sloNote = meets          ? std::string()
+        : !load.sloMiss.empty() ? load.sloMiss
+        : load.saturated        ? std::string("the offered rate is above capacity")
+                                : load.sloNote;
+    return meets;
+}
+
 // serving-min-gpus under a workload and an SLO: for every engine layout and format, the fewest
 // replicas (up to `maxGpus` GPUs) whose fleet meets the SLO at the workload's load, each probe
 // the applied plan's own estimateServingLoad. A request-rate workload starts at the fewest
@@ -292,23 +316,10 @@ void minGpusUnderSlo(const Plan& plan, const ParamCounts& counts,
             cfg.concurrency = static_cast<int>((target + replicas - 1) / replicas);
             const int gpus = static_cast<int>(replicas * engine.gpus());
             r.estimates += 2;
-            const ServingEstimate e = estimateServing(arch, counts, cfg, plan.gpu.gpu);
-            const ServingLoad load = estimateServingLoad(arch, cfg, plan.gpu.gpu, e, gpus);
-            c = {};
-            c.layout = { gpus, engine.tp, static_cast<int>(replicas), engine.ep, engine.dp > 1,
-                option.wb, option.kb, cfg.concurrency, std::nullopt };
-            c.gpus = gpus;
-            takeEstimate(c, e, plan.gpu.gpu);
-            c.tokensPerS = load.outputTokensPerS;
-            c.capacityRps = load.capacityRps;
-            // A fleet whose queue grows without bound serves no SLO, whatever its objectives
-            // (a TPOT-only SLO is not missed by the queue itself).
-            const bool meets = load.meetsSlo.value_or(false) && !load.saturated;
-            c.sloNote = meets          ? std::string()
-                : !load.sloMiss.empty() ? load.sloMiss
-                : load.saturated        ? std::string("the offered rate is above capacity")
-                                        : load.sloNote;
-            return meets;
+            return fleetMeetsSlo(plan, counts, cfg,
+                { gpus, engine.tp, static_cast<int>(replicas), engine.ep, engine.dp > 1,
+                    option.wb, option.kb, cfg.concurrency, std::nullopt },
+                c);
         };
         ++r.evaluated;
         // `low` replicas miss (or saturate), `high` are tried: doubling, then a bisection.
@@ -442,21 +453,10 @@ void minGpusDisaggregated(const Plan& plan, const ParamCounts& counts,
             r.estimates += 2;
             ServingConfig withBits = pc;
             setBits(withBits, plan, pair.wb, pair.kb);
-            const ServingEstimate e = estimateServing(arch, counts, withBits, plan.gpu.gpu);
-            const ServingLoad load = estimateServingLoad(arch, withBits, plan.gpu.gpu, e, gpus);
-            c = {};
-            c.layout = { gpus, d.engine.tp, int(y), d.engine.ep, d.engine.dp > 1, pair.wb, pair.kb,
-                withBits.concurrency, withBits.disaggregation };
-            c.gpus = gpus;
-            takeEstimate(c, e, plan.gpu.gpu);
-            c.tokensPerS = load.outputTokensPerS;
-            c.capacityRps = load.capacityRps;
-            const bool meets = load.meetsSlo.value_or(false) && !load.saturated;
-            c.sloNote = meets          ? std::string()
-                : !load.sloMiss.empty() ? load.sloMiss
-                : load.saturated        ? std::string("the offered rate is above capacity")
-                                        : load.sloNote;
-            return meets;
+            return fleetMeetsSlo(plan, counts, withBits,
+                { gpus, d.engine.tp, int(y), d.engine.ep, d.engine.dp > 1, pair.wb, pair.kb,
+                    withBits.concurrency, withBits.disaggregation },
+                c);
         };
         const std::string& prefillMiss = unloadedMiss(p, PoolSide::Prefill);
         const std::string& decodeMiss = unloadedMiss(d, PoolSide::Decode);
