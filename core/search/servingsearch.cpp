@@ -209,6 +209,26 @@ ServingConfig splitConfig(ServingConfig base, const PoolRole& p, int x, const Po
     return base;
 }
 
+// One pool's rank alone (disaggregatedPoolAlone), computed once per layout and role: unloaded
+// only, or with `bound` its goodput bound too (computed again when a bound is first asked of an
+// unloaded run that met the SLO).
+const PoolAlone& poolAloneOf(PoolRole& role, PoolSide side, bool bound, const Plan& plan,
+    ServingSearchResult& r)
+{
+    const bool prefill = side == PoolSide::Prefill;
+    std::optional<PoolAlone>& slot = prefill ? role.prefillAlone : role.decodeAlone;
+    bool& bounded = prefill ? role.prefillBounded : role.decodeBounded;
+    if (!slot || (bound && !bounded && slot->unloadedMiss.empty())) {
+        ++r.estimates;
+        ++r.poolBounds;
+        const double rankCapacity = prefill ? role.prefillRankRps : role.decodeRankRps;
+        slot = disaggregatedPoolAlone(
+            plan.model.arch, role.config, plan.gpu.gpu, role.estimate, side, rankCapacity, bound);
+        bounded = bound;
+    }
+    return *slot;
+}
+
 // One serving-min-gpus probe: the fleet `layout` describes, `config` its applied serving
 // section, estimated and loaded as `envelope-cli estimate` does; `c` gets its figures and, when
 // it misses, why. A fleet whose queue grows without bound serves no SLO, whatever its
@@ -368,7 +388,6 @@ void minGpusDisaggregated(const Plan& plan, const ParamCounts& counts,
     Collector<ServingCandidate>& collect, ServingSearchResult& r,
     const std::function<void(const ServingCandidate&)>& missed)
 {
-    const ModelArch& arch = plan.model.arch;
     const ServingWorkload& w = *plan.serving.workload;
     const int target = plan.serving.concurrency;
     struct Pair {
@@ -420,19 +439,6 @@ void minGpusDisaggregated(const Plan& plan, const ParamCounts& counts,
     const auto beyondTop = [&](long long gpus) {
         return collect.bestIsFull() && gpus > collect.best().back().gpus;
     };
-    // A pool's rank alone and unloaded, once per layout and role.
-    const auto unloadedMiss = [&](PoolRole& role, PoolSide side) -> const std::string& {
-        const bool prefill = side == PoolSide::Prefill;
-        std::optional<PoolAlone>& slot = prefill ? role.prefillAlone : role.decodeAlone;
-        if (!slot) {
-            ++r.estimates;
-            ++r.poolBounds;
-            slot = disaggregatedPoolAlone(arch, role.config, plan.gpu.gpu, role.estimate, side,
-                prefill ? role.prefillRankRps : role.decodeRankRps, false);
-        }
-        return slot->unloadedMiss;
-    };
-
     for (size_t i = 0; i < pairs.size() && !r.cancelled && !r.capped; ++i) {
         const Pair& pair = pairs[i];
         PoolRole& p = roles[pair.p];
@@ -448,18 +454,18 @@ void minGpusDisaggregated(const Plan& plan, const ParamCounts& counts,
         }
         ServingCandidate c;
         const auto probe = [&](long long x, long long y) {
-            const ServingConfig pc = splitConfig(cfg, p, int(x), d, int(y), target);
+            // The decode role's config holds the pair's formats.
+            const ServingConfig pc = splitConfig(d.config, p, int(x), d, int(y), target);
             const int gpus = static_cast<int>(gpusOf(pair, x, y));
             r.estimates += 2;
-            ServingConfig withBits = pc;
-            setBits(withBits, plan, pair.wb, pair.kb);
-            return fleetMeetsSlo(plan, counts, withBits,
+            return fleetMeetsSlo(plan, counts, pc,
                 { gpus, d.engine.tp, int(y), d.engine.ep, d.engine.dp > 1, pair.wb, pair.kb,
-                    withBits.concurrency, withBits.disaggregation },
+                    pc.concurrency, pc.disaggregation },
                 c);
         };
-        const std::string& prefillMiss = unloadedMiss(p, PoolSide::Prefill);
-        const std::string& decodeMiss = unloadedMiss(d, PoolSide::Decode);
+        // Each pool's rank alone and unloaded, once per layout and role.
+        const std::string& prefillMiss = poolAloneOf(p, PoolSide::Prefill, false, plan, r).unloadedMiss;
+        const std::string& decodeMiss = poolAloneOf(d, PoolSide::Decode, false, plan, r).unloadedMiss;
         if (!prefillMiss.empty() || !decodeMiss.empty()) {
             probe(pair.x0, pair.y0);
             c.sloNote = fmt::format("even unloaded, the {} pool alone has {}",
@@ -801,19 +807,7 @@ ServingSearchResult searchServing(const Plan& plan, const SearchOptions& o)
     // (one simulation, which rules out a pool no rate suits), then with its goodput bound (a
     // bisection, worth it only once there is a goodput to beat).
     const auto poolAlone = [&](PoolRole& role, PoolSide side) -> const PoolAlone& {
-        const bool prefill = side == PoolSide::Prefill;
-        std::optional<PoolAlone>& slot = prefill ? role.prefillAlone : role.decodeAlone;
-        bool& bounded = prefill ? role.prefillBounded : role.decodeBounded;
-        const bool bound = collect.bestIsFull();
-        if (!slot || (bound && !bounded && slot->unloadedMiss.empty())) {
-            ++r.estimates;
-            ++r.poolBounds;
-            const double rankCapacity = prefill ? role.prefillRankRps : role.decodeRankRps;
-            slot = disaggregatedPoolAlone(
-                arch, role.config, plan.gpu.gpu, role.estimate, side, rankCapacity, bound);
-            bounded = bound;
-        }
-        return *slot;
+        return poolAloneOf(role, side, collect.bestIsFull(), plan, r);
     };
     for (size_t i = 0; i < prospects.size() && !r.cancelled && !r.capped; ++i) {
         GoodputProspect& p = prospects[i];
