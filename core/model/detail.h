@@ -166,6 +166,7 @@ ModelArch fromGemma3Text(ConfigReader& r);
 ModelArch fromGptOss(ConfigReader& r);
 ModelArch fromLlama4Text(ConfigReader& r);
 ModelArch fromGlm4Moe(ConfigReader& r);
+MoeConfig localExperts(ConfigReader& r, std::int64_t expertFfn);
 ModelArch fromMiniMaxM2(ConfigReader& r);
 ModelArch fromMiniMaxText01(ConfigReader& r);
 

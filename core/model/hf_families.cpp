@@ -92,6 +92,17 @@ int leadingDenseLayers(ConfigReader& r, const char* key)
 
 } // namespace
 
+// Mixtral-style routed experts (Mixtral, MiniMax): num_local_experts of `expertFfn`,
+// num_experts_per_tok active, a bias-free router.
+MoeConfig localExperts(ConfigReader& r, std::int64_t expertFfn)
+{
+    MoeConfig moe;
+    moe.experts = r.small("num_local_experts", 1, kHeads);
+    moe.topK = r.small("num_experts_per_tok", 1, kHeads);
+    moe.expertFfnHidden = expertFfn;
+    return moe;
+}
+
 ModelArch fromQwen3(ConfigReader& r)
 {
     // Qwen3 (Qwen3 technical report, arXiv 2505.09388; modeling_qwen3.py): the Llama block
@@ -290,10 +301,7 @@ ModelArch fromMiniMaxM2(ConfigReader& r)
                             "(model_type minimax or minimax_text_01), got {}",
                     shortJson(types)));
     }
-    MoeConfig moe;
-    moe.experts = r.small("num_local_experts", 1, kHeads);
-    moe.topK = r.small("num_experts_per_tok", 1, kHeads);
-    moe.expertFfnHidden = a.ffnHidden;
+    MoeConfig moe = localExperts(r, a.ffnHidden);
     moe.routerBias = r.boolean("use_routing_bias", true);
     const std::int64_t shared = r.integer("shared_intermediate_size", 0, kFfn, 0);
     if (shared > 0) {
@@ -333,23 +341,16 @@ ModelArch fromMiniMaxText01(ConfigReader& r)
         }
         a.attentionPattern = shortestPeriod(kinds);
     }
-    if (r.has("rotary_dim") && a.headDimOrDefault() > 0)
-        a.ropeFraction = static_cast<double>(r.small("rotary_dim", 1, a.headDimOrDefault()))
-            / a.headDimOrDefault();
     LinearAttentionConfig l;
     l.kind = LinearAttentionConfig::Kind::Lightning;
     l.keyHeads = l.valueHeads = a.heads;
     l.keyHeadDim = l.valueHeadDim = static_cast<int>(a.headDimOrDefault());
     l.convKernel = 0;
     a.linearAttention = l;
-    MoeConfig moe;
-    moe.experts = r.small("num_local_experts", 1, kHeads);
-    moe.topK = r.small("num_experts_per_tok", 1, kHeads);
-    moe.expertFfnHidden = a.ffnHidden;
+    a.moe = localExperts(r, a.ffnHidden);
     if (r.integer("shared_intermediate_size", 0, kFfn, 0) > 0)
         r.fail("shared_intermediate_size", "must be 0 (MiniMax-Text-01 has no shared expert; a "
                                            "sigmoid-gated shared expert is not counted)");
-    a.moe = moe;
     return a;
 }
 

@@ -229,7 +229,8 @@ void readRope(ConfigReader& r, ModelArch& a, const std::string& type)
         a.ropeFraction = r.number("partial_rotary_factor", 1e-6, 1, 1);
     else if (type == "glm4_moe")
         a.ropeFraction = 0.5;  // Glm4MoeConfig's default
-    if (type == "minimax_m2" && r.has("rotary_dim") && a.headDimOrDefault() > 0)
+    if ((type == "minimax_m2" || type == "minimax" || type == "minimax_text_01")
+        && r.has("rotary_dim") && a.headDimOrDefault() > 0)
         a.ropeFraction = static_cast<double>(r.small("rotary_dim", 1, a.headDimOrDefault()))
             / a.headDimOrDefault();
     if (parameters)
@@ -322,11 +323,7 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         // intermediate_size, num_experts_per_tok active, a bias-free router.
         a = llamaShape(r, false);
         a.slidingWindow = r.small("sliding_window", 0, kPositions, 0);
-        MoeConfig moe;
-        moe.experts = r.small("num_local_experts", 1, kHeads);
-        moe.topK = r.small("num_experts_per_tok", 1, kHeads);
-        moe.expertFfnHidden = a.ffnHidden;
-        a.moe = moe;
+        a.moe = localExperts(r, a.ffnHidden);
     } else if (textType == "qwen2") {
         // Qwen2: biases on q/k/v only (Qwen2 technical report, modeling_qwen2.py).
         a = llamaShape(r, false);
