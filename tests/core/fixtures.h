@@ -22,6 +22,19 @@
 
 namespace envelope::testing {
 
+// ---- Serving workloads ---------------------------------------------------------------------
+
+// Every request `in` prompt and `out` output tokens; the caller sets its concurrency or rate.
+inline ServingWorkload fixedWorkload(double in, double out)
+{
+    ServingWorkload w;
+    w.input.form = LengthDistribution::Form::Fixed;
+    w.input.fixed = in;
+    w.output.form = LengthDistribution::Form::Fixed;
+    w.output.fixed = out;
+    return w;
+}
+
 // ---- Memory sizes -------------------------------------------------------------------------
 
 // A test data file's text (tests/data), empty when it cannot be read.

@@ -15,9 +15,12 @@
 #include "plan/presets.h"
 #include "report/textreport.h"
 #include "serving/load.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
+
+using testing::fixedWorkload;
 
 const PresetLibrary& presets()
 {
@@ -43,16 +46,6 @@ EngineLimits roomyEngine()
     l.maxNumSeqs = 1024;
     l.maxBatchedTokens = 2048;
     return l;
-}
-
-ServingWorkload fixedWorkload(double in, double out)
-{
-    ServingWorkload w;
-    w.input.form = LengthDistribution::Form::Fixed;
-    w.input.fixed = in;
-    w.output.form = LengthDistribution::Form::Fixed;
-    w.output.fixed = out;
-    return w;
 }
 
 // mean 1000, p90 1500: a = ln 1.5 = 0.405465; sigma = 1.281552 - sqrt(1.281552^2 - 2a)

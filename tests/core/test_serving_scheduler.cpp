@@ -12,9 +12,12 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "serving/load.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
+
+using testing::fixedWorkload;
 
 const PresetLibrary& presets()
 {
@@ -43,16 +46,6 @@ EngineLimits engine(bool mixed, bool chunked, int steps, int budget)
     l.chunkedPrefill = chunked;
     l.schedulerSteps = steps;
     return l;
-}
-
-ServingWorkload fixedWorkload(double in, double out)
-{
-    ServingWorkload w;
-    w.input.form = LengthDistribution::Form::Fixed;
-    w.input.fixed = in;
-    w.output.form = LengthDistribution::Form::Fixed;
-    w.output.fixed = out;
-    return w;
 }
 
 // Poisson arrivals at 5 requests/s of 5,000 + 201 tokens: each decodes 200 steps of 10 ms, so
@@ -141,18 +134,25 @@ TEST(ServingScheduler, AWholePromptTakesOneStepWhereChunksTakeThree)
     EXPECT_NEAR(whole.ttftMeanS, 0.020, 0.0005);
 }
 
-ServingConfig servingOf(const std::string& serving)
+// Llama-3 8B on an H100 with `serving` as its serving section, read as a plan file is.
+Expected<Plan> readServing(const std::string& serving)
 {
-    const std::string text = R"({"model": "llama-3-8b", "gpu": "h100-sxm", "serving": )" + serving + "}";
-    Expected<Plan> plan = readPlan(text, presets());
-    EXPECT_TRUE(bool(plan)) << (plan ? std::string() : plan.error().message);
-    return plan ? plan->serving : ServingConfig {};
+    return readPlan(
+        R"({"model": "llama-3-8b", "gpu": "h100-sxm", "serving": )" + serving + "}", presets());
 }
+
+Plan planOf(const std::string& serving)
+{
+    Expected<Plan> plan = readServing(serving);
+    EXPECT_TRUE(bool(plan)) << (plan ? std::string() : plan.error().message);
+    return plan ? *plan : Plan {};
+}
+
+ServingConfig servingOf(const std::string& serving) { return planOf(serving).serving; }
 
 std::string errorOf(const std::string& serving)
 {
-    const std::string text = R"({"model": "llama-3-8b", "gpu": "h100-sxm", "serving": )" + serving + "}";
-    Expected<Plan> plan = readPlan(text, presets());
+    Expected<Plan> plan = readServing(serving);
     return plan ? std::string() : plan.error().path + ": " + plan.error().message;
 }
 
@@ -223,9 +223,8 @@ TEST(ServingScheduler, AnEngineWithoutTheKnobRefusesItNamingTheField)
 
 TEST(ServingScheduler, TheKeysReadBackAsWritten)
 {
-    const std::string text = R"({"model": "llama-3-8b", "gpu": "h100-sxm", "serving": {"engine_version": "0.6",
-        "scheduler_steps": 8, "chunked_prefill": true}})";
-    Expected<Plan> plan = readPlan(text, presets());
+    Expected<Plan> plan
+        = readServing(R"({"engine_version": "0.6", "scheduler_steps": 8, "chunked_prefill": true})");
     ASSERT_TRUE(bool(plan));
     Expected<Plan> again = readPlan(writePlan(*plan), presets());
     ASSERT_TRUE(bool(again));
@@ -233,14 +232,6 @@ TEST(ServingScheduler, TheKeysReadBackAsWritten)
     EXPECT_EQ(again->serving.schedulerSteps, 8);
     EXPECT_EQ(again->serving.chunkedPrefill, std::optional<bool>(true));
     EXPECT_FALSE(again->serving.mixedBatches.has_value());
-}
-
-Plan planOf(const std::string& serving)
-{
-    const std::string text = R"({"model": "llama-3-8b", "gpu": "h100-sxm", "serving": )" + serving + "}";
-    Expected<Plan> plan = readPlan(text, presets());
-    EXPECT_TRUE(bool(plan)) << (plan ? std::string() : plan.error().message);
-    return plan ? *plan : Plan {};
 }
 
 // The scheduler keys reach each engine's own flags, and only where the plan sets them: SGLang
