@@ -20,6 +20,7 @@
 #include "charts/memorybarchart.h"
 #include "charts/memoryview.h"
 #include "charts/servingcurvechart.h"
+#include "controls/schedulercontrols.h"
 #include "controls/servingcontrols.h"
 #include "controls/sliderspin.h"
 #include "controls/speculativecontrols.h"
@@ -252,6 +253,75 @@ private slots:
         QCOMPARE(m_doc->plan().serving.engine, ServingEngine::Vllm);
         QCOMPARE(engine->currentText(), QStringLiteral("vLLM"));
         verifyMatchesCore(*m_panel, m_doc->plan());
+    }
+
+    // The engine-scheduler group (issue 27): each choice is the engine version's default (named
+    // with what it does), on or off; a choice the engine lacks is greyed, not written and
+    // refused; each pick is one undoable edit of the plan key.
+    void schedulerChoicesEditThePlanAndGreyWhatTheEngineLacks()
+    {
+        SchedulerControls* c = m_panel->schedulerControls();
+        auto* mixedItems = qobject_cast<QStandardItemModel*>(c->mixedCombo()->model());
+        auto* overlapItems = qobject_cast<QStandardItemModel*>(c->overlapCombo()->model());
+        QVERIFY(mixedItems && overlapItems);
+        // vLLM 0.19 (V1): every step mixes, so "Off" is greyed; the overlap scheduler is off by
+        // default (--async-scheduling); no multi-step bursts.
+        QCOMPARE(c->mixedCombo()->currentText(), QStringLiteral("Engine default (on)"));
+        QVERIFY(!mixedItems->item(c->mixedCombo()->findData(0))->isEnabled());
+        QCOMPARE(c->overlapCombo()->currentText(), QStringLiteral("Engine default (off)"));
+        QVERIFY(!c->stepsSpin()->isEnabled());
+
+        // vLLM's async scheduling on: the plan key, and the simulation's scheduler says so.
+        c->overlapCombo()->setFocus();
+        QTest::keyClick(c->overlapCombo(), Qt::Key_Down); // default -> On
+        QCOMPARE(m_doc->plan().serving.overlapScheduler, std::optional<bool>(true));
+        QVERIFY(m_doc->isValid());
+        QVERIFY(engineScheduler(m_doc->plan().serving).overlapScheduler);
+
+        // SGLang 0.5: prompt steps alone by default, the overlap scheduler on by default.
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().serving.overlapScheduler.has_value());
+        QComboBox* engine = m_panel->controls()->engineCombo();
+        engine->setFocus();
+        QTest::keyClick(engine, Qt::Key_Down); // vLLM -> SGLang
+        QCOMPARE(m_doc->plan().serving.engine, ServingEngine::Sglang);
+        QCOMPARE(c->mixedCombo()->currentText(), QStringLiteral("Engine default (off)"));
+        QVERIFY(mixedItems->item(c->mixedCombo()->findData(0))->isEnabled());
+        QCOMPARE(c->overlapCombo()->currentText(), QStringLiteral("Engine default (on)"));
+        c->mixedCombo()->setFocus();
+        QTest::keyClick(c->mixedCombo(), Qt::Key_Down); // default -> On (--enable-mixed-chunk)
+        QCOMPARE(m_doc->plan().serving.mixedBatches, std::optional<bool>(true));
+        QVERIFY(engineScheduler(m_doc->plan().serving).mixedBatches);
+        QVERIFY(m_doc->isValid());
+
+        // vLLM 0.6 (V0): multi-step bursts exist, the overlap scheduler does not; mixing goes
+        // with chunked prefill, so turning chunked prefill off turns mixing off too.
+        Plan v0 = m_doc->plan();
+        v0.serving.engine = ServingEngine::Vllm;
+        v0.serving.engineVersion = "0.6";
+        v0.serving.mixedBatches = true;
+        v0.serving.chunkedPrefill = true;
+        resolveServingEngine(uitest::presets(), v0.serving);
+        m_doc->edit(v0, QStringLiteral("vLLM 0.6"));
+        QVERIFY(m_doc->isValid());
+        QVERIFY(c->stepsSpin()->isEnabled());
+        QVERIFY(!overlapItems->item(c->overlapCombo()->findData(1))->isEnabled());
+        c->chunkedCombo()->setFocus();
+        QTest::keyClick(c->chunkedCombo(), Qt::Key_End); // Off
+        QCOMPARE(m_doc->plan().serving.chunkedPrefill, std::optional<bool>(false));
+        QCOMPARE(m_doc->plan().serving.mixedBatches, std::optional<bool>(false));
+        QVERIFY(m_doc->isValid());
+        typeInto(c->stepsSpin(), QStringLiteral("10"));
+        QCOMPARE(m_doc->plan().serving.schedulerSteps, 10);
+        QVERIFY(m_doc->isValid());
+        QCOMPARE(engineScheduler(m_doc->plan().serving).schedulerSteps, 10);
+        QVERIFY(c->toolTip().contains(QStringLiteral("vLLM 0.6")));
+
+        m_doc->undoStack()->undo();
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().serving.chunkedPrefill, std::optional<bool>(true));
+        QCOMPARE(c->chunkedCombo()->currentText(), QStringLiteral("On"));
+        QCOMPARE(c->stepsSpin()->value(), 1);
     }
 
     // The Serving tab shows the warnings a serving report shows (report::warningShown): the RL

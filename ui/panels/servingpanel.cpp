@@ -12,6 +12,7 @@
 #include "charts/memorybarchart.h"
 #include "charts/memoryview.h"
 #include "charts/servingcurvechart.h"
+#include "controls/schedulercontrols.h"
 #include "controls/servingcontrols.h"
 #include "controls/speculativecontrols.h"
 #include "controls/workloadcontrols.h"
@@ -45,6 +46,7 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     , m_figures(new FigureGrid(m_toolTips, 3))
     , m_workload(new WorkloadControls(document))
     , m_speculative(new SpeculativeControls(document))
+    , m_scheduler(new SchedulerControls(document))
     , m_loadHeader(new QLabel)
     , m_loadFigures(new FigureGrid(m_toolTips, 3))
     , m_poolFigures(new FigureGrid(m_toolTips, 3))
@@ -59,6 +61,7 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     groupsLayout->addWidget(m_controls);
     groupsLayout->addWidget(m_workload);
     groupsLayout->addWidget(m_speculative);
+    groupsLayout->addWidget(m_scheduler);
     QScrollArea* scroll = controlsColumn(groups,
         tr("Model and GPU come from the Training tab; the cluster's GPUs / TP are the engines "
            "that share the workload."));

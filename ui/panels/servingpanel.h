@@ -18,6 +18,7 @@ class ServingCurveChart;
 class WorkloadControls;
 class InteractivityChart;
 class SpeculativeControls;
+class SchedulerControls;
 
 class ServingPanel : public QWidget {
     Q_OBJECT
@@ -31,6 +32,7 @@ public:
     FigureGrid* figures() const { return m_figures; }
     WorkloadControls* workloadControls() const { return m_workload; }
     SpeculativeControls* speculativeControls() const { return m_speculative; }
+    SchedulerControls* schedulerControls() const { return m_scheduler; }
     // Under a workload: its percentiles, rates and SLO (hidden without one).
     FigureGrid* loadFigures() const { return m_loadFigures; }
     FigureGrid* poolFigures() const { return m_poolFigures; }
@@ -55,6 +57,7 @@ private:
     FigureGrid* m_figures;
     WorkloadControls* m_workload;
     SpeculativeControls* m_speculative;
+    SchedulerControls* m_scheduler;
     QLabel* m_loadHeader;
     FigureGrid* m_loadFigures;
     FigureGrid* m_poolFigures; // serving.disaggregation's pools, transfer and rates
