@@ -119,7 +119,8 @@ const std::pair<RopeScalingKind, const char*> kRopeKinds[] = { { RopeScalingKind
 const std::set<std::string> kMoeKeys = { "experts", "top_k", "shared_experts", "expert_ffn_hidden",
     "dense_layers", "router_bias", "layer_step", "shared_expert_ffn_hidden", "shared_expert_gate" };
 const std::set<std::string> kLinearKeys
-    = { "kind", "key_heads", "value_heads", "key_head_dim", "value_head_dim", "conv_kernel" };
+    = { "kind", "key_heads", "value_heads", "key_head_dim", "value_head_dim", "conv_kernel",
+          "state_dtype" };
 
 // The names of LayerAttention and QkNorm in plan JSON.
 const std::pair<LayerAttention, const char*> kLayerKinds[] = { { LayerAttention::Full, "full" },
@@ -256,6 +257,14 @@ std::optional<Error> readLinear(
         else
             return Error { join(path, "kind"),
                 fmt::format("must be \"gated-deltanet\" or \"lightning\", got {}", shown(kind)) };
+    }
+    if (object.contains("state_dtype")) {
+        const json& dtype = object.at("state_dtype");
+        const std::string id = dtype.is_string() ? dtype.get<std::string>() : std::string();
+        if (id != "model" && id != "float32")
+            return Error { join(path, "state_dtype"),
+                fmt::format("must be \"model\" or \"float32\", got {}", shown(dtype)) };
+        l.float32State = id == "float32";
     }
     const std::pair<const char*, int*> ints[] = { { "key_heads", &l.keyHeads },
         { "value_heads", &l.valueHeads }, { "key_head_dim", &l.keyHeadDim },
@@ -654,6 +663,8 @@ json archToJson(const ModelArch& a)
     // Gated DeltaNet, the first kind, stays unnamed so existing plans read back byte for byte.
     if (a.linearAttention && a.linearAttention->kind == LinearAttentionConfig::Kind::Lightning)
         j["linear_attention"]["kind"] = "lightning";
+    if (a.linearAttention && a.linearAttention->float32State)
+        j["linear_attention"]["state_dtype"] = "float32";
     if (a.qkNorm != QkNorm::None)
         for (const auto& [k, name] : kQkNorms)
             if (k == a.qkNorm)

@@ -161,6 +161,7 @@ ModelArch deepseekShape(ConfigReader& r, bool correctionBias);
 ModelArch fromQwen3(ConfigReader& r);
 ModelArch fromQwen3Moe(ConfigReader& r);
 ModelArch fromQwen3Next(ConfigReader& r);
+ModelArch fromQwen35Text(ConfigReader& r, bool moe);
 ModelArch fromGemma2(ConfigReader& r);
 ModelArch fromGemma3Text(ConfigReader& r);
 ModelArch fromGptOss(ConfigReader& r);
@@ -173,6 +174,9 @@ ModelArch fromMiniMaxText01(ConfigReader& r);
 // Gemma3TextConfig's defaults (transformers configuration_gemma3.py), which a gemma3
 // checkpoint's text_config leaves out.
 json gemma3TextDefaults();
+// Qwen3_5TextConfig / Qwen3_5MoeTextConfig's defaults (transformers configuration_qwen3_5.py,
+// configuration_qwen3_5_moe.py).
+json qwen35TextDefaults(bool moe);
 
 // Params of the vision tower and projector of a multimodal config (hf_vision.cpp): Mistral 3
 // (pixtral tower + patch merger), Gemma 3 (SigLIP + soft-embedding projection), Llama 4

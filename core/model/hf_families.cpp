@@ -134,13 +134,15 @@ ModelArch fromQwen3Moe(ConfigReader& r)
     return a;
 }
 
-ModelArch fromQwen3Next(ConfigReader& r)
+namespace {
+
+// The hybrid layout Qwen3-Next and Qwen3.5 share: Gated DeltaNet layers with one gated
+// full-attention layer every full_attention_interval (4) unless layer_types lists them, and
+// a gated shared expert of shared_expert_intermediate_size on the MoE layers. The recurrent
+// state's dtype is the config's mamba_ssm_dtype (Qwen3.5's "float32"; vLLM's
+// Qwen3_5ForConditionalGenerationConfig.update makes it the cache's mamba_ssm_cache_dtype).
+void readGatedDeltaNet(ConfigReader& r, ModelArch& a)
 {
-    // Qwen3-Next (modeling_qwen3_next.py): Gated DeltaNet layers with one gated full-attention
-    // layer every full_attention_interval (4), MoE with a gated shared expert of
-    // shared_expert_intermediate_size.
-    ModelArch a = fromQwen3Moe(r);
-    a.attentionOutputGate = true;
     if (!readLayerTypes(r, a.layers, a.attentionPattern))
         a.attentionPattern
             = localThenGlobal(r.small("full_attention_interval", 1, kLayers, 4), LayerAttention::Linear);
@@ -150,12 +152,67 @@ ModelArch fromQwen3Next(ConfigReader& r)
     l.keyHeadDim = r.small("linear_key_head_dim", 1, kHeads);
     l.valueHeadDim = r.small("linear_value_head_dim", 1, kHeads);
     l.convKernel = r.small("linear_conv_kernel_dim", 0, kHeads, 4);
+    const std::string stateDtype = r.text("mamba_ssm_dtype", "");
+    if (!stateDtype.empty() && stateDtype != "float32" && stateDtype != "bfloat16"
+        && stateDtype != "float16" && stateDtype != "auto")
+        r.fail("mamba_ssm_dtype",
+            fmt::format("must be \"float32\", \"bfloat16\", \"float16\" or \"auto\", got \"{}\"",
+                stateDtype));
+    l.float32State = stateDtype == "float32";
     a.linearAttention = l;
     if (a.moe) {
         a.moe->sharedExperts = 1;
         a.moe->sharedExpertFfnHidden = r.integer("shared_expert_intermediate_size", 1, kFfn);
         a.moe->sharedExpertGate = true;
     }
+}
+
+} // namespace
+
+ModelArch fromQwen3Next(ConfigReader& r)
+{
+    // Qwen3-Next (modeling_qwen3_next.py): the hybrid layout above on Qwen3-MoE, the attention
+    // output gate always on.
+    ModelArch a = fromQwen3Moe(r);
+    a.attentionOutputGate = true;
+    readGatedDeltaNet(r, a);
+    return a;
+}
+
+json qwen35TextDefaults(bool moe)
+{
+    json d { { "vocab_size", 248320 }, { "num_attention_heads", 16 }, { "head_dim", 256 },
+        { "max_position_embeddings", 32768 }, { "tie_word_embeddings", false },
+        { "partial_rotary_factor", 0.25 }, { "linear_conv_kernel_dim", 4 },
+        { "linear_key_head_dim", 128 }, { "linear_value_head_dim", 128 },
+        { "linear_num_key_heads", 16 }, { "linear_num_value_heads", 32 },
+        { "full_attention_interval", 4 } };
+    if (moe) {
+        d.update(json { { "model_type", "qwen3_5_moe_text" }, { "hidden_size", 2048 },
+            { "num_hidden_layers", 40 }, { "num_key_value_heads", 2 },
+            { "moe_intermediate_size", 512 }, { "shared_expert_intermediate_size", 512 },
+            { "num_experts_per_tok", 8 }, { "num_experts", 256 } });
+    } else {
+        d.update(json { { "model_type", "qwen3_5_text" }, { "hidden_size", 4096 },
+            { "intermediate_size", 12288 }, { "num_hidden_layers", 32 },
+            { "num_key_value_heads", 4 } });
+    }
+    return d;
+}
+
+ModelArch fromQwen35Text(ConfigReader& r, bool moe)
+{
+    // Qwen3.5 (modeling_qwen3_5.py, modeling_qwen3_5_moe.py): Qwen3-Next's hybrid layout, dense
+    // (qwen3_5_text, a gated FFN of intermediate_size) or MoE (qwen3_5_moe_text: every layer
+    // num_experts of moe_intermediate_size, no intermediate_size at all: the importer fills
+    // the unused dense width with the experts'); the attention output
+    // gate by attn_output_gate; in_proj_qkv + in_proj_z + in_proj_b + in_proj_a hold the same
+    // weights as Qwen3-Next's in_proj_qkvz + in_proj_ba. The mtp_num_hidden_layers MTP
+    // modules ship beside the model (not in its parameters, like DeepSeek-V3's).
+    ModelArch a = moe ? fromQwen3Moe(r) : fromQwen3(r);
+    a.attentionOutputGate = r.boolean("attn_output_gate", true);
+    readGatedDeltaNet(r, a);
+    a.mtpLayers = r.small("mtp_num_hidden_layers", 0, 16, 0);
     return a;
 }
 

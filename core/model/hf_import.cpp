@@ -100,7 +100,7 @@ constexpr const char* kSupported
     = "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, gemma, gemma2, gemma3, "
       "gemma3_text, gpt2, gpt_neox, phi3, gpt_oss, llama4, llama4_text, glm4_moe, deepseek_v2, "
       "deepseek_v3, deepseek_v32, kimi_k2, minimax_m2, minimax (and minimax_text_01), mistral3, "
-      "llava (a pixtral vision tower)";
+      "llava (a pixtral vision tower), qwen3_5, qwen3_5_moe (and their _text configs)";
 
 ModelArch fromGpt2(ConfigReader& r)
 {
@@ -287,8 +287,12 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
 
     // Multimodal checkpoints nest the language model under text_config (its own model_type,
     // with the text class's defaults for keys left out) beside a vision_config.
-    const bool multimodal
-        = type == "mistral3" || type == "gemma3" || type == "llama4" || type == "llava";
+    const bool qwen35 = type == "qwen3_5" || type == "qwen3_5_moe";
+    const bool multimodal = type == "mistral3" || type == "gemma3" || type == "llama4"
+        || type == "llava" || qwen35;
+    // Qwen3.5's text classes fill the keys a config leaves out, whether the text model is
+    // nested (Qwen3_5ForConditionalGeneration) or alone (Qwen3_5ForCausalLM's qwen3_5_text).
+    const bool qwen35Text = type == "qwen3_5_text" || type == "qwen3_5_moe_text";
     json textConfig;
     std::string textType = type;
     std::string prefix;
@@ -296,20 +300,36 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         if (!config.contains("text_config") || !config.at("text_config").is_object())
             return Error { "text_config",
                 fmt::format("is required for model_type \"{}\" (an object)", type) };
-        textConfig = type == "gemma3" ? gemma3TextDefaults() : json::object();
+        textConfig = type == "gemma3" ? gemma3TextDefaults()
+            : qwen35                  ? qwen35TextDefaults(type == "qwen3_5_moe")
+                                      : json::object();
+        // Qwen3_5Config ties the embeddings at the top level.
+        if (qwen35 && config.contains("tie_word_embeddings"))
+            textConfig["tie_word_embeddings"] = config.at("tie_word_embeddings");
         for (const auto& item : config.at("text_config").items())
             textConfig[item.key()] = item.value();
         // LlavaConfig's default text model is Llama's.
         const std::string fallback = type == "mistral3" ? "mistral"
             : type == "gemma3"                          ? "gemma3_text"
             : type == "llava"                           ? "llama"
+            : type == "qwen3_5"                         ? "qwen3_5_text"
+            : type == "qwen3_5_moe"                     ? "qwen3_5_moe_text"
                                                         : "llama4_text";
         const auto stated = textConfig.find("model_type");
         textType = stated != textConfig.end() && stated->is_string() ? stated->get<std::string>()
                                                                       : fallback;
         prefix = "text_config.";
+    } else if (qwen35Text) {
+        textConfig = qwen35TextDefaults(type == "qwen3_5_moe_text");
+        for (const auto& item : config.items())
+            textConfig[item.key()] = item.value();
     }
-    const json& text = multimodal ? textConfig : config;
+    // Qwen3_5MoeTextConfig has no intermediate_size: every layer is MoE, so the dense width is
+    // never used; the experts' stands in for it.
+    if ((multimodal || qwen35Text) && textType == "qwen3_5_moe_text"
+        && !textConfig.contains("intermediate_size") && textConfig.contains("moe_intermediate_size"))
+        textConfig["intermediate_size"] = textConfig.at("moe_intermediate_size");
+    const json& text = multimodal || qwen35Text ? textConfig : config;
     ConfigReader r(text, prefix);
     ModelArch a;
     if (textType == "llama" || textType == "phi3") {
@@ -359,6 +379,8 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         a = fromQwen3Moe(r);
     } else if (textType == "qwen3_next") {
         a = fromQwen3Next(r);
+    } else if (textType == "qwen3_5_text" || textType == "qwen3_5_moe_text") {
+        a = fromQwen35Text(r, textType == "qwen3_5_moe_text");
     } else if (textType == "gemma2") {
         a = fromGemma2(r);
     } else if (textType == "gemma3_text") {

@@ -11,6 +11,8 @@
 //   Llama 4: Llama4VisionModel (unfold patch embedding, class and position embeddings, encoder,
 //     pixel-shuffle MLP adapter) + Llama4MultiModalProjector (modeling_llama4.py); Scout:
 //     850,960,896 + 20,971,520.
+//   Qwen3.5: Qwen3_5VisionModel with its patch merger (modeling_qwen3_5.py); the 35B-A3B's
+//     (out_hidden_size 2048): 446,571,248.
 // The worked figures are in tests/core/test_hf_families.cpp.
 #include <cmath>
 #include <string>
@@ -131,6 +133,31 @@ double llama4Vision(ConfigReader& v, std::int64_t textHidden)
     return tower + adapter + output * static_cast<double>(textHidden);
 }
 
+double qwen35Vision(ConfigReader& v)
+{
+    // Qwen3_5VisionModel (modeling_qwen3_5.py; Qwen3-VL's tower without DeepStack):
+    // patch_embed Conv3d (channels x temporal x patch x patch -> width, with bias), pos_embed
+    // (num_position_embeddings x width), blocks of LayerNorm + biased qkv/proj + LayerNorm +
+    // biased linear_fc1/linear_fc2, and the merger: a LayerNorm of the width, linear_fc1
+    // (width x merge^2 square, biased) and linear_fc2 (-> out_hidden_size, biased).
+    const double width = static_cast<double>(v.integer("hidden_size", 1, kHidden));
+    const double inner = static_cast<double>(v.integer("intermediate_size", 1, kFfn));
+    const double layers = static_cast<double>(v.integer("depth", 1, kLayers));
+    const double channels = static_cast<double>(v.integer("in_channels", 1, 64));
+    const double patch = static_cast<double>(v.integer("patch_size", 1, kImage));
+    const double temporal = static_cast<double>(v.integer("temporal_patch_size", 1, 64));
+    const double positions = static_cast<double>(v.integer("num_position_embeddings", 1, kPositions));
+    const double merge = static_cast<double>(v.integer("spatial_merge_size", 1, 64));
+    const double out = static_cast<double>(v.integer("out_hidden_size", 1, kHidden));
+    if (v.raw().contains("deepstack_visual_indexes") && v.raw().at("deepstack_visual_indexes").is_array()
+        && !v.raw().at("deepstack_visual_indexes").empty())
+        v.fail("deepstack_visual_indexes", "must be empty (Qwen3.5's tower has no DeepStack mergers)");
+    const double merged = width * merge * merge;
+    const double tower = channels * temporal * patch * patch * width + width + positions * width
+        + layers * encoderLayer(width, inner, false, true, true);
+    return tower + 2 * width + merged * merged + merged + merged * out + out;
+}
+
 } // namespace
 
 Expected<double> visionParams(
@@ -187,10 +214,22 @@ Expected<double> visionParams(
         params = llama4Vision(v, textHidden);
         if (auto e = v.error())
             return *e;
+    } else if (modelType == "qwen3_5" || modelType == "qwen3_5_moe") {
+        // Qwen3_5VisionConfig defaults (configuration_qwen3_5.py); out_hidden_size is the
+        // text model's hidden size in the released checkpoints.
+        const json vision = withDefaults(config,
+            json { { "depth", 27 }, { "hidden_size", 1152 }, { "intermediate_size", 4304 },
+                { "num_heads", 16 }, { "in_channels", 3 }, { "patch_size", 16 },
+                { "spatial_merge_size", 2 }, { "temporal_patch_size", 2 },
+                { "out_hidden_size", 3584 }, { "num_position_embeddings", 2304 } });
+        ConfigReader v(vision, "vision_config.");
+        params = qwen35Vision(v);
+        if (auto e = v.error())
+            return *e;
     } else {
         return Error { "model_type",
             fmt::format("\"{}\" has no vision tower counter (mistral3, llava with pixtral, gemma3, "
-                        "llama4)",
+                        "llama4, qwen3_5, qwen3_5_moe)",
                 modelType) };
     }
     if (auto e = top.error())

@@ -83,6 +83,9 @@ struct LinearAttentionConfig {
     int keyHeadDim = 0;
     int valueHeadDim = 0;
     int convKernel = 0;  // depthwise causal conv over q, k, v; 0 = none
+    // The recurrent state's element type in the serving cache: false = the weights' dtype,
+    // true = float32 (the config's mamba_ssm_dtype, Qwen3.5's "float32").
+    bool float32State = false;
 
     bool operator==(const LinearAttentionConfig&) const = default;
 };

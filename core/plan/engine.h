@@ -56,6 +56,11 @@ struct EngineProfile {
     // formed while one runs, so a request that arrives during a step joins the one after next.
     bool overlapScheduler = false;
     std::string schedulerSource;
+    // Linear-attention layers' recurrent state in the cache: false = the model's stated dtype
+    // (the config's mamba_ssm_dtype, else the weights'), true = float32 whatever the model says
+    // (SGLang's --mamba-ssm-dtype default). `stateSource` names where each was read.
+    bool float32RecurrentState = false;
+    std::string stateSource;
     std::string defaultVersion; // the version row used when the plan names none
     std::vector<EngineProfile> versions;
 

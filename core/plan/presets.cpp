@@ -240,6 +240,15 @@ Expected<EngineProfile> engineFromJson(const nlohmann::json& object, const std::
     f.boolean("multi_step_scheduling", p.multiStepScheduling);
     f.boolean("overlap_scheduler", p.overlapScheduler);
     f.string("scheduler_source", p.schedulerSource, false);
+    if (const nlohmann::json* v = f.get("recurrent_state_dtype")) {
+        const std::string id = v->is_string() ? v->get<std::string>() : std::string();
+        if (id == "model" || id == "float32")
+            p.float32RecurrentState = id == "float32";
+        else
+            f.fail(f.pathOf("recurrent_state_dtype"),
+                fmt::format("must be \"model\" or \"float32\", got {}", describeJson(*v)));
+    }
+    f.string("state_source", p.stateSource, false);
     // [[min tp, fraction], ...] and [[below GiB, base GiB, GiB per tp x pp], ...]
     const auto rows = [&](const char* key, std::size_t width, auto&& take) {
         const nlohmann::json* v = f.get(key);

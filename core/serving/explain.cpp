@@ -305,7 +305,13 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         r.maxSequences, "sequences",
         r.linearStateBytesPerSequence > 0
             ? std::string(kPaged) + "; vLLM MambaStateShapeCalculator.gated_delta_net_state_shape "
-                                    "(the linear layers' conv and recurrent state, bf16)"
+                  + (float32RecurrentState(arch, config.engineProfile)
+                          ? fmt::format("(the linear layers' conv state in bf16, their recurrent "
+                                        "state in fp32: {})",
+                                arch.linearAttention->float32State
+                                    ? std::string("the config's mamba_ssm_dtype")
+                                    : config.engineProfile.stateSource)
+                          : std::string("(the linear layers' conv and recurrent state, bf16)"))
             : std::string(kPaged));
     ex.add("serving.contiguous_waste_bytes",
         fmt::format("max-length slots {} x (context - average) x KV/token/GPU; average {} of {} "

@@ -141,7 +141,17 @@ KvStorage kvStorage(KvCacheFormat format)
     }
 }
 
-double linearStateBytesPerSequence(const ModelArch& arch, int tp)
+bool float32RecurrentState(const ModelArch& arch, const EngineProfile& engine)
+{
+    // The engine's override is SGLang's --mamba-ssm-dtype, which sizes the Gated DeltaNet
+    // (mamba-style) state, not a lightning layer's.
+    return arch.linearAttention
+        && (arch.linearAttention->float32State
+            || (engine.float32RecurrentState
+                && arch.linearAttention->kind == LinearAttentionConfig::Kind::GatedDeltaNet));
+}
+
+double linearStateBytesPerSequence(const ModelArch& arch, int tp, bool float32Recurrent)
 {
     if (!arch.linearAttention)
         return 0.0;
@@ -150,13 +160,14 @@ double linearStateBytesPerSequence(const ModelArch& arch, int tp)
     const double t = std::max(tp, 1);
     // vLLM MambaStateShapeCalculator.gated_delta_net_state_shape: the causal conv's last
     // kernel - 1 inputs of q, k and v, and the recurrent d_v x d_k state of each value head,
-    // split over the TP group, in the model dtype (bf16).
+    // split over the TP group: the conv state in the model dtype (bf16), the recurrent one in
+    // bf16 or fp32 (MambaStateDtypeCalculator.gated_delta_net_state_dtype).
     const double convDim = 2.0 * std::max(l.keyHeads, 0) * std::max(l.keyHeadDim, 0)
         + double(std::max(l.valueHeads, 0)) * std::max(l.valueHeadDim, 0);
     const double conv = convDim / t * std::max(l.convKernel - 1, 0);
     const double recurrent = std::max(l.valueHeads, 0) / t * std::max(l.valueHeadDim, 0)
         * std::max(l.keyHeadDim, 0);
-    return std::max(layers, 0) * (conv + recurrent) * 2.0;
+    return std::max(layers, 0) * (conv * 2.0 + recurrent * (float32Recurrent ? 4.0 : 2.0));
 }
 
 KvCacheFormat kvFormatOfBits(int kvBits)
@@ -865,7 +876,8 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     // Linear-attention layers keep a fixed state per sequence from the same pool (vLLM's hybrid
     // KV-cache manager allocates it beside the attention blocks): each sequence takes its
     // blocks and its state.
-    r.linearStateBytesPerSequence = linearStateBytesPerSequence(arch, tp);
+    r.linearStateBytesPerSequence
+        = linearStateBytesPerSequence(arch, tp, float32RecurrentState(arch, engine));
     r.maxSequences = r.linearStateBytesPerSequence > 0
         ? std::floor(r.kvBudgetBytes / (blocksPerSequence * blockBytes + r.linearStateBytesPerSequence)) * ranks
         : std::floor(r.blocks / blocksPerSequence) * ranks;

@@ -41,11 +41,18 @@ double kvBytesForTokens(const ModelArch& arch, KvCacheFormat format, double toke
 double kvBytesPerTokenPerGpu(const ModelArch& arch, KvCacheFormat format, int tp);
 
 // The fixed state linear-attention layers (Gated DeltaNet: Qwen3-Next, Qwen3.5) keep per
-// sequence on one GPU of a `tp` group, in bf16, as vLLM sizes it
+// sequence on one GPU of a `tp` group, as vLLM sizes it
 // (MambaStateShapeCalculator.gated_delta_net_state_shape): per layer the conv state
-// (2 key_heads d_k + value_heads d_v) / tp x (kernel - 1) and the recurrent state
-// value_heads / tp x d_v x d_k. Qwen3-Next at tp 1: 36 x 548,864 x 2 B = 39.5 MB.
-double linearStateBytesPerSequence(const ModelArch& arch, int tp);
+// (2 key_heads d_k + value_heads d_v) / tp x (kernel - 1) in bf16 and the recurrent state
+// value_heads / tp x d_v x d_k, in bf16 or, with `float32Recurrent` (the model's
+// mamba_ssm_dtype, or SGLang's --mamba-ssm-dtype default), in fp32
+// (MambaStateDtypeCalculator.gated_delta_net_state_dtype). Qwen3-Next at tp 1 in bf16:
+// 36 x 548,864 x 2 B = 39.5 MB.
+double linearStateBytesPerSequence(const ModelArch& arch, int tp, bool float32Recurrent = false);
+
+// Whether the engine keeps `arch`'s recurrent state in fp32: the model says so (its config's
+// mamba_ssm_dtype) or the engine does whatever the model says.
+bool float32RecurrentState(const ModelArch& arch, const EngineProfile& engine);
 
 // Bytes of one linear-layer weight in the plan's format: serving.weight_format, or under Auto
 // quantizedBytesPerWeight(weight_bits, quant_group_size).

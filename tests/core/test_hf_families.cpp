@@ -24,6 +24,16 @@ ModelArch imported(const std::string& config)
     return arch.ok() ? *arch : ModelArch {};
 }
 
+// Qwen3.5's layer_types: three "linear_attention" then one "full_attention", repeated.
+std::string qwen35Layers(int layers)
+{
+    std::string types;
+    for (int i = 0; i < layers; ++i)
+        types += std::string(i ? ", " : "")
+            + ((i + 1) % 4 == 0 ? "\"full_attention\"" : "\"linear_attention\"");
+    return types;
+}
+
 TEST(HfFamilies, Qwen3DenseHasQkNormsAndThePublishedCount)
 {
     // Qwen/Qwen3-8B config.json. Published: 8,190,735,360 (HF safetensors total). By hand:
@@ -462,6 +472,210 @@ TEST(HfFamilies, MiniMaxText01CountsItsLightningLayers)
     presetJson.erase("name");
     importedJson.erase("name");
     EXPECT_EQ(presetJson, importedJson);
+}
+
+TEST(HfFamilies, Qwen35DenseTextModelMatchesAPublishedCheckpoint)
+{
+    // A Qwen3.5-2B checkpoint saved by transformers 5.17 as Qwen3_5ForCausalLM (the text model
+    // alone, no vision tower, no MTP weights): lawrence3699/Jev-Style-2B-Decision-v3
+    // config.json, model.safetensors.index.json metadata total_parameters 1,881,825,088. By
+    // hand: a Gated DeltaNet layer (key_dim 16 x 128 = 2,048, value_dim 16 x 128 = 2,048):
+    // in_proj_qkv 2,048 x 6,144 = 12,582,912, in_proj_z 2,048 x 2,048 = 4,194,304, in_proj_b
+    // and in_proj_a 2 x 2,048 x 16 = 65,536, conv1d 6,144 x 4 = 24,576, dt_bias + A_log 32,
+    // norm 128, out_proj 2,048 x 2,048 = 4,194,304: 21,061,792, 18 of them. A gated
+    // full-attention layer: q (heads and gate) 2,048 x 2 x 8 x 256 = 8,388,608, k and v
+    // 2 x 2,048 x 512 = 2,097,152, o 2,048 x 2,048 = 4,194,304, q/k norms 512: 14,680,576, 6 of
+    // them. Every layer: FFN 3 x 2,048 x 6,144 = 37,748,736 and norms 4,096. Tied embedding
+    // 248,320 x 2,048 = 508,559,360, final norm 2,048: 1,881,825,088.
+    const ModelArch a = imported(R"({"architectures": ["Qwen3_5ForCausalLM"],
+        "attention_bias": false, "attn_output_gate": true, "dtype": "bfloat16",
+        "eos_token_id": 248044, "full_attention_interval": 4, "head_dim": 256,
+        "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 6144,
+        "layer_types": [)" + qwen35Layers(24) + R"(],
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 16, "linear_value_head_dim": 128, "mamba_ssm_dtype": "float32",
+        "max_position_embeddings": 262144, "mlp_only_layers": [], "model_type": "qwen3_5_text",
+        "mtp_num_hidden_layers": 1, "mtp_use_dedicated_embeddings": false,
+        "num_attention_heads": 8, "num_hidden_layers": 24, "num_key_value_heads": 2,
+        "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06, "rope_parameters": {
+        "mrope_interleaved": true, "mrope_section": [11, 11, 10], "partial_rotary_factor": 0.25,
+        "rope_theta": 10000000, "rope_type": "default"}, "tie_word_embeddings": true,
+        "transformers_version": "5.17.0", "use_cache": false, "vocab_size": 248320})");
+    EXPECT_EQ(countParameters(a).total, 1'881'825'088.0);
+    EXPECT_EQ(countLayers(a, LayerAttention::Linear), 18);
+    EXPECT_TRUE(a.attentionOutputGate);
+    EXPECT_EQ(a.mtpLayers, 1);
+    EXPECT_EQ(a.ropeTheta, 10'000'000.0);
+    EXPECT_EQ(a.ropeFraction, 0.25);
+    // The 6 full-attention layers cache K and V: 2 x 6 x 2 x 256 x 2 B = 12,288 B a token.
+    EXPECT_EQ(kvBytesPerToken(a, 16), 12'288.0);
+    // mamba_ssm_dtype "float32": the 18 linear layers keep their conv state (6,144 x 3 values)
+    // in bf16 and their recurrent state (16 x 128 x 128 = 262,144 values) in fp32:
+    // 18 x (36,864 + 1,048,576) = 19,537,920 B a sequence (18 x 561,152 = 10,100,736 in bf16).
+    ASSERT_TRUE(a.linearAttention);
+    EXPECT_TRUE(a.linearAttention->float32State);
+    EXPECT_EQ(linearStateBytesPerSequence(a, 1, true), 19'537'920.0);
+    EXPECT_EQ(linearStateBytesPerSequence(a, 1, false), 10'100'736.0);
+    // The state dtype survives the plan's architecture JSON.
+    const nlohmann::json j = archToJson(a);
+    EXPECT_EQ(j.at("linear_attention").at("state_dtype"), "float32");
+    const Expected<ModelArch> back = archFromJson(j, "model");
+    ASSERT_TRUE(back.ok()) << back.error().toString();
+    EXPECT_EQ(*back, a);
+}
+
+TEST(HfFamilies, Qwen35MoeTextModelMatchesAPublishedCheckpoint)
+{
+    // Qwen3.5-35B-A3B with its experts pruned to 180 by REAP, saved by transformers 5.2 as the
+    // text model alone: bryce-hoehn/Qwen3.5-25B-REAP-A3B-Coding config.json (qwen3_5_moe_text,
+    // no intermediate_size) and model.safetensors.index.json total_parameters 25,091,371,648.
+    // By hand: a Gated DeltaNet layer (value_dim 32 x 128 = 4,096) 33,718,464 and a gated
+    // full-attention layer (16 heads) 27,263,488, as Qwen3-Next's; every layer's MoE 180
+    // experts x 3 x 2,048 x 512 = 566,231,040 + shared expert 3,145,728 + its gate 2,048 +
+    // router 2,048 x 180 = 368,640, and norms 4,096. 30 x 603,470,016 + 10 x 597,015,040 +
+    // embedding and head 2 x 508,559,360 + final norm 2,048 = 25,091,371,648.
+    const ModelArch a = imported(R"({"architectures": ["Qwen3_5ForConditionalGeneration"],
+        "attention_bias": false, "attn_output_gate": true, "dtype": "float16",
+        "full_attention_interval": 4, "head_dim": 256, "hidden_act": "silu", "hidden_size": 2048,
+        "layer_types": [)" + qwen35Layers(40) + R"(],
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_value_head_dim": 128, "mamba_ssm_dtype": "float32",
+        "max_position_embeddings": 262144, "mlp_only_layers": [], "model_type": "qwen3_5_moe_text",
+        "moe_intermediate_size": 512, "mtp_num_hidden_layers": 1,
+        "mtp_use_dedicated_embeddings": false, "num_attention_heads": 16, "num_experts": 180,
+        "num_experts_per_tok": 8, "num_hidden_layers": 40, "num_key_value_heads": 2,
+        "output_router_logits": false, "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06,
+        "rope_parameters": {"mrope_interleaved": true, "mrope_section": [11, 11, 10],
+        "partial_rotary_factor": 0.25, "rope_theta": 10000000, "rope_type": "default"},
+        "router_aux_loss_coef": 0.001, "shared_expert_intermediate_size": 512,
+        "tie_word_embeddings": false, "transformers_version": "5.2.0", "use_cache": true,
+        "vocab_size": 248320})");
+    EXPECT_EQ(countParameters(a).total, 25'091'371'648.0);
+    ASSERT_TRUE(a.moe);
+    EXPECT_EQ(a.moe->experts, 180);
+    EXPECT_EQ(a.moe->sharedExperts, 1);
+    EXPECT_TRUE(a.moe->sharedExpertGate);
+}
+
+TEST(HfFamilies, Qwen35MultimodalCountsItsVisionTowerAndItsStateInFp32)
+{
+    // Qwen/Qwen3.5-35B-A3B as Qwen3_5MoeForConditionalGeneration: the text_config above with
+    // all 256 experts, keys it leaves out taken from Qwen3_5MoeTextConfig's defaults, and the
+    // vision_config of the released checkpoint (depth 27, width 1,152, intermediate 4,304,
+    // out_hidden_size 2,048). Text by hand: the MoE of 256 experts is 805,306,368 + 3,145,728
+    // + 2,048 + 524,288 = 808,978,432 a layer: 30 x 842,700,992 + 10 x 836,246,016 +
+    // 1,017,118,720 + 2,048 = 34,660,610,688. Vision (Qwen3_5VisionModel): patch_embed
+    // Conv3d 3 x 2 x 16 x 16 x 1,152 + 1,152 = 1,770,624; pos_embed 2,304 x 1,152 = 2,654,208;
+    // a block: two LayerNorms 4,608, qkv 1,152 x 3,456 + 3,456 = 3,984,768, proj 1,328,256,
+    // fc1 1,152 x 4,304 + 4,304 = 4,962,512, fc2 4,304 x 1,152 + 1,152 = 4,959,360:
+    // 15,239,504 x 27 = 411,466,608; merger: LayerNorm 2,304, fc1 4,608 x 4,608 + 4,608 =
+    // 21,238,272, fc2 4,608 x 2,048 + 2,048 = 9,439,232. Vision 446,571,248; the checkpoint
+    // 35,107,181,936 (the MTP module ships beside it: mtp_num_hidden_layers 1).
+    std::string config = R"({"architectures": ["Qwen3_5MoeForConditionalGeneration"],
+        "model_type": "qwen3_5_moe", "image_token_id": 248056, "tie_word_embeddings": false,
+        "text_config": {"model_type": "qwen3_5_moe_text", "attn_output_gate": true,
+        "hidden_size": 2048, "num_hidden_layers": 40,
+        "layer_types": [)" + qwen35Layers(40) + R"(],
+        "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+        "linear_num_key_heads": 16, "linear_num_value_heads": 32, "mamba_ssm_dtype": "float32",
+        "num_experts": 256, "num_experts_per_tok": 8, "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512, "mtp_num_hidden_layers": 1,
+        "max_position_embeddings": 262144, "rope_parameters": {"rope_theta": 10000000,
+        "partial_rotary_factor": 0.25, "mrope_section": [11, 11, 10], "mrope_interleaved": true,
+        "rope_type": "default"}},
+        "vision_config": {"model_type": "qwen3_5_moe_vision", "depth": 27, "hidden_size": 1152,
+        "intermediate_size": 4304, "num_heads": 16, "in_channels": 3, "patch_size": 16,
+        "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 2048,
+        "num_position_embeddings": 2304, "hidden_act": "gelu_pytorch_tanh"}})";
+    const ModelArch a = imported(config);
+    EXPECT_EQ(a.visionParams, 446'571'248.0);
+    EXPECT_EQ(countParameters(a).total, 34'660'610'688.0 + 446'571'248.0);
+    EXPECT_EQ(a.mtpLayers, 1);
+    // Active: 8 of 256 experts, so 40 x 248 x 3,145,728 = 31,205,621,760 fewer text
+    // parameters: 3,454,988,928 (the name's "A3B"; the vision tower is not in the per-token
+    // count).
+    EXPECT_EQ(countParameters(a).active, 3'454'988'928.0);
+    // KV: 2 x 10 x 2 x 256 x 2 B = 20,480 B a token. State: 30 x (24,576 x 2 B + 524,288 x
+    // 4 B) = 64,389,120 B a sequence at TP 1, split by TP.
+    EXPECT_EQ(kvBytesPerToken(a, 16), 20'480.0);
+    EXPECT_EQ(linearStateBytesPerSequence(a, 1, true), 64'389'120.0);
+    EXPECT_EQ(linearStateBytesPerSequence(a, 2, true), 64'389'120.0 / 2);
+
+    // Serving holds that state for every sequence whatever the engine, since the config asks
+    // for fp32.
+    ServingConfig serving;
+    serving.context = 4096;
+    serving.concurrency = 4;
+    Gpu h100;
+    h100.name = "H100";
+    h100.memoryBytes = 80e9;
+    h100.hbmBytesPerS = 3.35e12;
+    h100.bf16Flops = 989e12;
+    const ServingEstimate e = estimateServing(a, countParameters(a), serving, h100, nullptr, false);
+    EXPECT_EQ(e.linearStateBytesPerSequence, 64'389'120.0);
+
+    // The preset is the same model.
+    const Expected<PresetLibrary> lib = builtinPresets();
+    ASSERT_TRUE(lib.ok());
+    const ModelPreset* preset = lib->findModel("qwen3.5-35b-a3b");
+    ASSERT_NE(preset, nullptr);
+    nlohmann::json presetJson = archToJson(preset->arch), importedJson = archToJson(a);
+    presetJson.erase("name");
+    importedJson.erase("name");
+    EXPECT_EQ(presetJson, importedJson);
+
+    // A vision tower with DeepStack mergers (Qwen3-VL's) is not Qwen3.5's: refused by name.
+    std::string deepstack = config;
+    deepstack.replace(deepstack.find("\"hidden_act\": \"gelu_pytorch_tanh\""),
+        std::string("\"hidden_act\": \"gelu_pytorch_tanh\"").size(),
+        "\"deepstack_visual_indexes\": [8, 16, 24]");
+    const Expected<ModelArch> refused = importHfConfig(deepstack);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().path, "vision_config.deepstack_visual_indexes");
+}
+
+TEST(HfFamilies, SglangKeepsGatedDeltaNetStateInFp32)
+{
+    // Qwen3-Next states no mamba_ssm_dtype: vLLM keeps its state in the model dtype, SGLang in
+    // fp32 (server_args.py mamba_ssm_dtype "float32"). The 36 layers: 36 x (24,576 x 2 B +
+    // 524,288 x 4 B) = 77,266,944 B a sequence under SGLang, 39,518,208 B under vLLM.
+    const ModelArch a = imported(R"({"model_type": "qwen3_next", "hidden_size": 2048,
+        "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
+        "head_dim": 256, "vocab_size": 151936, "intermediate_size": 5120,
+        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+        "num_experts": 512, "num_experts_per_tok": 10, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4, "full_attention_interval": 4,
+        "tie_word_embeddings": false, "max_position_embeddings": 262144})");
+    const Expected<PresetLibrary> lib = builtinPresets();
+    ASSERT_TRUE(lib.ok());
+    const EngineProfile* sglang = lib->findEngine("sglang");
+    const EngineProfile* vllm = lib->findEngine("vllm");
+    ASSERT_NE(sglang, nullptr);
+    ASSERT_NE(vllm, nullptr);
+    EXPECT_TRUE(float32RecurrentState(a, *sglang));
+    EXPECT_NE(sglang->stateSource.find("mamba_ssm_dtype"), std::string::npos);
+    EXPECT_FALSE(float32RecurrentState(a, *vllm));
+    ServingConfig serving;
+    serving.context = 4096;
+    serving.concurrency = 4;
+    Gpu h200;
+    h200.name = "H200";
+    h200.memoryBytes = 150e9;
+    h200.hbmBytesPerS = 4.8e12;
+    h200.bf16Flops = 989e12;
+    serving.engineProfile = *sglang;
+    EXPECT_EQ(estimateServing(a, countParameters(a), serving, h200, nullptr, false)
+                  .linearStateBytesPerSequence,
+        77'266'944.0);
+    serving.engineProfile = *vllm;
+    EXPECT_EQ(estimateServing(a, countParameters(a), serving, h200, nullptr, false)
+                  .linearStateBytesPerSequence,
+        39'518'208.0);
+    // A lightning layer's state is not SGLang's mamba cache: MiniMax-Text-01 stays in bf16.
+    const ModelPreset* minimax = lib->findModel("minimax-text-01");
+    ASSERT_NE(minimax, nullptr);
+    EXPECT_FALSE(float32RecurrentState(minimax->arch, *sglang));
 }
 
 TEST(HfFamilies, Gemma3ServingHoldsPerLayerWindowsAndTheVisionTower)
