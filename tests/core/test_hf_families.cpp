@@ -77,6 +77,16 @@ TEST(HfFamilies, Qwen3MoeCountsEveryExpertAndTheActiveOnes)
     EXPECT_EQ(kvBytesPerToken(a, 16), 98'304.0);
 }
 
+// Qwen/Qwen3-Coder-Next config.json (the Qwen3-Next-80B-A3B shape).
+constexpr const char* kQwen3CoderNext = R"({"model_type": "qwen3_next", "hidden_size": 2048,
+        "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
+        "head_dim": 256, "vocab_size": 151936, "intermediate_size": 5120,
+        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+        "num_experts": 512, "num_experts_per_tok": 10, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4, "full_attention_interval": 4, "decoder_sparse_step": 1,
+        "mlp_only_layers": [], "tie_word_embeddings": false, "max_position_embeddings": 262144})";
+
 TEST(HfFamilies, Qwen3NextCountsGatedDeltaNetLayersAndCachesOnlyItsFullLayers)
 {
     // Qwen/Qwen3-Coder-Next config.json (the Qwen3-Next-80B-A3B shape). Published:
@@ -88,14 +98,7 @@ TEST(HfFamilies, Qwen3NextCountsGatedDeltaNetLayersAndCachesOnlyItsFullLayers)
     // MoE: 512 experts x 3 x 2,048 x 512 + shared 3,145,728 + its gate 2,048 + router
     // 2,048 x 512 = 1,614,809,088; norms 4,096. 36 x 1,648,531,648 + 12 x 1,642,076,672 +
     // embed and head 622,329,856 + final norm 2,048 = 79,674,391,296.
-    const ModelArch a = imported(R"({"model_type": "qwen3_next", "hidden_size": 2048,
-        "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
-        "head_dim": 256, "vocab_size": 151936, "intermediate_size": 5120,
-        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
-        "num_experts": 512, "num_experts_per_tok": 10, "linear_num_key_heads": 16,
-        "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
-        "linear_conv_kernel_dim": 4, "full_attention_interval": 4, "decoder_sparse_step": 1,
-        "mlp_only_layers": [], "tie_word_embeddings": false, "max_position_embeddings": 262144})");
+    const ModelArch a = imported(kQwen3CoderNext);
     EXPECT_EQ(countParameters(a).total, 79'674'391'296.0);
     EXPECT_EQ(countLayers(a, LayerAttention::Linear), 36);
     // Only the 12 full-attention layers cache K and V: 2 x 12 x 2 x 256 x 2 B = 24,576 B/token.
@@ -639,14 +642,7 @@ TEST(HfFamilies, SglangKeepsGatedDeltaNetStateInFp32)
     // Qwen3-Next states no mamba_ssm_dtype: vLLM keeps its state in the model dtype, SGLang in
     // fp32 (server_args.py mamba_ssm_dtype "float32"). The 36 layers: 36 x (24,576 x 2 B +
     // 524,288 x 4 B) = 77,266,944 B a sequence under SGLang, 39,518,208 B under vLLM.
-    const ModelArch a = imported(R"({"model_type": "qwen3_next", "hidden_size": 2048,
-        "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
-        "head_dim": 256, "vocab_size": 151936, "intermediate_size": 5120,
-        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
-        "num_experts": 512, "num_experts_per_tok": 10, "linear_num_key_heads": 16,
-        "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
-        "linear_conv_kernel_dim": 4, "full_attention_interval": 4,
-        "tie_word_embeddings": false, "max_position_embeddings": 262144})");
+    const ModelArch a = imported(kQwen3CoderNext);
     const Expected<PresetLibrary> lib = builtinPresets();
     ASSERT_TRUE(lib.ok());
     const EngineProfile* sglang = lib->findEngine("sglang");
