@@ -4,6 +4,7 @@
 // Gemma2Config, Gemma3TextConfig, GptOssConfig, Llama4TextConfig, Glm4MoeConfig) and MiniMax's
 // configuration_minimax_m2.py; the weights counted are those the matching modeling_*.py
 // creates (model.cpp). Published totals these reproduce: tests/core/test_hf_families.cpp.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -63,10 +64,11 @@ bool readLayerTypes(ConfigReader& r, int layers, std::vector<LayerAttention>& pa
 }
 
 // `period - 1` local layers then one global layer, repeated (Gemma 3 sliding_window_pattern,
-// Llama 4 no_rope_layer_interval).
+// Llama 4 no_rope_layer_interval). A period below 1 is a key the reader has already refused
+// (it reads as 0): every layer global then, never a vector of 2^64 - 1 entries.
 std::vector<LayerAttention> localThenGlobal(int period, LayerAttention local)
 {
-    std::vector<LayerAttention> pattern(static_cast<std::size_t>(period - 1), local);
+    std::vector<LayerAttention> pattern(static_cast<std::size_t>(std::max(period, 1) - 1), local);
     pattern.push_back(LayerAttention::Full);
     return pattern;
 }

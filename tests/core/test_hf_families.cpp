@@ -720,5 +720,30 @@ TEST(HfFamilies, NestedErrorsNameTheTextConfigKey)
     EXPECT_EQ(types.error().path, "layer_types");
 }
 
+TEST(HfFamilies, ALayerPeriodBelowOneIsRefusedByName)
+{
+    // A period of 0 local-then-global layers (fuzz_hf's first finding on the Qwen3.5 seeds,
+    // fuzz/corpus/hf/crash-qwen35-zero-interval.json) threw std::length_error from a vector of
+    // 2^64 - 1 layers before the error could be returned; each family names its key instead.
+    const std::pair<std::string, std::string> cases[] = {
+        { R"({"model_type": "qwen3_5_text", "full_attention_interval": 0})",
+            "full_attention_interval" },
+        { std::string(kQwen3CoderNext).replace(
+              std::string(kQwen3CoderNext).find("\"full_attention_interval\": 4"),
+              std::string("\"full_attention_interval\": 4").size(),
+              "\"full_attention_interval\": 0"),
+            "full_attention_interval" },
+        { R"({"model_type": "gemma3", "text_config": {"sliding_window_pattern": 0},
+              "vision_config": {}})",
+            "text_config.sliding_window_pattern" },
+    };
+    for (const auto& [config, key] : cases) {
+        SCOPED_TRACE(key);
+        const Expected<ModelArch> refused = importHfConfig(config);
+        ASSERT_FALSE(refused.ok());
+        EXPECT_EQ(refused.error().path, key);
+    }
+}
+
 } // namespace
 } // namespace envelope
