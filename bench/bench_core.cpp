@@ -176,6 +176,17 @@ void BM_EstimateServingUnderLoad(benchmark::State& state)
 }
 BENCHMARK(BM_EstimateServingUnderLoad)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// The Serving tab's latency-against-rate curve (servingRateCurve): eleven runs of the workload at
+// 5% to 95% of the capacity, on the app's worker thread after each edit of a workload plan.
+void BM_ServingRateCurve(benchmark::State& state)
+{
+    const envelope::Plan plan = loadPlan(true);
+    const envelope::Estimate e = envelope::estimate(plan);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(envelope::servingRateCurve(plan, e));
+}
+BENCHMARK(BM_ServingRateCurve)->Unit(benchmark::kMillisecond);
+
 // Speculative decoding (issue 27): DeepSeek-V3 on 8 H200 with its MTP module drafting 2 tokens,
 // 64 sequences of 4,096. A slider step's serving estimate (the verify and draft ops on top of
 // the plain step), and the throughput-interactivity curve the Serving tab draws (every power of

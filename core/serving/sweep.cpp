@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "plan/lengths.h"
+#include "serving/load.h"
 #include "serving/serving.h"
 
 namespace envelope {
@@ -101,6 +102,30 @@ InteractivityCurve servingInteractivityCurve(const Plan& plan)
             curve.plainPoints.push_back(pointAt(plain, batch));
         if (batch >= curve.maxBatch)
             break;
+    }
+    return curve;
+}
+
+ServingRateCurve servingRateCurve(const Plan& plan, const Estimate& estimate)
+{
+    ServingRateCurve curve;
+    const ServingEstimate& base = estimate.serving;
+    if (!plan.serving.workload || !base.load || !base.fits || base.load->requests <= 0)
+        return curve;
+    curve.capacityRps = base.load->capacityRps;
+    if (!std::isfinite(curve.capacityRps) || curve.capacityRps <= 0)
+        return curve;
+    ServingConfig config = servingOfPlan(plan);
+    config.workload->concurrency.reset();
+    for (const double fraction : kServingRateFractions) {
+        config.workload->requestRate = fraction * curve.capacityRps;
+        const ServingLoad load = estimateServingLoad(
+            plan.model.arch, config, plan.gpu.gpu, base, plan.cluster.gpus, false, 1000);
+        curve.points.push_back({ .rateRps = *config.workload->requestRate,
+            .ttftP90S = load.ttftP90S,
+            .tpotP90S = load.tpotP90S,
+            .saturated = load.saturated,
+            .meetsSlo = load.meetsSlo });
     }
     return curve;
 }

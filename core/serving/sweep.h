@@ -3,9 +3,11 @@
 // tokens (docs/formulas-serving.md: max_sequences = floor(blocks / ceil(min(n, W) / block))).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "plan/plan.h"
+#include "result/result.h"
 
 namespace envelope {
 
@@ -51,5 +53,27 @@ inline constexpr int kInteractivityMaxPoints = 24;  // 1 .. 2^23 sequences at mo
 
 // Pure; the plan must have passed validation. Empty points when the weights leave no KV pool.
 InteractivityCurve servingInteractivityCurve(const Plan& plan);
+
+// Latency against request rate (issue 27, the Serving tab's chart under a workload): the
+// workload's lengths offered as a Poisson stream at fractions of the deployment's capacity
+// (serving.load.capacity_rps), each run through the event simulation as estimateServingLoad
+// runs the plan's own load (1,000 requests per engine, the same seed), so each point is the
+// p90 TTFT and TPOT a user would see at that rate, and whether the SLO holds there.
+struct ServingRatePoint {
+    double rateRps = 0;            // offered requests/s over the deployment
+    double ttftP90S = 0, tpotP90S = 0;
+    bool saturated = false;        // the queue grows: TTFT unbounded
+    std::optional<bool> meetsSlo;  // with an SLO
+};
+struct ServingRateCurve {
+    double capacityRps = 0;
+    std::vector<ServingRatePoint> points; // rising rates, 5% to 95% of the capacity
+};
+inline constexpr double kServingRateFractions[]
+    = { 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95 };
+
+// `estimate` is estimate(plan)'s. No points without a workload, a fitting plan or a capacity.
+// Eleven simulations (~1-2 ms each): the app runs it on its worker thread.
+ServingRateCurve servingRateCurve(const Plan& plan, const Estimate& estimate);
 
 } // namespace envelope

@@ -15,6 +15,7 @@
 #include "plan/presets.h"
 #include "report/textreport.h"
 #include "serving/load.h"
+#include "serving/sweep.h"
 #include "fixtures.h"
 
 namespace envelope {
@@ -293,6 +294,53 @@ TEST(ServingLoad, TheResultCarriesTheContractKeys)
     const nlohmann::json k = nlohmann::json::parse(writeResult(staticPlan, estimate(staticPlan)));
     EXPECT_EQ(k["serving"]["latency_kind"], "closed form");
     EXPECT_FALSE(k["serving"].contains("goodput_rps"));
+}
+
+// The Serving tab's latency-against-rate curve: the workload offered at 5% to 95% of the
+// deployment's capacity. Queueing theory fixes its shape: as the load rho rises to 1 the wait
+// grows without bound (M/G/1: mean wait ~ rho / (1 - rho), 19 at 0.95 against 0.05 at 0.05), so
+// p90 TTFT at 95% is well above the unloaded one; the decode batch grows with the rate, so TPOT
+// rises too. The SLO holds below the goodput the bisection finds and fails above it: two
+// separate computations (eleven runs here, a bisection there) that must agree.
+TEST(ServingLoad, TheRateCurveRisesToCapacityAndCrossesTheSloAtTheGoodput)
+{
+    const Plan plan = servingPlan(
+        R"({"input_tokens": {"mean": 1000, "p90": 1800}, "output_tokens": {"mean": 300, "p90": 550}, "request_rate": 6})",
+        R"({"ttft_p90_s": 0.1, "tpot_p90_s": 0.03})");
+    Estimate e = estimate(plan);
+    const ServingRateCurve curve = servingRateCurve(plan, e);
+    ASSERT_EQ(curve.points.size(), std::size(kServingRateFractions));
+    EXPECT_EQ(curve.capacityRps, e.serving.load->capacityRps);
+    for (std::size_t i = 0; i < curve.points.size(); ++i) {
+        SCOPED_TRACE(i);
+        const ServingRatePoint& p = curve.points[i];
+        EXPECT_DOUBLE_EQ(p.rateRps, kServingRateFractions[i] * curve.capacityRps);
+        EXPECT_FALSE(p.saturated);
+        EXPECT_TRUE(p.meetsSlo.has_value());
+    }
+    const ServingRatePoint& low = curve.points.front();
+    const ServingRatePoint& high = curve.points.back();
+    EXPECT_GT(high.ttftP90S, 2 * low.ttftP90S);
+    EXPECT_GT(high.tpotP90S, low.tpotP90S);
+
+    attachServingGoodput(plan, e);
+    ASSERT_TRUE(e.serving.load->goodputRps.has_value());
+    const double goodput = *e.serving.load->goodputRps;
+    ASSERT_GT(goodput, low.rateRps);
+    ASSERT_LT(goodput, high.rateRps); // this SLO binds below the capacity
+    for (const ServingRatePoint& p : curve.points) {
+        SCOPED_TRACE(p.rateRps);
+        if (p.rateRps < 0.9 * goodput)
+            EXPECT_TRUE(*p.meetsSlo);
+        else if (p.rateRps > 1.1 * goodput)
+            EXPECT_FALSE(*p.meetsSlo);
+    }
+
+    // Without a workload there is nothing to offer.
+    Plan staticPlan = plan;
+    staticPlan.serving.workload.reset();
+    staticPlan.serving.slo.reset();
+    EXPECT_TRUE(servingRateCurve(staticPlan, estimate(staticPlan)).points.empty());
 }
 
 // An SLO no rate meets: a TPOT p90 of 1 ms, below the 8B model's single decode step on an H100
