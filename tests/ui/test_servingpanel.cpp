@@ -19,6 +19,7 @@
 #include "plan/planio.h"
 #include "charts/memorybarchart.h"
 #include "charts/memoryview.h"
+#include "charts/latencyratechart.h"
 #include "charts/servingcurvechart.h"
 #include "controls/schedulercontrols.h"
 #include "controls/servingcontrols.h"
@@ -404,12 +405,33 @@ private slots:
             QStringLiteral("Engine scheduler: %1").arg(QString::fromStdString(l.scheduler)));
         QVERIFY(header->toolTip().contains(QStringLiteral("decodes and prompt tokens in one step")));
 
+        // Under the workload the latency-against-rate chart takes the capacity curve's place:
+        // the core's simulated p90s at each rate (from the worker), the plan's own points at
+        // its rate, and the goodput as a vertical line at the searched rate.
+        LatencyRateChart* rate = m_panel->rateChart();
+        QVERIFY(rate->isVisibleTo(m_panel.get()));
+        QVERIFY(!m_panel->curveChart()->isVisibleTo(m_panel.get()));
+        const ServingRateCurve curve = servingRateCurve(m_doc->plan(), estimate(m_doc->plan()));
+        QCOMPARE(rate->ttftSeries()->count(), int(curve.points.size()));
+        QCOMPARE(rate->tpotSeries()->count(), int(curve.points.size()));
+        for (int i = 0; i < rate->ttftSeries()->count(); ++i) {
+            QCOMPARE(rate->ttftSeries()->at(i), QPointF(curve.points[i].rateRps, 1e3 * curve.points[i].ttftP90S));
+            QCOMPARE(rate->tpotSeries()->at(i), QPointF(curve.points[i].rateRps, 1e3 * curve.points[i].tpotP90S));
+        }
+        QCOMPARE(rate->planMarker()->count(), 2);
+        QCOMPARE(rate->planMarker()->at(0), QPointF(l.offeredRateRps, 1e3 * l.ttftP90S));
+        QCOMPARE(rate->goodputLine()->count(), 2);
+        QCOMPARE(rate->goodputLine()->at(0).x(), *l.goodputRps);
+        QCOMPARE(rate->capacityLine()->at(0).x(), l.capacityRps);
+
         // Undo four edits (p90, SLO, rate, switch): no workload, no load figures.
         for (int i = 0; i < 4; ++i)
             m_doc->undoStack()->undo();
         QVERIFY(!m_doc->plan().serving.workload.has_value());
         QVERIFY(!m_panel->loadFigures()->isVisibleTo(m_panel.get()));
         QVERIFY(!w->enabledBox()->isChecked());
+        QVERIFY(!rate->isVisibleTo(m_panel.get()));
+        QVERIFY(m_panel->curveChart()->isVisibleTo(m_panel.get()));
     }
 
     // Speculative decoding (issue 27): the switch drafts with an EAGLE head on Llama-2 (no MTP

@@ -17,9 +17,11 @@ namespace envelope::ui {
 struct PlanDocument::FitJob {
     Plan plan;
     ByteUnits units = ByteUnits::GB;
-    bool fit = false, goodput = false;
+    bool fit = false, goodput = false, rateCurve = false;
     std::vector<FitSuggestion> suggestions;
-    Estimate estimate; // goodput: the plan's estimate, its serving load completed by the worker
+    // goodput or rateCurve: the plan's estimate, its serving load completed by the worker.
+    Estimate estimate;
+    ServingRateCurve curve;
 };
 
 PlanDocument::PlanDocument(PresetLibrary presets, Settings* settings, QObject* parent)
@@ -35,7 +37,7 @@ PlanDocument::PlanDocument(PresetLibrary presets, Settings* settings, QObject* p
             // The same figures in the new units (suggestion texts carry formatted bytes), also
             // while an invalid edit keeps the last valid figures drawn.
             m_results = computeTrainingResults(m_resultsPlan);
-            if (m_results.suggestionsPending || m_results.goodputPending)
+            if (m_results.workPending())
                 startFitSearch();
             emit resultsChanged();
         });
@@ -60,12 +62,16 @@ void PlanDocument::startFitSearch()
     job->units = units();
     job->fit = m_results.suggestionsPending;
     job->goodput = m_results.goodputPending;
-    if (job->goodput)
+    job->rateCurve = m_results.rateCurvePending;
+    if (job->goodput || job->rateCurve)
         job->estimate = m_results.estimate;
     m_fitJob = job;
     m_fitThread = QThread::create([job] {
         if (job->fit)
             job->suggestions = suggestFits(job->plan, job->units);
+        // The curve from the plan's own load (its capacity), before the goodput completes it.
+        if (job->rateCurve)
+            job->curve = servingRateCurve(job->plan, job->estimate);
         if (job->goodput)
             attachServingGoodput(job->plan, job->estimate);
     });
@@ -84,6 +90,7 @@ void PlanDocument::fitSearchFinished(std::shared_ptr<FitJob> job)
     const bool samePlan = job->plan == m_resultsPlan && job->units == units();
     const bool fitLanded = samePlan && job->fit && m_results.suggestionsPending;
     const bool goodputLanded = samePlan && job->goodput && m_results.goodputPending;
+    const bool curveLanded = samePlan && job->rateCurve && m_results.rateCurvePending;
     if (fitLanded) {
         m_results.suggestions = std::move(job->suggestions);
         m_results.suggestionsPending = false;
@@ -92,9 +99,13 @@ void PlanDocument::fitSearchFinished(std::shared_ptr<FitJob> job)
         m_results.estimate.serving.load = std::move(job->estimate.serving.load);
         m_results.goodputPending = false;
     }
-    if (fitLanded || goodputLanded)
+    if (curveLanded) {
+        m_results.rateCurve = std::move(job->curve);
+        m_results.rateCurvePending = false;
+    }
+    if (fitLanded || goodputLanded || curveLanded)
         emit resultsChanged();
-    const bool pending = m_results.suggestionsPending || m_results.goodputPending;
+    const bool pending = m_results.workPending();
     const bool again = m_fitQueued || pending;
     m_fitQueued = false;
     if (again && pending)
@@ -232,7 +243,7 @@ void PlanDocument::recompute()
         return; // keep drawing the last valid figures
     m_resultsPlan = m_plan;
     m_results = computeTrainingResults(m_plan);
-    if (m_results.suggestionsPending || m_results.goodputPending)
+    if (m_results.workPending())
         startFitSearch();
     emit resultsChanged();
 }

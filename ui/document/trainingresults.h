@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "estimate/estimate.h"
+#include "serving/sweep.h"
 #include "whatif/whatif.h"
 
 namespace envelope::ui {
@@ -23,6 +24,13 @@ struct TrainingResults {
     // True while the serving goodput under the plan's SLO (attachServingGoodput, a bisection of
     // simulations) is searched on the same worker: estimate.serving.load has no goodput yet.
     bool goodputPending = false;
+    // The Serving tab's latency against request rate (servingRateCurve: eleven simulations of
+    // the workload), computed on the same worker: no points while pending or without a workload.
+    ServingRateCurve rateCurve;
+    bool rateCurvePending = false;
+
+    // Whether the worker has something left to compute for these results.
+    bool workPending() const { return suggestionsPending || goodputPending || rateCurvePending; }
 };
 
 // Asks the core for every figure above but the suggestions, which PlanDocument searches off

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "charts/interactivitychart.h"
+#include "charts/latencyratechart.h"
 #include "charts/memorybarchart.h"
 #include "charts/memoryview.h"
 #include "charts/servingcurvechart.h"
@@ -54,6 +55,7 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
           { Tenant::Weights, Tenant::KvCache, Tenant::Activations, Tenant::Overhead }))
     , m_curveChart(new ServingCurveChart)
     , m_interactivityChart(new InteractivityChart)
+    , m_rateChart(new LatencyRateChart)
 {
     auto* groups = new QWidget;
     auto* groupsLayout = new QVBoxLayout(groups);
@@ -108,6 +110,7 @@ ServingPanel::ServingPanel(PlanDocument* document, QWidget* parent)
     auto* charts = new QHBoxLayout;
     charts->addWidget(m_memoryChart, 1);
     charts->addWidget(m_curveChart, 1);
+    charts->addWidget(m_rateChart, 1);
     charts->addWidget(m_interactivityChart, 1);
 
     auto* right = new QVBoxLayout;
@@ -229,11 +232,20 @@ void ServingPanel::redraw()
         MemoryLimitLine { engineLineLabel(c.engine, s.memoryFraction), s.usableBytes },
         units);
 
-    m_curveChart->setPoints(servingContextSweep(plan), c.context, s.maxSequences, c.concurrency);
+    // Under a workload its latency against the request rate takes the capacity curve's place:
+    // the static batch's question gives way to the workload's.
+    const TrainingResults& results = m_document->results();
+    const bool underLoad = c.workload && s.load && s.load->requests > 0;
+    m_curveChart->setVisible(!underLoad);
+    m_rateChart->setVisible(underLoad);
+    if (underLoad)
+        m_rateChart->setCurve(results.rateCurve, &*s.load, c.slo, results.rateCurvePending);
+    else
+        m_curveChart->setPoints(servingContextSweep(plan), c.context, s.maxSequences, c.concurrency);
     // The plan on the throughput-interactivity curve: the simulation's point under a workload,
     // else the static batch's (when it fits the pool).
     const InteractivityCurve curve = servingInteractivityCurve(plan);
-    const bool simulated = c.workload && s.load && s.load->requests > 0;
+    const bool simulated = underLoad;
     const QPointF planPoint = simulated
         ? QPointF(s.load->outputTokensPerSPerUser, s.load->outputTokensPerSPerGpu)
         : (curve.current.batch > 0 && s.fits

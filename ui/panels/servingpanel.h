@@ -17,6 +17,7 @@ class ServingControls;
 class ServingCurveChart;
 class WorkloadControls;
 class InteractivityChart;
+class LatencyRateChart;
 class SpeculativeControls;
 class SchedulerControls;
 
@@ -33,6 +34,7 @@ public:
     WorkloadControls* workloadControls() const { return m_workload; }
     SpeculativeControls* speculativeControls() const { return m_speculative; }
     SchedulerControls* schedulerControls() const { return m_scheduler; }
+    LatencyRateChart* rateChart() const { return m_rateChart; }
     // Under a workload: its percentiles, rates and SLO (hidden without one).
     FigureGrid* loadFigures() const { return m_loadFigures; }
     FigureGrid* poolFigures() const { return m_poolFigures; }
@@ -64,6 +66,7 @@ private:
     MemoryBarChart* m_memoryChart;
     ServingCurveChart* m_curveChart;
     InteractivityChart* m_interactivityChart;
+    LatencyRateChart* m_rateChart; // in the capacity curve's place under a workload
     bool m_stale = true; // results changed while hidden
 };
 
