@@ -61,6 +61,13 @@ struct EngineProfile {
     // (SGLang's --mamba-ssm-dtype default). `stateSource` names where each was read.
     bool float32RecurrentState = false;
     std::string stateSource;
+    // Host time per layer of a step that runs outside CUDA graphs (a prompt step launched
+    // eagerly from Python: SGLang's extend, vLLM V0's prefill, TensorRT-LLM's context phase),
+    // seconds: the GPU idles between launches when its work per layer is shorter, so such a step
+    // takes at least layers x this. 0: the engine replays graphs for prompts too (vLLM V1's
+    // compiled piecewise graphs), or the engine is not modelled. `hostSource`: where it is read.
+    double eagerHostSPerLayer = 0;
+    std::string hostSource;
     std::string defaultVersion; // the version row used when the plan names none
     std::vector<EngineProfile> versions;
 

@@ -399,13 +399,22 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         fmt::format("concurrency / step = {} / {} = {} tokens/s", config.concurrency,
             formatDuration(r.itlS), num(r.decodeTokensPerS)),
         r.decodeTokensPerS, "tokens/s", kRoofline);
+    const double hostFloor = eagerHostFloorS(arch, config);
+    const std::string hostPart = hostFloor > 0
+        ? fmt::format("; at least the host's eager launches, {} layers x {} = {}{}",
+              std::lround(hostFloor / config.engineProfile.eagerHostSPerLayer),
+              formatDuration(config.engineProfile.eagerHostSPerLayer),
+              formatDuration(hostFloor),
+              hostFloor >= r.prefillTimeS ? " (binding: the GPU waits on the host)" : "")
+        : std::string();
     ex.add("serving.prefill_time_s",
         fmt::format("one {}-token prompt's forward from its ops (GEMMs at m = {}, causal flash "
-                    "attention, TP all-reduces) = {} ({}); {} FLOPs",
-            config.context, config.context, formatDuration(r.prefillTimeS), r.timingSource,
-            num(prefillFlops(arch, counts, config.context))),
+                    "attention, TP all-reduces){} = {} ({}); {} FLOPs",
+            config.context, config.context, hostPart, formatDuration(r.prefillTimeS),
+            r.timingSource, num(prefillFlops(arch, counts, config.context))),
         r.prefillTimeS, "s",
-        "ops per layer (docs/formulas-serving.md, 'Step time from ops') timed from " + table);
+        "ops per layer (docs/formulas-serving.md, 'Step time from ops') timed from " + table
+            + (hostFloor > 0 ? "; " + config.engineProfile.hostSource : std::string()));
     ex.add("serving.ttft_s",
         fmt::format("max(prefill, chunks x step) = max({}, ceil({} / {}) x {}) = {} (+-{:.0f}%: "
                     "the engine's per-request and per-step time is not in the ops)",

@@ -180,9 +180,10 @@ StepTimes tabulatedStepTimes(const ModelArch& arch, const ServingConfig& config,
     }
     t->prompt = powersOfTwo(16, maxTokens);
     for (double p : t->prompt)
-        t->prefill.push_back(prefillTime(arch, config, gpu, 1, p));
+        t->prefill.push_back(prefillOpsTime(arch, config, gpu, 1, p));
     StepTimes s;
     s.tokensPerStep = decodeTokensPerStep(config);
+    s.promptHostFloorS = eagerHostFloorS(arch, config);
     s.decodeS = [t](double batch, double kv) {
         if (!(batch > 0))
             return 0.0;
@@ -373,6 +374,8 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         }
         for (const auto& [i, c] : chunks)
             dt += c * req[i].prefillPerToken;
+        if (!chunks.empty())
+            dt = std::max(dt, steps.promptHostFloorS);
         if (!(dt > 0))
             dt = 1e-6; // a step takes time even when the table says 0 (a broken GPU spec)
         if (windowStart >= 0) {

@@ -65,6 +65,10 @@ struct StepTimes {
     // the mean accepted length (1 - alpha^(k+1)) / (1 - alpha), decodeS then the verify + draft
     // step. Each sequence takes ceil((output - 1) / tokensPerStep) steps.
     double tokensPerStep = 1;
+    // A step that carries prompt tokens is launched outside CUDA graphs: it takes at least this
+    // (eagerHostFloorS, the host's launches). prefillS stays the GPU's time, so prompts that
+    // share a step pay the floor once.
+    double promptHostFloorS = 0;
 };
 
 // Step times from the plan's op model, on a grid (batch in powers of two up to `maxBatch`, KV

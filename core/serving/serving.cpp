@@ -736,7 +736,25 @@ double decodeTokenTime(const ModelArch& arch, const ServingConfig& config, const
     return t.tokensPerStep > 0 ? t.stepS / t.tokensPerStep : t.stepS;
 }
 
+double eagerHostFloorS(const ModelArch& arch, const ServingConfig& config)
+{
+    int layers = std::max(arch.layers, 0);
+    if (config.speculative) {
+        const SpeculativeDraft draft = speculativeDraft(arch, *config.speculative);
+        layers += std::max(draft.arch.layers, 0);
+    }
+    return layers * std::max(config.engineProfile.eagerHostSPerLayer, 0.0);
+}
+
 double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double sequences, double tokens)
+{
+    if (!(sequences > 0) || !(tokens > 0))
+        return 0.0;
+    return std::max(prefillOpsTime(arch, config, gpu, sequences, tokens), eagerHostFloorS(arch, config));
+}
+
+double prefillOpsTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     double sequences, double tokens)
 {
     if (!(sequences > 0) || !(tokens > 0))
@@ -936,6 +954,9 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
             = servingOps(true, draft->arch, layout, 1, context, gpu, defaults).total();
         r.prefillTimeS += r.speculative->draftPrefillS;
     }
+    // A prompt step is launched eagerly: the GPU waits on the host where its layers are short.
+    if (timed && context > 0)
+        r.prefillTimeS = std::max(r.prefillTimeS, eagerHostFloorS(arch, config));
     const double opTime = decode.total() + prefill.total();
     r.timingSource = opTime > 0 && (decode.measured + prefill.measured) / opTime >= 0.5
         ? "measured kernels"

@@ -186,9 +186,18 @@ double decodeTokenTime(const ModelArch& arch, const ServingConfig& config, const
     double batch, double contextTokens);
 
 // Prefill of `sequences` prompts of `tokens` tokens each on one GPU of the engine's tp group,
-// from its ops (the same ops TTFT is timed from), seconds. The RL rollout's prompt phase.
+// from its ops (the same ops TTFT is timed from), seconds, and at least eagerHostFloorS: the
+// step is launched outside CUDA graphs. The RL rollout's prompt phase.
 double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     double sequences, double tokens);
+// The same forward's GPU time alone, without the host floor (what a step sums over its prompts).
+double prefillOpsTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
+    double sequences, double tokens);
+
+// The host's launch time of one eagerly launched step (a prompt step), the floor under its GPU
+// time: layers (the draft's too) x the engine's eager_host_s_per_layer (presets/engines.json;
+// 0.3 ms, from eager-against-graph decode measurements). 0 for an engine that replays graphs.
+double eagerHostFloorS(const ModelArch& arch, const ServingConfig& config);
 
 // Speculative decoding (serving.speculative; docs/formulas-serving.md, "Speculative decoding").
 // Tokens one step advances a sequence when each of k drafted tokens is accepted with chance

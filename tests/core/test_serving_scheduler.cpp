@@ -12,6 +12,7 @@
 #include "plan/planio.h"
 #include "plan/presets.h"
 #include "serving/load.h"
+#include "serving/serving.h"
 #include "fixtures.h"
 
 namespace envelope {
@@ -132,6 +133,53 @@ TEST(ServingScheduler, AWholePromptTakesOneStepWhereChunksTakeThree)
         = simulateEngine(w, engine(true, false, 1, 4096), constantSteps(), 16384, 400, 2);
     EXPECT_NEAR(chunked.ttftMeanS, 0.040, 0.0005);
     EXPECT_NEAR(whole.ttftMeanS, 0.020, 0.0005);
+}
+
+// An eager prompt step waits on the host's launches (docs/formulas-serving.md §7): with a floor
+// of 24 ms (80 layers x 0.3 ms), two users whose 1,000-token prompts cost 1 ms each of GPU and
+// who want one token each (the request is its prompt) are served in steps of 24 ms: TTFT 24 ms,
+// against 2 ms without the floor. Both prompts ride one step and pay the floor once (48 ms if
+// it were paid per prompt).
+TEST(ServingScheduler, AnEagerPromptStepWaitsOnTheHostOncePerStep)
+{
+    ServingWorkload w = fixedWorkload(1000, 1);
+    w.concurrency = 2;
+    StepTimes eager = constantSteps();
+    eager.promptHostFloorS = 80 * 0.3e-3;
+    const EngineRun floored = simulateEngine(w, engine(false, true, 1, 4096), eager, 8192, 400, 3);
+    const EngineRun graphed
+        = simulateEngine(w, engine(false, true, 1, 4096), constantSteps(), 8192, 400, 3);
+    EXPECT_NEAR(floored.ttftMeanS, 0.024, 1e-6);
+    EXPECT_NEAR(graphed.ttftMeanS, 0.002, 1e-6);
+    // Two requests a step: 2 / 24 ms = 83.3 requests/s (41.7 if each prompt had its own step).
+    EXPECT_NEAR(floored.requestsPerS, 2 / 0.024, 0.5);
+}
+
+// The floor in the engines' profiles and in a plan's prompt time: SGLang keeps it, vLLM V1 does
+// not (its compiled piecewise graphs cover prompt tokens); Llama-3 70B's 80 layers make 24 ms. A
+// 16-token prompt on 4 H100s takes less GPU time than that, so its prefill is the floor; a
+// 8,192-token one is GPU-bound and keeps its ops' time.
+TEST(Serving, AnEagerPromptStepWaitsOnTheHost)
+{
+    const Plan sglang = readPlan(R"({"model": "llama-3-70b", "gpu": "h100-sxm",
+        "cluster": {"gpus": 4}, "serving": {"engine": "sglang", "tp": 4}})", presets()).value();
+    const Plan vllm = readPlan(R"({"model": "llama-3-70b", "gpu": "h100-sxm",
+        "cluster": {"gpus": 4}, "serving": {"tp": 4}})", presets()).value();
+    const ModelArch& arch = sglang.model.arch;
+    ASSERT_EQ(arch.layers, 80);
+    EXPECT_DOUBLE_EQ(eagerHostFloorS(arch, sglang.serving), 80 * 0.3e-3);
+    EXPECT_EQ(eagerHostFloorS(arch, vllm.serving), 0.0);
+    const Gpu& h100 = sglang.gpu.gpu;
+    const double shortOps = prefillOpsTime(arch, sglang.serving, h100, 1, 16);
+    ASSERT_LT(shortOps, 0.024);
+    EXPECT_DOUBLE_EQ(prefillTime(arch, sglang.serving, h100, 1, 16), 0.024);
+    EXPECT_DOUBLE_EQ(prefillTime(arch, vllm.serving, h100, 1, 16),
+        prefillOpsTime(arch, vllm.serving, h100, 1, 16));
+    const double longOps = prefillOpsTime(arch, sglang.serving, h100, 1, 8192);
+    ASSERT_GT(longOps, 0.024);
+    EXPECT_DOUBLE_EQ(prefillTime(arch, sglang.serving, h100, 1, 8192), longOps);
+    // The source is named with the figure.
+    EXPECT_NE(sglang.serving.engineProfile.hostSource.find("metaseq"), std::string::npos);
 }
 
 // Llama-3 8B on an H100 with `serving` as its serving section, read as a plan file is.
