@@ -68,6 +68,12 @@ struct EngineProfile {
     // compiled piecewise graphs), or the engine is not modelled. `hostSource`: where it is read.
     double eagerHostSPerLayer = 0;
     std::string hostSource;
+    // A request's time outside the engine's steps, seconds: the API server, chat template and
+    // tokenizer, the hand-off to the scheduler, and its first token's way back (detokenizer,
+    // stream). Added to its TTFT and end-to-end latency once, where it enters. 0: not measured
+    // for the engine. `requestSource`: where it is read.
+    double requestOverheadS = 0;
+    std::string requestSource;
     std::string defaultVersion; // the version row used when the plan names none
     std::vector<EngineProfile> versions;
 

@@ -251,6 +251,8 @@ Expected<EngineProfile> engineFromJson(const nlohmann::json& object, const std::
     f.string("state_source", p.stateSource, false);
     f.number("eager_host_s_per_layer", p.eagerHostSPerLayer, Range::closed(0, 0.01));
     f.string("host_source", p.hostSource, false);
+    f.number("request_overhead_s", p.requestOverheadS, Range::closed(0, 10));
+    f.string("request_source", p.requestSource, false);
     // [[min tp, fraction], ...] and [[below GiB, base GiB, GiB per tp x pp], ...]
     const auto rows = [&](const char* key, std::size_t width, auto&& take) {
         const nlohmann::json* v = f.get(key);

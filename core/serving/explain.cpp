@@ -415,13 +415,22 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         r.prefillTimeS, "s",
         "ops per layer (docs/formulas-serving.md, 'Step time from ops') timed from " + table
             + (hostFloor > 0 ? "; " + config.engineProfile.hostSource : std::string()));
+    const double front = config.engineProfile.requestOverheadS;
     ex.add("serving.ttft_s",
-        fmt::format("max(prefill, chunks x step) = max({}, ceil({} / {}) x {}) = {} (+-{:.0f}%: "
-                    "the engine's per-request and per-step time is not in the ops)",
-            formatDuration(r.prefillTimeS), config.context, config.maxBatchedTokens,
-            formatDuration(r.itlS), formatDuration(r.ttftS), 100 * r.ttftUncertainty),
+        front > 0
+            ? fmt::format("max(prefill, chunks x step) + the request's time outside the steps = "
+                          "max({}, ceil({} / {}) x {}) + {} = {} (+-{:.0f}%: the engine's "
+                          "per-step time is not in the ops)",
+                  formatDuration(r.prefillTimeS), config.context, config.maxBatchedTokens,
+                  formatDuration(r.itlS), formatDuration(front), formatDuration(r.ttftS),
+                  100 * r.ttftUncertainty)
+            : fmt::format("max(prefill, chunks x step) = max({}, ceil({} / {}) x {}) = {} (+-{:.0f}%: "
+                          "the engine's per-request and per-step time is not in the ops)",
+                  formatDuration(r.prefillTimeS), config.context, config.maxBatchedTokens,
+                  formatDuration(r.itlS), formatDuration(r.ttftS), 100 * r.ttftUncertainty),
         r.ttftS, "s", "vLLM chunked prefill: max_num_batched_tokens per engine step; the +- is "
-                      "the median TTFT error over the published load points (docs/validation-timing.md)");
+                      "the median TTFT error over the published load points (docs/validation-timing.md)"
+            + (front > 0 ? "; " + config.engineProfile.requestSource : std::string()));
     ex.add("serving.compute_bound_concurrency",
         r.computeBoundConcurrency > 0
             ? fmt::format("B where B F / (W + B K) = peak / HBM: ridge x W / (F - ridge x K) = {}",

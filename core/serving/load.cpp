@@ -489,8 +489,8 @@ EngineRun simulateEngine(const ServingWorkload& workload, const EngineLimits& li
         const Request& r = req[i];
         if (r.finish < 0)
             continue;
-        ttft.push_back(r.first - r.arrival);
-        e2e += r.finish - r.arrival;
+        ttft.push_back(r.first - r.arrival + limits.requestOverheadS);
+        e2e += r.finish - r.arrival + limits.requestOverheadS;
         inTokens += r.input;
         outTokens += r.output;
         if (r.output > 1) {
@@ -743,6 +743,7 @@ EngineLimits poolLimits(const ServingConfig& config, double kvTokens)
     limits.chunkedPrefill = scheduler.chunkedPrefill;
     limits.schedulerSteps = scheduler.schedulerSteps;
     limits.overlapScheduler = scheduler.overlapScheduler;
+    limits.requestOverheadS = std::max(config.engineProfile.requestOverheadS, 0.0);
     return limits;
 }
 
@@ -823,9 +824,12 @@ DisaggregatedPools disaggregatedPools(const ModelArch& arch, const ServingConfig
         // Its requests arrive with their KV: admitting one computes nothing, so it joins the
         // next decode step whatever the engine does with prompts.
         p.decodeLimits.mixedBatches = true;
+        // The request entered at the prefill pool, which carries its front-end time.
+        p.decodeLimits.requestOverheadS = 0;
         const double saturating = saturatingSequences(p.decodeLimits, w);
         p.decodeSteps = tabulatedStepTimes(arch, decodeConfig, gpu, saturating, p.context);
         p.decodeSteps.prefillS = [](double) { return 0.0; }; // the prompt's KV arrives computed
+        p.decodeSteps.promptHostFloorS = 0.0; // and no prompt forward is launched for it
         if (capacity)
             p.decodeCapacity
                 = capacityRun(w, saturating, p.decodeLimits, p.decodeSteps, p.context, requests);

@@ -37,6 +37,9 @@ struct EngineLimits {
     bool chunkedPrefill = true;
     int schedulerSteps = 1;
     bool overlapScheduler = false; // a request that arrives during a step joins the one after next
+    // Time a request spends outside the steps (EngineProfile::requestOverheadS), added to its
+    // TTFT and end-to-end latency; 0 for a pool its requests reach from another (decode).
+    double requestOverheadS = 0;
 };
 
 // The plan's engine scheduler: serving.mixed_batches, serving.chunked_prefill and

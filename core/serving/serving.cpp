@@ -972,10 +972,13 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     // Chunked prefill: the prompt goes max_batched_tokens at a time, each chunk riding an engine
     // step that also decodes the running batch, so a chunk takes at least one decode step.
     const double chunks = std::ceil(context / std::max(config.maxBatchedTokens, 1));
-    r.ttftS = std::max(r.prefillTimeS, chunks * engineStepS);
+    // The request's time outside the steps (the engine's request_overhead_s: API server,
+    // tokenizer, hand-off, the first token's way back) is on every TTFT a user sees.
+    const double front = timed ? std::max(config.engineProfile.requestOverheadS, 0.0) : 0.0;
+    r.ttftS = std::max(r.prefillTimeS, chunks * engineStepS) + front;
     // One request alone (issue 27's ttft_min_s / itl_min_s): its prefill, and a decode step of
     // one sequence at the full context.
-    r.ttftMinS = r.prefillTimeS;
+    r.ttftMinS = r.prefillTimeS + front;
     r.itlMinS = timed && context > 0 ? decodeTokenTime(arch, config, gpu, 1, context) : 0.0;
 
     // Arithmetic intensity of a decode step, B F / (W + B K), reaches the ridge peak / HBM at
@@ -1080,7 +1083,8 @@ ServingEstimate estimateDisaggregated(const ModelArch& arch, const ParamCounts& 
     g.bottleneck = prefillRps < decodeRps ? "prefill" : "decode";
 
     r.prefillTimeS = prefill.prefillTimeS;
-    r.ttftS = prefill.prefillTimeS + g.kvTransferS;
+    r.ttftS = prefill.prefillTimeS + g.kvTransferS
+        + (timed ? std::max(config.engineProfile.requestOverheadS, 0.0) : 0.0);
     r.ttftMinS = r.ttftS;
     r.fits = decode.fits && g.prefill.fits;
     r.fitsWeights = decode.fitsWeights && prefill.fitsWeights;

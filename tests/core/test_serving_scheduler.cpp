@@ -155,6 +155,44 @@ TEST(ServingScheduler, AnEagerPromptStepWaitsOnTheHostOncePerStep)
     EXPECT_NEAR(floored.requestsPerS, 2 / 0.024, 0.5);
 }
 
+// A request's time outside the steps (the API server, tokenizer, hand-off and its first token's
+// way back: SGLang's 6.9 ms) adds to each TTFT and end-to-end latency once and moves no step:
+// the same schedule, TTFT and E2E 6.9 ms later, TPOT as it was.
+TEST(ServingScheduler, ARequestsTimeOutsideTheStepsIsOnItsTtftOnce)
+{
+    ServingWorkload w = fixedWorkload(5000, 201);
+    w.requestRate = 5;
+    const EngineLimits plain = engine(false, true, 1, 8192);
+    EngineLimits fronted = plain;
+    fronted.requestOverheadS = 6.9e-3;
+    const EngineRun a = simulateEngine(w, plain, constantSteps(), 8192, 400, 4);
+    const EngineRun b = simulateEngine(w, fronted, constantSteps(), 8192, 400, 4);
+    EXPECT_NEAR(b.ttftMeanS - a.ttftMeanS, 6.9e-3, 1e-9);
+    EXPECT_NEAR(b.ttftP90S - a.ttftP90S, 6.9e-3, 1e-9);
+    EXPECT_NEAR(b.e2eMeanS - a.e2eMeanS, 6.9e-3, 1e-9);
+    EXPECT_DOUBLE_EQ(b.tpotMeanS, a.tpotMeanS);
+}
+
+// A disaggregated SGLang deployment: its decode pool receives computed KV, launches no prompt
+// forward and does not see the request arrive, so neither the eager floor nor the request's
+// front-end time touches its steps: TPOT as with both at 0; TTFT carries the front-end time
+// once (through the prefill pool).
+TEST(ServingScheduler, ADecodePoolPaysNeitherThePromptFloorNorTheFrontEnd)
+{
+    const Plan plan = readPlan(R"({"model": "llama-3-70b", "gpu": "h100-sxm",
+        "cluster": {"gpus": 8}, "serving": {"engine": "sglang", "context": 4096,
+        "disaggregation": {"prefill": {"workers": 1, "tp": 4}, "decode": {"workers": 1, "tp": 4}},
+        "workload": {"input_tokens": 1000, "output_tokens": 200, "request_rate": 2}}})",
+        presets()).value();
+    Plan bare = plan;
+    bare.serving.engineProfile.eagerHostSPerLayer = 0;
+    bare.serving.engineProfile.requestOverheadS = 0;
+    const ServingLoad with = *estimate(plan).serving.load;
+    const ServingLoad without = *estimate(bare).serving.load;
+    EXPECT_DOUBLE_EQ(with.tpotP90S, without.tpotP90S);
+    EXPECT_GE(with.ttftMeanS - without.ttftMeanS, 6.9e-3 - 1e-9);
+}
+
 // The floor in the engines' profiles and in a plan's prompt time: SGLang keeps it, vLLM V1 does
 // not (its compiled piecewise graphs cover prompt tokens); Llama-3 70B's 80 layers make 24 ms. A
 // 16-token prompt on 4 H100s takes less GPU time than that, so its prefill is the floor; a
