@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "plan/presets.h"
 #include "serving/serving.h"
+#include "fixtures.h"
 
 namespace envelope {
 namespace {
@@ -609,12 +610,8 @@ TEST(HfFamilies, Qwen35MultimodalCountsItsVisionTowerAndItsStateInFp32)
     ServingConfig serving;
     serving.context = 4096;
     serving.concurrency = 4;
-    Gpu h100;
-    h100.name = "H100";
-    h100.memoryBytes = 80e9;
-    h100.hbmBytesPerS = 3.35e12;
-    h100.bf16Flops = 989e12;
-    const ServingEstimate e = estimateServing(a, countParameters(a), serving, h100, nullptr, false);
+    const ServingEstimate e
+        = estimateServing(a, countParameters(a), serving, testing::h100(), nullptr, false);
     EXPECT_EQ(e.linearStateBytesPerSequence, 64'389'120.0);
 
     // The preset is the same model.
