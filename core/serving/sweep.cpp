@@ -106,15 +106,20 @@ InteractivityCurve servingInteractivityCurve(const Plan& plan)
     return curve;
 }
 
+bool servingRateCurveApplies(const Plan& plan, const Estimate& estimate)
+{
+    const ServingEstimate& base = estimate.serving;
+    return plan.serving.workload && base.load && base.fits && base.load->requests > 0
+        && std::isfinite(base.load->capacityRps) && base.load->capacityRps > 0;
+}
+
 ServingRateCurve servingRateCurve(const Plan& plan, const Estimate& estimate)
 {
     ServingRateCurve curve;
+    if (!servingRateCurveApplies(plan, estimate))
+        return curve;
     const ServingEstimate& base = estimate.serving;
-    if (!plan.serving.workload || !base.load || !base.fits || base.load->requests <= 0)
-        return curve;
     curve.capacityRps = base.load->capacityRps;
-    if (!std::isfinite(curve.capacityRps) || curve.capacityRps <= 0)
-        return curve;
     ServingConfig config = servingOfPlan(plan);
     config.workload->concurrency.reset();
     for (const double fraction : kServingRateFractions) {

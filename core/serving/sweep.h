@@ -72,8 +72,11 @@ struct ServingRateCurve {
 inline constexpr double kServingRateFractions[]
     = { 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95 };
 
-// `estimate` is estimate(plan)'s. No points without a workload, a fitting plan or a capacity.
-// Eleven simulations (~1-2 ms each): the app runs it on its worker thread.
+// Whether the curve has points: a workload the plan's KV pool serves, with a capacity.
+// `estimate` is estimate(plan)'s.
+bool servingRateCurveApplies(const Plan& plan, const Estimate& estimate);
+// Empty where servingRateCurveApplies is false. Eleven simulations (~1-2 ms each): the app runs
+// it on its worker thread.
 ServingRateCurve servingRateCurve(const Plan& plan, const Estimate& estimate);
 
 } // namespace envelope

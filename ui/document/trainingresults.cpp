@@ -16,10 +16,7 @@ TrainingResults computeTrainingResults(const Plan& plan)
     r.suggestionsPending = !r.estimate.training.fits;
     r.goodputPending = plan.serving.workload && plan.serving.slo && r.estimate.serving.load
         && r.estimate.serving.load->requests > 0;
-    // servingRateCurve's own condition for points: a workload the plan's KV pool serves.
-    r.rateCurvePending = plan.serving.workload && r.estimate.serving.fits
-        && r.estimate.serving.load && r.estimate.serving.load->requests > 0
-        && r.estimate.serving.load->capacityRps > 0;
+    r.rateCurvePending = servingRateCurveApplies(plan, r.estimate);
     return r;
 }
 
