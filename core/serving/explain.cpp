@@ -415,7 +415,7 @@ void explainServing(const ModelArch& arch, const ParamCounts& counts, const Serv
         r.prefillTimeS, "s",
         "ops per layer (docs/formulas-serving.md, 'Step time from ops') timed from " + table
             + (hostFloor > 0 ? "; " + config.engineProfile.hostSource : std::string()));
-    const double front = config.engineProfile.requestOverheadS;
+    const double front = requestOverheadS(config);
     ex.add("serving.ttft_s",
         front > 0
             ? fmt::format("max(prefill, chunks x step) + the request's time outside the steps = "

@@ -743,7 +743,7 @@ EngineLimits poolLimits(const ServingConfig& config, double kvTokens)
     limits.chunkedPrefill = scheduler.chunkedPrefill;
     limits.schedulerSteps = scheduler.schedulerSteps;
     limits.overlapScheduler = scheduler.overlapScheduler;
-    limits.requestOverheadS = std::max(config.engineProfile.requestOverheadS, 0.0);
+    limits.requestOverheadS = requestOverheadS(config);
     return limits;
 }
 

@@ -746,6 +746,11 @@ double eagerHostFloorS(const ModelArch& arch, const ServingConfig& config)
     return layers * std::max(config.engineProfile.eagerHostSPerLayer, 0.0);
 }
 
+double requestOverheadS(const ServingConfig& config)
+{
+    return std::max(config.engineProfile.requestOverheadS, 0.0);
+}
+
 double prefillTime(const ModelArch& arch, const ServingConfig& config, const Gpu& gpu,
     double sequences, double tokens)
 {
@@ -975,7 +980,7 @@ ServingEstimate estimateServing(const ModelArch& arch, const ParamCounts& counts
     const double chunks = std::ceil(context / std::max(config.maxBatchedTokens, 1));
     // The request's time outside the steps (the engine's request_overhead_s: API server,
     // tokenizer, hand-off, the first token's way back) is on every TTFT a user sees.
-    const double front = timed ? std::max(config.engineProfile.requestOverheadS, 0.0) : 0.0;
+    const double front = timed ? requestOverheadS(config) : 0.0;
     r.ttftS = std::max(r.prefillTimeS, chunks * engineStepS) + front;
     // One request alone (issue 27's ttft_min_s / itl_min_s): its prefill, and a decode step of
     // one sequence at the full context.
@@ -1085,7 +1090,7 @@ ServingEstimate estimateDisaggregated(const ModelArch& arch, const ParamCounts& 
 
     r.prefillTimeS = prefill.prefillTimeS;
     r.ttftS = prefill.prefillTimeS + g.kvTransferS
-        + (timed ? std::max(config.engineProfile.requestOverheadS, 0.0) : 0.0);
+        + (timed ? requestOverheadS(config) : 0.0);
     r.ttftMinS = r.ttftS;
     r.fits = decode.fits && g.prefill.fits;
     r.fitsWeights = decode.fitsWeights && prefill.fitsWeights;

@@ -199,6 +199,11 @@ double prefillOpsTime(const ModelArch& arch, const ServingConfig& config, const 
 // 0.3 ms, from eager-against-graph decode measurements). 0 for an engine that replays graphs.
 double eagerHostFloorS(const ModelArch& arch, const ServingConfig& config);
 
+// A request's time outside the engine's steps (the engine's request_overhead_s: API server,
+// tokenizer, hand-off to the scheduler, its first token's way back), seconds: on every TTFT and
+// end-to-end latency once. 0 where the engine has no measurement of it.
+double requestOverheadS(const ServingConfig& config);
+
 // Speculative decoding (serving.speculative; docs/formulas-serving.md, "Speculative decoding").
 // Tokens one step advances a sequence when each of k drafted tokens is accepted with chance
 // alpha given the ones before it (Leviathan et al. 2023, eq. 1): (1 - alpha^(k+1)) / (1 - alpha),
