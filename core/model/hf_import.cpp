@@ -306,8 +306,7 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         // Qwen3_5Config ties the embeddings at the top level.
         if (qwen35 && config.contains("tie_word_embeddings"))
             textConfig["tie_word_embeddings"] = config.at("tie_word_embeddings");
-        for (const auto& item : config.at("text_config").items())
-            textConfig[item.key()] = item.value();
+        textConfig.update(config.at("text_config"));
         // LlavaConfig's default text model is Llama's.
         const std::string fallback = type == "mistral3" ? "mistral"
             : type == "gemma3"                          ? "gemma3_text"
@@ -321,8 +320,7 @@ Expected<ModelArch> importHfConfig(std::string_view configJson)
         prefix = "text_config.";
     } else if (qwen35Text) {
         textConfig = qwen35TextDefaults(type == "qwen3_5_moe_text");
-        for (const auto& item : config.items())
-            textConfig[item.key()] = item.value();
+        textConfig.update(config);
     }
     // Qwen3_5MoeTextConfig has no intermediate_size: every layer is MoE, so the dense width is
     // never used; the experts' stands in for it.
