@@ -179,9 +179,10 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     d.tp = link(s.tp, s.tp, s, gpu);
     d.cp = link(s.cp, double(s.tp) * s.cp, s, gpu);
     d.ep = link(s.ep, double(s.tp) * s.cp * s.ep, s, gpu);
-    // torchtitan's FSDP shards over dp x cp (dp_shard_cp): its collectives span both.
+    // torchtitan's FSDP shards over dp x cp (dp_shard_cp) and Megatron's grad buffers reduce
+    // over dp x cp (intra_dp_cp_group): their data-parallel collectives span both.
     const int zeroStage = std::clamp(config.zeroStage, 0, 3);
-    const int shardGroup = s.dp * (config.framework.shardOverCp && zeroStage >= 3 ? s.cp : 1);
+    const int shardGroup = s.dp * (config.framework.shardOverCp ? s.cp : 1);
     d.dp = link(shardGroup, double(s.tp) * s.cp * s.dp, s, gpu);
     d.expertDp = link(std::max(1, s.dp / s.ep), double(s.tp) * s.cp * s.dp, s, gpu);
     d.pp = link(s.pp, s.gpus, s, gpu);

@@ -69,6 +69,11 @@ struct FrameworkProfile {
     // FP8 training (recipe compute "fp8"): bytes per local parameter of the FP8 copy of the
     // all-gathered weights the Float8 linears cast and keep for the backward (torchtitan/torchao).
     double fp8WeightCastBytes = 0;
+    // FP8 training (recipe compute "fp8"): the linears save their inputs for the backward in the
+    // FP8 copy they ran on (Transformer Engine's Linear, LayerNormLinear and GroupedLinear keep
+    // the quantized input), not the bf16 one (torchao's Float8Linear keeps the high-precision
+    // input and re-casts it).
+    bool fp8SavesLinearInputs = false;
     // Pipeline boundaries under TP without sequence parallelism are sent 1/tp per rank and
     // all-gathered (Megatron's scatter-gather, Narayanan et al. 2021 sec. 4.1).
     bool ppScatterGather = false;

@@ -23,7 +23,15 @@ void applyRecomputeOpsAndFp8(
     const ModelArch& arch, const TrainingConfig& config, double ab, bool moeLayer, LayerTerms& t)
 {
     const unsigned ops = config.recomputeOps;
-    const unsigned fp8 = config.fp8Activations;
+    // FP8 training under Transformer Engine (the framework's fp8_saves_linear_inputs): every
+    // linear keeps the FP8 copy of its input for the weight gradient, so the norm outputs (the
+    // QKV, FFN and MLA up-projection inputs), the output-projection input, the down-projection
+    // input and the dispatched expert inputs are kept at 1 B. Q, K, V (flash attention's
+    // inputs), SwiGLU's gate and up outputs and the expert outputs stay at the recipe's width.
+    const bool linearsFp8 = config.framework.fp8SavesLinearInputs
+        && config.recipe.recipe.compute == ComputeDtype::Fp8 && ab > 1.0;
+    const unsigned fp8
+        = config.fp8Activations | (linearsFp8 ? (Fp8AttentionOutput | Fp8MoeInputs) : 0u);
     if (ops == 0 && fp8 == 0)
         return;
     const double narrow = std::max(0.0, ab - 1.0); // bytes saved per element cached in FP8
@@ -38,6 +46,12 @@ void applyRecomputeOpsAndFp8(
         t.latents /= 2;
         t.eagerNorms = 0;
     }
+    if (linearsFp8 && !(ops & RecomputeNorm)) {
+        t.normOutputs = std::max(0.0, t.normOutputs - narrow * 2 * h);
+        if (arch.mla)
+            t.latents = std::max(0.0, t.latents
+                    - narrow * (positiveOrZero(arch.mla->qLoraRank) + positiveOrZero(arch.mla->kvLoraRank)));
+    }
     if ((ops & RecomputeMlaUp) && arch.mla)
         // Q, K and V are rebuilt from the kept latents; the output-projection input stays.
         t.attention = ab * oInput;
@@ -50,10 +64,18 @@ void applyRecomputeOpsAndFp8(
                                  : positiveOrZero(static_cast<double>(arch.ffnHidden));
         // Gate and up outputs (SwiGLU's input), and their product (the down-projection input).
         const double gateUp = 2 * width * ((fp8 & Fp8SwigluInputs) ? std::min(ab, 1.0) : ab);
-        const double product = (ops & RecomputeSwiglu) ? 0.0 : ab * width;
+        const double product
+            = (ops & RecomputeSwiglu) ? 0.0 : (linearsFp8 ? std::min(ab, 1.0) : ab) * width;
         t.ffn = gateUp + product;
         if ((ops & RecomputeSwiglu) && config.eagerKernels())
             t.eagerSplit = std::max(0.0, t.eagerSplit - ab * width); // act(gate) rebuilt too
+    } else if (linearsFp8) {
+        // A plain FFN keeps the activation's input and output; the output is the second linear's.
+        const bool moe = moeLayer && arch.moe;
+        const double width = moe ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
+                * (positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts))
+                                 : positiveOrZero(static_cast<double>(arch.ffnHidden));
+        t.ffn = std::max(0.0, t.ffn - narrow * width);
     }
     if ((fp8 & Fp8MoeInputs) && moeLayer && arch.moe)
         // The dispatched copy of each token's input, one per routed expert.

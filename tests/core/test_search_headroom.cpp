@@ -90,9 +90,10 @@ TEST(SearchHeadroom, GoalsThatAskForTheLineKeepTheirOrder)
     EXPECT_EQ(ranked[0].layout.tp, 8);
 }
 
-// On a published plan (Megatron-Bridge 25.11's Qwen3-30B-A3B FP8 on 16 H100s), the layout the
-// goal alone ranks first sits within 2% of the 77.0 GB line; the search answers a roomier one
-// within 2% of its tokens/s, and says so.
+// On a published plan (Megatron-Bridge 25.11's Qwen3-30B-A3B FP8 on 16 H100s) at 8192 tokens a
+// sequence, the layout the goal alone ranks first sits within 2% of the 77.0 GB line; the search
+// answers a roomier one within 2% of its tokens/s, and says so. (At the run's own 4096 the best
+// layouts have room since issue 24 kept its FP8 linears' inputs at 1 B.)
 TEST(SearchHeadroom, TheSearchAppliesItAndSaysSo)
 {
     const std::string path = std::string(ENVELOPE_TEST_DATA_DIR)
@@ -100,9 +101,11 @@ TEST(SearchHeadroom, TheSearchAppliesItAndSaysSo)
     const PresetLibrary presets = builtinPresets().value();
     const Expected<Plan> plan = readPlan(testing::readText(path), presets);
     ASSERT_TRUE(plan.ok()) << plan.error().toString();
+    Plan longer = *plan;
+    longer.training.seqLen = 8192;
     SearchOptions options;
     options.goal = SearchGoal::MaxThroughput;
-    const SearchResult r = search(*plan, options);
+    const SearchResult r = search(longer, options);
     ASSERT_FALSE(r.candidates.empty());
     ASSERT_FALSE(r.headroomNote.empty());
     const Candidate& best = r.candidates.front();
@@ -115,9 +118,9 @@ TEST(SearchHeadroom, TheSearchAppliesItAndSaysSo)
     EXPECT_LT(faster->tokensPerS, best.tokensPerS / 0.98);
     EXPECT_GT(faster->perGpuBytes, 0.98 * line);
     // The solution says it in each format.
-    EXPECT_NE(writeSolutionText(*plan, r, ByteUnits::GB, false).find("ranked first for its headroom"),
+    EXPECT_NE(writeSolutionText(longer, r, ByteUnits::GB, false).find("ranked first for its headroom"),
         std::string::npos);
-    EXPECT_NE(writeSolutionJson(*plan, r).find("\"headroom_note\""), std::string::npos);
+    EXPECT_NE(writeSolutionJson(longer, r).find("\"headroom_note\""), std::string::npos);
 }
 
 } // namespace

@@ -85,6 +85,27 @@ TEST(TrainingExplain, EveryFigureHasAFormulaItsValueAndASource)
     }
 }
 
+// A Megatron FP8 plan says its linears keep their inputs in FP8 (Transformer Engine); a bf16 one
+// does not.
+TEST(TrainingExplain, TheActivationFormulaNamesTheFp8LinearInputs)
+{
+    const CountedModel m = bareModel(7e9, 32, 4096, 32, 32000);
+    TrainingConfig c = seedConfig();
+    c.activationModel.kind = ActivationModel::Kind::Tensors;
+    c.framework.fp8SavesLinearInputs = true;
+    c.recipe.recipe.activationBytes = 2;
+    c.recipe.recipe.compute = ComputeDtype::Fp8;
+    Explainer fp8;
+    estimateFor(m, c, 8, kH100Bytes, &fp8);
+    EXPECT_NE(fp8.find("training.activation_bytes_per_layer")->formula.find("fp8_saves_linear_inputs"),
+        std::string::npos);
+    c.recipe.recipe.compute = ComputeDtype::Bf16;
+    Explainer bf16;
+    estimateFor(m, c, 8, kH100Bytes, &bf16);
+    EXPECT_EQ(bf16.find("training.activation_bytes_per_layer")->formula.find("fp8_saves_linear_inputs"),
+        std::string::npos);
+}
+
 TEST(TrainingExplain, FormulasShowTheSubstitutedValues)
 {
     // Seed 002's ZeRO-3 on 8 GPUs: weights 2 x 7e9 / 8 = 1.75 GB, optimizer (4 + 8) x 7e9 / 8 =

@@ -301,6 +301,55 @@ TEST(DeepSeekV3Layout, RecomputeAndFp8TermsByHand)
     EXPECT_DOUBLE_EQ(t.replicated() + t.split(), 259584.0);
 }
 
+// Transformer Engine keeps each linear's input for the weight gradient in the FP8 copy it ran on
+// (megatron: fp8_saves_linear_inputs); torchao's Float8Linear (torchtitan) keeps the bf16 one.
+TEST(Fp8LinearInputs, TransformerEngineKeepsEachLinearsInputAtOneByte)
+{
+    // One Llama 3 70B layer per token (h 8192, 64 heads of 128, 8 KV heads, f 28672, flash
+    // attention, no dropout), bf16 activations:
+    //   bf16: norm inputs 2 x 2 x 8192 = 32,768; norm outputs 32,768; Q, K, V and the
+    //   output-projection input 2 x (2 x 64 x 128 + 2 x 8 x 128) = 36,864; flash stats
+    //   4 x 64 = 256; gate, up and their product 3 x 28,672 x 2 = 172,032 -> 274,688 B.
+    //   FP8 linear inputs: norm outputs 2 x 8192 x 1 = 16,384; output-projection input
+    //   64 x 128 at 1 B: 36,864 - 8,192 = 28,672; the product (down-projection input) at 1 B:
+    //   2 x 28,672 x 2 + 28,672 = 143,360 -> 32,768 + 16,384 + 28,672 + 256 + 143,360
+    //   = 221,440 B.
+    const ModelArch& llama = presets().findModel("llama-3-70b")->arch;
+    TrainingConfig c;
+    c.flashAttention = true;
+    c.recipe.recipe.compute = ComputeDtype::Fp8;
+    const LayerTerms torchao = layerTerms(llama, c, 2.0, false);
+    EXPECT_DOUBLE_EQ(torchao.replicated() + torchao.split(), 274688.0);
+    c.framework.fp8SavesLinearInputs = true;
+    const LayerTerms te = layerTerms(llama, c, 2.0, false);
+    EXPECT_DOUBLE_EQ(te.replicated() + te.split(), 221440.0);
+    // Only under an FP8 recipe.
+    c.recipe.recipe.compute = ComputeDtype::Bf16;
+    const LayerTerms bf16 = layerTerms(llama, c, 2.0, false);
+    EXPECT_DOUBLE_EQ(bf16.replicated() + bf16.split(), 274688.0);
+
+    // One DeepSeek-V3 MoE layer (h 7168, 128 heads, latents 1536 / 512, qk 192, v 128, 8 of 256
+    // experts + 1 shared of width 2048):
+    //   bf16: norm inputs 28,672 + norm outputs 28,672 + latent norm inputs and outputs
+    //   2 x (2 x 1536 + 2 x 512) = 8,192 + Q, K, V, output input 2 x 128 x (2 x 192 + 2 x 128)
+    //   = 163,840 + flash stats 512 + gate, up, product 3 x 18,432 x 2 = 110,592 + dispatch and
+    //   combine 2 x 2 x 7168 x 8 = 229,376 + router 4 x 256 = 1,024 -> 570,880 B.
+    //   FP8 linear inputs: norm outputs -14,336, normalised latents -(1536 + 512), output input
+    //   -128 x 128, product -18,432, dispatched inputs -7168 x 8 -> 570,880 - 14,336 - 2,048
+    //   - 16,384 - 18,432 - 57,344 = 462,336 B.
+    const ModelArch& deepseek = presets().findModel("deepseek-v3")->arch;
+    c.framework.fp8SavesLinearInputs = false;
+    c.recipe.recipe.compute = ComputeDtype::Fp8;
+    const LayerTerms dsBf16 = layerTerms(deepseek, c, 2.0, true);
+    EXPECT_DOUBLE_EQ(dsBf16.replicated() + dsBf16.split(), 570880.0);
+    c.framework.fp8SavesLinearInputs = true;
+    const LayerTerms dsTe = layerTerms(deepseek, c, 2.0, true);
+    EXPECT_DOUBLE_EQ(dsTe.replicated() + dsTe.split(), 462336.0);
+    // The megatron profile says so; torchtitan's does not.
+    EXPECT_TRUE(presets().findFramework("megatron")->fp8SavesLinearInputs);
+    EXPECT_FALSE(presets().findFramework("torchtitan")->fp8SavesLinearInputs);
+}
+
 // ---- 6. Parameter offload and the FSDP + PP buffer
 // -----------------------------------------------
 

@@ -23,17 +23,18 @@ TrainingConfig fsdpConfig()
     return c;
 }
 
-// cp 2 on 16 GPUs: dp = 8. Megatron's distributed optimizer shards over dp (2 B x P / 8);
-// torchtitan's FSDP over dp x cp = 16 (2 B x P / 16).
+// cp 2 on 16 GPUs: dp = 8. A profile that shards over dp alone (generic, DeepSpeed) holds
+// 2 B x P / 8; torchtitan's FSDP and Megatron's grad buffers and distributed optimizer
+// (intra_dp_cp_group) shard over dp x cp = 16 (2 B x P / 16).
 TEST(TrainingSharding, TorchtitanShardsOverDataAndContextParallelRanks)
 {
     TrainingConfig c = fsdpConfig();
     c.cp = 2;
     c.seqLen = 8192;
     const CountedModel m = gptModel(32, 4096, 32, 50000);
-    const TrainingMemory megatron = estimateFor(m, c, 16, kH100Bytes);
-    EXPECT_EQ(megatron.dataParallel, 8);
-    EXPECT_NEAR(megatron.perGpu.weights, 2 * kParams / 8, 1);
+    const TrainingMemory dpOnly = estimateFor(m, c, 16, kH100Bytes);
+    EXPECT_EQ(dpOnly.dataParallel, 8);
+    EXPECT_NEAR(dpOnly.perGpu.weights, 2 * kParams / 8, 1);
     c.framework.shardOverCp = true;
     const TrainingMemory titan = estimateFor(m, c, 16, kH100Bytes);
     EXPECT_NEAR(titan.perGpu.weights, 2 * kParams / 16, 1);
