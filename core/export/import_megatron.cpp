@@ -426,18 +426,34 @@ Expected<ImportedPlan> importMegatron(
     if (granularity.empty())
         t["recompute"] = "none";
     else if (granularity == "selective") {
-        // --recompute-modules (nargs; default core_attn): Envelope's selective recompute is the
-        // attention core's; other modules are named.
+        // --recompute-modules (nargs; default core_attn): core_attn is Envelope's selective
+        // recompute; layernorm, mla_up_proj and moe_act are training.recompute_ops norm, mla_up
+        // and swiglu; the others (mlp, moe, shared_experts) are named and not counted.
         t["recompute"] = "selective";
         if (has("--recompute-modules")) {
+            bool coreAttn = false;
+            nlohmann::json ops = nlohmann::json::array();
             std::vector<std::string> others;
-            for (const std::string& module : flagValues["--recompute-modules"])
-                if (module != "core_attn")
+            for (const std::string& module : flagValues["--recompute-modules"]) {
+                if (module == "core_attn")
+                    coreAttn = true;
+                else if (module == "layernorm")
+                    ops.push_back("norm");
+                else if (module == "mla_up_proj")
+                    ops.push_back("mla_up");
+                else if (module == "moe_act" && has("--num-experts"))
+                    ops.push_back("swiglu");
+                else
                     others.push_back(module);
+            }
+            if (!coreAttn)
+                t["recompute"] = "none";
+            if (!ops.empty())
+                t["recompute_ops"] = ops;
             if (!others.empty())
                 d.warnings.push_back(fmt::format(
-                    "--recompute-modules {}: Envelope's selective recompute keeps all but the "
-                    "attention core (core_attn); these modules' recompute is not counted",
+                    "--recompute-modules {}: Envelope counts core_attn, layernorm, mla_up_proj "
+                    "and moe_act; these modules' recompute is not counted",
                     shortList(others, " ")));
         }
     } else if (granularity == "full") {

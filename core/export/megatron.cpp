@@ -9,6 +9,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/checked.h"
 #include "export/common.h"
@@ -239,17 +240,51 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
     arg("--seq-length", t.seqLen);
     arg("--train-samples", numberText(std::ceil(t.trainTokens / t.seqLen)));
 
+    // training.recompute_ops as Megatron's selective --recompute-modules (megatron/training/
+    // arguments.py; TransformerConfig.recompute_modules): norm = layernorm (the input and
+    // pre-MLP norms), mla_up = mla_up_proj, swiglu = moe_act (the MoE experts' activation; a
+    // dense MLP's activation alone has no module). core_attn is Envelope's selective recompute.
+    std::vector<std::string> modules;
+    if (t.recompute == Recompute::Selective)
+        modules.push_back("core_attn");
+    if (t.recompute == Recompute::None || t.recompute == Recompute::Selective) {
+        const ModelArch& arch = plan.model.arch;
+        if (t.recomputeOps & RecomputeNorm)
+            modules.push_back("layernorm");
+        if ((t.recomputeOps & RecomputeMlaUp) && arch.mla)
+            modules.push_back("mla_up_proj");
+        if (t.recomputeOps & RecomputeSwiglu) {
+            if (arch.moe)
+                modules.push_back("moe_act");
+            if (!arch.moe || arch.moe->denseLayers > 0)
+                out.warnings.push_back(
+                    "training.recompute_ops swiglu: Megatron recomputes the MoE experts' "
+                    "activation (moe_act) only; a dense MLP's activation has no module of its own "
+                    "(mlp recomputes the whole MLP), so the dense layers keep their SwiGLU output");
+        }
+    }
+    if (t.fp8Activations != 0)
+        out.warnings.push_back("training.fp8_activations: Megatron has no flag to cache chosen "
+                               "activations in FP8 (Transformer Engine keeps the linears' inputs "
+                               "in FP8 under an FP8 recipe on its own)");
     switch (t.recompute) {
     case Recompute::None:
-        break;
     case Recompute::Selective:
-        arg("--recompute-granularity", "selective");
+        if (!modules.empty()) {
+            arg("--recompute-granularity", "selective");
+            if (modules != std::vector<std::string> { "core_attn" })
+                arg("--recompute-modules", fmt::format("{}", fmt::join(modules, " ")));
+        }
         break;
     case Recompute::Full:
     case Recompute::EveryK:
         arg("--recompute-granularity", "full");
         arg("--recompute-method", "uniform");
         arg("--recompute-num-layers", t.recompute == Recompute::Full ? 1 : t.recomputeEvery);
+        if (t.recomputeOps != 0)
+            out.warnings.push_back("training.recompute_ops under full recompute: Megatron's "
+                                   "granularity is one of full and selective; the full "
+                                   "recompute already rebuilds these ops");
         break;
     }
 
@@ -308,6 +343,10 @@ EngineConfig exportMegatron(const Plan& plan, const Estimate& estimate)
         break;
     case Precision::Kind::Fp8:
         args.push_back("--bf16");
+        // FP8 runs under --bf16 too: without --grad-reduce-in-bf16 Megatron reduces and keeps
+        // the gradients in fp32 (4 B), which the FP8 recipes' 2 B gradients are not.
+        if (!p.fp32Gradients)
+            args.push_back("--grad-reduce-in-bf16");
         arg("--fp8-format", "e4m3");
         arg("--fp8-recipe", "blockwise");
         break;

@@ -483,6 +483,9 @@ for path in sorted(glob.glob(os.path.join(source, "tests/data/plans/hard/*.json"
 VARIANTS = [
     ['model="llama-3-70b"', "cluster.gpus=64", "training.pp=4", "training.virtual_stages=2"],
     ['model="deepseek-v3"', "cluster.gpus=128", "training.pp=16", "training.ep=8"],
+    ['model="deepseek-v3"', "cluster.gpus=256", "training.pp=16", "training.ep=8",
+     'training.recipe="fp8-te"', 'training.recompute="none"',
+     'training.recompute_ops=["norm", "mla_up", "swiglu"]', 'training.framework="megatron"'],
     ['model="deepseek-v3"', "cluster.gpus=64", "training.pp=4", "training.virtual_stages=2",
      "training.ep=8"],
     ['model="llama-3-8b"', 'training.recipe="fp8-deepseek"'],

@@ -488,6 +488,40 @@ TEST(ConformanceTorchTitanImport, Float8MemoryBudgetAndUnreadKeys)
         "full");
 }
 
+// Issue 24: the recompute modules Megatron-Bridge's recipes set (DeepSeek-V3: mla_up_proj;
+// GPT-OSS: layernorm, moe_act) are training.recompute_ops, both ways, and an FP8 recipe's bf16
+// gradients are written (without --grad-reduce-in-bf16 Megatron keeps them in fp32).
+TEST(ConformanceMegatron, RecomputeModulesAndFp8GradientsRoundTrip)
+{
+    const Plan deepseek = defaultPlanWith({ "model=\"deepseek-v3\"", "cluster.gpus=256",
+        "training.recipe=\"fp8-te\"", "training.pp=16", "training.ep=8", "training.recompute=\"none\"",
+        "training.recompute_ops=[\"mla_up\"]", "training.framework=\"megatron\"" });
+    const EngineConfig c = exportOf(deepseek, Engine::Megatron);
+    EXPECT_NE(c.text.find("--recompute-granularity selective"), std::string::npos) << c.text;
+    EXPECT_NE(c.text.find("--recompute-modules mla_up_proj"), std::string::npos) << c.text;
+    EXPECT_EQ(c.text.find("core_attn"), std::string::npos) << c.text;
+    EXPECT_NE(c.text.find("--grad-reduce-in-bf16"), std::string::npos) << c.text;
+
+    const nlohmann::json back = planOf(importWith(Engine::Megatron,
+        "--recompute-granularity selective --recompute-modules layernorm moe_act --num-experts 8 "
+        "--bf16\n",
+        8));
+    EXPECT_EQ(back["training"]["recompute"], "none");
+    EXPECT_EQ(back["training"]["recompute_ops"], nlohmann::json({ "norm", "swiglu" }));
+    const nlohmann::json withCore = planOf(importWith(Engine::Megatron,
+        "--recompute-granularity selective --recompute-modules core_attn mla_up_proj --bf16\n", 8));
+    EXPECT_EQ(withCore["training"]["recompute"], "selective");
+    EXPECT_EQ(withCore["training"]["recompute_ops"], nlohmann::json({ "mla_up" }));
+
+    // A dense model's SwiGLU has no module of its own: said, not written.
+    const Plan dense = defaultPlanWith({ "model=\"llama-3-8b\"", "training.recompute=\"selective\"",
+        "training.recompute_ops=[\"swiglu\"]" });
+    const EngineConfig d = exportOf(dense, Engine::Megatron);
+    EXPECT_EQ(d.text.find("--recompute-modules"), std::string::npos) << d.text;
+    EXPECT_NE(d.text.find("--recompute-granularity selective"), std::string::npos) << d.text;
+    EXPECT_TRUE(anyWarningMentions(d, "moe_act"));
+}
+
 // Item 10. Megatron: nargs flags, bash arrays, Megatron-FSDP's sharding, virtual stages per rank.
 TEST(ConformanceMegatronImport, NargsArraysFsdpAndVirtualStages)
 {
