@@ -507,7 +507,9 @@ void explainTrainingMemory(const ModelArch& arch, const TrainingSetup& setup,
         worst.shardGroup, "ranks",
         "ZeRO (Rajbhandari et al. 2020); torchtitan FSDP over the dp_shard x cp mesh "
         "(parallelize_llama.py: dp_shard_cp) and HSDP (data_parallel_replicate_degree); "
-        "PyTorch FSDP2 fully_shard with a 2-D mesh (replicate, shard)");
+        "Megatron-Core's grad buffers and distributed optimizer over intra_dp_cp_group "
+        "(distributed_data_parallel.py); PyTorch FSDP2 fully_shard with a 2-D mesh (replicate, "
+        "shard)");
     ex.add("training.worst_stage",
         fmt::format("the pipeline stage with the largest total of {} stages: {}", setup.pp,
             result.worstStage),
