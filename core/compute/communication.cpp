@@ -319,8 +319,15 @@ CommDetail communication(const ModelArch& arch, const ParamCounts& counts,
     // during execution": the EP and PP traffic hides behind compute like overlapped DP.
     const bool dualPipe = config.ppSchedule == PpSchedule::DualPipe && s.pp > 1;
     d.epPpOverlap = combine(dualPipe ? 1.0 : 0.0);
+    // Megatron's interleaved schedule (overlap_p2p_comm, on by default in megatron/training and
+    // set by Megatron-Bridge whenever virtual stages > 1) posts each chunk's isend / irecv and
+    // waits only before the chunk that needs it: the steady state's p2p hides behind compute.
+    // The fill and drain (the bubble below) keep theirs.
+    const bool interleavedOverlap
+        = config.framework.ppP2pOverlapInterleaved && s.pp > 1 && s.virtualStages > 1;
+    d.ppOverlap = combine(dualPipe || interleavedOverlap ? 1.0 : 0.0);
     d.overlappableS = d.dpOverlap * c.dpS + d.tpOverlap * c.tpS + d.otherOverlap * c.cpS
-        + d.epPpOverlap * (c.ppS + c.epS);
+        + d.ppOverlap * c.ppS + d.epPpOverlap * c.epS;
     d.hiddenS = std::min(d.overlappableS, computeTimeS);
     c.exposedS = d.totalS - d.hiddenS;
 

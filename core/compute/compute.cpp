@@ -325,7 +325,7 @@ TrainingCompute estimateCompute(const ModelArch& arch, const ParamCounts& counts
         { "dp-comm", c.dpS * onPath(comm.dpOverlap) },
         { "tp-comm", c.tpS * onPath(comm.tpOverlap) },
         { "pp-bubble", c.ppBubbleS },
-        { "pp-comm", c.ppS * onPath(comm.epPpOverlap) },
+        { "pp-comm", c.ppS * onPath(comm.ppOverlap) },
         { "cp-comm", c.cpS * onPath(comm.otherOverlap) },
         { "ep-comm", c.epS * onPath(comm.epPpOverlap) },
         { "host-transfer", c.offloadS + c.activationOffloadExposedS },

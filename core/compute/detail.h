@@ -139,6 +139,9 @@ struct CommDetail {
     // 1 - (1 - framework) x (1 - comm_overlap).
     double dpOverlap = 0, tpOverlap = 0, otherOverlap = 0;
     double epPpOverlap = 0; // EP all-to-all and PP p2p: DualPipe hides them, else as `other`
+    // PP p2p in the steady state: DualPipe, or an interleaved schedule whose framework issues
+    // its sends and receives asynchronously (Megatron's overlap_p2p_comm); else as `other`.
+    double ppOverlap = 0;
     double bubbleMicroBatches = 0; // the schedule's idle time in micro-batches of the stage
     double dpFrameworkOverlap = 0; // the framework's share alone (explained)
     // The DP time split by window below ZeRO-3: the gradient reduction (all-reduce or

@@ -466,9 +466,10 @@ void explainCommunication(const TrainingConfig& config, const ComputeSetup& s, c
         "Wang et al. 2022 (Overlap Communication with Dependent Computation via Decomposition); "
         "torchtitan async TP (enable_async_tensor_parallel); Megatron --tp-comm-overlap");
     ex.add("training.communication.exposed_s",
-        fmt::format("total - min(dp x {} + tp x {} + cp x {} + (pp + ep) x {}, compute) = {} - "
+        fmt::format("total - min(dp x {} + tp x {} + cp x {} + pp x {} + ep x {}, compute) = {} - "
                     "min({}, {}) = {}",
-            num(d.dpOverlap), num(d.tpOverlap), num(d.otherOverlap), num(d.epPpOverlap), duration(d.totalS),
+            num(d.dpOverlap), num(d.tpOverlap), num(d.otherOverlap), num(d.ppOverlap),
+            num(d.epPpOverlap), duration(d.totalS),
             duration(d.overlappableS), duration(r.computeTimeS), duration(c.exposedS)),
         c.exposedS, "s", "docs/formulas-compute.md sec. 4 (overlap per framework, comm_overlap)");
     const char* schedule = config.ppSchedule == PpSchedule::DualPipe

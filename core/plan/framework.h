@@ -77,6 +77,10 @@ struct FrameworkProfile {
     // Pipeline boundaries under TP without sequence parallelism are sent 1/tp per rank and
     // all-gathered (Megatron's scatter-gather, Narayanan et al. 2021 sec. 4.1).
     bool ppScatterGather = false;
+    // The interleaved (virtual-stage) 1F1B schedule issues the pipeline's sends and receives
+    // asynchronously and waits for them only where the next chunk needs them, so the steady
+    // state's point-to-point hides behind the chunks' compute (Megatron overlap_p2p_comm).
+    bool ppP2pOverlapInterleaved = false;
     // Megatron's backward issues the TP collective of a column-parallel linear's input
     // gradient (and, under sequence parallelism, the re-gather of its input) asynchronously
     // behind that linear's gradient GEMMs (LinearWithGradAccumulationAndAsyncCommunication).

@@ -187,6 +187,7 @@ Expected<FrameworkProfile> frameworkFromJson(const nlohmann::json& object, const
     f.number("fragmentation_expandable", p.fragmentationExpandable, Range::closed(0, 0.9));
     f.boolean("expandable_segments", p.expandableSegments);
     f.boolean("contiguous_state_buffers", p.contiguousStateBuffers);
+    f.boolean("pp_p2p_overlap_interleaved", p.ppP2pOverlapInterleaved);
     f.boolean("fp8_saves_linear_inputs", p.fp8SavesLinearInputs);
     f.number("offload_buffer_layers", p.offloadBufferLayers, Range::closed(0, 64));
     const nlohmann::json* versions = f.get("versions");

@@ -250,9 +250,10 @@ TEST(Validation, TheStatedUncertaintyCoversEachGpusPublishedRuns)
 // The wider training-throughput set (tests/data/validation/throughput/points.json: 38 published
 // runs on A100, H100, H200, B200, GB200 and GB300 from Megatron-LM, Megatron-Bridge 25.11,
 // torchtitan and llm-foundry; tools/validation_throughput.py prints the table). Its median
-// |error| is 15% (18% before the Megatron runs' stated DP overlap could be expressed, 13%
-// before issue 24 gave the Megatron-Bridge rows their recipes' bf16 gradients); plans that do
-// not fit are scored on the step their explanation gives.
+// |error| is 13% (18% before the Megatron runs' stated DP overlap could be expressed; 15% after
+// issue 24 gave the Megatron-Bridge rows their recipes' bf16 gradients, 13% again once
+// Megatron's interleaved schedule hid its p2p); plans that do not fit are scored on the step
+// their explanation gives.
 TEST(Validation, ThroughputOfThePublishedRunsFromOps)
 {
     const std::string dir = std::string(ENVELOPE_TEST_DATA_DIR) + "/validation/throughput/";
