@@ -14,6 +14,16 @@ int atLeastOne(int x)
     return x < 1 ? 1 : x;
 }
 
+// The FFN's intermediate width per token: ffn_hidden, or a MoE layer's expert width times the
+// experts each token runs (top-k routed + shared).
+double ffnWidth(const ModelArch& arch, bool moeLayer)
+{
+    if (moeLayer && arch.moe)
+        return positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
+            * (positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts));
+    return positiveOrZero(static_cast<double>(arch.ffnHidden));
+}
+
 // training.recompute_ops and training.fp8_activations: DeepSeek-AI 2024 (DeepSeek-V3 technical
 // report) sec. 3.2.3 recomputes every RMSNorm and the MLA up-projections in the backward, and
 // sec. 3.3.3 caches the inputs of the MoE up-projections and of SwiGLU in FP8, recomputing the
@@ -23,13 +33,11 @@ void applyRecomputeOpsAndFp8(
     const ModelArch& arch, const TrainingConfig& config, double ab, bool moeLayer, LayerTerms& t)
 {
     const unsigned ops = config.recomputeOps;
-    // FP8 training under Transformer Engine (the framework's fp8_saves_linear_inputs): every
-    // linear keeps the FP8 copy of its input for the weight gradient, so the norm outputs (the
-    // QKV, FFN and MLA up-projection inputs), the output-projection input, the down-projection
-    // input and the dispatched expert inputs are kept at 1 B. Q, K, V (flash attention's
-    // inputs), SwiGLU's gate and up outputs and the expert outputs stay at the recipe's width.
-    const bool linearsFp8 = config.framework.fp8SavesLinearInputs
-        && config.recipe.recipe.compute == ComputeDtype::Fp8 && ab > 1.0;
+    // FP8 linear inputs (fp8KeepsLinearInputs): the norm outputs (the QKV, FFN and MLA
+    // up-projection inputs), the output-projection input, the down-projection input and the
+    // dispatched expert inputs are kept at 1 B. Q, K, V (flash attention's inputs), SwiGLU's
+    // gate and up outputs and the expert outputs stay at the recipe's width.
+    const bool linearsFp8 = fp8KeepsLinearInputs(config, ab);
     const unsigned fp8
         = config.fp8Activations | (linearsFp8 ? (Fp8AttentionOutput | Fp8MoeInputs) : 0u);
     if (ops == 0 && fp8 == 0)
@@ -57,11 +65,8 @@ void applyRecomputeOpsAndFp8(
         t.attention = ab * oInput;
     if (fp8 & Fp8AttentionOutput)
         t.attention = std::max(0.0, t.attention - narrow * oInput);
+    const double width = ffnWidth(arch, moeLayer);
     if (arch.ffn == FfnKind::Gated) {
-        const bool moe = moeLayer && arch.moe;
-        const double width = moe ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
-                * (positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts))
-                                 : positiveOrZero(static_cast<double>(arch.ffnHidden));
         // Gate and up outputs (SwiGLU's input), and their product (the down-projection input).
         const double gateUp = 2 * width * ((fp8 & Fp8SwigluInputs) ? std::min(ab, 1.0) : ab);
         const double product
@@ -71,10 +76,6 @@ void applyRecomputeOpsAndFp8(
             t.eagerSplit = std::max(0.0, t.eagerSplit - ab * width); // act(gate) rebuilt too
     } else if (linearsFp8) {
         // A plain FFN keeps the activation's input and output; the output is the second linear's.
-        const bool moe = moeLayer && arch.moe;
-        const double width = moe ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
-                * (positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts))
-                                 : positiveOrZero(static_cast<double>(arch.ffnHidden));
         t.ffn = std::max(0.0, t.ffn - narrow * width);
     }
     if ((fp8 & Fp8MoeInputs) && moeLayer && arch.moe)
@@ -83,6 +84,12 @@ void applyRecomputeOpsAndFp8(
 }
 
 } // namespace
+
+bool fp8KeepsLinearInputs(const TrainingConfig& config, double activationBytes)
+{
+    return config.framework.fp8SavesLinearInputs
+        && config.recipe.recipe.compute == ComputeDtype::Fp8 && activationBytes > 1.0;
+}
 
 LayerTerms layerTerms(
     const ModelArch& arch, const TrainingConfig& config, double activationBytes, bool moeLayer)
@@ -136,17 +143,14 @@ LayerTerms layerTerms(
     // 8sbh + 8sbh at 4h); gated (SwiGLU/GeGLU) keeps the gate and up outputs and their product
     // (the down-projection input), as a fused kernel does: 3 x ffn_hidden.
     const double tensorsPerFfn = arch.ffn == FfnKind::Gated ? 3.0 : 2.0;
+    t.ffn = ab * tensorsPerFfn * ffnWidth(arch, moeLayer);
     if (moeLayer && arch.moe) {
         const MoeConfig& m = *arch.moe;
-        const double fe = positiveOrZero(static_cast<double>(m.expertFfnHidden));
         const double topK = positiveOrZero(m.topK);
-        t.ffn = ab * tensorsPerFfn * fe * (topK + positiveOrZero(m.sharedExperts));
         // Each token is dispatched to top-k experts (a permuted copy of its input per expert)
         // and their outputs are kept for the weighted combine; the router keeps fp32
         // probabilities over all experts.
         t.moeTokens = 2 * ab * h * topK + 4 * positiveOrZero(m.experts);
-    } else {
-        t.ffn = ab * tensorsPerFfn * positiveOrZero(static_cast<double>(arch.ffnHidden));
     }
 
     t.lora = loraActivationBytesPerToken(config.lora, ab);
@@ -159,12 +163,8 @@ LayerTerms layerTerms(
         // 2h input: 4h more per norm. RoPE computed in fp32 keeps fp32 q and k; SwiGLU as
         // silu(gate) * up keeps silu(gate) as its own tensor (a fused kernel recomputes it).
         t.eagerNorms = 2 * (4.0 + 2.0 - 2.0) * h;
-        const double ffnWidth = moeLayer && arch.moe
-            ? positiveOrZero(static_cast<double>(arch.moe->expertFfnHidden))
-                * (positiveOrZero(arch.moe->topK) + positiveOrZero(arch.moe->sharedExperts))
-            : positiveOrZero(static_cast<double>(arch.ffnHidden));
         t.eagerSplit = (arch.mla ? 0.0 : 4.0 * (heads + kvHeads) * headDim)
-            + (arch.ffn == FfnKind::Gated ? ab * ffnWidth : 0.0);
+            + (arch.ffn == FfnKind::Gated ? ab * ffnWidth(arch, moeLayer) : 0.0);
         // Eager attention (transformers' eager_attention_forward) takes the softmax in fp32 and
         // casts it back: softmax's backward keeps the fp32 output (4 B per score) beside the
         // 16-bit copy the AV matmul reads (counted above). In fp32 the cast is the same tensor.

@@ -53,6 +53,11 @@ struct LayerTerms {
     double eagerSplit = 0; // eager RoPE fp32 copies of q and k, a gated FFN's act(gate)
 };
 
+// FP8 training under Transformer Engine (the framework's fp8_saves_linear_inputs, an FP8
+// recipe): every linear keeps the FP8 copy of its input for the weight gradient, 1 B where the
+// recipe's activations are wider.
+bool fp8KeepsLinearInputs(const TrainingConfig& config, double activationBytes);
+
 // Per-token terms of a dense-FFN layer (moeLayer false) or a MoE layer (true), with
 // `activationBytes` per element (recipe) and 1-byte dropout masks.
 LayerTerms layerTerms(

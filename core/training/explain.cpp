@@ -260,8 +260,7 @@ void explainLayer(const ModelArch& arch, const TrainingSetup& s, const TrainingC
             config.fp8Activations & Fp8MoeInputs ? "moe_inputs " : "",
             config.fp8Activations & Fp8SwigluInputs ? "swiglu_inputs " : "",
             config.fp8Activations & Fp8AttentionOutput ? "attention_output" : "");
-    if (!c.simple && config.framework.fp8SavesLinearInputs
-        && config.recipe.recipe.compute == ComputeDtype::Fp8 && ab > 1.0)
+    if (!c.simple && fp8KeepsLinearInputs(config, ab))
         text += "; FP8 recipe under Transformer Engine (framework fp8_saves_linear_inputs): each "
                 "linear keeps its input at 1 B (the norm outputs, MLA's normalised latents, the "
                 "output- and down-projection inputs, the dispatched expert inputs)";
